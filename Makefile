@@ -1,0 +1,43 @@
+# `make run` sets up and runs the service; `make test` sets up and runs every test.
+SHELL := /bin/bash
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+
+.PHONY: run test lint system-deps test-services migrate bench clean
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+
+$(VENV)/.runtime: $(VENV)/bin/python requirements.txt
+	$(PIP) install -q -r requirements.txt
+	touch $@
+
+$(VENV)/.dev: $(VENV)/.runtime requirements-dev.txt
+	$(PIP) install -q -r requirements-dev.txt
+	touch $@
+
+system-deps:
+	scripts/system-deps.sh
+
+test-services:
+	scripts/test-services.sh
+
+run: system-deps $(VENV)/.runtime
+	scripts/run.sh
+
+test: system-deps test-services $(VENV)/.dev
+	$(PY) -m pytest
+
+lint: $(VENV)/.dev
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	DJANGO_SETTINGS_MODULE=tests.settings $(PY) manage.py makemigrations --check --dry-run
+
+migrate: $(VENV)/.runtime
+	$(PY) manage.py migrate
+
+clean:
+	rm -rf $(VENV) var .pytest_cache

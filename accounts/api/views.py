@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import status, viewsets
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts.api.serializers import (
+    ApiKeyCreatedSerializer,
+    ApiKeySerializer,
+    CreateApiKeyRequestSerializer,
+    MeSerializer,
+)
+from accounts.models import ApiKey
+from accounts.scopes import ALL_SCOPES
+from accounts.selectors import api_key_list
+from accounts.services import api_key_create, api_key_revoke
+
+
+class ApiKeyViewSet(viewsets.ViewSet):
+    """API keys are managed from a logged-in session only: a key cannot mint keys."""
+
+    session_only = True
+    lookup_value_regex = "[0-9a-fA-F-]{36}"
+
+    @extend_schema(summary="List the account's active API keys", responses=ApiKeySerializer(many=True))
+    def list(self, request):
+        return Response(ApiKeySerializer(api_key_list(user=request.user), many=True).data)
+
+    @extend_schema(
+        summary="Create an API key (the key is shown once)",
+        request=CreateApiKeyRequestSerializer,
+        responses={201: ApiKeyCreatedSerializer},
+    )
+    def create(self, request):
+        body = CreateApiKeyRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        issued = api_key_create(
+            user=request.user,
+            name=body.validated_data.get("name") or "",
+            scopes=body.validated_data["scopes"],
+            expires_at=body.validated_data.get("expiresAt"),
+        )
+        data = ApiKeySerializer(issued.api_key).data | {"key": issued.key}
+        return Response(data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(summary="Revoke an API key", responses=ApiKeySerializer)
+    def destroy(self, request, pk=None):
+        api_key = get_object_or_404(api_key_list(user=request.user), pk=pk)
+        return Response(ApiKeySerializer(api_key_revoke(api_key=api_key)).data)
+
+
+class MeView(APIView):
+    @extend_schema(summary="The account and credentials behind this request", responses=MeSerializer)
+    def get(self, request):
+        api_key = request.auth if isinstance(request.auth, ApiKey) else None
+        return Response(
+            MeSerializer(
+                {
+                    "id": request.user.pk,
+                    "email": request.user.email,
+                    "authenticatedWith": "apiKey" if api_key else "session",
+                    "scopes": api_key.scopes if api_key else ALL_SCOPES,
+                }
+            ).data
+        )

@@ -1,0 +1,26 @@
+"""Reads for accounts and API keys."""
+
+from __future__ import annotations
+
+import hmac
+
+from django.db.models import QuerySet
+
+from accounts.models import ApiKey, User
+from accounts.services import KEY_PREFIX, PREFIX_LENGTH, hash_key
+
+
+def api_key_list(*, user: User) -> QuerySet[ApiKey]:
+    return ApiKey.objects.filter(user=user, revoked_at__isnull=True)
+
+
+def api_key_find(*, key: str) -> ApiKey | None:
+    """The key record for a presented key, compared in constant time; None if unknown."""
+    if not key.startswith(KEY_PREFIX) or len(key) > 100:
+        return None
+    presented = hash_key(key)
+    found = None
+    for candidate in ApiKey.objects.select_related("user").filter(prefix=key[:PREFIX_LENGTH]):
+        if hmac.compare_digest(candidate.key_hash, presented):
+            found = candidate
+    return found

@@ -1,0 +1,68 @@
+"""Writes for accounts and API keys."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import string
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.models import ApiKey, User
+from accounts.scopes import ALL_SCOPES
+
+KEY_PREFIX = "pdk_"
+KEY_RANDOM_LENGTH = 40
+PREFIX_LENGTH = len(KEY_PREFIX) + 8
+_BASE62 = string.ascii_letters + string.digits
+LAST_USED_RESOLUTION = timedelta(seconds=60)
+
+
+@dataclass(frozen=True)
+class IssuedKey:
+    api_key: ApiKey
+    key: str  # shown once, never stored
+
+
+def hash_key(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def user_get_or_create(*, email: str) -> User:
+    email = User.objects.normalize_email(email).lower()
+    user = User.objects.filter(email=email).first()
+    return user or User.objects.create_user(email)
+
+
+def api_key_create(*, user: User, name: str, scopes: list[str], expires_at: datetime | None = None) -> IssuedKey:
+    unknown = sorted(set(scopes) - set(ALL_SCOPES))
+    if unknown:
+        raise ValueError(f"Unknown scopes: {', '.join(unknown)}")
+    key = KEY_PREFIX + "".join(secrets.choice(_BASE62) for _ in range(KEY_RANDOM_LENGTH))
+    api_key = ApiKey.objects.create(
+        user=user,
+        name=name,
+        prefix=key[:PREFIX_LENGTH],
+        key_hash=hash_key(key),
+        scopes=sorted(set(scopes), key=ALL_SCOPES.index),
+        expires_at=expires_at,
+    )
+    return IssuedKey(api_key=api_key, key=key)
+
+
+def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
+    with transaction.atomic():
+        ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+    api_key.refresh_from_db()
+    return api_key
+
+
+def api_key_touch(*, api_key: ApiKey) -> None:
+    """Record use, at most once a minute per key, in one UPDATE."""
+    now = timezone.now()
+    if api_key.last_used_at is None or now - api_key.last_used_at >= LAST_USED_RESOLUTION:
+        ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
+        api_key.last_used_at = now

@@ -1,0 +1,270 @@
+"""RFC 9457 problem details for every error under /api/.
+
+Shape: {type, title, status, detail, code, errors: [{field, code, message}]}.
+Domain code raises ``Problem`` (or a subclass) with a stable ``code``; DRF's own
+exceptions and anything unexpected are translated here, so no HTML page or stack
+trace ever reaches an API client.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from rest_framework import exceptions, status
+
+logger = logging.getLogger(__name__)
+
+PROBLEM_CONTENT_TYPE = "application/problem+json"
+API_PREFIXES = ("/api/",)
+
+_TITLES = {
+    400: "Invalid request",
+    401: "Authentication required",
+    402: "Payment required",
+    403: "Forbidden",
+    404: "Not found",
+    405: "Method not allowed",
+    406: "Not acceptable",
+    409: "Conflict",
+    413: "Request body too large",
+    415: "Unsupported media type",
+    422: "Unprocessable request",
+    429: "Too many requests",
+    500: "Internal server error",
+    503: "Service unavailable",
+}
+
+
+class Problem(exceptions.APIException):
+    """An error with a stable machine-readable code.
+
+    ``errors`` lists field errors as (field, code, message); ``extra`` adds
+    extension members to the problem document (e.g. ``draftId``).
+    """
+
+    status_code = status.HTTP_400_BAD_REQUEST
+    default_code = "invalid_request"
+    default_detail = "The request is invalid."
+
+    def __init__(
+        self,
+        detail: str | None = None,
+        *,
+        code: str | None = None,
+        status_code: int | None = None,
+        field: str | None = None,
+        errors: list[dict[str, Any]] | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        if status_code is not None:
+            self.status_code = status_code
+        self.code = code or self.default_code
+        super().__init__(detail or self.default_detail, self.code)
+        if errors is None and field is not None:
+            errors = [{"field": field, "code": self.code, "message": str(self.detail)}]
+        self.errors = errors or []
+        self.extra = extra or {}
+
+
+class ServiceUnavailable(Problem):
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_code = "service_unavailable"
+    default_detail = "A service this request depends on is unavailable."
+
+
+class Conflict(Problem):
+    status_code = status.HTTP_409_CONFLICT
+    default_code = "conflict"
+    default_detail = "The request conflicts with the resource's current state."
+
+
+class PayloadTooLarge(Problem):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_code = "payload_too_large"
+    default_detail = "The request body is too large."
+
+
+def problem_response(
+    status_code: int,
+    code: str,
+    detail: str,
+    *,
+    errors: list[dict[str, Any]] | None = None,
+    extra: dict[str, Any] | None = None,
+    headers: dict[str, str] | None = None,
+) -> JsonResponse:
+    body: dict[str, Any] = {
+        "type": f"{settings.BASE_URL}/problems/{code}",
+        "title": _TITLES.get(status_code, "Error"),
+        "status": status_code,
+        "detail": detail,
+        "code": code,
+        "errors": errors or [],
+    }
+    if extra:
+        body.update(extra)
+    response = JsonResponse(body, status=status_code, content_type=PROBLEM_CONTENT_TYPE)
+    for name, value in (headers or {}).items():
+        response[name] = value
+    return response
+
+
+def flatten_validation_errors(detail: Any, prefix: str = "") -> list[dict[str, Any]]:
+    """Turn DRF's nested ValidationError detail into [{field, code, message}]."""
+    found: list[dict[str, Any]] = []
+    if isinstance(detail, dict):
+        for key, value in detail.items():
+            if key in ("non_field_errors", "__all__"):
+                found.extend(flatten_validation_errors(value, prefix))
+            else:
+                found.extend(flatten_validation_errors(value, f"{prefix}.{key}" if prefix else str(key)))
+    elif isinstance(detail, list):
+        for index, value in enumerate(detail):
+            if isinstance(value, (dict, list)):
+                found.extend(flatten_validation_errors(value, f"{prefix}[{index}]"))
+            else:
+                found.extend(flatten_validation_errors(value, prefix))
+    else:
+        found.append(
+            {
+                "field": prefix or None,
+                "code": getattr(detail, "code", None) or "invalid",
+                "message": str(detail),
+            }
+        )
+    return found
+
+
+def _validation_problem(exc: exceptions.ValidationError) -> JsonResponse:
+    errors = flatten_validation_errors(exc.detail)
+    codes = {error["code"] for error in errors}
+    code = codes.pop() if len(codes) == 1 else "validation_error"
+    if len(errors) == 1:
+        error = errors[0]
+        detail = f"{error['field']}: {error['message']}" if error["field"] else error["message"]
+    else:
+        named = ", ".join(sorted({e["field"] for e in errors if e["field"]}))
+        detail = f"{len(errors)} problems in the request" + (f" (fields: {named})." if named else ".")
+    return problem_response(400, code, detail, errors=errors)
+
+
+_DRF_CODES = {
+    exceptions.ParseError: "malformed_json",
+    exceptions.NotAuthenticated: "not_authenticated",
+    exceptions.AuthenticationFailed: "invalid_credentials",
+    exceptions.PermissionDenied: "permission_denied",
+    exceptions.NotFound: "not_found",
+    exceptions.MethodNotAllowed: "method_not_allowed",
+    exceptions.NotAcceptable: "not_acceptable",
+    exceptions.UnsupportedMediaType: "unsupported_media_type",
+    exceptions.Throttled: "rate_limited",
+}
+
+
+def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> HttpResponse:
+    """DRF EXCEPTION_HANDLER: every exception becomes a problem+json response."""
+    from rest_framework.views import set_rollback  # rest_framework.views imports this module's users
+
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = exceptions.PermissionDenied()
+    elif isinstance(exc, RequestDataTooBig):
+        exc = PayloadTooLarge()
+
+    if not isinstance(exc, exceptions.APIException):
+        logger.exception("Unhandled error in API view", exc_info=exc)
+        set_rollback()
+        return problem_response(500, "internal_error", "An unexpected error occurred. It has been logged.")
+
+    set_rollback()
+    if isinstance(exc, exceptions.ValidationError):
+        return _validation_problem(exc)
+
+    headers: dict[str, str] = {}
+    request = context.get("request")
+    if isinstance(exc, (exceptions.NotAuthenticated, exceptions.AuthenticationFailed)) and request is not None:
+        view = context.get("view")
+        auth_header = view.get_authenticate_header(request) if view is not None else None
+        if auth_header:
+            headers["WWW-Authenticate"] = auth_header
+    if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
+        headers["Retry-After"] = str(max(1, int(exc.wait + 0.999)))
+
+    if isinstance(exc, Problem):
+        code, errors, extra = exc.code, exc.errors, exc.extra
+    else:
+        code = _DRF_CODES.get(type(exc)) or (exc.get_codes() if isinstance(exc.get_codes(), str) else None)
+        code = code or exc.default_code
+        errors, extra = [], getattr(exc, "extra", None)
+    return problem_response(exc.status_code, code, str(exc.detail), errors=errors, extra=extra, headers=headers)
+
+
+def _is_api_path(path: str) -> bool:
+    return path.startswith(API_PREFIXES)
+
+
+class ApiProblemMiddleware:
+    """Outermost guard for /api/: body size limit, and no HTML error ever leaves.
+
+    DRF views already answer with problem+json. This catches what happens outside
+    them: unknown URLs (Django's 404), CSRF failures, oversized bodies and
+    crashes in other middleware.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if not _is_api_path(request.path):
+            return self.get_response(request)
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            return problem_response(400, "invalid_content_length", "Content-Length is not a number.")
+        if length > settings.API_MAX_BODY_BYTES:
+            return problem_response(
+                413, "payload_too_large", f"The request body exceeds {settings.API_MAX_BODY_BYTES} bytes."
+            )
+        response = self.get_response(request)
+        if response.status_code >= 400 and not _is_json(response):
+            return _replace_with_problem(response)
+        return response
+
+    def process_exception(self, request: HttpRequest, exc: Exception) -> HttpResponse | None:
+        if not _is_api_path(request.path):
+            return None
+        if isinstance(exc, Http404):
+            return problem_response(404, "not_found", "No resource at this address.")
+        logger.exception("Unhandled error under /api/", exc_info=exc)
+        return problem_response(500, "internal_error", "An unexpected error occurred. It has been logged.")
+
+
+def _is_json(response: HttpResponse) -> bool:
+    content_type = response.get("Content-Type", "")
+    return content_type.startswith(("application/json", PROBLEM_CONTENT_TYPE))
+
+
+_STATUS_CODES = {
+    403: ("forbidden", "The request was refused (for a session call, check the CSRF token)."),
+    404: ("not_found", "No resource at this address."),
+    405: ("method_not_allowed", "This method is not allowed here."),
+    413: ("payload_too_large", "The request body is too large."),
+}
+
+
+def _replace_with_problem(response: HttpResponse) -> HttpResponse:
+    code, detail = _STATUS_CODES.get(response.status_code, ("internal_error", "An unexpected error occurred."))
+    if response.status_code >= 500:
+        code, detail = "internal_error", "An unexpected error occurred. It has been logged."
+    elif response.status_code not in _STATUS_CODES:
+        code, detail = "error", _TITLES.get(response.status_code, "Error")
+    headers = {
+        name: response[name] for name in ("Allow", "Retry-After", "WWW-Authenticate") if response.has_header(name)
+    }
+    return problem_response(response.status_code, code, detail, headers=headers)

@@ -1,0 +1,48 @@
+"""OpenAPI generation tweaks: required scopes per operation, strict object schemas."""
+
+from __future__ import annotations
+
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.openapi import AutoSchema
+
+from accounts.permissions import required_scope_for
+
+
+class ServiceAutoSchema(AutoSchema):
+    def get_operation(self, path, path_regex, path_prefix, method, registry):
+        operation = super().get_operation(path, path_regex, path_prefix, method, registry)
+        if operation is None:
+            return None
+        scope = required_scope_for(self.view, method.upper())
+        if scope:
+            operation["x-required-scopes"] = [scope]
+            note = f"Required API key scope: `{scope}`."
+        elif getattr(self.view, "session_only", False):
+            note = "Needs a logged-in session; API keys are refused."
+        else:
+            note = ""
+        if note:
+            description = operation.get("description", "")
+            operation["description"] = f"{description}\n\n{note}".strip()
+        return operation
+
+
+class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
+    target_class = "accounts.authentication.ApiKeyAuthentication"
+    name = "bearerAuth"
+
+    def get_security_definition(self, auto_schema):
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "bearerFormat": "pdk_ API key",
+            "description": "A scoped API key: `Authorization: Bearer pdk_...`.",
+        }
+
+
+def reject_unknown_properties(result, generator, request, public):
+    """Every object schema rejects unknown properties (additionalProperties false)."""
+    for schema in result.get("components", {}).get("schemas", {}).values():
+        if schema.get("type") == "object" and "properties" in schema and "additionalProperties" not in schema:
+            schema["additionalProperties"] = False
+    return result

@@ -1,0 +1,18 @@
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularSwaggerView
+
+from config.views import SchemaView, healthz, llms_txt
+
+api_v1 = [
+    path("", include("accounts.api.urls")),
+]
+
+urlpatterns = [
+    path("api/v1/schema", SchemaView.as_view(), name="schema"),
+    path("api/v1/", include(api_v1)),
+    path("swagger", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger"),
+    path("llms.txt", llms_txt, name="llms-txt"),
+    path("healthz", healthz, name="healthz"),
+    path("admin/", admin.site.urls),
+]

@@ -1,0 +1,112 @@
+"""Service-level endpoints: health check, llms.txt and the OpenAPI document."""
+
+from __future__ import annotations
+
+import functools
+import logging
+
+from django.conf import settings
+from django.db import connection
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from drf_spectacular.generators import SchemaGenerator
+from drf_spectacular.renderers import OpenApiJsonRenderer, OpenApiJsonRenderer2, OpenApiYamlRenderer
+from drf_spectacular.views import SpectacularAPIView
+from kombu import Connection
+
+from accounts.scopes import Scope
+
+logger = logging.getLogger(__name__)
+
+
+def _check_database() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+        cursor.fetchone()
+    return "ok"
+
+
+def _check_broker() -> str:
+    with Connection(
+        settings.CELERY_BROKER_URL,
+        transport_options=settings.CELERY_BROKER_TRANSPORT_OPTIONS,
+        connect_timeout=settings.HEALTHZ_BROKER_TIMEOUT_SECONDS,
+    ) as conn:
+        conn.ensure_connection(max_retries=1, timeout=settings.HEALTHZ_BROKER_TIMEOUT_SECONDS)
+    return "ok"
+
+
+HEALTH_CHECKS = {"database": _check_database, "broker": _check_broker}
+
+
+def healthz(request: HttpRequest) -> JsonResponse:
+    """200 when every part answers, else 503 naming the part that failed."""
+    checks: dict[str, str] = {}
+    for name, check in HEALTH_CHECKS.items():
+        try:
+            checks[name] = check()
+        except Exception as exc:  # a health check reports every failure, whatever its kind
+            logger.warning("health check %s failed: %s", name, exc)
+            checks[name] = f"error: {type(exc).__name__}"
+    healthy = all(value == "ok" for value in checks.values())
+    failed = [name for name, value in checks.items() if value != "ok"]
+    return JsonResponse(
+        {"status": "ok" if healthy else "fail", "checks": checks, "failed": failed},
+        status=200 if healthy else 503,
+    )
+
+
+class SchemaView(SpectacularAPIView):
+    """The OpenAPI document: JSON by default, YAML with ?format=yaml or Accept: application/yaml."""
+
+    renderer_classes = [OpenApiJsonRenderer, OpenApiJsonRenderer2, OpenApiYamlRenderer]
+    public = True
+
+
+@functools.lru_cache(maxsize=1)
+def _openapi_document() -> dict:
+    return SchemaGenerator(patterns=None).get_schema(request=None, public=True)
+
+
+def llms_txt_text() -> str:
+    """llms.txt built from the live OpenAPI document, so it cannot drift from the URLconf."""
+    document = _openapi_document()
+    base = settings.BASE_URL
+    lines = [
+        "# Non-custodial payment drafts and pay links",
+        "",
+        "> Prepares payment instructions that payers sign and send from their own wallets. "
+        "The service never holds keys or funds and contains no signing code. It watches the chain, "
+        "matches the exact amount and reports progress by signed webhooks, email and status endpoints.",
+        "",
+        "## Authentication",
+        "",
+        "Send a scoped API key as `Authorization: Bearer pdk_...`. Scopes:",
+        "",
+    ]
+    lines += [f"- `{scope.value}`: {scope.label}" for scope in Scope]
+    lines += [
+        "",
+        "API keys themselves are managed from a logged-in session. Errors are application/problem+json "
+        "with a stable `code` and per-field `errors`.",
+        "",
+        "## Entry points",
+        "",
+        f"- OpenAPI description: {base}/api/v1/schema (interactive: {base}/swagger)",
+        f"- MCP server (Streamable HTTP, same Bearer key): {base}/mcp",
+        f"- Networks enabled here: {', '.join(settings.ENABLED_NETWORKS)}",
+        "",
+        "## Endpoints",
+        "",
+    ]
+    for path, operations in document.get("paths", {}).items():
+        for method, operation in operations.items():
+            if method not in ("get", "post", "put", "patch", "delete"):
+                continue
+            scopes = operation.get("x-required-scopes")
+            needs = f" (scope {scopes[0]})" if scopes else ""
+            lines.append(f"- {method.upper()} {path}: {operation.get('summary', '').strip()}{needs}")
+    return "\n".join(lines) + "\n"
+
+
+def llms_txt(request: HttpRequest) -> HttpResponse:
+    return HttpResponse(llms_txt_text(), content_type="text/plain; charset=utf-8")

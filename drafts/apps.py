@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class DraftsConfig(AppConfig):
+    name = "drafts"
+    default_auto_field = "django.db.models.BigAutoField"

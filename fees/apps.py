@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class FeesConfig(AppConfig):
+    name = "fees"
+    default_auto_field = "django.db.models.BigAutoField"

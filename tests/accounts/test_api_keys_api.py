@@ -1,0 +1,114 @@
+import re
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from accounts.models import ApiKey
+
+pytestmark = pytest.mark.django_db
+
+
+def csrf_session(user) -> APIClient:
+    """A browser-like session: logged in, CSRF enforced, token taken from the cookie."""
+    client = APIClient(enforce_csrf_checks=True)
+    client.force_login(user)
+    client.get("/admin/login/")  # sets the csrftoken cookie, as any page of the site would
+    client.credentials(HTTP_X_CSRFTOKEN=client.cookies["csrftoken"].value)
+    return client
+
+
+def test_a_session_creates_a_key_and_sees_it_once(owner):
+    client = csrf_session(owner)
+    response = client.post(
+        "/api/v1/api-keys", {"name": "agent", "scopes": ["drafts:read", "drafts:write"]}, format="json"
+    )
+    assert response.status_code == 201
+    body = response.json()
+    assert re.fullmatch(r"pdk_[A-Za-z0-9]{40}", body["key"])
+    assert body["prefix"] == body["key"][:12]
+    assert body["scopes"] == ["drafts:read", "drafts:write"]
+    assert set(body) == {"id", "name", "prefix", "scopes", "expiresAt", "lastUsedAt", "createdAt", "key"}
+
+    listed = client.get("/api/v1/api-keys").json()
+    assert [item["id"] for item in listed] == [body["id"]]
+    assert "key" not in listed[0]
+
+    agent = APIClient()
+    agent.credentials(HTTP_AUTHORIZATION=f"Bearer {body['key']}")
+    assert agent.get("/api/v1/auth/me").status_code == 200
+
+
+def test_an_api_key_cannot_create_keys(api_client):
+    response = api_client.post("/api/v1/api-keys", {"name": "x", "scopes": ["drafts:read"]}, format="json")
+    assert response.status_code == 403
+    assert response.json()["code"] == "session_required"
+    assert api_client.get("/api/v1/api-keys").status_code == 403
+
+
+def test_anonymous_callers_cannot_list_keys(anon_client):
+    assert anon_client.get("/api/v1/api-keys").status_code == 401
+
+
+def test_a_session_call_without_the_csrf_token_is_refused(owner):
+    client = APIClient(enforce_csrf_checks=True)
+    client.force_login(owner)
+    response = client.post("/api/v1/api-keys", {"name": "x", "scopes": ["drafts:read"]}, format="json")
+    assert response.status_code == 403
+    assert response["Content-Type"] == "application/problem+json"
+    assert not ApiKey.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "code"),
+    [
+        ({"name": "x", "scopes": ["drafts:fly"]}, "scopes", "invalid_choice"),
+        ({"name": "x"}, "scopes", "required"),
+        ({"name": "x", "scopes": []}, "scopes", "empty"),
+        ({"name": "x", "scopes": ["drafts:read"], "expiresAt": "2001-01-01T00:00:00Z"}, "expiresAt", "in_the_past"),
+        ({"name": "x", "scopes": ["drafts:read"], "expiresAt": "tomorrow"}, "expiresAt", "invalid"),
+        ({"name": "x", "scopes": ["drafts:read"], "colour": "blue"}, "colour", "unknown_field"),
+    ],
+)
+def test_bad_key_requests_name_the_field(owner, body, field, code):
+    response = csrf_session(owner).post("/api/v1/api-keys", body, format="json")
+    assert response.status_code == 400
+    problem = response.json()
+    assert any(error["field"].startswith(field) and error["code"] == code for error in problem["errors"]), problem
+    assert not ApiKey.objects.exists()
+
+
+def test_a_key_can_carry_an_expiry(owner):
+    expires = (timezone.now() + timedelta(days=3)).isoformat()
+    response = csrf_session(owner).post(
+        "/api/v1/api-keys", {"scopes": ["rates:read"], "expiresAt": expires}, format="json"
+    )
+    assert response.status_code == 201
+    assert response.json()["expiresAt"] is not None
+
+
+def test_deleting_a_key_revokes_it(owner, make_key):
+    key = make_key("drafts:read")
+    key_id = ApiKey.objects.get(user=owner).pk
+    client = csrf_session(owner)
+    response = client.delete(f"/api/v1/api-keys/{key_id}")
+    assert response.status_code == 200
+    assert client.get("/api/v1/api-keys").json() == []
+    agent = APIClient()
+    agent.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+    assert agent.get("/api/v1/auth/me").status_code == 401
+
+
+def test_another_accounts_key_is_404(owner, other_account, make_key):
+    make_key("drafts:read", user=other_account)
+    theirs = ApiKey.objects.get(user=other_account)
+    response = csrf_session(owner).delete(f"/api/v1/api-keys/{theirs.pk}")
+    assert response.status_code == 404
+    assert ApiKey.objects.get(pk=theirs.pk).revoked_at is None
+
+
+def test_a_non_uuid_id_is_a_problem_404(owner):
+    response = csrf_session(owner).delete("/api/v1/api-keys/not-a-uuid")
+    assert response.status_code == 404
+    assert response["Content-Type"] == "application/problem+json"

@@ -1,0 +1,70 @@
+"""`make run`'s launcher serves the service on embedded defaults and stops everything on Ctrl-C."""
+
+import os
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def fetch(url: str) -> tuple[int, bytes]:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:  # noqa: S310 - loopback only
+            return response.status, response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+@pytest.mark.slow
+def test_the_launcher_serves_docs_admin_and_health_then_stops_on_ctrl_c(tmp_path):
+    port = free_port()
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL", "DJANGO_SETTINGS_MODULE")
+    }
+    env |= {
+        "PORT": str(port),
+        "VAR_DIR": str(tmp_path / "var"),
+        "DEBUG": "true",
+        "SECRET_KEY": "launcher-test-" + "k" * 40,
+    }
+    process = subprocess.Popen(
+        ["scripts/run.sh"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            try:
+                if fetch(f"{base}/healthz")[0] == 200:
+                    break
+            except OSError:
+                time.sleep(0.5)
+        status, body = fetch(f"{base}/healthz")
+        assert status == 200, body
+        assert fetch(f"{base}/swagger")[0] == 200
+        assert b"/api/v1/api-keys" in fetch(f"{base}/llms.txt")[1]
+        assert fetch(f"{base}/admin/login/")[0] == 200
+        assert (tmp_path / "var" / "db.sqlite3").exists()
+    finally:
+        os.killpg(process.pid, signal.SIGINT)
+        output = process.communicate(timeout=60)[0].decode()
+    assert "issue_api_key" in output
+    time.sleep(1)
+    leftover = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True).stdout.split()
+    assert not leftover, f"processes left running: {leftover}"
+    with pytest.raises(OSError):
+        fetch(f"{base}/healthz")

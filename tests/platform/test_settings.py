@@ -1,0 +1,91 @@
+"""Settings come from the environment and fail loudly; production mode is TLS-ready."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PRINT = (
+    "import django, json; django.setup(); from django.conf import settings as s; "
+    "print(json.dumps({k: getattr(s, k) for k in %r}, default=str))"
+)
+
+
+def settings_under(env: dict[str, str], *names: str) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")}
+    clean |= {"DJANGO_SETTINGS_MODULE": "config.settings", "VAR_DIR": "/tmp/settings-test-var"} | env
+    return subprocess.run(
+        [sys.executable, "-c", PRINT % (list(names),)], cwd=ROOT, env=clean, capture_output=True, text=True, timeout=60
+    )
+
+
+def test_production_mode_needs_a_secret_key():
+    result = settings_under({}, "DEBUG")
+    assert result.returncode != 0
+    assert "SECRET_KEY" in result.stderr
+
+
+def test_production_mode_is_ready_for_tls():
+    result = settings_under(
+        {"SECRET_KEY": "x" * 50},
+        "DEBUG",
+        "SESSION_COOKIE_SECURE",
+        "CSRF_COOKIE_SECURE",
+        "SECURE_HSTS_SECONDS",
+        "SECURE_CONTENT_TYPE_NOSNIFF",
+        "SECURE_REFERRER_POLICY",
+        "SECURE_SSL_REDIRECT",
+        "ENABLED_NETWORKS",
+    )
+    assert result.returncode == 0, result.stderr
+    values = json.loads(result.stdout)
+    assert values["DEBUG"] is False
+    assert values["SESSION_COOKIE_SECURE"] and values["CSRF_COOKIE_SECURE"] and values["SECURE_SSL_REDIRECT"]
+    assert values["SECURE_HSTS_SECONDS"] >= 31536000
+    assert values["SECURE_CONTENT_TYPE_NOSNIFF"] is True
+    assert values["SECURE_REFERRER_POLICY"] == "same-origin"
+    assert values["ENABLED_NETWORKS"] == ["Mainnet", "Solana", "Ethereum", "Base"]
+
+
+def test_secrets_can_come_from_files(tmp_path):
+    secret = tmp_path / "key"
+    secret.write_text("from-a-file-" + "y" * 40 + "\n")
+    result = settings_under({"SECRET_KEY_FILE": str(secret)}, "SECRET_KEY")
+    assert json.loads(result.stdout)["SECRET_KEY"] == "from-a-file-" + "y" * 40
+
+
+def test_embedded_defaults_are_sqlite_and_a_filesystem_broker():
+    result = settings_under({"SECRET_KEY": "x" * 50}, "DATABASES", "CELERY_BROKER_URL")
+    values = json.loads(result.stdout)
+    assert values["DATABASES"]["default"]["ENGINE"] == "django.db.backends.sqlite3"
+    assert values["CELERY_BROKER_URL"] == "filesystem://"
+
+
+def test_postgres_and_redis_are_used_when_configured():
+    result = settings_under(
+        {"SECRET_KEY": "x" * 50, "DATABASE_URL": "postgres://u@db:5432/pay", "CELERY_BROKER_URL": "redis://r:6379/0"},
+        "DATABASES",
+        "CELERY_BROKER_URL",
+    )
+    values = json.loads(result.stdout)
+    assert values["DATABASES"]["default"]["ENGINE"] == "django.db.backends.postgresql"
+    assert values["CELERY_BROKER_URL"] == "redis://r:6379/0"
+
+
+def test_bad_values_fail_loudly():
+    for env, name in [
+        ({"DEBUG": "maybe"}, "DEBUG"),
+        ({"EMAIL_PORT": "twenty-five"}, "EMAIL_PORT"),
+        ({"ENABLED_NETWORKS": "Mainnet,Dogecoin"}, "Dogecoin"),
+    ]:
+        result = settings_under({"SECRET_KEY": "x" * 50} | env, "DEBUG")
+        assert result.returncode != 0 and name in result.stderr, (env, result.stderr[-300:])
+
+
+def test_debug_mode_generates_a_development_key_into_an_ignored_file():
+    result = settings_under({"DEBUG": "true"}, "SECRET_KEY")
+    assert result.returncode == 0, result.stderr
+    assert len(json.loads(result.stdout)["SECRET_KEY"]) >= 50
+    assert ".secret_key" in (ROOT / ".gitignore").read_text()

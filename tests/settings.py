@@ -1,0 +1,22 @@
+"""Test settings: the real settings module, with the environment a test run needs.
+
+Tests run against PostgreSQL and Redis on localhost (`make test` starts them).
+Override any of these through the environment, e.g. a separate DATABASE_URL per checkout.
+"""
+
+import os
+
+os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/payments")
+os.environ.setdefault("CELERY_BROKER_URL", "redis://127.0.0.1:6379/0")
+os.environ.setdefault("CACHE_URL", "redis://127.0.0.1:6379/1")
+os.environ.setdefault("SECRET_KEY", "test-only-secret-key-not-for-production")
+os.environ.setdefault("DEBUG", "false")
+os.environ.setdefault("SECURE_SSL_REDIRECT", "false")
+os.environ.setdefault("BASE_URL", "http://testserver")
+os.environ.setdefault("ALLOWED_HOSTS", "testserver,localhost,127.0.0.1")
+os.environ.setdefault("ENABLED_NETWORKS", "Mainnet,Solana,Ethereum,Base,Testnet,SolanaDevnet,Sepolia,BaseSepolia")
+
+from config.settings import *  # noqa: E402,F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast; never in production
+EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
