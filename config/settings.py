@@ -237,6 +237,26 @@ _unknown_networks = set(ENABLED_NETWORKS) - set(MAINNET_NETWORKS + TEST_NETWORKS
 if _unknown_networks:
     raise ImproperlyConfigured(f"ENABLED_NETWORKS names unknown networks: {sorted(_unknown_networks)}")
 
+# --- Money core: rates, quotes, fees (payments/, fees/) ---------------------------
+# (settings of the money core go here)
+
+MONEY_CORE_SETTINGS_END = True
+
+# --- Drafts (drafts/) ----------------------------------------------------------------
+# (settings of drafts go here)
+
+DRAFTS_SETTINGS_END = True
+
+# --- Chain watching (chainwatch/) --------------------------------------------------------
+# (settings of chain watching go here)
+
+CHAINWATCH_SETTINGS_END = True
+
+# --- Webhooks and email notifications (webhooks/) ----------------------------------------
+# (settings of webhooks go here)
+
+WEBHOOKS_SETTINGS_END = True
+
 # --- Health -------------------------------------------------------------------------
 HEALTHZ_BROKER_TIMEOUT_SECONDS = env_int("HEALTHZ_BROKER_TIMEOUT_SECONDS", 3, minimum=1)
 

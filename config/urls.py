@@ -6,6 +6,11 @@ from config.views import SchemaView, healthz, llms_txt
 
 api_v1 = [
     path("", include("accounts.api.urls")),
+    path("", include("payments.api.urls")),
+    path("", include("fees.api.urls")),
+    path("", include("drafts.api.urls")),
+    path("", include("webhooks.api.urls")),
+    path("", include("chainwatch.api.urls")),
 ]
 
 urlpatterns = [
