@@ -244,6 +244,7 @@ MONEY_CORE_SETTINGS_END = True
 
 # --- Drafts (drafts/) ----------------------------------------------------------------
 # (settings of drafts go here)
+DRAFT_LATE_PAYMENT_GRACE_HOURS = env_int("DRAFT_LATE_PAYMENT_GRACE_HOURS", 72, minimum=0)
 
 DRAFTS_SETTINGS_END = True
 

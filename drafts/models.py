@@ -1,1 +1,114 @@
-from django.db import models  # noqa: F401
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from payments.enums import Currency, DraftStatus, FeePlacement, Method, Network
+from payments.money import MoneyField
+
+OPEN_STATUSES = (DraftStatus.PENDING, DraftStatus.SEEN, DraftStatus.AMOUNT_MISMATCH)
+# Networks matched by (network, address, asset, exact amount); Solana uses a reference, Lightning a hash.
+TUPLE_MATCHED_NETWORKS = (
+    Network.MAINNET,
+    Network.TESTNET,
+    Network.ETHEREUM,
+    Network.SEPOLIA,
+    Network.BASE,
+    Network.BASE_SEPOLIA,
+)
+
+
+class Draft(models.Model):
+    """A payment instruction: what to pay, to whom, and what has been seen on chain."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="drafts")
+
+    network = models.CharField(max_length=16, choices=Network.choices)
+    currency = models.CharField(max_length=8, choices=Currency.choices)
+    method = models.CharField(max_length=16, choices=Method.choices)
+    token_address = models.CharField(max_length=64, null=True, blank=True)
+
+    receiver_address = models.CharField(max_length=128, null=True, blank=True)
+    sender_address = models.CharField(max_length=128, null=True, blank=True)
+    lightning_address = models.CharField(max_length=320, null=True, blank=True)
+    memo = models.CharField(max_length=500, null=True, blank=True)
+
+    # Receiver amount in base units of the sent asset (sats, 6-decimal token units, lamports, gwei).
+    amount_base_units = models.BigIntegerField()
+
+    # Pricing. For fiat-priced drafts, rate is fiat per whole asset unit; usd_rate is USD per whole unit.
+    fiat_currency = models.CharField(max_length=3, null=True, blank=True)
+    fiat_amount = MoneyField(null=True, blank=True)
+    rate = MoneyField(null=True, blank=True)
+    usd_rate = MoneyField(null=True, blank=True)
+    rate_source = models.CharField(max_length=200, blank=True)
+    quote_locked_at = models.DateTimeField(null=True, blank=True)
+    quote_expires_at = models.DateTimeField(null=True, blank=True)
+    quote_nudge_base_units = models.BigIntegerField(default=0)
+    sek = models.JSONField(null=True, blank=True)
+
+    # Fee
+    fee_usd = MoneyField(default=0)
+    fee_base_units = models.BigIntegerField(default=0)
+    fee_placement = models.CharField(max_length=8, choices=FeePlacement.choices)
+    platform_fee = models.JSONField(default=dict)
+    platform_fee_address = models.CharField(max_length=128, null=True, blank=True)
+    is_fee_settlement = models.BooleanField(default=False)
+
+    # Lightning
+    bolt11 = models.TextField(null=True, blank=True)
+    payment_hash = models.CharField(max_length=64, null=True, blank=True, db_index=True)
+    invoice_expires_at = models.DateTimeField(null=True, blank=True)
+    lnurl_verify_url = models.URLField(max_length=2048, null=True, blank=True)
+
+    # Solana Pay reference (unique public key per draft)
+    solana_reference = models.CharField(max_length=64, null=True, blank=True, unique=True)
+    payment_uri = models.TextField(null=True, blank=True)
+
+    # Lifecycle
+    status = models.CharField(max_length=16, choices=DraftStatus.choices, default=DraftStatus.PENDING)
+    paid_tx_id = models.CharField(max_length=128, null=True, blank=True)
+    confirmations = models.IntegerField(default=0)
+    required_confirmations = models.IntegerField()
+    received_base_units = models.BigIntegerField(null=True, blank=True)
+    amount_mismatch = models.JSONField(null=True, blank=True)
+    accepted_by_owner = models.BooleanField(default=False)
+    paid_late = models.BooleanField(default=False)
+    expires_at = models.DateTimeField()
+    seen_at = models.DateTimeField(null=True, blank=True)
+    confirmed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    # Pay links (payment requests) that produced this draft
+    payment_request_id = models.UUIDField(null=True, blank=True)
+    order_id = models.CharField(max_length=200, null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["user", "-created_at"]),
+            models.Index(fields=["status", "expires_at"]),
+            models.Index(fields=["network", "receiver_address", "currency"]),
+        ]
+        constraints = [
+            # Exact-amount matching must be unambiguous among open drafts.
+            models.UniqueConstraint(
+                fields=["network", "receiver_address", "currency", "amount_base_units"],
+                condition=Q(status__in=OPEN_STATUSES, network__in=TUPLE_MATCHED_NETWORKS),
+                name="draft_unique_open_match_tuple",
+            ),
+            models.CheckConstraint(condition=Q(amount_base_units__gt=0), name="draft_amount_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.amount_base_units} {self.currency} on {self.network} ({self.status})"
+
+    @property
+    def is_open(self) -> bool:
+        return self.status in OPEN_STATUSES

@@ -1,0 +1,67 @@
+"""Reads for drafts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from uuid import UUID
+
+from django.conf import settings
+from django.db.models import Q
+from django.utils import timezone
+
+from drafts.models import OPEN_STATUSES, Draft
+from payments.enums import DraftStatus
+
+
+@dataclass(frozen=True)
+class WatchTarget:
+    """What a chain watcher needs to know about one draft it should look for."""
+
+    draft_id: UUID
+    network: str
+    currency: str
+    method: str
+    receiver_address: str | None
+    token_address: str | None
+    amount_base_units: int
+    status: str
+    paid_tx_id: str | None
+    required_confirmations: int
+    solana_reference: str | None
+    payment_hash: str | None
+    lnurl_verify_url: str | None
+    expires_at: datetime
+    created_at: datetime
+
+
+def watched_drafts(*, network: str, now: datetime | None = None):
+    """Open drafts, plus Expired ones inside the late-payment grace window."""
+    now = now or timezone.now()
+    grace = timedelta(hours=settings.DRAFT_LATE_PAYMENT_GRACE_HOURS)
+    return Draft.objects.filter(network=network).filter(
+        Q(status__in=OPEN_STATUSES) | Q(status=DraftStatus.EXPIRED, expires_at__gte=now - grace)
+    )
+
+
+def watch_targets(*, network: str, now: datetime | None = None) -> list[WatchTarget]:
+    return [
+        WatchTarget(
+            draft_id=d.id,
+            network=d.network,
+            currency=d.currency,
+            method=d.method,
+            receiver_address=d.receiver_address,
+            token_address=d.token_address,
+            amount_base_units=d.amount_base_units,
+            status=d.status,
+            paid_tx_id=d.paid_tx_id,
+            required_confirmations=d.required_confirmations,
+            solana_reference=d.solana_reference,
+            payment_hash=d.payment_hash,
+            lnurl_verify_url=d.lnurl_verify_url,
+            expires_at=d.expires_at,
+            created_at=d.created_at,
+        )
+        for d in watched_drafts(network=network, now=now)
+    ]
