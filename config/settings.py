@@ -245,6 +245,16 @@ MONEY_CORE_SETTINGS_END = True
 # --- Drafts (drafts/) ----------------------------------------------------------------
 # (settings of drafts go here)
 DRAFT_LATE_PAYMENT_GRACE_HOURS = env_int("DRAFT_LATE_PAYMENT_GRACE_HOURS", 72, minimum=0)
+# The operator's fee addresses per network: FEE_ADDRESS_MAINNET, FEE_ADDRESS_ETHEREUM, ...
+PLATFORM_FEE_ADDRESSES = {
+    network: address
+    for network in MAINNET_NETWORKS + TEST_NETWORKS
+    if (address := env_str(f"FEE_ADDRESS_{network.upper()}", ""))
+}
+PAYMENT_URI_LABEL = env_str("PAYMENT_URI_LABEL", "")
+IDEMPOTENCY_KEY_TTL_HOURS = env_int("IDEMPOTENCY_KEY_TTL_HOURS", 24, minimum=1)
+CELERY_BEAT_SCHEDULE["drafts-expire"] = {"task": "drafts.tasks.expire_drafts", "schedule": 60.0}
+CELERY_BEAT_SCHEDULE["drafts-idempotency-cleanup"] = {"task": "drafts.tasks.purge_idempotency_keys", "schedule": 3600.0}
 
 DRAFTS_SETTINGS_END = True
 

@@ -112,3 +112,25 @@ class Draft(models.Model):
     @property
     def is_open(self) -> bool:
         return self.status in OPEN_STATUSES
+
+
+class IdempotencyKey(models.Model):
+    """One Idempotency-Key per account: claimed before the work, holding its response after."""
+
+    class State(models.TextChoices):
+        IN_PROGRESS = "in_progress"
+        DONE = "done"
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    key = models.CharField(max_length=255)
+    request_hash = models.CharField(max_length=64)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.IN_PROGRESS)
+    response_status = models.IntegerField(null=True, blank=True)
+    response_body = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "key"], name="idempotency_key_unique_per_user")]
+
+    def __str__(self) -> str:
+        return f"{self.key} ({self.state})"

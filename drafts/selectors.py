@@ -7,7 +7,8 @@ from datetime import datetime, timedelta
 from uuid import UUID
 
 from django.conf import settings
-from django.db.models import Q
+from django.db.models import Q, QuerySet
+from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
 from drafts.models import OPEN_STATUSES, Draft
@@ -65,3 +66,31 @@ def watch_targets(*, network: str, now: datetime | None = None) -> list[WatchTar
         )
         for d in watched_drafts(network=network, now=now)
     ]
+
+
+def draft_list(*, user, filters: dict) -> QuerySet[Draft]:
+    """The account's drafts, newest first, filtered as GET /api/v1/drafts describes."""
+    drafts = Draft.objects.filter(user=user).order_by("-created_at", "-id")
+    for name in ("status", "network", "currency"):
+        if filters.get(name):
+            drafts = drafts.filter(**{name: filters[name]})
+    if filters.get("method"):
+        drafts = drafts.filter(method=filters["method"])
+    if filters.get("from"):
+        drafts = drafts.filter(created_at__gte=filters["from"])
+    if filters.get("to"):
+        drafts = drafts.filter(created_at__lte=filters["to"])
+    if filters.get("q"):
+        q = filters["q"].strip()
+        match = Q(memo__icontains=q) | Q(receiver_address__iexact=q) | Q(paid_tx_id__iexact=q) | Q(order_id=q)
+        try:
+            match |= Q(id=UUID(q))
+        except ValueError:
+            pass
+        drafts = drafts.filter(match)
+    return drafts
+
+
+def draft_get(*, user, draft_id) -> Draft:
+    """One of the account's drafts; another account's draft is as unknown as a missing one."""
+    return get_object_or_404(Draft, pk=draft_id, user=user)

@@ -6,13 +6,19 @@ from __future__ import annotations
 from datetime import datetime
 from uuid import UUID
 
-from django.db import transaction
+from django.conf import settings
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from config.api.problems import Conflict
 from drafts.events import draft_event_data
-from drafts.models import Draft
+from drafts.models import OPEN_STATUSES, TUPLE_MATCHED_NETWORKS, Draft
+from drafts.planning import DraftPlan
+from fees.services import dust_waiver_claim
 from payments.enums import DraftStatus as S
+from payments.enums import FeePlacement, Method
+from payments.registry import format_amount
+from payments.uris import bip21_uri, eip681_uri, new_solana_reference, solana_pay_uri
 from webhooks.models import EventType
 from webhooks.services import event_record
 
@@ -186,3 +192,224 @@ def draft_expire(*, draft_id: UUID, now: datetime | None = None) -> Draft | None
             return None
         _transition(draft, S.EXPIRED, event=EventType.DRAFT_EXPIRED, now=now)
         return draft
+
+
+# --- Creation ---------------------------------------------------------------------------
+
+DUST_LIMIT_SATS = 546
+MAX_NUDGE_BASE_UNITS = 1000
+_UNIQUE_TUPLE = "draft_unique_open_match_tuple"
+
+
+class AmountCollision(Conflict):
+    default_code = "amount_collision"
+
+
+def _fee_placement(*, user, plan: DraftPlan, draft_id: UUID) -> tuple[str, str | None]:
+    """Where the fee goes: an output of the payer's transaction, the accrued balance, or waived."""
+    if plan.fee is None:
+        return FeePlacement.WAIVED, None
+    if plan.method != Method.MULTI_OUTPUT:
+        return FeePlacement.ACCRUED, None
+    if plan.fee.fee_base_units < DUST_LIMIT_SATS:
+        waived = dust_waiver_claim(user=user, draft_id=draft_id, fee_base_units=plan.fee.fee_base_units)
+        return (FeePlacement.WAIVED if waived else FeePlacement.ACCRUED), None
+    fee_address = settings.PLATFORM_FEE_ADDRESSES.get(plan.asset.network)
+    if not fee_address:
+        return FeePlacement.ACCRUED, None  # no operator address for this network: the fee accrues instead
+    return FeePlacement.OUTPUT, fee_address
+
+
+def _payment_uri(draft: Draft, plan: DraftPlan) -> str:
+    asset = plan.asset
+    label = settings.PAYMENT_URI_LABEL or None
+    if draft.method == Method.LIGHTNING:
+        return f"lightning:{draft.bolt11}"
+    if asset.family == "bitcoin":
+        return bip21_uri(address=draft.receiver_address, amount_sats=draft.amount_base_units, label=label, message=draft.memo)
+    if asset.family == "solana":
+        return solana_pay_uri(
+            recipient=draft.receiver_address,
+            amount=format_amount(draft.amount_base_units, asset),
+            spl_token=asset.token_address if asset.kind == "token" else None,
+            reference=draft.solana_reference,
+            label=label,
+            message=draft.memo,
+        )
+    return eip681_uri(
+        chain_id=asset.chain_id,
+        recipient=draft.receiver_address,
+        amount_base_units=draft.amount_base_units,
+        token_address=asset.token_address if asset.kind == "token" else None,
+    )
+
+
+def _free_amount(plan: DraftPlan, *, exclude: UUID | None = None) -> tuple[int, int]:
+    """The amount to bill: exact drafts keep theirs (a clash is a 409); fiat-priced drafts are
+    nudged up by the fewest base units that make (network, address, asset, amount) unique."""
+    amount = plan.amount_base_units
+    if plan.asset.network not in TUPLE_MATCHED_NETWORKS or plan.method == Method.LIGHTNING:
+        return amount, 0
+    taken = set(
+        Draft.objects.filter(
+            status__in=OPEN_STATUSES,
+            network=plan.asset.network,
+            receiver_address=plan.receiver_address,
+            currency=plan.asset.currency,
+            amount_base_units__gte=amount,
+            amount_base_units__lte=amount + MAX_NUDGE_BASE_UNITS,
+        )
+        .exclude(pk=exclude)
+        .values_list("amount_base_units", flat=True)
+    )
+    if amount not in taken:
+        return amount, 0
+    if not plan.fiat_priced:
+        clash = Draft.objects.filter(
+            status__in=OPEN_STATUSES,
+            network=plan.asset.network,
+            receiver_address=plan.receiver_address,
+            currency=plan.asset.currency,
+            amount_base_units=amount,
+        ).first()
+        raise AmountCollision(
+            f"An open draft ({clash.id if clash else 'another'}) already bills exactly this amount to this address; "
+            "payments could not be told apart. Change the amount by one base unit or cancel that draft.",
+            field="amountSats",
+            extra={"openDraftId": str(clash.id) if clash else None},
+        )
+    for nudge in range(1, MAX_NUDGE_BASE_UNITS + 1):
+        if amount + nudge not in taken:
+            return amount + nudge, nudge
+    raise AmountCollision("Too many open drafts bill nearly this amount to this address.", field="fiatAmount")
+
+
+def draft_create(*, user, plan: DraftPlan, now: datetime | None = None, **origin) -> Draft:
+    """Write a planned draft and its draft.created event in one transaction.
+
+    `origin` carries where the draft came from (payment_request_id, order_id).
+    """
+    now = now or timezone.now()
+    for _ in range(5):  # a concurrent draft may take the nudged amount first; pick again
+        try:
+            with transaction.atomic():
+                return _draft_insert(user=user, plan=plan, now=now, origin=origin)
+        except IntegrityError as exc:
+            if _UNIQUE_TUPLE not in str(exc):
+                raise
+    raise AmountCollision("Could not find a unique amount for this address; try again.", field="amountSats")
+
+
+def _draft_insert(*, user, plan: DraftPlan, now: datetime, origin: dict) -> Draft:
+    amount, nudge = _free_amount(plan)
+    asset = plan.asset
+    draft = Draft(
+        user=user,
+        network=asset.network,
+        currency=asset.currency,
+        method=plan.method,
+        token_address=asset.token_address if asset.kind == "token" else None,
+        receiver_address=plan.receiver_address,
+        sender_address=plan.sender_address,
+        lightning_address=plan.lightning_address,
+        memo=plan.memo,
+        amount_base_units=amount,
+        fiat_currency=plan.fiat_currency,
+        fiat_amount=plan.fiat_amount,
+        rate=plan.quote.rate,
+        usd_rate=plan.usd_rate,
+        rate_source=plan.quote.source,
+        quote_locked_at=plan.quote.locked_at,
+        quote_expires_at=plan.quote.expires_at,
+        quote_nudge_base_units=nudge,
+        sek=plan.sek,
+        bolt11=plan.bolt11,
+        payment_hash=plan.payment_hash,
+        invoice_expires_at=plan.invoice_expires_at,
+        lnurl_verify_url=plan.lnurl_verify_url,
+        required_confirmations=plan.required_confirmations,
+        expires_at=plan.expires_at,
+        created_at=now,
+        is_fee_settlement=plan.is_fee_settlement,
+        solana_reference=new_solana_reference() if asset.family == "solana" else None,
+        **origin,
+    )
+    placement, fee_address = _fee_placement(user=user, plan=plan, draft_id=draft.id)
+    draft.fee_placement, draft.platform_fee_address = placement, fee_address
+    if plan.fee is not None:
+        draft.fee_usd, draft.fee_base_units = plan.fee.fee_usd, plan.fee.fee_base_units
+        draft.platform_fee = plan.fee.as_json(placement)
+    else:
+        draft.platform_fee = _no_fee_json(plan)
+    draft.payment_uri = _payment_uri(draft, plan)
+    draft.save(force_insert=True)
+    event_record(user=user, type=EventType.DRAFT_CREATED, data=draft_event_data(draft, occurred_at=now), draft_id=draft.id)
+    return draft
+
+
+def _no_fee_json(plan: DraftPlan) -> dict:
+    return {
+        "percent": 0,
+        "feeUsd": 0,
+        "feeFiat": 0,
+        "fiatCurrency": plan.quote.fiat_currency,
+        "feeBaseUnits": 0,
+        "feeAmount": "0",
+        "currency": plan.asset.currency,
+        "placement": FeePlacement.WAIVED,
+        "accrued": False,
+        "waived": True,
+    }
+
+
+def draft_requote(*, draft: Draft, now: datetime | None = None) -> Draft:
+    """Lock a new rate for a Pending fiat-priced draft whose quote expired; re-price amount and fee."""
+    from drafts.planning import draft_plan
+
+    now = now or timezone.now()
+    _check_requotable(draft, now)
+    plan = draft_plan(  # rate look-ups happen here, before the row is locked
+        request={
+            "network": draft.network,
+            "currency": draft.currency,
+            "paymentMethod": draft.method,
+            "receiverAddress": draft.receiver_address,
+            "fiatCurrency": draft.fiat_currency,
+            "fiatAmount": draft.fiat_amount,
+            "requiredConfirmations": draft.required_confirmations,
+        },
+        now=now,
+        is_fee_settlement=draft.is_fee_settlement,
+    )
+    for _ in range(5):
+        try:
+            with transaction.atomic():
+                locked = _locked(draft.id)
+                _check_requotable(locked, now)
+                amount, nudge = _free_amount(plan, exclude=locked.id)
+                locked.amount_base_units, locked.quote_nudge_base_units = amount, nudge
+                locked.rate, locked.usd_rate, locked.rate_source = plan.quote.rate, plan.usd_rate, plan.quote.source
+                locked.quote_locked_at, locked.quote_expires_at = plan.quote.locked_at, plan.quote.expires_at
+                locked.sek = plan.sek
+                if plan.fee is not None:
+                    placement = locked.fee_placement
+                    locked.fee_usd, locked.fee_base_units = plan.fee.fee_usd, plan.fee.fee_base_units
+                    locked.platform_fee = plan.fee.as_json(placement)
+                locked.payment_uri = _payment_uri(locked, plan)
+                locked.save()
+                return locked
+        except IntegrityError as exc:
+            if _UNIQUE_TUPLE not in str(exc):
+                raise
+    raise AmountCollision("Could not find a unique amount for this address; try again.", field="fiatAmount")
+
+
+def _check_requotable(draft: Draft, now: datetime) -> None:
+    if draft.status != S.PENDING or draft.fiat_amount is None or (
+        draft.quote_expires_at and draft.quote_expires_at > now
+    ):
+        raise Conflict(
+            "Only a Pending fiat-priced draft whose quote has expired can be requoted.",
+            code="requote_not_allowed",
+            extra={"status": draft.status, "quoteExpiresAt": draft.quote_expires_at.isoformat() if draft.quote_expires_at else None},
+        )

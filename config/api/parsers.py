@@ -1,9 +1,19 @@
-"""Request bodies: application/json, text/json and any application/*+json."""
+"""Request bodies: application/json, text/json and any application/*+json.
+
+JSON numbers with a fraction or exponent parse as Decimal, so money never passes
+through a binary float.
+"""
 
 from __future__ import annotations
 
+import codecs
+import json
+from decimal import Decimal
+
+from rest_framework.exceptions import ParseError
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.parsers import JSONParser
+from rest_framework.utils.json import strict_constant
 
 
 def is_json_media_type(content_type: str) -> bool:
@@ -17,12 +27,19 @@ def is_json_media_type(content_type: str) -> bool:
 class JsonParser(JSONParser):
     media_type = "application/json"
 
+    def parse(self, stream, media_type=None, parser_context=None):
+        encoding = (parser_context or {}).get("encoding") or "utf-8"
+        try:
+            return json.load(codecs.getreader(encoding)(stream), parse_float=Decimal, parse_constant=strict_constant)
+        except ValueError as exc:
+            raise ParseError(f"JSON parse error - {exc}") from exc
 
-class TextJsonParser(JSONParser):
+
+class TextJsonParser(JsonParser):
     media_type = "text/json"
 
 
-class StructuredJsonParser(JSONParser):
+class StructuredJsonParser(JsonParser):
     """application/*+json (e.g. application/merge-patch+json); matched by JsonNegotiation."""
 
     media_type = "application/*+json"

@@ -89,15 +89,14 @@ class PayloadTooLarge(Problem):
     default_detail = "The request body is too large."
 
 
-def problem_response(
+def problem_document(
     status_code: int,
     code: str,
     detail: str,
     *,
     errors: list[dict[str, Any]] | None = None,
     extra: dict[str, Any] | None = None,
-    headers: dict[str, str] | None = None,
-) -> JsonResponse:
+) -> dict[str, Any]:
     body: dict[str, Any] = {
         "type": f"{settings.BASE_URL}/problems/{code}",
         "title": _TITLES.get(status_code, "Error"),
@@ -108,6 +107,28 @@ def problem_response(
     }
     if extra:
         body.update(extra)
+    return body
+
+
+def problem_body(exc: exceptions.APIException) -> dict[str, Any]:
+    """The problem document for an API exception (validation errors included)."""
+    if isinstance(exc, exceptions.ValidationError):
+        return _validation_document(exc)
+    if isinstance(exc, Problem):
+        return problem_document(exc.status_code, exc.code, str(exc.detail), errors=exc.errors, extra=exc.extra)
+    return problem_document(exc.status_code, exc.default_code, str(exc.detail))
+
+
+def problem_response(
+    status_code: int,
+    code: str,
+    detail: str,
+    *,
+    errors: list[dict[str, Any]] | None = None,
+    extra: dict[str, Any] | None = None,
+    headers: dict[str, str] | None = None,
+) -> JsonResponse:
+    body = problem_document(status_code, code, detail, errors=errors, extra=extra)
     response = JsonResponse(body, status=status_code, content_type=PROBLEM_CONTENT_TYPE)
     for name, value in (headers or {}).items():
         response[name] = value
@@ -141,6 +162,10 @@ def flatten_validation_errors(detail: Any, prefix: str = "") -> list[dict[str, A
 
 
 def _validation_problem(exc: exceptions.ValidationError) -> JsonResponse:
+    return JsonResponse(_validation_document(exc), status=400, content_type=PROBLEM_CONTENT_TYPE)
+
+
+def _validation_document(exc: exceptions.ValidationError) -> dict[str, Any]:
     errors = flatten_validation_errors(exc.detail)
     codes = {error["code"] for error in errors}
     code = codes.pop() if len(codes) == 1 else "validation_error"
@@ -150,7 +175,7 @@ def _validation_problem(exc: exceptions.ValidationError) -> JsonResponse:
     else:
         named = ", ".join(sorted({e["field"] for e in errors if e["field"]}))
         detail = f"{len(errors)} problems in the request" + (f" (fields: {named})." if named else ".")
-    return problem_response(400, code, detail, errors=errors)
+    return problem_document(400, code, detail, errors=errors)
 
 
 _DRF_CODES = {

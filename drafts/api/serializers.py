@@ -1,0 +1,232 @@
+"""Request and response shapes of the drafts API (names as in the interface spec)."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from config.api.serializers import StrictSerializer
+from payments.enums import Currency, DraftStatus, FeePlacement, Method, Network
+
+INT64_MAX = 2**63 - 1
+MAX_EXPIRY_HOURS = 720
+MAX_REQUIRED_CONFIRMATIONS = 100
+
+
+class CreateDraftRequestSerializer(StrictSerializer):
+    receiverAddress = serializers.CharField(max_length=320, allow_null=True, required=False, trim_whitespace=False)
+    network = serializers.ChoiceField(choices=Network.choices, required=False)
+    paymentMethod = serializers.ChoiceField(choices=Method.choices, allow_null=True, required=False)
+    amountSats = serializers.IntegerField(min_value=1, max_value=INT64_MAX, allow_null=True, required=False)
+    fiatCurrency = serializers.CharField(max_length=8, allow_null=True, required=False)
+    fiatAmount = serializers.DecimalField(
+        max_digits=20, decimal_places=8, min_value=0, allow_null=True, required=False, coerce_to_string=False
+    )
+    senderAddress = serializers.CharField(max_length=128, allow_null=True, required=False, trim_whitespace=False)
+    bolt11 = serializers.CharField(max_length=4096, allow_null=True, required=False)
+    lightningAddress = serializers.CharField(max_length=320, allow_null=True, required=False)
+    memo = serializers.CharField(max_length=500, allow_null=True, allow_blank=True, required=False)
+    expiryHours = serializers.IntegerField(min_value=1, max_value=MAX_EXPIRY_HOURS, allow_null=True, required=False)
+    requiredConfirmations = serializers.IntegerField(
+        min_value=1, max_value=MAX_REQUIRED_CONFIRMATIONS, allow_null=True, required=False
+    )
+    currency = serializers.ChoiceField(choices=Currency.choices, allow_null=True, required=False)
+    singleOutput = serializers.BooleanField(allow_null=True, required=False)
+
+    def validate(self, attrs):
+        errors: dict[str, list] = {}
+        if not attrs.get("network"):
+            errors["network"] = [serializers.ErrorDetail("Name the network.", code="required")]
+        if attrs.get("fiatAmount") is not None and attrs["fiatAmount"] <= 0:
+            errors["fiatAmount"] = [serializers.ErrorDetail("fiatAmount must be positive.", code="min_value")]
+        has_fiat = attrs.get("fiatCurrency") is not None or attrs.get("fiatAmount") is not None
+        if has_fiat and (attrs.get("fiatCurrency") is None or attrs.get("fiatAmount") is None):
+            missing = "fiatAmount" if attrs.get("fiatAmount") is None else "fiatCurrency"
+            errors[missing] = [serializers.ErrorDetail("fiatCurrency and fiatAmount go together.", code="required")]
+        elif has_fiat and attrs.get("amountSats") is not None:
+            errors["amountSats"] = [
+                serializers.ErrorDetail("Give amountSats or fiatCurrency with fiatAmount, not both.", code="ambiguous")
+            ]
+        is_lightning = attrs.get("paymentMethod") == Method.LIGHTNING or attrs.get("bolt11")
+        if not has_fiat and attrs.get("amountSats") is None and not is_lightning:
+            errors["amountSats"] = [
+                serializers.ErrorDetail("Give amountSats or fiatCurrency with fiatAmount.", code="required")
+            ]
+        if errors:
+            raise serializers.ValidationError(errors)
+        return attrs
+
+
+class BatchDraftItemSerializer(StrictSerializer):
+    draft = serializers.DictField(help_text="A CreateDraftRequest")
+    idempotencyKey = serializers.CharField(max_length=255, allow_null=True, required=False)
+
+
+class BatchCreateDraftsRequestSerializer(StrictSerializer):
+    items = serializers.ListField(child=serializers.DictField(), allow_null=True, required=False)
+
+    def validate_items(self, value):
+        if not value:
+            raise serializers.ValidationError("Send between 1 and 25 items.", code="min_length")
+        if len(value) > 25:
+            raise serializers.ValidationError("Send at most 25 items per call.", code="max_length")
+        return value
+
+
+class DraftListQuerySerializer(StrictSerializer):
+    status = serializers.ChoiceField(choices=DraftStatus.choices, required=False)
+    network = serializers.ChoiceField(choices=Network.choices, required=False)
+    method = serializers.ChoiceField(choices=Method.choices, required=False)
+    currency = serializers.ChoiceField(choices=Currency.choices, required=False)
+    q = serializers.CharField(max_length=200, required=False)
+    # "from" is a Python keyword: declared below.
+    to = serializers.DateTimeField(required=False)
+    page = serializers.IntegerField(min_value=1, default=1)
+    pageSize = serializers.IntegerField(min_value=1, max_value=100, default=20)
+
+
+DraftListQuerySerializer._declared_fields["from"] = serializers.DateTimeField(required=False)
+
+
+# --- Response shapes (schema) ---------------------------------------------------------
+
+
+class QuoteInfoSerializer(serializers.Serializer):
+    rate = serializers.FloatField(help_text="Fiat per 1 whole unit of the asset")
+    fiatCurrency = serializers.CharField()
+    asset = serializers.CharField()
+    source = serializers.CharField()
+    lockedAt = serializers.DateTimeField()
+    expiresAt = serializers.DateTimeField()
+    nudgeBaseUnits = serializers.IntegerField(
+        help_text="Base units added to make the amount unique among open drafts to the same address"
+    )
+
+
+class PlatformFeeInfoSerializer(serializers.Serializer):
+    percent = serializers.FloatField()
+    feeUsd = serializers.FloatField()
+    feeFiat = serializers.FloatField(allow_null=True)
+    fiatCurrency = serializers.CharField(allow_null=True)
+    feeBaseUnits = serializers.IntegerField()
+    feeAmount = serializers.CharField()
+    currency = serializers.CharField()
+    placement = serializers.ChoiceField(choices=FeePlacement.choices)
+    accrued = serializers.BooleanField()
+    waived = serializers.BooleanField()
+
+
+class SekValueInfoSerializer(serializers.Serializer):
+    amount = serializers.FloatField()
+    rate = serializers.FloatField()
+    source = serializers.CharField()
+    at = serializers.DateTimeField()
+
+
+class FeeOutputInfoSerializer(serializers.Serializer):
+    address = serializers.CharField()
+    amountSats = serializers.IntegerField()
+    purpose = serializers.ChoiceField(choices=["PlatformFee"])
+
+
+class AmountMismatchInfoSerializer(serializers.Serializer):
+    txId = serializers.CharField(allow_null=True)
+    expectedBaseUnits = serializers.IntegerField()
+    receivedBaseUnits = serializers.IntegerField()
+    differenceBaseUnits = serializers.IntegerField()
+    receivedFormatted = serializers.CharField(allow_null=True)
+    differenceFormatted = serializers.CharField(allow_null=True)
+    confirmations = serializers.IntegerField()
+    detectedAt = serializers.DateTimeField()
+    acceptedAt = serializers.DateTimeField(allow_null=True)
+
+
+class DraftResponseSerializer(serializers.Serializer):
+    """Schema of a draft; drafts.presenters.draft_json builds the actual body."""
+
+    id = serializers.UUIDField()
+    receiverAddress = serializers.CharField(allow_null=True)
+    senderAddress = serializers.CharField(allow_null=True)
+    network = serializers.ChoiceField(choices=Network.choices)
+    amountSats = serializers.IntegerField(help_text="Receiver amount in base units of the sent asset")
+    amountBtc = serializers.CharField(allow_null=True, help_text="The amount in BTC, for BTC drafts")
+    fiatCurrency = serializers.CharField(allow_null=True)
+    fiatAmount = serializers.FloatField(allow_null=True)
+    quote = QuoteInfoSerializer()
+    platformFeeSats = serializers.IntegerField()
+    platformFeeAddress = serializers.CharField(allow_null=True)
+    platformFee = PlatformFeeInfoSerializer()
+    paymentMethod = serializers.ChoiceField(choices=Method.choices)
+    bolt11 = serializers.CharField(allow_null=True)
+    memo = serializers.CharField(allow_null=True)
+    status = serializers.ChoiceField(choices=DraftStatus.choices)
+    paidTxId = serializers.CharField(allow_null=True)
+    requiredConfirmations = serializers.IntegerField()
+    expiresAt = serializers.DateTimeField()
+    createdAt = serializers.DateTimeField()
+    updatedAt = serializers.DateTimeField()
+    sek = SekValueInfoSerializer(allow_null=True)
+    feeOutputs = FeeOutputInfoSerializer(many=True, allow_null=True)
+    currency = serializers.ChoiceField(choices=Currency.choices)
+    tokenAddress = serializers.CharField(allow_null=True)
+    feeAccrued = serializers.BooleanField()
+    isFeeSettlement = serializers.BooleanField()
+    paymentUri = serializers.CharField(allow_null=True)
+    amountMismatch = AmountMismatchInfoSerializer(allow_null=True)
+    lightningAddress = serializers.CharField(allow_null=True)
+    # Beyond the fields the spec shows:
+    amount = serializers.CharField(help_text="amountSats as a decimal string in whole asset units")
+    confirmations = serializers.IntegerField()
+    receivedAmountSats = serializers.IntegerField(allow_null=True)
+    paidLate = serializers.BooleanField()
+    paymentHash = serializers.CharField(allow_null=True)
+    solanaReference = serializers.CharField(allow_null=True)
+    paymentRequestId = serializers.UUIDField(allow_null=True)
+    orderId = serializers.CharField(allow_null=True)
+
+
+class DraftListResponseSerializer(serializers.Serializer):
+    items = DraftResponseSerializer(many=True)
+    page = serializers.IntegerField()
+    pageSize = serializers.IntegerField()
+    total = serializers.IntegerField()
+
+
+class DraftStatusResponseSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    status = serializers.ChoiceField(choices=DraftStatus.choices)
+    txId = serializers.CharField(allow_null=True)
+    confirmations = serializers.IntegerField()
+    requiredConfirmations = serializers.IntegerField()
+    updatedAt = serializers.DateTimeField()
+
+
+class BatchDraftResultSerializer(serializers.Serializer):
+    index = serializers.IntegerField()
+    draft = DraftResponseSerializer(allow_null=True)
+    error = serializers.CharField(allow_null=True)
+
+
+class TxOutputSerializer(serializers.Serializer):
+    address = serializers.CharField()
+    amountSats = serializers.IntegerField()
+    amountBtc = serializers.CharField()
+    purpose = serializers.ChoiceField(choices=["Receiver", "PlatformFee"])
+
+
+class TxTemplateResponseSerializer(serializers.Serializer):
+    draftId = serializers.UUIDField()
+    network = serializers.CharField()
+    outputs = TxOutputSerializer(many=True)
+    bitcoinCli = serializers.CharField()
+    payToManyCsv = serializers.CharField()
+    psbt = serializers.CharField(allow_null=True)
+
+
+class DraftFeesResponseSerializer(serializers.Serializer):
+    draftId = serializers.UUIDField()
+    platformFee = PlatformFeeInfoSerializer()
+    platformFeeSats = serializers.IntegerField()
+    platformFeeAddress = serializers.CharField(allow_null=True)
+    feeOutputs = FeeOutputInfoSerializer(many=True, allow_null=True)
+    feeAccrued = serializers.BooleanField()
+    totalToSendSats = serializers.IntegerField(help_text="Receiver amount plus any fee output, in base units")

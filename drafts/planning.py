@@ -1,0 +1,178 @@
+"""Turn a validated CreateDraftRequest into exact numbers, before any transaction opens.
+
+Everything that may touch the network (rate feed, LNURL-pay) happens here, so the
+transaction that writes the draft holds no lock while waiting on I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+from config.api.problems import Problem
+from fees.calculator import FeeQuote, fee_quote
+from payments.addresses import validate_address
+from payments.enums import Currency, Method
+from payments.lightning import check_invoice_amount, decode_invoice, fetch_invoice_for_lightning_address
+from payments.quotes import Quote, base_units_to_fiat, fiat_to_base_units, quote_lock, sek_value
+from payments.registry import Asset, default_method, get_asset, require_network_enabled
+
+DEFAULT_EXPIRY_HOURS = 24
+BITCOIN_NETWORKS = ("Mainnet", "Testnet")
+
+
+@dataclass
+class DraftPlan:
+    asset: Asset
+    method: str
+    amount_base_units: int
+    quote: Quote
+    usd_rate: Decimal
+    fee: FeeQuote | None
+    expires_at: datetime
+    required_confirmations: int
+    receiver_address: str | None = None
+    sender_address: str | None = None
+    fiat_currency: str | None = None
+    fiat_amount: Decimal | None = None
+    memo: str | None = None
+    bolt11: str | None = None
+    payment_hash: str | None = None
+    invoice_expires_at: datetime | None = None
+    lightning_address: str | None = None
+    lnurl_verify_url: str | None = None
+    sek: dict[str, Any] | None = None
+    is_fee_settlement: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def fiat_priced(self) -> bool:
+        return self.fiat_amount is not None
+
+
+def _method(asset: Asset, request: dict[str, Any]) -> str:
+    requested = request.get("paymentMethod")
+    if request.get("singleOutput"):
+        if requested and requested != Method.SINGLE_OUTPUT:
+            raise Problem(
+                "singleOutput: true conflicts with the paymentMethod given.", code="conflicting_method", field="singleOutput"
+            )
+        requested = Method.SINGLE_OUTPUT
+    if not requested and (request.get("bolt11") or request.get("lightningAddress")):
+        requested = Method.LIGHTNING
+    method = requested or default_method(asset)
+    if method not in asset.methods:
+        raise Problem(
+            f"{method} is not available for {asset.currency} on {asset.network}; "
+            f"use one of {', '.join(asset.methods)}.",
+            code="unsupported_combination",
+            field="paymentMethod",
+        )
+    return method
+
+
+def _lightning_address(request: dict[str, Any]) -> str | None:
+    address = request.get("lightningAddress")
+    receiver = request.get("receiverAddress")
+    if not address and receiver and "@" in receiver:
+        address = receiver
+    return address
+
+
+def draft_plan(*, request: dict[str, Any], now: datetime, is_fee_settlement: bool = False) -> DraftPlan:
+    """Validate a creation request against the registry, rates and invoices, and price it."""
+    network = request["network"]
+    require_network_enabled(network)
+    currency = request.get("currency") or (Currency.BTC if network in BITCOIN_NETWORKS else None)
+    if currency is None:
+        raise Problem("Name the currency to pay in.", code="required", field="currency")
+    asset = get_asset(currency, network)
+    method = _method(asset, request)
+
+    expiry_hours = request.get("expiryHours") or DEFAULT_EXPIRY_HOURS
+    expires_at = now + timedelta(hours=expiry_hours)
+    required = request.get("requiredConfirmations") or asset.default_confirmations
+    plan_fields: dict[str, Any] = {"memo": request.get("memo") or None}
+
+    if request.get("senderAddress"):
+        plan_fields["sender_address"] = validate_address(network, request["senderAddress"], field="senderAddress")
+
+    usd_rate = quote_lock(asset=asset, fiat_currency="USD", now=now).rate
+    fiat_currency = request.get("fiatCurrency")
+    fiat_amount = request.get("fiatAmount")
+    if fiat_currency:
+        fiat_currency = fiat_currency.upper()
+        quote = quote_lock(asset=asset, fiat_currency=fiat_currency, now=now)
+        amount = fiat_to_base_units(fiat_amount, quote.rate, asset.decimals)
+        if amount <= 0:
+            raise Problem("fiatAmount is worth less than one base unit of the asset.", code="amount_too_small", field="fiatAmount")
+    else:
+        quote = quote_lock(asset=asset, fiat_currency="USD", now=now)
+        amount = request.get("amountSats")
+
+    if method == Method.LIGHTNING:
+        amount, plan_fields = _plan_lightning(request, network, amount, fiat_currency, now, plan_fields)
+        expires_at = min(expires_at, plan_fields["invoice_expires_at"])
+    else:
+        if not request.get("receiverAddress"):
+            raise Problem("Name the address that receives the payment.", code="required", field="receiverAddress")
+        plan_fields["receiver_address"] = validate_address(network, request["receiverAddress"], field="receiverAddress")
+
+    usd_value = base_units_to_fiat(amount, usd_rate, asset.decimals)
+    fee = None
+    if not is_fee_settlement:
+        fee = fee_quote(
+            usd_value=usd_value,
+            asset=asset,
+            usd_rate=usd_rate,
+            fiat_currency=quote.fiat_currency,
+            fiat_rate=quote.rate,
+        )
+    return DraftPlan(
+        asset=asset,
+        method=method,
+        amount_base_units=amount,
+        quote=quote,
+        usd_rate=usd_rate,
+        fee=fee,
+        expires_at=expires_at,
+        required_confirmations=required,
+        fiat_currency=fiat_currency,
+        fiat_amount=fiat_amount,
+        sek=sek_value(asset=asset, base_units=amount),
+        is_fee_settlement=is_fee_settlement,
+        **plan_fields,
+    )
+
+
+def _plan_lightning(request, network, amount, fiat_currency, now, plan_fields):
+    bolt11 = request.get("bolt11")
+    address = _lightning_address(request)
+    if bolt11 and address:
+        raise Problem("Give a bolt11 invoice or a Lightning address, not both.", code="ambiguous", field="bolt11")
+    if not bolt11 and not address:
+        raise Problem("A Lightning draft needs a bolt11 invoice or a Lightning address.", code="required", field="bolt11")
+    if bolt11:
+        if fiat_currency:
+            raise Problem(
+                "A bolt11 invoice fixes the amount; price it in fiat only with a Lightning address.",
+                code="ambiguous",
+                field="fiatAmount",
+            )
+        invoice = decode_invoice(bolt11, network=network, now=now)
+        check_invoice_amount(invoice, request.get("amountSats"))
+        amount = invoice.amount_msat // 1000
+    else:
+        fetched = fetch_invoice_for_lightning_address(address, amount * 1000, network=network)
+        bolt11, invoice = fetched.bolt11, decode_invoice(fetched.bolt11, network=network, now=now)
+        plan_fields["lnurl_verify_url"] = fetched.verify_url
+        plan_fields["lightning_address"] = address
+    plan_fields.update(
+        bolt11=bolt11,
+        payment_hash=invoice.payment_hash,
+        invoice_expires_at=invoice.expires_at,
+        receiver_address=None,
+    )
+    return amount, plan_fields
