@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import secrets
 from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import env_bool, env_int, env_list, env_secret, env_str
+from config.env import env_bool, env_decimal, env_int, env_list, env_secret, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var")))
@@ -237,8 +238,54 @@ _unknown_networks = set(ENABLED_NETWORKS) - set(MAINNET_NETWORKS + TEST_NETWORKS
 if _unknown_networks:
     raise ImproperlyConfigured(f"ENABLED_NETWORKS names unknown networks: {sorted(_unknown_networks)}")
 
+
 # --- Money core: rates, quotes, fees (payments/, fees/) ---------------------------
-# (settings of the money core go here)
+def _json_setting(name: str, default: str):
+    raw = env_str(name, default)
+    try:
+        return json.loads(raw)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} is not valid JSON: {exc}") from exc
+
+
+# {"USDC": {"Ethereum": "0x..."}}: overrides the registry's token addresses (payments/registry.py).
+TOKEN_ADDRESSES = _json_setting("TOKEN_ADDRESSES", "{}")
+if not isinstance(TOKEN_ADDRESSES, dict) or not all(
+    isinstance(per_network, dict) and all(isinstance(a, str) for a in per_network.values())
+    for per_network in TOKEN_ADDRESSES.values()
+):
+    raise ImproperlyConfigured('TOKEN_ADDRESSES must look like {"USDC": {"Ethereum": "0x..."}}.')
+
+# Rate feed. Providers are tried in order (failover); "name" or "name=base URL".
+RATES_CRYPTO_PROVIDERS = env_list("RATES_CRYPTO_PROVIDERS", ["snapshot"])
+RATES_FX_PROVIDERS = env_list("RATES_FX_PROVIDERS", ["snapshot"])
+RATES_COINGECKO_URL = env_str("RATES_COINGECKO_URL", "https://api.coingecko.com").rstrip("/")
+RATES_COINGECKO_API_KEY = env_secret("RATES_COINGECKO_API_KEY") or ""
+RATES_OPEN_ER_API_URL = env_str("RATES_OPEN_ER_API_URL", "https://open.er-api.com").rstrip("/")
+RATES_HTTP_TIMEOUT_SECONDS = env_int("RATES_HTTP_TIMEOUT_SECONDS", 5, minimum=1)
+RATES_REFRESH_SECONDS = env_int("RATES_REFRESH_SECONDS", 60, minimum=5)
+RATES_MAX_AGE_SECONDS = env_int("RATES_MAX_AGE_SECONDS", 600, minimum=10)
+CELERY_BEAT_SCHEDULE["payments.rates_refresh"] = {
+    "task": "payments.tasks.rates_refresh",
+    "schedule": float(RATES_REFRESH_SECONDS),
+    "options": {"expires": float(RATES_REFRESH_SECONDS)},
+}
+
+# Quotes
+QUOTE_LOCK_MINUTES = env_int("QUOTE_LOCK_MINUTES", 15, minimum=1)
+
+# Fees (defaults are the spec's schedule)
+FEE_TIERS = _json_setting(
+    "FEE_TIERS",
+    '[{"upToUsd": 10, "percent": "0.49"}, {"upToUsd": 50, "percent": "0.39"}, {"upToUsd": 100, "percent": "0.29"},'
+    ' {"upToUsd": 500, "percent": "0.19"}, {"upToUsd": 2000, "percent": "0.14"},'
+    ' {"upToUsd": 10000, "percent": "0.09"}, {"upToUsd": 50000, "percent": "0.04"},'
+    ' {"upToUsd": 100000, "percent": "0.02"}, {"upToUsd": null, "percent": "0.01"}]',
+)
+FEE_MIN_USD = env_decimal("FEE_MIN_USD", "0.01")
+FEE_MAX_USD = env_decimal("FEE_MAX_USD", "100")
+FEE_DUST_LIMIT_SATS = env_int("FEE_DUST_LIMIT_SATS", 546, minimum=0)
+FEE_DUST_WAIVERS_PER_DAY = env_int("FEE_DUST_WAIVERS_PER_DAY", 10, minimum=0)
 
 MONEY_CORE_SETTINGS_END = True
 

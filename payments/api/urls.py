@@ -1,1 +1,5 @@
-urlpatterns: list = []
+from django.urls import path
+
+from payments.api.views import RatesView
+
+urlpatterns = [path("rates", RatesView.as_view(), name="rates")]

@@ -1,0 +1,122 @@
+"""Receiver and sender address validation per network, with real checksums.
+
+Bitcoin: python-bitcointx under the network's chain parameters, so a mainnet
+address on Testnet (and the reverse) is refused; only P2PKH, P2SH, P2WPKH, P2WSH
+and P2TR are accepted. Solana: solders' base58 32-byte public keys. EVM: 20-byte
+hex; a mixed-case address must carry a valid EIP-55 checksum.
+"""
+
+from __future__ import annotations
+
+import re
+
+from bitcointx import ChainParams
+from bitcointx.wallet import (
+    CCoinAddress,
+    CCoinAddressError,
+    P2PKHCoinAddress,
+    P2SHCoinAddress,
+    P2TRCoinAddress,
+    P2WPKHCoinAddress,
+    P2WSHCoinAddress,
+)
+from solders.pubkey import Pubkey
+from web3 import Web3
+
+from config.api.problems import Problem
+from payments.enums import Network
+
+# Longest valid form is a 62-character bech32 P2WSH/P2TR address; anything much
+# longer is refused before any decoding work.
+MAX_ADDRESS_LENGTH = 100
+
+_BITCOIN_CHAINS = {Network.MAINNET: "bitcoin", Network.TESTNET: "bitcoin/testnet"}
+_BITCOIN_TYPES = (P2PKHCoinAddress, P2SHCoinAddress, P2WPKHCoinAddress, P2WSHCoinAddress, P2TRCoinAddress)
+_EVM_NETWORKS = {Network.ETHEREUM, Network.SEPOLIA, Network.BASE, Network.BASE_SEPOLIA}
+_SOLANA_NETWORKS = {Network.SOLANA, Network.SOLANA_DEVNET}
+_EVM_HEX = re.compile(r"0x[0-9a-fA-F]{40}")
+_EVM_ZERO = "0x" + "0" * 40
+
+
+class AddressError(ValueError):
+    """Why an address is not valid on a network (message fit for an API client)."""
+
+
+class InvalidAddress(Problem):
+    default_code = "invalid_address"
+    default_detail = "The address is not valid on this network."
+
+
+def _check_bitcoin(network: Network, address: str) -> str:
+    with ChainParams(_BITCOIN_CHAINS[network]):
+        try:
+            parsed = CCoinAddress(address)
+        except (CCoinAddressError, ValueError) as exc:
+            other = Network.TESTNET if network == Network.MAINNET else Network.MAINNET
+            with ChainParams(_BITCOIN_CHAINS[other]):
+                try:
+                    CCoinAddress(address)
+                except (CCoinAddressError, ValueError):
+                    pass
+                else:
+                    raise AddressError(f"This is a {other.label} address, not a {network.label} address.") from exc
+            raise AddressError(f"Not a valid {network.label} address (bad encoding or checksum).") from exc
+        if not isinstance(parsed, _BITCOIN_TYPES):
+            raise AddressError(f"Unsupported {network.label} address type; use P2PKH, P2SH, P2WPKH, P2WSH or P2TR.")
+        return str(parsed)
+
+
+def _check_solana(network: Network, address: str) -> str:
+    try:
+        key = Pubkey.from_string(address)
+    except (ValueError, TypeError) as exc:
+        raise AddressError(f"Not a valid {network.label} address (base58 32-byte public key expected).") from exc
+    if str(key) != address:
+        raise AddressError(f"Not a valid {network.label} address (non-canonical base58).")
+    return address
+
+
+def _check_evm(network: Network, address: str) -> str:
+    if not _EVM_HEX.fullmatch(address):
+        raise AddressError(f"Not a valid {network.label} address (0x followed by 40 hex digits expected).")
+    digits = address[2:]
+    if digits != digits.lower() and digits != digits.upper() and not Web3.is_checksum_address(address):
+        raise AddressError(f"Not a valid {network.label} address (EIP-55 checksum mismatch).")
+    checksummed = Web3.to_checksum_address(address.lower())
+    if checksummed == _EVM_ZERO:
+        raise AddressError("The zero address burns whatever is sent to it.")
+    return checksummed
+
+
+def check_address(network: str, address: str) -> str:
+    """The normalised address, or AddressError saying why not (no HTTP concerns)."""
+    try:
+        net = Network(network)
+    except ValueError as exc:
+        raise AddressError(f"Unknown network {network!r}.") from exc
+    if not isinstance(address, str) or not address:
+        raise AddressError(f"An address on {net.label} is required.")
+    if len(address) > MAX_ADDRESS_LENGTH:
+        raise AddressError(f"Too long for an address on {net.label}.")
+    if address != address.strip():
+        raise AddressError("The address has surrounding whitespace.")
+    if net in _BITCOIN_CHAINS:
+        return _check_bitcoin(net, address)
+    if net in _SOLANA_NETWORKS:
+        return _check_solana(net, address)
+    if net in _EVM_NETWORKS:
+        return _check_evm(net, address)
+    raise AddressError(f"No address rules for {net.label}.")  # pragma: no cover - every Network is covered
+
+
+def validate_address(network: str, address: str, *, field: str = "receiverAddress") -> str:
+    """The normalised address (bech32 lower-cased, EVM in EIP-55 form), or a 400 ``invalid_address``."""
+    try:
+        return check_address(network, address)
+    except AddressError as exc:
+        message = f"{exc} (network {network})"
+        raise InvalidAddress(
+            f"{field}: {message}",
+            errors=[{"field": field, "code": "invalid_address", "message": message}],
+            extra={"network": str(network)},
+        ) from exc

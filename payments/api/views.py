@@ -1,0 +1,25 @@
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from payments.api.serializers import RatesQuerySerializer, RatesResponseSerializer
+from payments.selectors import rates_list
+
+
+class RatesView(APIView):
+    required_scopes = {"GET": "rates:read"}
+
+    @extend_schema(
+        summary="Exchange rates: fiat per 1 unit of each asset, with source and fetch time",
+        parameters=[
+            OpenApiParameter("ccy", str, description="ISO 4217 fiat code (165 supported), default USD"),
+            OpenApiParameter("asset", str, description="BTC, ETH, SOL, USDC, USDT or EURC; all when omitted"),
+        ],
+        responses=RatesResponseSerializer,
+    )
+    def get(self, request):
+        query = RatesQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        return Response(rates_list(ccy=query.validated_data["ccy"], asset=query.validated_data.get("asset")))

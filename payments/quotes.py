@@ -1,0 +1,96 @@
+"""Locked exchange-rate quotes and the conversions between fiat and base units."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import ROUND_HALF_UP, Decimal, localcontext
+from typing import Any
+
+from django.conf import settings
+from django.utils import timezone
+from rest_framework.fields import DateTimeField
+
+from payments.rates import get_rate
+from payments.registry import Asset
+
+# Enough digits that no division below loses a base unit, whatever the rate.
+_PRECISION = 60
+
+
+def json_number(value: Decimal) -> int | float:
+    """A Decimal as a JSON number: an int when integral, else a float."""
+    if value == value.to_integral_value():
+        return int(value)
+    return float(value)
+
+
+def json_datetime(value: datetime) -> str:
+    return DateTimeField().to_representation(value)
+
+
+def fiat_to_base_units(fiat_amount: Decimal, rate: Decimal, decimals: int) -> int:
+    """Fiat amount -> base units of an asset priced at ``rate`` fiat per whole unit; half-up."""
+    if rate <= 0:
+        raise ValueError("rate must be positive")
+    with localcontext() as ctx:
+        ctx.prec = _PRECISION
+        units = Decimal(fiat_amount) / Decimal(rate) * (Decimal(10) ** decimals)
+        return int(units.quantize(Decimal(1), rounding=ROUND_HALF_UP))
+
+
+def base_units_to_fiat(base_units: int, rate: Decimal, decimals: int) -> Decimal:
+    """Base units -> fiat value at ``rate`` (exact; round for display at the edge)."""
+    with localcontext() as ctx:
+        ctx.prec = _PRECISION
+        return Decimal(base_units) * Decimal(rate) / (Decimal(10) ** decimals)
+
+
+@dataclass(frozen=True)
+class Quote:
+    rate: Decimal
+    fiat_currency: str
+    asset: str
+    source: str
+    locked_at: datetime
+    expires_at: datetime
+
+    def as_json(self) -> dict[str, Any]:
+        """QuoteInfo as the API shows it."""
+        return {
+            "rate": json_number(self.rate),
+            "fiatCurrency": self.fiat_currency,
+            "asset": self.asset,
+            "source": self.source,
+            "lockedAt": json_datetime(self.locked_at),
+            "expiresAt": json_datetime(self.expires_at),
+        }
+
+    def is_expired(self, now: datetime | None = None) -> bool:
+        return (now or timezone.now()) >= self.expires_at
+
+
+def quote_lock(*, asset: Asset, fiat_currency: str, now: datetime | None = None) -> Quote:
+    """Lock the current rate of ``asset`` in ``fiat_currency`` for QUOTE_LOCK_MINUTES."""
+    rate = get_rate(asset.price_currency, fiat_currency)
+    locked_at = now or timezone.now()
+    return Quote(
+        rate=rate.rate,
+        fiat_currency=rate.fiat,
+        asset=str(asset.currency),
+        source=rate.source,
+        locked_at=locked_at,
+        expires_at=locked_at + timedelta(minutes=settings.QUOTE_LOCK_MINUTES),
+    )
+
+
+def sek_value(*, asset: Asset, base_units: int) -> dict[str, Any]:
+    """SekValueInfo: the amount's value in SEK for bookkeeping (amount rounded half-up to öre)."""
+    rate = get_rate(asset.price_currency, "SEK")
+    amount = base_units_to_fiat(base_units, rate.rate, asset.decimals).quantize(Decimal("0.01"), ROUND_HALF_UP)
+    return {
+        "amount": json_number(amount),
+        "rate": json_number(rate.rate),
+        "source": rate.source,
+        "at": json_datetime(rate.fetched_at),
+    }
