@@ -40,7 +40,9 @@ def request_fingerprint(body: Any) -> str:
 
 def validate_key(key: str, *, field: str = "Idempotency-Key") -> str:
     if not (1 <= len(key) <= MAX_KEY_LENGTH) or not key.isprintable():
-        raise Problem("Idempotency-Key must be 1-255 printable characters.", code="invalid_idempotency_key", field=field)
+        raise Problem(
+            "Idempotency-Key must be 1-255 printable characters.", code="invalid_idempotency_key", field=field
+        )
     return key
 
 

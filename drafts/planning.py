@@ -15,7 +15,6 @@ from config.api.problems import Problem
 from fees.calculator import FeeQuote, fee_quote
 from payments.addresses import validate_address
 from payments.enums import Currency, Method
-from payments.lightning import check_invoice_amount, decode_invoice, fetch_invoice_for_lightning_address
 from payments.quotes import Quote, base_units_to_fiat, fiat_to_base_units, quote_lock, sek_value
 from payments.registry import Asset, default_method, get_asset, require_network_enabled
 
@@ -57,7 +56,9 @@ def _method(asset: Asset, request: dict[str, Any]) -> str:
     if request.get("singleOutput"):
         if requested and requested != Method.SINGLE_OUTPUT:
             raise Problem(
-                "singleOutput: true conflicts with the paymentMethod given.", code="conflicting_method", field="singleOutput"
+                "singleOutput: true conflicts with the paymentMethod given.",
+                code="conflicting_method",
+                field="singleOutput",
             )
         requested = Method.SINGLE_OUTPUT
     if not requested and (request.get("bolt11") or request.get("lightningAddress")):
@@ -107,7 +108,9 @@ def draft_plan(*, request: dict[str, Any], now: datetime, is_fee_settlement: boo
         quote = quote_lock(asset=asset, fiat_currency=fiat_currency, now=now)
         amount = fiat_to_base_units(fiat_amount, quote.rate, asset.decimals)
         if amount <= 0:
-            raise Problem("fiatAmount is worth less than one base unit of the asset.", code="amount_too_small", field="fiatAmount")
+            raise Problem(
+                "fiatAmount is worth less than one base unit of the asset.", code="amount_too_small", field="fiatAmount"
+            )
     else:
         quote = quote_lock(asset=asset, fiat_currency="USD", now=now)
         amount = request.get("amountSats")
@@ -148,12 +151,16 @@ def draft_plan(*, request: dict[str, Any], now: datetime, is_fee_settlement: boo
 
 
 def _plan_lightning(request, network, amount, fiat_currency, now, plan_fields):
+    from payments.lightning import check_invoice_amount, decode_invoice, fetch_invoice_for_lightning_address
+
     bolt11 = request.get("bolt11")
     address = _lightning_address(request)
     if bolt11 and address:
         raise Problem("Give a bolt11 invoice or a Lightning address, not both.", code="ambiguous", field="bolt11")
     if not bolt11 and not address:
-        raise Problem("A Lightning draft needs a bolt11 invoice or a Lightning address.", code="required", field="bolt11")
+        raise Problem(
+            "A Lightning draft needs a bolt11 invoice or a Lightning address.", code="required", field="bolt11"
+        )
     if bolt11:
         if fiat_currency:
             raise Problem(

@@ -226,7 +226,9 @@ def _payment_uri(draft: Draft, plan: DraftPlan) -> str:
     if draft.method == Method.LIGHTNING:
         return f"lightning:{draft.bolt11}"
     if asset.family == "bitcoin":
-        return bip21_uri(address=draft.receiver_address, amount_sats=draft.amount_base_units, label=label, message=draft.memo)
+        return bip21_uri(
+            address=draft.receiver_address, amount_sats=draft.amount_base_units, label=label, message=draft.memo
+        )
     if asset.family == "solana":
         return solana_pay_uri(
             recipient=draft.receiver_address,
@@ -343,7 +345,9 @@ def _draft_insert(*, user, plan: DraftPlan, now: datetime, origin: dict) -> Draf
         draft.platform_fee = _no_fee_json(plan)
     draft.payment_uri = _payment_uri(draft, plan)
     draft.save(force_insert=True)
-    event_record(user=user, type=EventType.DRAFT_CREATED, data=draft_event_data(draft, occurred_at=now), draft_id=draft.id)
+    event_record(
+        user=user, type=EventType.DRAFT_CREATED, data=draft_event_data(draft, occurred_at=now), draft_id=draft.id
+    )
     return draft
 
 
@@ -405,11 +409,16 @@ def draft_requote(*, draft: Draft, now: datetime | None = None) -> Draft:
 
 
 def _check_requotable(draft: Draft, now: datetime) -> None:
-    if draft.status != S.PENDING or draft.fiat_amount is None or (
-        draft.quote_expires_at and draft.quote_expires_at > now
+    if (
+        draft.status != S.PENDING
+        or draft.fiat_amount is None
+        or (draft.quote_expires_at and draft.quote_expires_at > now)
     ):
         raise Conflict(
             "Only a Pending fiat-priced draft whose quote has expired can be requoted.",
             code="requote_not_allowed",
-            extra={"status": draft.status, "quoteExpiresAt": draft.quote_expires_at.isoformat() if draft.quote_expires_at else None},
+            extra={
+                "status": draft.status,
+                "quoteExpiresAt": draft.quote_expires_at.isoformat() if draft.quote_expires_at else None,
+            },
         )

@@ -34,6 +34,7 @@ IDEMPOTENCY_HEADER = OpenApiParameter(
     "Idempotency-Key", OpenApiTypes.STR, OpenApiParameter.HEADER, description="Makes retries safe (24 h, per account)"
 )
 
+
 def create_draft_outcome(*, user, body) -> Outcome:
     """Validate, price and write one draft; the shared path of single and batch creation."""
     request = CreateDraftRequestSerializer(data=body)
@@ -42,6 +43,7 @@ def create_draft_outcome(*, user, body) -> Outcome:
     plan = draft_plan(request=request.validated_data, now=now)
     draft = services.draft_create(user=user, plan=plan, now=now)
     return Outcome(status=201, body=draft_json(draft))
+
 
 class DraftViewSet(viewsets.ViewSet):
     lookup_value_regex = UUID_PATTERN
@@ -132,7 +134,9 @@ class DraftViewSet(viewsets.ViewSet):
     def retrieve(self, request, pk=None):
         return Response(draft_json(draft_get(user=request.user, draft_id=pk)))
 
-    @extend_schema(summary="Status, transaction id and confirmations of a draft", responses=DraftStatusResponseSerializer)
+    @extend_schema(
+        summary="Status, transaction id and confirmations of a draft", responses=DraftStatusResponseSerializer
+    )
     @action(detail=True, methods=["get"])
     def status(self, request, pk=None):
         return Response(draft_status_json(draft_get(user=request.user, draft_id=pk)))
@@ -194,9 +198,8 @@ class DraftViewSet(viewsets.ViewSet):
             )
         return Response(template)
 
+
 def _error_text(problem: dict) -> str:
     fields = [e["field"] for e in problem.get("errors", []) if e.get("field")]
     where = f" ({', '.join(fields)})" if fields else ""
     return f"{problem['code']}: {problem['detail']}{where}"
-
-status_ok = status.HTTP_200_OK
