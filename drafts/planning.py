@@ -123,7 +123,10 @@ def draft_plan(*, request: dict[str, Any], now: datetime, is_fee_settlement: boo
             raise Problem("Name the address that receives the payment.", code="required", field="receiverAddress")
         plan_fields["receiver_address"] = validate_address(network, request["receiverAddress"], field="receiverAddress")
 
-    usd_value = base_units_to_fiat(amount, usd_rate, asset.decimals)
+    if fiat_currency:  # price the fee on what was asked, not on the rounded base units
+        usd_value = fiat_amount if fiat_currency == "USD" else fiat_amount * usd_rate / quote.rate
+    else:
+        usd_value = base_units_to_fiat(amount, usd_rate, asset.decimals)
     fee = None
     if not is_fee_settlement:
         fee = fee_quote(

@@ -47,10 +47,11 @@ def amount_mismatch_json(draft: Draft) -> dict[str, Any] | None:
         return None
     asset = get_asset(draft.currency, draft.network)
     difference = info["differenceBaseUnits"]
+    sign = "-" if difference < 0 else "+"
     return {
         **info,
         "receivedFormatted": f"{format_amount(info['receivedBaseUnits'], asset)} {draft.currency}",
-        "differenceFormatted": f"{'-' if difference < 0 else '+'}{format_amount(abs(difference), asset)} {draft.currency}",
+        "differenceFormatted": f"{sign}{format_amount(abs(difference), asset)} {draft.currency}",
     }
 
 

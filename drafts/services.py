@@ -14,6 +14,7 @@ from config.api.problems import Conflict
 from drafts.events import draft_event_data
 from drafts.models import OPEN_STATUSES, TUPLE_MATCHED_NETWORKS, Draft
 from drafts.planning import DraftPlan
+from fees.calculator import is_dust
 from fees.services import dust_waiver_claim
 from payments.enums import DraftStatus as S
 from payments.enums import FeePlacement, Method
@@ -196,7 +197,6 @@ def draft_expire(*, draft_id: UUID, now: datetime | None = None) -> Draft | None
 
 # --- Creation ---------------------------------------------------------------------------
 
-DUST_LIMIT_SATS = 546
 MAX_NUDGE_BASE_UNITS = 1000
 _UNIQUE_TUPLE = "draft_unique_open_match_tuple"
 
@@ -211,7 +211,7 @@ def _fee_placement(*, user, plan: DraftPlan, draft_id: UUID) -> tuple[str, str |
         return FeePlacement.WAIVED, None
     if plan.method != Method.MULTI_OUTPUT:
         return FeePlacement.ACCRUED, None
-    if plan.fee.fee_base_units < DUST_LIMIT_SATS:
+    if is_dust(asset=plan.asset, fee_base_units=plan.fee.fee_base_units):
         waived = dust_waiver_claim(user=user, draft_id=draft_id, fee_base_units=plan.fee.fee_base_units)
         return (FeePlacement.WAIVED if waived else FeePlacement.ACCRUED), None
     fee_address = settings.PLATFORM_FEE_ADDRESSES.get(plan.asset.network)
