@@ -9,16 +9,7 @@ from typing import Any
 from django.utils import timezone
 
 from drafts.models import Draft
-
-# Replaced by the asset registry's formatter once it lands.
-_DECIMALS = {"BTC": 8, "USDC": 6, "USDT": 6, "EURC": 6, "SOL": 9, "ETH": 9}
-
-
-def _format(base_units: int | None, currency: str) -> str | None:
-    if base_units is None:
-        return None
-    text = format(Decimal(base_units).scaleb(-_DECIMALS[currency]), "f")
-    return text.rstrip("0").rstrip(".") if "." in text else text
+from payments.registry import format_amount, get_asset
 
 
 def _number(value: Decimal | None) -> float | None:
@@ -28,6 +19,7 @@ def _number(value: Decimal | None) -> float | None:
 
 def draft_event_data(draft: Draft, *, occurred_at: datetime | None = None) -> dict[str, Any]:
     fee = draft.platform_fee or {}
+    asset = get_asset(draft.currency, draft.network)
     data: dict[str, Any] = {
         "draftId": str(draft.id),
         "status": draft.status,
@@ -38,7 +30,7 @@ def draft_event_data(draft: Draft, *, occurred_at: datetime | None = None) -> di
         "network": draft.network,
         "method": draft.method,
         "amountSats": draft.amount_base_units,
-        "sentAmount": _format(draft.amount_base_units, draft.currency),
+        "sentAmount": format_amount(draft.amount_base_units, asset),
         "fiatCurrency": draft.fiat_currency,
         "fiatAmount": _number(draft.fiat_amount),
         "conversionRate": _number(draft.rate),
@@ -61,7 +53,7 @@ def draft_event_data(draft: Draft, *, occurred_at: datetime | None = None) -> di
     }
     if draft.received_base_units is not None and draft.received_base_units != draft.amount_base_units:
         data["receivedAmountSats"] = draft.received_base_units
-        data["receivedAmount"] = _format(draft.received_base_units, draft.currency)
+        data["receivedAmount"] = format_amount(draft.received_base_units, asset)
     if draft.accepted_by_owner:
         data["acceptedByOwner"] = True
     return data

@@ -22,7 +22,9 @@ FEE_ADDRESSES = {
 
 @pytest.fixture(autouse=True)
 def _operator_fee_addresses():
-    with override_settings(PLATFORM_FEE_ADDRESSES=FEE_ADDRESSES, API_RATE_LIMITS={"read": "10000/min", "write": "10000/min"}):
+    with override_settings(
+        PLATFORM_FEE_ADDRESSES=FEE_ADDRESSES, API_RATE_LIMITS={"read": "10000/min", "write": "10000/min"}
+    ):
         yield
 
 

@@ -19,17 +19,36 @@ ON_CHAIN = [(a.currency.value, a.network.value, m.value) for a in all_assets() f
 
 def test_the_matrix_covers_every_supported_combination_of_the_spec():
     combos = {(c, n) for c, n, _ in ON_CHAIN}
-    for mainnet_combo in [("BTC", "Mainnet"), ("BTC", "Solana"), ("BTC", "Ethereum"), ("USDC", "Solana"),
-                          ("USDC", "Ethereum"), ("USDC", "Base"), ("USDT", "Solana"), ("USDT", "Ethereum"),
-                          ("EURC", "Solana"), ("EURC", "Ethereum"), ("EURC", "Base"), ("SOL", "Solana"),
-                          ("ETH", "Ethereum"), ("ETH", "Base")]:
+    for mainnet_combo in [
+        ("BTC", "Mainnet"),
+        ("BTC", "Solana"),
+        ("BTC", "Ethereum"),
+        ("USDC", "Solana"),
+        ("USDC", "Ethereum"),
+        ("USDC", "Base"),
+        ("USDT", "Solana"),
+        ("USDT", "Ethereum"),
+        ("EURC", "Solana"),
+        ("EURC", "Ethereum"),
+        ("EURC", "Base"),
+        ("SOL", "Solana"),
+        ("ETH", "Ethereum"),
+        ("ETH", "Base"),
+    ]:
         assert mainnet_combo in combos
 
 
 @pytest.mark.parametrize(("currency", "network", "method"), ON_CHAIN)
 def test_an_exact_amount_draft_can_be_created_for_every_combination(create, owner, currency, network, method):
-    response = create({"network": network, "currency": currency, "paymentMethod": method,
-                       "receiverAddress": ADDRESSES[network], "amountSats": 1_234_567})
+    response = create(
+        {
+            "network": network,
+            "currency": currency,
+            "paymentMethod": method,
+            "receiverAddress": ADDRESSES[network],
+            "amountSats": 1_234_567,
+        }
+    )
     assert response.status_code == 201, response.json()
     body = response.json()
     assert set(body) == set(DraftResponseSerializer().fields)
@@ -41,14 +60,25 @@ def test_an_exact_amount_draft_can_be_created_for_every_combination(create, owne
     assert list(Event.objects.filter(draft_id=draft.id).values_list("type", flat=True)) == ["draft.created"]
     asset = get_asset(currency, network)
     assert body["tokenAddress"] == (asset.token_address if asset.kind == "token" else None)
-    assert body["paymentUri"].split(":")[0] == {"bitcoin": "bitcoin", "solana": "solana", "evm": "ethereum"}[asset.family]
+    assert (
+        body["paymentUri"].split(":")[0] == {"bitcoin": "bitcoin", "solana": "solana", "evm": "ethereum"}[asset.family]
+    )
 
 
-@pytest.mark.parametrize(("currency", "network"), [("USDC", "Base"), ("EURC", "Ethereum"), ("SOL", "Solana"),
-                                                   ("BTC", "Mainnet"), ("ETH", "Ethereum")])
+@pytest.mark.parametrize(
+    ("currency", "network"),
+    [("USDC", "Base"), ("EURC", "Ethereum"), ("SOL", "Solana"), ("BTC", "Mainnet"), ("ETH", "Ethereum")],
+)
 def test_a_fiat_priced_draft_locks_a_quote_and_converts_half_up(create, currency, network):
-    response = create({"network": network, "currency": currency, "receiverAddress": ADDRESSES[network],
-                       "fiatCurrency": "EUR", "fiatAmount": 25})
+    response = create(
+        {
+            "network": network,
+            "currency": currency,
+            "receiverAddress": ADDRESSES[network],
+            "fiatCurrency": "EUR",
+            "fiatAmount": 25,
+        }
+    )
     assert response.status_code == 201, response.json()
     body = response.json()
     asset = get_asset(currency, network)
@@ -64,22 +94,25 @@ def test_a_fiat_priced_draft_locks_a_quote_and_converts_half_up(create, currency
 
 
 def test_a_multi_output_bitcoin_draft_carries_the_fee_as_an_output(create):
-    body = create({"network": "Mainnet", "receiverAddress": ADDRESSES["Mainnet"], "fiatCurrency": "USD",
-                   "fiatAmount": 1000}).json()
+    body = create(
+        {"network": "Mainnet", "receiverAddress": ADDRESSES["Mainnet"], "fiatCurrency": "USD", "fiatAmount": 1000}
+    ).json()
     assert body["paymentMethod"] == "MultiOutput"
     fee = body["platformFee"]
     assert fee["placement"] == "Output" and not fee["accrued"] and not fee["waived"]
     assert fee["percent"] == 0.14 and fee["feeUsd"] == 1.4
     assert body["platformFeeAddress"] == FEE_ADDRESSES["Mainnet"]
-    assert body["feeOutputs"] == [{"address": FEE_ADDRESSES["Mainnet"], "amountSats": body["platformFeeSats"],
-                                   "purpose": "PlatformFee"}]
+    assert body["feeOutputs"] == [
+        {"address": FEE_ADDRESSES["Mainnet"], "amountSats": body["platformFeeSats"], "purpose": "PlatformFee"}
+    ]
     assert body["platformFeeSats"] == fee["feeBaseUnits"] > 546
     assert body["feeAccrued"] is False
 
 
 def test_single_output_drafts_accrue_their_fee(create):
-    body = create({"network": "Base", "currency": "USDC", "receiverAddress": ADDRESSES["Base"],
-                   "amountSats": 25_000_000}).json()
+    body = create(
+        {"network": "Base", "currency": "USDC", "receiverAddress": ADDRESSES["Base"], "amountSats": 25_000_000}
+    ).json()
     assert body["feeAccrued"] is True and body["feeOutputs"] is None and body["platformFeeSats"] == 0
     assert body["platformFee"]["placement"] == "Accrued"
     assert body["platformFee"]["feeBaseUnits"] == 97_500  # 0.39% of 25 USDC, exact at a USD peg of 1
@@ -101,14 +134,21 @@ def test_without_an_operator_fee_address_the_fee_accrues(create, settings):
 
 
 def test_single_output_true_means_single_output_for_bitcoin(create):
-    body = create({"network": "Mainnet", "receiverAddress": ADDRESSES["Mainnet"], "amountSats": 5_000_000,
-                   "singleOutput": True}).json()
+    body = create(
+        {"network": "Mainnet", "receiverAddress": ADDRESSES["Mainnet"], "amountSats": 5_000_000, "singleOutput": True}
+    ).json()
     assert body["paymentMethod"] == "SingleOutput" and body["feeAccrued"] is True
 
 
 def test_bip21_uri_carries_the_exact_btc_amount(create):
-    body = create({"network": "Mainnet", "receiverAddress": ADDRESSES["Mainnet"], "amountSats": 123_456_789,
-                   "memo": "Invoice #42 & more"}).json()
+    body = create(
+        {
+            "network": "Mainnet",
+            "receiverAddress": ADDRESSES["Mainnet"],
+            "amountSats": 123_456_789,
+            "memo": "Invoice #42 & more",
+        }
+    ).json()
     parts = urlsplit(body["paymentUri"])
     assert parts.scheme == "bitcoin" and parts.path == ADDRESSES["Mainnet"]
     query = parse_qs(parts.query)
@@ -117,10 +157,12 @@ def test_bip21_uri_carries_the_exact_btc_amount(create):
 
 
 def test_solana_drafts_carry_a_unique_reference_in_their_uri(create):
-    first = create({"network": "Solana", "currency": "USDC", "receiverAddress": ADDRESSES["Solana"],
-                    "amountSats": 1_500_000}).json()
-    second = create({"network": "Solana", "currency": "USDC", "receiverAddress": ADDRESSES["Solana"],
-                     "amountSats": 1_500_000}).json()
+    first = create(
+        {"network": "Solana", "currency": "USDC", "receiverAddress": ADDRESSES["Solana"], "amountSats": 1_500_000}
+    ).json()
+    second = create(
+        {"network": "Solana", "currency": "USDC", "receiverAddress": ADDRESSES["Solana"], "amountSats": 1_500_000}
+    ).json()
     assert first["solanaReference"] != second["solanaReference"]
     query = parse_qs(urlsplit(first["paymentUri"]).query)
     assert query["reference"] == [first["solanaReference"]]
@@ -128,16 +170,18 @@ def test_solana_drafts_carry_a_unique_reference_in_their_uri(create):
 
 
 def test_eip681_converts_gwei_to_wei_exactly(create):
-    body = create({"network": "Base", "currency": "ETH", "receiverAddress": ADDRESSES["Base"],
-                   "amountSats": 1_234_567_891}).json()
+    body = create(
+        {"network": "Base", "currency": "ETH", "receiverAddress": ADDRESSES["Base"], "amountSats": 1_234_567_891}
+    ).json()
     parts = urlsplit(body["paymentUri"])
     assert parts.path == f"{ADDRESSES['Base']}@8453"
     assert parse_qs(parts.query)["value"] == [str(1_234_567_891 * 10**9)]
 
 
 def test_an_erc20_uri_names_the_token_contract_and_the_units(create):
-    body = create({"network": "Ethereum", "currency": "USDT", "receiverAddress": ADDRESSES["Ethereum"],
-                   "amountSats": 42_000_000}).json()
+    body = create(
+        {"network": "Ethereum", "currency": "USDT", "receiverAddress": ADDRESSES["Ethereum"], "amountSats": 42_000_000}
+    ).json()
     parts = urlsplit(body["paymentUri"])
     assert parts.path == f"{get_asset('USDT', 'Ethereum').token_address}@1/transfer"
     query = parse_qs(parts.query)

@@ -31,7 +31,7 @@ def test_an_exact_payment_is_seen_then_confirmed_at_the_required_count(owner):
     assert events_of(draft) == ["draft.seen", "draft.confirmed"]
     confirmed = Event.objects.get(draft_id=draft.id, type="draft.confirmed").data
     assert confirmed["status"] == "Confirmed" and confirmed["txId"] == "0xabc" and confirmed["confirmations"] == 3
-    assert confirmed["sentAmount"] == "25" and confirmed["amountSats"] == 25_000_000
+    assert confirmed["sentAmount"] == "25.000000" and confirmed["amountSats"] == 25_000_000
 
 
 def test_observing_the_same_payment_twice_emits_nothing_new(owner):
@@ -65,7 +65,7 @@ def test_accepting_a_short_payment_sends_seen_with_accepted_by_owner_then_confir
     seen = Event.objects.get(draft_id=draft.id, type="draft.seen").data
     assert seen["acceptedByOwner"] is True
     confirmed = Event.objects.get(draft_id=draft.id, type="draft.confirmed").data
-    assert confirmed["receivedAmountSats"] == 24_000_000 and confirmed["receivedAmount"] == "24"
+    assert confirmed["receivedAmountSats"] == 24_000_000 and confirmed["receivedAmount"] == "24.000000"
 
 
 def test_a_reorged_payment_returns_the_draft_to_pending_and_can_be_seen_again(owner):
