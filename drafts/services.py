@@ -198,6 +198,7 @@ def draft_expire(*, draft_id: UUID, now: datetime | None = None) -> Draft | None
 # --- Creation ---------------------------------------------------------------------------
 
 MAX_NUDGE_BASE_UNITS = 1000
+MAX_AMOUNT_PICKS = 25
 _UNIQUE_TUPLE = "draft_unique_open_match_tuple"
 
 
@@ -292,7 +293,7 @@ def draft_create(*, user, plan: DraftPlan, now: datetime | None = None, **origin
     `origin` carries where the draft came from (payment_request_id, order_id).
     """
     now = now or timezone.now()
-    for _ in range(5):  # a concurrent draft may take the nudged amount first; pick again
+    for _ in range(MAX_AMOUNT_PICKS):  # a concurrent draft may take the nudged amount first; pick again
         try:
             with transaction.atomic():
                 return _draft_insert(user=user, plan=plan, now=now, origin=origin)
@@ -385,7 +386,7 @@ def draft_requote(*, draft: Draft, now: datetime | None = None) -> Draft:
         now=now,
         is_fee_settlement=draft.is_fee_settlement,
     )
-    for _ in range(5):
+    for _ in range(MAX_AMOUNT_PICKS):
         try:
             with transaction.atomic():
                 locked = _locked(draft.id)

@@ -1,0 +1,164 @@
+"""Idempotent creation (also under concurrency) and batch creation."""
+
+import threading
+
+import pytest
+from django.db import connection
+from rest_framework.test import APIClient
+
+from drafts.models import Draft
+from tests.drafts.conftest import ADDRESSES
+
+BODY = {"network": "Base", "currency": "USDC", "receiverAddress": ADDRESSES["Base"], "fiatCurrency": "EUR",
+        "fiatAmount": 25}
+
+
+@pytest.mark.django_db
+def test_a_retry_with_the_same_key_returns_the_same_draft(create):
+    first = create(BODY, HTTP_IDEMPOTENCY_KEY="order-1")
+    second = create(BODY, HTTP_IDEMPOTENCY_KEY="order-1")
+    assert first.status_code == second.status_code == 201
+    assert second.json() == first.json()
+    assert second["Idempotent-Replayed"] == "true" and "Idempotent-Replayed" not in first
+    assert Draft.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_the_same_key_with_a_different_body_is_422(create):
+    create(BODY, HTTP_IDEMPOTENCY_KEY="order-2")
+    response = create({**BODY, "fiatAmount": 26}, HTTP_IDEMPOTENCY_KEY="order-2")
+    assert response.status_code == 422 and response.json()["code"] == "idempotency_key_reused"
+    assert Draft.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_keys_belong_to_one_account(create, client_with_scopes, other_account):
+    create(BODY, HTTP_IDEMPOTENCY_KEY="shared")
+    theirs = client_with_scopes("drafts:write", user=other_account).post(
+        "/api/v1/drafts", {**BODY, "fiatAmount": 30}, format="json", HTTP_IDEMPOTENCY_KEY="shared")
+    assert theirs.status_code == 201
+    assert Draft.objects.count() == 2
+
+
+@pytest.mark.django_db
+def test_a_failed_request_is_replayed_as_the_same_error(create):
+    bad = {**BODY, "receiverAddress": "0xnope"}
+    first = create(bad, HTTP_IDEMPOTENCY_KEY="bad-1")
+    second = create(bad, HTTP_IDEMPOTENCY_KEY="bad-1")
+    assert first.status_code == second.status_code == 400
+    assert second.json() == first.json() and second["Content-Type"] == "application/problem+json"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("key", ["", "x" * 256, "tab\there"])
+def test_malformed_keys_are_400(create, key):
+    response = create(BODY, HTTP_IDEMPOTENCY_KEY=key)
+    assert response.status_code == 400 and response.json()["code"] == "invalid_idempotency_key"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_many_parallel_identical_requests_make_exactly_one_draft(make_key):
+    key = make_key("drafts:write")
+    barrier = threading.Barrier(8)
+    results: list[tuple[int, str | None]] = []
+
+    def send():
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+        barrier.wait()
+        try:
+            response = client.post("/api/v1/drafts", BODY, format="json", HTTP_IDEMPOTENCY_KEY="parallel-1")
+            body = response.json()
+            results.append((response.status_code, body.get("id") or body.get("code")))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=send) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert Draft.objects.count() == 1
+    draft_id = str(Draft.objects.get().id)
+    assert all(result in ((201, draft_id), (409, "idempotency_in_progress")) for result in results), results
+    assert (201, draft_id) in results
+
+
+@pytest.mark.django_db(transaction=True)
+def test_parallel_fiat_drafts_to_one_address_get_distinct_amounts(make_key):
+    key = make_key("drafts:write")
+    barrier = threading.Barrier(6)
+    statuses: list[int] = []
+
+    def send():
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+        barrier.wait()
+        try:
+            statuses.append(client.post("/api/v1/drafts", BODY, format="json").status_code)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=send) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert statuses == [201] * 6
+    amounts = list(Draft.objects.values_list("amount_base_units", flat=True))
+    assert len(set(amounts)) == 6 and max(amounts) - min(amounts) == 5
+
+
+@pytest.mark.django_db
+def test_a_second_fiat_draft_for_the_same_amount_is_nudged_by_one_unit(create):
+    first = create(BODY).json()
+    second = create(BODY).json()
+    assert second["amountSats"] == first["amountSats"] + 1
+    assert second["quote"]["nudgeBaseUnits"] == 1 and first["quote"]["nudgeBaseUnits"] == 0
+
+
+@pytest.mark.django_db
+def test_an_exact_draft_that_would_collide_is_409_naming_the_open_draft(create, api_client):
+    body = {"network": "Base", "currency": "USDC", "receiverAddress": ADDRESSES["Base"], "amountSats": 5_000_000}
+    first = create(body).json()
+    clash = create(body)
+    assert clash.status_code == 409
+    assert clash.json()["code"] == "amount_collision" and clash.json()["openDraftId"] == first["id"]
+    api_client.post(f"/api/v1/drafts/{first['id']}/cancel")
+    assert create(body).status_code == 201  # a closed draft no longer blocks the amount
+
+
+@pytest.mark.django_db
+def test_a_batch_makes_one_result_per_item_and_a_bad_item_sinks_nothing(api_client):
+    good = {"network": "Base", "currency": "USDC", "receiverAddress": ADDRESSES["Base"], "amountSats": 1_000}
+    items = [{"draft": {**good, "amountSats": 1_000 + i}} for i in range(3)]
+    items.insert(1, {"draft": {**good, "receiverAddress": "not-an-address"}})
+    items.append({"draft": {**good, "amountSats": 2_000}, "idempotencyKey": "batch-a"})
+    response = api_client.post("/api/v1/drafts/batch", {"items": items}, format="json")
+    assert response.status_code == 200
+    results = response.json()
+    assert [r["index"] for r in results] == [0, 1, 2, 3, 4]
+    assert results[1]["draft"] is None and results[1]["error"].startswith("invalid_address")
+    assert "receiverAddress" in results[1]["error"]
+    assert all(r["error"] is None and r["draft"]["status"] == "Pending" for r in results if r["index"] != 1)
+    assert Draft.objects.count() == 4
+    again = [{"draft": {**good, "amountSats": 2_000}, "idempotencyKey": "batch-a"}]
+    replay = api_client.post("/api/v1/drafts/batch", {"items": again}, format="json").json()
+    assert replay[0]["draft"]["id"] == results[4]["draft"]["id"]
+    assert Draft.objects.count() == 4
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("count", [0, 26])
+def test_a_batch_of_zero_or_more_than_25_items_is_400(api_client, count):
+    item = {"draft": {"network": "Base", "currency": "USDC", "receiverAddress": ADDRESSES["Base"], "amountSats": 9}}
+    response = api_client.post("/api/v1/drafts/batch", {"items": [item] * count}, format="json")
+    assert response.status_code == 400 and response.json()["errors"][0]["field"] == "items"
+
+
+@pytest.mark.django_db
+def test_a_batch_of_25_is_accepted(api_client):
+    items = [{"draft": {"network": "Base", "currency": "USDC", "receiverAddress": ADDRESSES["Base"],
+                        "amountSats": 100 + i}} for i in range(25)]
+    results = api_client.post("/api/v1/drafts/batch", {"items": items}, format="json").json()
+    assert len(results) == 25 and all(r["error"] is None for r in results)
