@@ -244,6 +244,10 @@ MONEY_CORE_SETTINGS_END = True
 
 # --- Drafts (drafts/) ----------------------------------------------------------------
 # (settings of drafts go here)
+# Lightning addresses are fetched over HTTPS only; this also lets http://127.0.0.1:PORT
+# and localhost:PORT through (user@127.0.0.1:PORT), for tests and local development.
+LNURL_ALLOW_HTTP_LOOPBACK = env_bool("LNURL_ALLOW_HTTP_LOOPBACK", False)
+LNURL_TIMEOUT_SECONDS = env_int("LNURL_TIMEOUT_SECONDS", 10, minimum=1)
 
 DRAFTS_SETTINGS_END = True
 
