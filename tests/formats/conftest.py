@@ -112,6 +112,8 @@ class LnurlServer:
         }
         if self.mode == "missing_fields":
             del body["callback"]
+        if self.mode == "plain_http_callback":
+            body["callback"] = "http://pay.example.com/callback"
         if self.mode == "not_pay_request":
             body["tag"] = "withdrawRequest"
         return body
@@ -167,6 +169,11 @@ class _Handler(BaseHTTPRequestHandler):
         if mode == "redirect_elsewhere":
             self.send_response(302)
             self.send_header("Location", "https://attacker.example/.well-known/lnurlp/alice")
+            self.end_headers()
+            return None
+        if url.path == "/.well-known/lnurlp/moved":
+            self.send_response(301)
+            self.send_header("Location", "/.well-known/lnurlp/alice")
             self.end_headers()
             return None
         if url.path == "/.well-known/lnurlp/alice":

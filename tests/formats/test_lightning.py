@@ -231,6 +231,12 @@ def test_a_lightning_address_yields_a_signed_invoice_for_exactly_the_amount(lnur
     assert check_invoice_amount(result.invoice, 21_000) == 21_000
 
 
+def test_a_redirect_on_the_same_host_is_followed(lnurl_server):
+    result = fetch_invoice_for_lightning_address(f"moved@127.0.0.1:{lnurl_server.port}", 5_000, network="Mainnet")
+
+    assert result.invoice.amount_msat == 5_000
+
+
 def test_the_verify_url_is_optional(lnurl_server):
     lnurl_server.verify = False
 
@@ -263,6 +269,7 @@ def test_an_amount_outside_min_and_max_sendable_is_refused_before_asking_for_an_
         ("html", "lightning_address_invalid_response"),
         ("missing_fields", "lightning_address_invalid_response"),
         ("not_pay_request", "lightning_address_invalid_response"),
+        ("plain_http_callback", "lightning_address_invalid_response"),
         ("error_status", "lightning_address_invalid_response"),
         ("huge", "lightning_address_invalid_response"),
         ("redirect_elsewhere", "lightning_address_invalid_response"),
