@@ -302,6 +302,10 @@ PAYMENT_URI_LABEL = env_str("PAYMENT_URI_LABEL", "")
 IDEMPOTENCY_KEY_TTL_HOURS = env_int("IDEMPOTENCY_KEY_TTL_HOURS", 24, minimum=1)
 CELERY_BEAT_SCHEDULE["drafts-expire"] = {"task": "drafts.tasks.expire_drafts", "schedule": 60.0}
 CELERY_BEAT_SCHEDULE["drafts-idempotency-cleanup"] = {"task": "drafts.tasks.purge_idempotency_keys", "schedule": 3600.0}
+# Lightning addresses are fetched over HTTPS only; this also lets http://127.0.0.1:PORT
+# and localhost:PORT through (user@127.0.0.1:PORT), for tests and local development.
+LNURL_ALLOW_HTTP_LOOPBACK = env_bool("LNURL_ALLOW_HTTP_LOOPBACK", False)
+LNURL_TIMEOUT_SECONDS = env_int("LNURL_TIMEOUT_SECONDS", 10, minimum=1)
 
 DRAFTS_SETTINGS_END = True
 

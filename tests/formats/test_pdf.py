@@ -1,0 +1,103 @@
+"""The draft PDF is a real PDF that shows what the payer needs."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from datetime import UTC, datetime
+
+import pytest
+import zxingcpp
+from PIL import Image
+
+from drafts.pdf import render_draft_pdf
+from payments.uris import bip21_uri
+
+pytestmark = pytest.mark.skipif(not shutil.which("pdftotext"), reason="poppler-utils (scripts/system-deps.sh)")
+
+RECEIVER = "bc1p5d7rjq7g6rdk2yhzks9smlaqtedr4dekq08ge8ztwac72sfr9rusxg3297"
+
+
+def context(**overrides) -> dict:
+    base = {
+        "draft_id": "5d1c9b86-0000-4000-8000-000000000001",
+        "amount": "0.01234567",
+        "currency": "BTC",
+        "network": "Bitcoin",
+        "receiver_address": RECEIVER,
+        "fiat_amount": "1,234.56",
+        "fiat_currency": "SEK",
+        "payment_method": "MultiOutput",
+        "memo": "Invoice <42> & co",
+        "fee_lines": [{"label": "Service fee (0.14%)", "amount": "0.00001729 BTC"}],
+        "expires_at": datetime(2027, 1, 15, 9, 30, tzinfo=UTC),
+        "created_at": datetime(2027, 1, 14, 9, 30, tzinfo=UTC),
+        "payment_uri": bip21_uri(address=RECEIVER, amount_sats=1_234_567, label="Shop"),
+    }
+    return base | overrides
+
+
+def pdf_text(pdf: bytes, tmp_path) -> str:
+    path = tmp_path / "draft.pdf"
+    path.write_bytes(pdf)
+    subprocess.run(["pdfinfo", str(path)], check=True, capture_output=True)
+    return subprocess.run(["pdftotext", "-layout", str(path), "-"], check=True, capture_output=True, text=True).stdout
+
+
+def test_the_pdf_is_one_valid_page_with_amount_address_and_draft_id(tmp_path):
+    pdf = render_draft_pdf(context())
+
+    assert pdf.startswith(b"%PDF-")
+    path = tmp_path / "draft.pdf"
+    path.write_bytes(pdf)
+    info = subprocess.run(["pdfinfo", str(path)], check=True, capture_output=True, text=True).stdout
+    assert re.search(r"^Pages:\s+1$", info, re.M)
+    text = pdf_text(pdf, tmp_path)
+    assert "0.01234567 BTC" in text
+    assert RECEIVER in text
+    assert "5d1c9b86-0000-4000-8000-000000000001" in text
+    assert "1,234.56 SEK" in text
+    assert "Invoice <42> & co" in text  # escaped in HTML, shown as typed
+    assert "0.00001729 BTC" in text
+    assert "2027-01-15 09:30" in text
+
+
+def test_the_payment_uri_is_printed_and_drawn_as_a_scannable_qr_code(tmp_path):
+    pdf = render_draft_pdf(context())
+
+    squeezed = re.sub(r"\s+", "", pdf_text(pdf, tmp_path))
+    assert context()["payment_uri"] in squeezed
+    assert b"/Subtype /Image" not in pdf  # the QR is vector (inline SVG), not a bitmap
+    # Rasterise the page as a printer would and scan it.
+    (tmp_path / "draft.pdf").write_bytes(pdf)
+    subprocess.run(
+        ["pdftoppm", "-r", "150", "-png", "-singlefile", str(tmp_path / "draft.pdf"), str(tmp_path / "page")],
+        check=True,
+    )
+    scanned = [result.text for result in zxingcpp.read_barcodes(Image.open(tmp_path / "page.png"))]
+    assert scanned == [context()["payment_uri"]]
+
+
+def test_a_draft_without_payment_uri_or_optional_fields_still_renders(tmp_path):
+    minimal = {k: context()[k] for k in ("draft_id", "amount", "currency", "network", "receiver_address")}
+
+    text = pdf_text(render_draft_pdf(minimal), tmp_path)
+
+    assert "0.01234567 BTC" in text
+    assert "Scan with your wallet" not in text
+
+
+def test_the_renderer_loads_no_external_resources(tmp_path):
+    # A hostile memo cannot pull in a remote image: it is escaped, and fetches are refused anyway.
+    text = pdf_text(render_draft_pdf(context(memo='<img src="http://127.0.0.1:9/x.png">')), tmp_path)
+
+    assert '<img src="http://127.0.0.1:9/x.png">' in text
+
+
+def test_times_are_printed_in_utc_whatever_the_server_time_zone(tmp_path, settings):
+    settings.TIME_ZONE = "America/New_York"
+
+    text = pdf_text(render_draft_pdf(context()), tmp_path)
+
+    assert "2027-01-15 09:30:00 UTC" in text
