@@ -6,11 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from drafts.models import Draft
-from drafts.presenters import draft_json, fee_outputs_json
+from drafts.presenters import fee_outputs_json
 from drafts.txtemplate import TxOutput, build_tx_template
 from payments.enums import FeePlacement, Method
-from payments.qr import qr_svg
-from payments.registry import get_asset
+from payments.registry import format_amount, get_asset
 
 
 def draft_fees_json(draft: Draft) -> dict[str, Any]:
@@ -41,5 +40,31 @@ def draft_tx_template(draft: Draft) -> dict[str, Any] | None:
 def draft_pdf(draft: Draft) -> bytes:
     from drafts.pdf import render_draft_pdf  # WeasyPrint loads native libraries: import on use
 
-    body = draft_json(draft)
-    return render_draft_pdf({"draft": body, "qr_svg": qr_svg(draft.payment_uri) if draft.payment_uri else None})
+    asset = get_asset(draft.currency, draft.network)
+    fee = draft.platform_fee or {}
+    fee_lines = []
+    if fee.get("feeAmount"):
+        fee_lines.append(
+            {
+                "label": f"Service fee ({fee.get('placement', '').lower()})",
+                "amount": f"{fee['feeAmount']} {draft.currency}",
+            }
+        )
+    return render_draft_pdf(
+        {
+            "draft_id": str(draft.id),
+            "amount": format_amount(draft.amount_base_units, asset),
+            "currency": draft.currency,
+            "network": draft.network,
+            "receiver_address": draft.receiver_address or draft.lightning_address or "Lightning invoice",
+            "fiat_amount": draft.fiat_amount,
+            "fiat_currency": draft.fiat_currency,
+            "rate": draft.rate,
+            "payment_method": draft.method,
+            "memo": draft.memo,
+            "fee_lines": fee_lines,
+            "expires_at": draft.expires_at,
+            "created_at": draft.created_at,
+            "payment_uri": draft.payment_uri,
+        }
+    )

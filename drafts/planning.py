@@ -11,10 +11,13 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+from django.conf import settings
+
 from config.api.problems import Problem
 from fees.calculator import FeeQuote, fee_quote
 from payments.addresses import validate_address
 from payments.enums import Currency, Method
+from payments.lightning import check_invoice_amount, decode_invoice, fetch_invoice_for_lightning_address
 from payments.quotes import Quote, base_units_to_fiat, fiat_to_base_units, quote_lock, sek_value
 from payments.registry import Asset, default_method, get_asset, require_network_enabled
 
@@ -61,7 +64,7 @@ def _method(asset: Asset, request: dict[str, Any]) -> str:
                 field="singleOutput",
             )
         requested = Method.SINGLE_OUTPUT
-    if not requested and (request.get("bolt11") or request.get("lightningAddress")):
+    if not requested and (request.get("bolt11") or _lightning_address(request)):
         requested = Method.LIGHTNING
     method = requested or default_method(asset)
     if method not in asset.methods:
@@ -122,6 +125,11 @@ def draft_plan(*, request: dict[str, Any], now: datetime, is_fee_settlement: boo
         if not request.get("receiverAddress"):
             raise Problem("Name the address that receives the payment.", code="required", field="receiverAddress")
         plan_fields["receiver_address"] = validate_address(network, request["receiverAddress"], field="receiverAddress")
+        if plan_fields["receiver_address"] == settings.PLATFORM_FEE_ADDRESSES.get(network):
+            # One address cannot take both outputs: wallets merge them and the amounts stop matching.
+            raise Problem(
+                "The receiver address is the operator's fee address.", code="invalid_address", field="receiverAddress"
+            )
 
     if fiat_currency:  # price the fee on what was asked, not on the rounded base units
         usd_value = fiat_amount if fiat_currency == "USD" else fiat_amount * usd_rate / quote.rate
@@ -154,8 +162,6 @@ def draft_plan(*, request: dict[str, Any], now: datetime, is_fee_settlement: boo
 
 
 def _plan_lightning(request, network, amount, fiat_currency, now, plan_fields):
-    from payments.lightning import check_invoice_amount, decode_invoice, fetch_invoice_for_lightning_address
-
     bolt11 = request.get("bolt11")
     address = _lightning_address(request)
     if bolt11 and address:

@@ -9,8 +9,13 @@ from rest_framework.test import APIClient
 from drafts.models import Draft
 from tests.drafts.conftest import ADDRESSES
 
-BODY = {"network": "Base", "currency": "USDC", "receiverAddress": ADDRESSES["Base"], "fiatCurrency": "EUR",
-        "fiatAmount": 25}
+BODY = {
+    "network": "Base",
+    "currency": "USDC",
+    "receiverAddress": ADDRESSES["Base"],
+    "fiatCurrency": "EUR",
+    "fiatAmount": 25,
+}
 
 
 @pytest.mark.django_db
@@ -35,7 +40,8 @@ def test_the_same_key_with_a_different_body_is_422(create):
 def test_keys_belong_to_one_account(create, client_with_scopes, other_account):
     create(BODY, HTTP_IDEMPOTENCY_KEY="shared")
     theirs = client_with_scopes("drafts:write", user=other_account).post(
-        "/api/v1/drafts", {**BODY, "fiatAmount": 30}, format="json", HTTP_IDEMPOTENCY_KEY="shared")
+        "/api/v1/drafts", {**BODY, "fiatAmount": 30}, format="json", HTTP_IDEMPOTENCY_KEY="shared"
+    )
     assert theirs.status_code == 201
     assert Draft.objects.count() == 2
 
@@ -158,7 +164,9 @@ def test_a_batch_of_zero_or_more_than_25_items_is_400(api_client, count):
 
 @pytest.mark.django_db
 def test_a_batch_of_25_is_accepted(api_client):
-    items = [{"draft": {"network": "Base", "currency": "USDC", "receiverAddress": ADDRESSES["Base"],
-                        "amountSats": 100 + i}} for i in range(25)]
+    items = [
+        {"draft": {"network": "Base", "currency": "USDC", "receiverAddress": ADDRESSES["Base"], "amountSats": 100 + i}}
+        for i in range(25)
+    ]
     results = api_client.post("/api/v1/drafts/batch", {"items": items}, format="json").json()
     assert len(results) == 25 and all(r["error"] is None for r in results)
