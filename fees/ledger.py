@@ -1,0 +1,130 @@
+"""The accrued-fee ledger: accrual on confirmation, caps that block, and settlement.
+
+Accrual and settlement are called by the draft state machine inside its transaction,
+so a fee is owed exactly when its draft is Confirmed, and settled exactly when the
+settlement draft is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import Decimal
+from uuid import UUID
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Min, Sum
+from django.utils import timezone
+
+from config.api.problems import Problem
+from fees.models import AccruedFee
+
+Status = AccruedFee.Status
+
+
+class FeesOutstanding(Problem):
+    status_code = 402
+    default_code = "fees_outstanding"
+
+
+@dataclass(frozen=True)
+class Balance:
+    outstanding_usd: Decimal
+    draft_count: int
+    oldest_accrued_at: datetime | None
+    active_settlement_draft_id: UUID | None
+
+    @property
+    def blocked(self) -> bool:
+        if self.outstanding_usd >= settings.FEE_MAX_OUTSTANDING_USD:
+            return True
+        oldest = self.oldest_accrued_at
+        return oldest is not None and timezone.now() - oldest >= timedelta(days=settings.FEE_MAX_AGE_DAYS)
+
+    def as_json(self) -> dict:
+        return {
+            "outstandingUsd": float(self.outstanding_usd),
+            "draftCount": self.draft_count,
+            "oldestAccruedAt": self.oldest_accrued_at.isoformat().replace("+00:00", "Z")
+            if self.oldest_accrued_at
+            else None,
+            "maxOutstandingUsd": float(settings.FEE_MAX_OUTSTANDING_USD),
+            "maxAgeDays": settings.FEE_MAX_AGE_DAYS,
+            "blocked": self.blocked,
+            "activeSettlementDraftId": str(self.active_settlement_draft_id) if self.active_settlement_draft_id else None,
+        }
+
+
+def balance_of(user) -> Balance:
+    from drafts.models import OPEN_STATUSES, Draft
+
+    totals = AccruedFee.objects.filter(user=user, status=Status.OUTSTANDING).aggregate(
+        usd=Sum("fee_usd"), oldest=Min("accrued_at")
+    )
+    count = AccruedFee.objects.filter(user=user, status=Status.OUTSTANDING).count()
+    active = (
+        Draft.objects.filter(user=user, is_fee_settlement=True, status__in=OPEN_STATUSES)
+        .values_list("id", flat=True)
+        .first()
+    )
+    return Balance(
+        outstanding_usd=totals["usd"] or Decimal(0),
+        draft_count=count,
+        oldest_accrued_at=totals["oldest"],
+        active_settlement_draft_id=active,
+    )
+
+
+def ensure_not_blocked(user) -> None:
+    """A blocked account cannot open new fee-accruing drafts (SingleOutput, Lightning, pay links)."""
+    balance = balance_of(user)
+    if balance.blocked:
+        raise FeesOutstanding(
+            f"Accrued fees of {balance.outstanding_usd.quantize(Decimal('0.01'))} USD must be settled first "
+            "(POST /api/v1/fees/accrued/settle). MultiOutput drafts remain available.",
+            extra={"outstandingUsd": float(balance.outstanding_usd), "maxOutstandingUsd": float(settings.FEE_MAX_OUTSTANDING_USD)},
+        )
+
+
+def fee_accrue(*, draft, now: datetime) -> AccruedFee | None:
+    """Record the fee of a confirmed draft whose fee was not paid as an output. Idempotent."""
+    if draft.is_fee_settlement or draft.fee_base_units == 0:
+        return None
+    entry, _ = AccruedFee.objects.get_or_create(
+        draft=draft,
+        defaults={
+            "user_id": draft.user_id,
+            "fee_usd": draft.fee_usd,
+            "fee_base_units": draft.fee_base_units,
+            "currency": draft.currency,
+            "network": draft.network,
+            "accrued_at": now,
+        },
+    )
+    return entry
+
+
+def settlement_confirmed(*, settlement, now: datetime) -> int:
+    """The settlement draft is Confirmed: the entries it covers are settled."""
+    return AccruedFee.objects.filter(settlement_draft=settlement, status=Status.OUTSTANDING).update(
+        status=Status.SETTLED, settled_at=now
+    )
+
+
+def settlement_abandoned(*, settlement) -> int:
+    """The settlement draft expired or was cancelled: its entries stay outstanding."""
+    return AccruedFee.objects.filter(settlement_draft=settlement, status=Status.OUTSTANDING).update(
+        settlement_draft=None
+    )
+
+
+def fee_waive(*, entry: AccruedFee, reason: str, now: datetime | None = None) -> AccruedFee:
+    """An operator forgives one entry."""
+    with transaction.atomic():
+        locked = AccruedFee.objects.select_for_update().get(pk=entry.pk)
+        if locked.status == Status.OUTSTANDING:
+            locked.status, locked.waived_reason, locked.waived_at = Status.WAIVED, reason, now or timezone.now()
+            locked.settlement_draft = None
+            locked.save()
+        return locked
