@@ -56,7 +56,7 @@ def _start(server_state_holder: list) -> tuple[ThreadingHTTPServer, FakeProvider
     httpd.daemon_threads = True
     state = FakeProviderServer(url=f"http://127.0.0.1:{httpd.server_address[1]}")
     server_state_holder.append(state)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     return httpd, state
 
 
