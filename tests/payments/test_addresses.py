@@ -55,7 +55,11 @@ def _derived(chain: str) -> list[str]:
 
 
 def _flip_one_char(address: str, index: int) -> str:
-    alphabet = "qpzry9x8gf2tvdw0s3jn54khce6mua7l" if address[:3].lower() in ("bc1", "tb1") else "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+    alphabet = (
+        "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
+        if address[:3].lower() in ("bc1", "tb1")
+        else "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+    )
     current = address[index]
     replacement = next(c for c in alphabet if c != current)
     return address[:index] + replacement + address[index + 1 :]

@@ -94,8 +94,11 @@ def test_a_failed_refresh_keeps_the_previous_table_until_it_ages_out(http_feed, 
     [
         {"status": 500, "body": b'{"status": {"error_code": 500}}'},
         {"status": 429, "body": b'{"status": {"error_code": 429, "error_message": "rate limited"}}'},
-        {"status": 200, "body": b"<!DOCTYPE html><html><body>Cloudflare: checking your browser</body></html>",
-         "content_type": "text/html; charset=UTF-8"},
+        {
+            "status": 200,
+            "body": b"<!DOCTYPE html><html><body>Cloudflare: checking your browser</body></html>",
+            "content_type": "text/html; charset=UTF-8",
+        },
         {"status": 200, "body": b"<html>error</html>", "content_type": "application/json"},
         {"status": 200, "body": b'{"bitcoin": {"usd": 67187.33', "content_type": "application/json"},
         {"status": 200, "body": b"[]"},
@@ -163,7 +166,9 @@ def test_a_slow_provider_times_out_and_the_next_one_answers(settings, provider_s
     assert get_rate("BTC", "USD").rate == 2
 
 
-def test_it_fails_over_from_an_html_error_page_to_the_next_fx_provider(settings, provider_server, second_provider_server):
+def test_it_fails_over_from_an_html_error_page_to_the_next_fx_provider(
+    settings, provider_server, second_provider_server
+):
     settings.RATES_FX_PROVIDERS = [f"open-er-api={provider_server.url}", f"open-er-api={second_provider_server.url}"]
     now = int(time.time())
     provider_server.answer(OPEN_ER, body=b"<html>502 Bad Gateway</html>", content_type="text/html")

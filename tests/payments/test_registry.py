@@ -84,8 +84,17 @@ def test_evm_token_addresses_are_in_eip55_form():
 
 @pytest.mark.parametrize(
     "currency,network,decimals",
-    [("BTC", "Mainnet", 8), ("BTC", "Ethereum", 8), ("BTC", "Solana", 8), ("USDC", "Base", 6), ("USDT", "Solana", 6),
-     ("EURC", "Ethereum", 6), ("SOL", "Solana", 9), ("ETH", "Ethereum", 9), ("ETH", "Base", 9)],
+    [
+        ("BTC", "Mainnet", 8),
+        ("BTC", "Ethereum", 8),
+        ("BTC", "Solana", 8),
+        ("USDC", "Base", 6),
+        ("USDT", "Solana", 6),
+        ("EURC", "Ethereum", 6),
+        ("SOL", "Solana", 9),
+        ("ETH", "Ethereum", 9),
+        ("ETH", "Base", 9),
+    ],
 )
 def test_base_unit_decimals_follow_the_spec_with_eth_in_gwei(currency, network, decimals):
     assert get_asset(currency, network).decimals == decimals
