@@ -72,17 +72,14 @@ def test_the_sek_bookkeeping_value_rounds_to_ore():
     assert value["at"].endswith("Z")
 
 
-ASSET_DECIMALS = sorted({a.decimals for a in all_assets()})
-
-
 @given(
     fiat=st.decimals(min_value=Decimal("0.01"), max_value=Decimal("1000000"), places=2),
     rate=st.decimals(min_value=Decimal("0.01"), max_value=Decimal("100000000000"), places=8),
-    decimals=st.sampled_from(ASSET_DECIMALS),
+    asset=st.sampled_from(all_assets()),
 )
-def test_fiat_to_base_units_and_back_is_within_one_base_unit(fiat, rate, decimals):
-    units = fiat_to_base_units(fiat, rate, decimals)
-    back = base_units_to_fiat(units, rate, decimals)
-    one_unit_in_fiat = rate / Decimal(10) ** decimals
+def test_fiat_to_base_units_and_back_is_within_one_base_unit_for_every_asset(fiat, rate, asset):
+    units = fiat_to_base_units(fiat, rate, asset.decimals)
+    back = base_units_to_fiat(units, rate, asset.decimals)
+    one_unit_in_fiat = rate / asset.unit
     assert abs(back - fiat) <= one_unit_in_fiat / 2
     assert units >= 0

@@ -208,3 +208,10 @@ def test_the_beat_schedule_names_the_refresh_task(settings):
 def test_the_refresh_task_stores_the_rates(http_feed):
     assert rates_refresh.apply().get() == {"crypto": "coingecko", "fx": "open.er-api.com"}
     assert get_rate("SOL", "JPY").rate == Decimal("172.45") * Decimal("151.37")
+
+
+def test_a_refused_connection_fails_over_to_the_next_provider(settings, provider_server):
+    settings.RATES_CRYPTO_PROVIDERS = ["coingecko=http://127.0.0.1:9", f"coingecko={provider_server.url}"]
+    provider_server.answer(COINGECKO, coingecko_payload(int(time.time()), bitcoin=3))
+    assert refresh_rates()["crypto"] == "coingecko"
+    assert get_rate("BTC", "USD").rate == 3
