@@ -265,6 +265,15 @@ RATES_OPEN_ER_API_URL = env_str("RATES_OPEN_ER_API_URL", "https://open.er-api.co
 RATES_HTTP_TIMEOUT_SECONDS = env_int("RATES_HTTP_TIMEOUT_SECONDS", 5, minimum=1)
 RATES_REFRESH_SECONDS = env_int("RATES_REFRESH_SECONDS", 60, minimum=5)
 RATES_MAX_AGE_SECONDS = env_int("RATES_MAX_AGE_SECONDS", 600, minimum=10)
+if RATES_MAX_AGE_SECONDS <= RATES_REFRESH_SECONDS:
+    raise ImproperlyConfigured("RATES_MAX_AGE_SECONDS must be longer than RATES_REFRESH_SECONDS.")
+for _setting, _providers, _known in (
+    ("RATES_CRYPTO_PROVIDERS", RATES_CRYPTO_PROVIDERS, {"snapshot", "coingecko"}),
+    ("RATES_FX_PROVIDERS", RATES_FX_PROVIDERS, {"snapshot", "open-er-api"}),
+):
+    _names = [item.partition("=")[0].strip() for item in _providers]
+    if not _names or set(_names) - _known:
+        raise ImproperlyConfigured(f"{_setting} must list providers among {sorted(_known)}; got {_providers}.")
 CELERY_BEAT_SCHEDULE["payments.rates_refresh"] = {
     "task": "payments.tasks.rates_refresh",
     "schedule": float(RATES_REFRESH_SECONDS),

@@ -20,6 +20,7 @@ _PRECISION = 60
 
 def json_number(value: Decimal) -> int | float:
     """A Decimal as a JSON number: an int when integral, else a float."""
+    value = Decimal(value)
     if value == value.to_integral_value():
         return int(value)
     return float(value)

@@ -6,8 +6,13 @@ from payments.rates import CRYPTO_ASSETS
 
 
 class RatesQuerySerializer(serializers.Serializer):
-    ccy = serializers.CharField(required=False, default="USD", max_length=10, help_text="ISO 4217 fiat code")
-    asset = serializers.CharField(required=False, max_length=10, help_text=f"One of {', '.join(CRYPTO_ASSETS)}")
+    # allow_blank: an empty ?ccy= is an unknown code (400), not "use the default".
+    ccy = serializers.CharField(
+        required=False, default="USD", allow_blank=True, max_length=10, help_text="ISO 4217 fiat code"
+    )
+    asset = serializers.CharField(
+        required=False, allow_blank=True, max_length=10, help_text=f"One of {', '.join(CRYPTO_ASSETS)}"
+    )
 
 
 class RateSerializer(serializers.Serializer):
