@@ -220,7 +220,14 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "SCHEMA_PATH_PREFIX": r"/api/v1",
     "COMPONENT_SPLIT_REQUEST": False,
-    "ENUM_NAME_OVERRIDES": {},
+    "ENUM_NAME_OVERRIDES": {
+        "PaymentNetwork": "payments.enums.Network",
+        "PaymentCurrency": "payments.enums.Currency",
+        "PaymentMethod": "payments.enums.Method",
+        "DraftStatus": "payments.enums.DraftStatus",
+        "FeePlacement": "payments.enums.FeePlacement",
+        "SettlementCurrency": "fees.services.SETTLEMENT_CURRENCIES",
+    },
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
@@ -295,6 +302,9 @@ FEE_MIN_USD = env_decimal("FEE_MIN_USD", "0.01")
 FEE_MAX_USD = env_decimal("FEE_MAX_USD", "100")
 FEE_DUST_LIMIT_SATS = env_int("FEE_DUST_LIMIT_SATS", 546, minimum=0)
 FEE_DUST_WAIVERS_PER_DAY = env_int("FEE_DUST_WAIVERS_PER_DAY", 10, minimum=0)
+# Accrued fees: an account is blocked from fee-accruing drafts at either cap.
+FEE_MAX_OUTSTANDING_USD = env_decimal("FEE_MAX_OUTSTANDING_USD", "25")
+FEE_MAX_AGE_DAYS = env_int("FEE_MAX_AGE_DAYS", 30, minimum=1)
 
 MONEY_CORE_SETTINGS_END = True
 

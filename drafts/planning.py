@@ -125,7 +125,8 @@ def draft_plan(*, request: dict[str, Any], now: datetime, is_fee_settlement: boo
         if not request.get("receiverAddress"):
             raise Problem("Name the address that receives the payment.", code="required", field="receiverAddress")
         plan_fields["receiver_address"] = validate_address(network, request["receiverAddress"], field="receiverAddress")
-        if plan_fields["receiver_address"] == settings.PLATFORM_FEE_ADDRESSES.get(network):
+        fee_address = settings.PLATFORM_FEE_ADDRESSES.get(network)
+        if not is_fee_settlement and plan_fields["receiver_address"] == fee_address:
             # One address cannot take both outputs: wallets merge them and the amounts stop matching.
             raise Problem(
                 "The receiver address is the operator's fee address.", code="invalid_address", field="receiverAddress"

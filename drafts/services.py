@@ -14,6 +14,7 @@ from config.api.problems import Conflict
 from drafts.events import draft_event_data
 from drafts.models import OPEN_STATUSES, TUPLE_MATCHED_NETWORKS, Draft
 from drafts.planning import DraftPlan
+from fees import ledger
 from fees.calculator import is_dust
 from fees.services import dust_waiver_claim
 from payments.enums import DraftStatus as S
@@ -51,8 +52,32 @@ def _transition(draft: Draft, to: str, *, event: str | None, now: datetime) -> N
         )
     draft.status = to
     draft.save()
+    _settle_fees_on(draft, to, now)
     if event:
         event_record(user=draft.user, type=event, data=draft_event_data(draft, occurred_at=now), draft_id=draft.id)
+
+
+def _settle_fees_on(draft: Draft, to: str, now: datetime) -> None:
+    """Fee ledger bookkeeping that must happen in the same transaction as the status change."""
+    if to == S.CONFIRMED:
+        if draft.is_fee_settlement:
+            ledger.settlement_confirmed(settlement=draft, now=now)
+        elif draft.fee_placement == FeePlacement.ACCRUED:
+            ledger.fee_accrue(draft=draft, now=now)
+    elif to in (S.EXPIRED, S.CANCELLED) and draft.is_fee_settlement:
+        ledger.settlement_abandoned(settlement=draft)
+
+
+def draft_fee_output_missing(*, draft_id: UUID) -> Draft:
+    """A MultiOutput payment arrived without the fee output: it still pays the draft, and the
+    fee accrues instead (recorded when the draft is Confirmed)."""
+    with transaction.atomic():
+        draft = _locked(draft_id)
+        if draft.fee_placement == FeePlacement.OUTPUT and draft.status != S.CONFIRMED:
+            draft.fee_placement = FeePlacement.ACCRUED
+            draft.platform_fee = {**draft.platform_fee, "placement": FeePlacement.ACCRUED, "accrued": True}
+            draft.save()
+        return draft
 
 
 def is_within_mismatch_window(expected: int, received: int) -> bool:
@@ -293,6 +318,8 @@ def draft_create(*, user, plan: DraftPlan, now: datetime | None = None, **origin
     `origin` carries where the draft came from (payment_request_id, order_id).
     """
     now = now or timezone.now()
+    if plan.method != Method.MULTI_OUTPUT and not plan.is_fee_settlement:
+        ledger.ensure_not_blocked(user)
     for _ in range(MAX_AMOUNT_PICKS):  # a concurrent draft may take the nudged amount first; pick again
         try:
             with transaction.atomic():

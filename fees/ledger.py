@@ -52,7 +52,9 @@ class Balance:
             "maxOutstandingUsd": float(settings.FEE_MAX_OUTSTANDING_USD),
             "maxAgeDays": settings.FEE_MAX_AGE_DAYS,
             "blocked": self.blocked,
-            "activeSettlementDraftId": str(self.active_settlement_draft_id) if self.active_settlement_draft_id else None,
+            "activeSettlementDraftId": str(self.active_settlement_draft_id)
+            if self.active_settlement_draft_id
+            else None,
         }
 
 
@@ -83,7 +85,10 @@ def ensure_not_blocked(user) -> None:
         raise FeesOutstanding(
             f"Accrued fees of {balance.outstanding_usd.quantize(Decimal('0.01'))} USD must be settled first "
             "(POST /api/v1/fees/accrued/settle). MultiOutput drafts remain available.",
-            extra={"outstandingUsd": float(balance.outstanding_usd), "maxOutstandingUsd": float(settings.FEE_MAX_OUTSTANDING_USD)},
+            extra={
+                "outstandingUsd": float(balance.outstanding_usd),
+                "maxOutstandingUsd": float(settings.FEE_MAX_OUTSTANDING_USD),
+            },
         )
 
 

@@ -89,3 +89,19 @@ def test_debug_mode_generates_a_development_key_into_an_ignored_file():
     assert result.returncode == 0, result.stderr
     assert len(json.loads(result.stdout)["SECRET_KEY"]) >= 50
     assert ".secret_key" in (ROOT / ".gitignore").read_text()
+
+
+def test_operator_fee_addresses_are_validated_at_start_up():
+    good = settings_under(
+        {"SECRET_KEY": "x" * 50, "FEE_ADDRESS_MAINNET": "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq"},
+        "PLATFORM_FEE_ADDRESSES",
+    )
+    assert good.returncode == 0, good.stderr
+    assert json.loads(good.stdout)["PLATFORM_FEE_ADDRESSES"] == {
+        "Mainnet": "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq"
+    }
+    bad = settings_under(
+        {"SECRET_KEY": "x" * 50, "FEE_ADDRESS_ETHEREUM": "0x52908400098527886e0F7030069857D2E4169EE7"},
+        "PLATFORM_FEE_ADDRESSES",
+    )
+    assert bad.returncode != 0 and "FEE_ADDRESS_ETHEREUM" in bad.stderr
