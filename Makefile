@@ -21,7 +21,7 @@ $(VENV)/.dev: $(VENV)/.runtime requirements-dev.txt
 
 # Local chain nodes for the tests (anvil), pinned in package.json / package-lock.json.
 node_modules/.installed: package.json package-lock.json
-	npm ci --no-audit --no-fund
+	npm install --no-audit --no-fund
 	touch $@
 
 system-deps:
