@@ -148,9 +148,14 @@ class FakeServer:
                 body = self.rfile.read(length) if length else b""
                 outer.requests.append((self.command, self.path))
                 status, payload = outer.handler(self.command, self.path, body, dict(self.headers))
-                data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+                if isinstance(payload, bytes):  # JSON serialized by the handler itself
+                    data, kind = payload, "application/json"
+                elif isinstance(payload, str):
+                    data, kind = payload.encode(), "text/plain"
+                else:
+                    data, kind = json.dumps(payload).encode(), "application/json"
                 self.send_response(status)
-                self.send_header("Content-Type", "text/plain" if isinstance(payload, str) else "application/json")
+                self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
@@ -186,3 +191,23 @@ def fake_server() -> Iterator[Callable[..., FakeServer]]:
 
 def load_fixture(name: str):
     return json.loads((FIXTURES / name).read_text())
+
+
+@pytest.fixture(params=["core", "esplora"])
+def bitcoin(request, fake_server, settings):
+    """A fake Bitcoin chain served as Bitcoin Core JSON-RPC or as Esplora REST (both run)."""
+    from tests.chainwatch.fakes import FakeBitcoin
+
+    chain = FakeBitcoin()
+    chain.mine(5)
+    chain.backend = request.param
+    if request.param == "core":
+        server = fake_server(chain.core_handler)
+        settings.CHAINWATCH_ENDPOINTS = {"Mainnet": {"bitcoin_rpc_url": server.url.replace("//", "//user:pass@")}}
+    else:
+        server = fake_server(chain.esplora_handler)
+        settings.CHAINWATCH_ENDPOINTS = {"Mainnet": {"esplora_url": server.url}}
+    chain.server = server
+    settings.CHAINWATCH_START_LOOKBACK_BLOCKS = 2
+    settings.CHAINWATCH_MAX_REQUESTS_PER_SECOND = 0
+    return chain
