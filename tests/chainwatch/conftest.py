@@ -140,6 +140,7 @@ class FakeServer:
     def __init__(self, handler: Callable[[str, str, bytes, dict], tuple[int, object]]) -> None:
         self.handler = handler
         self.requests: list[tuple[str, str]] = []
+        self.bodies: list[str] = []
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -147,6 +148,7 @@ class FakeServer:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
                 outer.requests.append((self.command, self.path))
+                outer.bodies.append(body.decode(errors="replace"))
                 status, payload = outer.handler(self.command, self.path, body, dict(self.headers))
                 if isinstance(payload, bytes):  # JSON serialized by the handler itself
                     data, kind = payload, "application/json"
@@ -211,3 +213,14 @@ def bitcoin(request, fake_server, settings):
     settings.CHAINWATCH_START_LOOKBACK_BLOCKS = 2
     settings.CHAINWATCH_MAX_REQUESTS_PER_SECOND = 0
     return chain
+
+
+@pytest.fixture
+def solana(fake_server, settings):
+    from tests.chainwatch.fakes import FakeSolana
+
+    cluster = FakeSolana()
+    cluster.server = fake_server(cluster.handler)
+    settings.CHAINWATCH_ENDPOINTS = {"Solana": {"rpc_url": cluster.server.url}}
+    settings.CHAINWATCH_MAX_REQUESTS_PER_SECOND = 0
+    return cluster

@@ -198,3 +198,110 @@ class RpcError(Exception):
     def __init__(self, code: int, message: str) -> None:
         super().__init__(message)
         self.code, self.message = code, message
+
+
+SOLANA = load_fixture("solana_rpc.json")
+
+
+@dataclass
+class FakeSolana:
+    """A Solana cluster as far as Solana Pay references are concerned."""
+
+    slot: int = 1000
+    listings: dict[str, list[dict]] = field(default_factory=dict)  # reference -> signature entries
+    transactions: dict[str, dict] = field(default_factory=dict)
+    counter: int = 0
+
+    def pay_sol(
+        self,
+        *,
+        reference: str,
+        receiver: str,
+        lamports: int,
+        payer: str = "PayerSo1111111111111111111111111111111111111",
+    ) -> str:
+        keys = [(payer, True), (receiver, False), (reference, False), ("11111111111111111111111111111111", False)]
+        pre = [10**12, 5_000_000, 0, 1]
+        post = [10**12 - lamports - 5000, 5_000_000 + lamports, 0, 1]
+        return self._add(reference, keys, pre, post, [], [])
+
+    def pay_token(
+        self,
+        *,
+        reference: str,
+        receiver: str,
+        mint: str,
+        amount: int,
+        payer: str = "PayerSo1111111111111111111111111111111111111",
+    ) -> str:
+        keys = [
+            (payer, True),
+            ("PayerAta111111111111111111111111111111111111", False),
+            ("ReceiverAta11111111111111111111111111111111", False),
+            (reference, False),
+        ]
+        pre_tokens = [self._balance(1, mint, payer, 10**12), self._balance(2, mint, receiver, 7)]
+        post_tokens = [self._balance(1, mint, payer, 10**12 - amount), self._balance(2, mint, receiver, 7 + amount)]
+        return self._add(
+            reference, keys, [10**9, 2039280, 2039280, 0], [10**9 - 5000, 2039280, 2039280, 0], pre_tokens, post_tokens
+        )
+
+    def _balance(self, index: int, mint: str, owner: str, amount: int) -> dict:
+        balance = copy.deepcopy(SOLANA["token_balance"])
+        balance.update(accountIndex=index, mint=mint, owner=owner)
+        ui = Decimal(amount) / Decimal(10**6)
+        balance["uiTokenAmount"].update(amount=str(amount), uiAmountString=str(ui), uiAmount=float(ui))
+        return balance
+
+    def _add(self, reference, keys, pre, post, pre_tokens, post_tokens) -> str:
+        self.counter += 1
+        self.slot += 1
+        signature = hashlib.sha256(f"sig{self.counter}".encode()).hexdigest()[:64] + "Sig"
+        tx = copy.deepcopy(SOLANA["transaction"])
+        tx["slot"] = self.slot
+        tx["meta"].update(
+            preBalances=pre, postBalances=post, preTokenBalances=pre_tokens, postTokenBalances=post_tokens
+        )
+        tx["transaction"]["signatures"] = [signature]
+        tx["transaction"]["message"]["accountKeys"] = [
+            dict(SOLANA["account_key"], pubkey=k, signer=s, writable=k != reference) for k, s in keys
+        ]
+        self.transactions[signature] = tx
+        entry = dict(SOLANA["signature_entry"], signature=signature, slot=self.slot)
+        self.listings.setdefault(reference, []).insert(0, entry)  # newest first
+        return signature
+
+    def finalize(self, signature: str) -> None:
+        for listing in self.listings.values():
+            for entry in listing:
+                if entry["signature"] == signature:
+                    entry["confirmationStatus"] = "finalized"
+
+    def roll_back(self, signature: str) -> None:
+        """A confirmed (not finalized) transaction dropped from the fork the cluster chose."""
+        for listing in self.listings.values():
+            listing[:] = [e for e in listing if e["signature"] != signature]
+        self.transactions.pop(signature, None)
+
+    def call(self, method: str, params: list):
+        if method == "getSlot":
+            return self.slot
+        if method == "getSignaturesForAddress":
+            return self.listings.get(params[0], [])[: params[1].get("limit", 1000)]
+        if method == "getTransaction":
+            return self.transactions.get(params[0])
+        raise RpcError(-32601, "Method not found")
+
+    def handler(self, method: str, path: str, body: bytes, headers: dict):
+        request = json.loads(body)
+        requests = request if isinstance(request, list) else [request]
+        answers = []
+        for item in requests:
+            envelope = dict(SOLANA["envelope"], id=item["id"])
+            try:
+                envelope["result"] = self.call(item["method"], item.get("params") or [])
+            except RpcError as exc:
+                envelope.pop("result")
+                envelope["error"] = {"code": exc.code, "message": exc.message}
+            answers.append(envelope)
+        return 200, answers if isinstance(request, list) else answers[0]
