@@ -124,8 +124,10 @@ def lightning_configured() -> bool:
     return settings.CHAINWATCH_LIGHTNING_ENABLED
 
 
-def watchers() -> list[tuple[str, str]]:
-    """(network, family) of every watcher that is enabled and has an endpoint configured."""
+def watchers(*, with_endpoint: bool = False) -> list[tuple[str, str]]:
+    """(network, family) of every watcher that is enabled and configured. Lightning needs no
+    endpoint of ours (LUD-21 verify URLs come with each draft); `with_endpoint` leaves it out
+    unless an LND or LNbits node is configured."""
     found = []
     for network in settings.ENABLED_NETWORKS:
         family = FAMILY[network]
@@ -133,7 +135,8 @@ def watchers() -> list[tuple[str, str]]:
         if family == BITCOIN:
             if bitcoin_source(network):
                 found.append((network, BITCOIN))
-            if lightning_configured():
+            has_node = bool(settings.LND_REST_URL or settings.LNBITS_URL)
+            if lightning_configured() and (has_node or not with_endpoint):
                 found.append((network, LIGHTNING))
         elif ends.rpc_url:
             found.append((network, family))
