@@ -226,6 +226,8 @@ def main() -> None:
     settings.CHAINWATCH_START_LOOKBACK_BLOCKS = 5
     settings.LND_REST_URL = settings.LNBITS_URL = ""
     old_name = connection.settings_dict["NAME"]
+    # Its own throwaway database, so a test run on the same DATABASE_URL is not disturbed.
+    connection.settings_dict.setdefault("TEST", {})["NAME"] = f"bench_{old_name}"
     connection.creation.create_test_db(verbosity=0, autoclobber=True)
     try:
         from accounts.models import User

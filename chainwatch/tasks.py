@@ -6,6 +6,7 @@ off over several runs without skipping a block."""
 from __future__ import annotations
 
 import logging
+import time
 
 from celery import shared_task
 from django.conf import settings
@@ -41,7 +42,10 @@ def watcher_pass(network: str, family: str):
 def watcher_run(network: str, family: str, *, max_passes: int | None = None) -> list:
     """Passes until caught up (or the per-run bound); errors are recorded on the cursor."""
     reports = []
+    deadline = time.monotonic() + settings.CHAINWATCH_RUN_SECONDS
     for _ in range(max_passes or settings.CHAINWATCH_PASSES_PER_RUN):
+        if reports and time.monotonic() > deadline:
+            break  # stay well inside the task time limit; the next beat tick goes on
         try:
             report = watcher_pass(network, family)
         except services.CursorMoved as exc:

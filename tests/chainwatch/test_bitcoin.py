@@ -192,14 +192,14 @@ def test_replaying_blocks_stores_each_output_once_and_emits_nothing_new(owner, b
     assert events_of(draft) == ["draft.seen", "draft.confirmed"]
 
 
+@pytest.mark.parametrize("bitcoin", ["core"], indirect=True)  # Esplora polls addresses instead
 def test_core_reads_one_block_per_getblock_whatever_the_number_of_drafts(owner, bitcoin):
-    if bitcoin.backend != "core":
-        pytest.skip("Core only: Esplora polls addresses")
     watch()
     for n in range(40):
         btc_draft(owner, amount=300_000 + n, receiver_address=f"bc1qtest{n:04d}")
-    bitcoin.requests_before = len(bitcoin.server.requests)
+    before = len(bitcoin.server.bodies)
     bitcoin.mine(3)
     watch()
-    bodies = bitcoin.server.requests[bitcoin.requests_before :]
+    bodies = bitcoin.server.bodies[before:]
+    assert sum('"getblock"' in body for body in bodies) == 3  # one per new block, not per draft
     assert len(bodies) <= 8  # head, reorg check, mempool, one batch of hashes, three getblock
