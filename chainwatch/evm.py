@@ -23,6 +23,7 @@ from payments.enums import Currency, Method
 
 TRANSFER_TOPIC = "0x" + Web3.keccak(text="Transfer(address,address,uint256)").hex().removeprefix("0x")
 WEI_PER_GWEI = 10**9
+MAX_BASE_UNITS = 2**63 - 1  # drafts and transfers store base units as BIGINT
 
 
 class CountingProvider(HTTPProvider):
@@ -162,6 +163,9 @@ class EvmSource:
                 for log in logs:
                     if log.get("removed") or len(log["topics"]) != 3:
                         continue
+                    amount = int(_hex(log["data"]), 16)
+                    if amount > MAX_BASE_UNITS:
+                        continue  # no draft bills that much; a hostile token event must not stall the watcher
                     height, block_hash = int(log["blockNumber"]), _hex(log["blockHash"])
                     blocks[height] = block_hash
                     contract = log["address"].lower()
@@ -173,7 +177,7 @@ class EvmSource:
                             currency=contracts.get(contract, ""),
                             token_address=log["address"],
                             receiver_address=Web3.to_checksum_address(topic_address(log["topics"][2])),
-                            amount_base_units=int(_hex(log["data"]), 16),
+                            amount_base_units=amount,
                             block_height=height,
                             block_hash=block_hash,
                         )
@@ -213,6 +217,8 @@ class EvmSource:
                     if to not in receivers or value <= 0:
                         continue
                     gwei, _exact = wei_to_gwei(value)
+                    if gwei > MAX_BASE_UNITS:
+                        continue
                     found.append(
                         TransferData(
                             network=self.network,

@@ -292,3 +292,13 @@ def test_two_passes_at_once_never_confirm_twice_or_emit_an_event_twice(owner, et
     assert draft.status == DraftStatus.CONFIRMED
     assert events_of(draft) == ["draft.seen", "draft.confirmed"]
     assert ObservedTransfer.objects.filter(network="Ethereum").count() == 1
+
+
+def test_a_token_event_too_large_for_any_draft_does_not_stall_the_watcher(owner, ethereum):
+    watch()
+    draft = usdc_draft(owner, ethereum, required_confirmations=1)
+    ethereum.token.functions.mint(draft.receiver_address, 2**200).transact({"from": ethereum.payer})
+    ethereum.pay_token(ethereum.token, draft.receiver_address, 25_000_000)
+    watch()
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.CONFIRMED
