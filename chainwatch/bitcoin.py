@@ -20,7 +20,7 @@ from chainwatch.matching import match_network
 from chainwatch.models import ObservedTransfer
 from chainwatch.networks import BITCOIN, bitcoin_source, endpoints
 from chainwatch.services import TransferData
-from chainwatch.transport import ChainError, Http, JsonRpc
+from chainwatch.transport import ChainError, Http, JsonRpc, parse_json
 from chainwatch.watcher import PassReport, ScanResult, _check_reorg, block_pass
 from drafts.selectors import WatchTarget, watch_targets
 from payments.enums import Currency, Method
@@ -173,6 +173,15 @@ class EsploraClient:
             raise ChainError(f"/block-height/{height} answered {response.status_code}")
         return response.text.strip()
 
+    def tx_status(self, txid: str) -> dict | None:
+        """{confirmed, block_height, block_hash}, or None when the server no longer knows the tx."""
+        response = self.http.request("GET", f"/tx/{txid}/status")
+        if response.status_code == 404:
+            return None
+        if response.status_code >= 400:
+            raise ChainError(f"/tx/{txid}/status answered {response.status_code}")
+        return parse_json(response.text)
+
     def address_txs(self, address: str, *, since_height: int) -> list[dict]:
         """Mempool and confirmed transactions of `address`, paged back to `since_height`."""
         txs = self.http.get_json(f"/address/{address}/txs")
@@ -257,14 +266,16 @@ def esplora_pass(network: str, url: str) -> PassReport:
         transfers=transfers,
         head=tip,
     )
-    # An unconfirmed payment to a polled address that its listing no longer shows was dropped.
-    gone = [
+    # An unconfirmed payment to a polled address that its listing no longer shows: ask the
+    # server about the transaction itself; unknown means dropped or replaced.
+    missing = [
         (txid, index)
         for txid, index, receiver in ObservedTransfer.objects.filter(
             network=network, block_height__isnull=True, orphaned=False, index__gte=0
         ).values_list("txid", "index", "receiver_address")
         if receiver in addresses and (txid, index) not in listed
     ]
+    gone = [(txid, index) for txid, index in missing if client.tx_status(txid) is None]
     services.transfers_orphan(network=network, keys=gone)
     report.end, report.transfers = tip, len(transfers)
     report.applied = match_network(network=network, head=tip, now=timezone.now())

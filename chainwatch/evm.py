@@ -14,7 +14,7 @@ from web3 import Web3
 from web3.providers.rpc import HTTPProvider
 
 from chainwatch.models import NATIVE_INDEX
-from chainwatch.networks import EVM, token_addresses
+from chainwatch.networks import CHAIN_IDS, EVM, token_addresses
 from chainwatch.services import TransferData
 from chainwatch.transport import ChainError, RateLimiter
 from chainwatch.watcher import ScanResult
@@ -24,6 +24,7 @@ from payments.enums import Currency, Method
 TRANSFER_TOPIC = "0x" + Web3.keccak(text="Transfer(address,address,uint256)").hex().removeprefix("0x")
 WEI_PER_GWEI = 10**9
 MAX_BASE_UNITS = 2**63 - 1  # drafts and transfers store base units as BIGINT
+_VERIFIED: dict[str, int] = {}  # RPC URL -> chain id already checked by this process
 
 
 class CountingProvider(HTTPProvider):
@@ -77,7 +78,19 @@ class EvmSource:
         return self.provider.calls
 
     def head(self) -> int:
+        self.check_chain_id()
         return int(self.w3.eth.block_number)
+
+    def check_chain_id(self) -> None:
+        """Refuse a node of another chain (a Sepolia URL set for Ethereum would 'pay' real drafts)."""
+        expected = CHAIN_IDS.get(self.network)
+        url = self.provider.endpoint_uri
+        if expected is None or _VERIFIED.get(url) == expected:
+            return
+        actual = int(self.w3.eth.chain_id)
+        if actual != expected:
+            raise ChainError(f"{self.network} expects chain id {expected}, the node at RPC_URL is chain {actual}")
+        _VERIFIED[url] = expected
 
     def block_hashes(self, heights: list[int]) -> dict[int, str | None]:
         if not heights:

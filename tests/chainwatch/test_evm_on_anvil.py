@@ -302,3 +302,14 @@ def test_a_token_event_too_large_for_any_draft_does_not_stall_the_watcher(owner,
     watch()
     draft.refresh_from_db()
     assert draft.status == DraftStatus.CONFIRMED
+
+
+def test_a_node_of_another_chain_is_refused_and_nothing_is_matched(owner, base, settings):
+    settings.CHAINWATCH_ENDPOINTS = {"Ethereum": {"rpc_url": base.url}}  # a Base node set for Ethereum
+    draft = usdc_draft(owner, base, required_confirmations=1)
+    base.pay_token(base.token, draft.receiver_address, 25_000_000)
+    watcher_run("Ethereum", "evm")
+    cursor = Cursor.objects.get(network="Ethereum", family="evm")
+    assert "chain id 1" in cursor.last_error and cursor.height is None
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.PENDING
