@@ -23,9 +23,12 @@ from chainwatch.services import TransferData
 from chainwatch.transport import ChainError, Http, JsonRpc, parse_json
 from chainwatch.watcher import PassReport, ScanResult, _check_reorg, block_pass
 from drafts.selectors import WatchTarget, watch_targets
-from payments.enums import Currency, Method
+from payments.enums import Currency, Method, Network
 
 SATS_PER_BTC = 10**8
+# getblockchaininfo "chain" per network (Testnet is testnet4).
+CORE_CHAINS = {Network.MAINNET: "main", Network.TESTNET: "testnet4"}
+_CORE_VERIFIED: dict[str, str] = {}
 
 
 def btc_to_sats(value: Decimal | int) -> int:
@@ -92,6 +95,13 @@ class CoreSource:
         return self.rpc.calls
 
     def head(self) -> int:
+        if _CORE_VERIFIED.get(self.rpc.url) != self.network:
+            chain = self.rpc.call("getblockchaininfo")["chain"]
+            if chain != CORE_CHAINS[self.network]:
+                raise ChainError(
+                    f"{self.network} expects Bitcoin Core chain {CORE_CHAINS[self.network]!r}, got {chain!r}"
+                )
+            _CORE_VERIFIED[self.rpc.url] = self.network
         return int(self.rpc.call("getblockcount"))
 
     def block_hashes(self, heights: list[int]) -> dict[int, str | None]:

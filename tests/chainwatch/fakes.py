@@ -103,6 +103,10 @@ class FakeBitcoin:
     def core_call(self, method: str, params: list):
         if method == "getblockcount":
             return self.height
+        if method == "getblockchaininfo":
+            return dict(
+                CORE["blockchaininfo"], blocks=self.height, headers=self.height, bestblockhash=self.blocks[-1][0]
+            )
         if method == "getblockhash":
             if not 0 <= params[0] <= self.height:
                 raise RpcError(-8, "Block height out of range")

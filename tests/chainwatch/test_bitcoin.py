@@ -203,3 +203,11 @@ def test_core_reads_one_block_per_getblock_whatever_the_number_of_drafts(owner, 
     bodies = bitcoin.server.bodies[before:]
     assert sum('"getblock"' in body for body in bodies) == 3  # one per new block, not per draft
     assert len(bodies) <= 8  # head, reorg check, mempool, one batch of hashes, three getblock
+
+
+@pytest.mark.parametrize("bitcoin", ["core"], indirect=True)
+def test_a_core_node_of_another_chain_is_refused(owner, bitcoin, settings):
+    settings.CHAINWATCH_ENDPOINTS = {"Testnet": {"bitcoin_rpc_url": bitcoin.server.url}}  # a mainnet node
+    watcher_run(Network.TESTNET, "bitcoin")
+    cursor = Cursor.objects.get(network=Network.TESTNET, family="bitcoin")
+    assert "testnet4" in cursor.last_error and cursor.height is None
