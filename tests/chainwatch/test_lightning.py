@@ -151,3 +151,23 @@ def test_watching_a_settled_invoice_again_confirms_it_only_once(owner, provider)
     draft.refresh_from_db()
     assert draft.status == DraftStatus.CONFIRMED
     assert events_of(draft) == ["draft.seen", "draft.confirmed"]
+
+
+def test_an_invoice_settled_after_the_draft_expired_is_reported_as_paid_late(owner, provider):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    preimage, payment_hash = invoice_secret()
+    draft = ln_draft(
+        owner,
+        payment_hash,
+        lnurl_verify_url=f"{provider.server.url}/verify/{payment_hash}",
+        status=DraftStatus.EXPIRED,
+        expires_at=timezone.now() - timedelta(hours=1),
+        created_at=timezone.now() - timedelta(hours=2),
+    )
+    provider.settled[payment_hash] = preimage
+    watch()
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.CONFIRMED and draft.paid_late is True

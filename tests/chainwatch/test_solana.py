@@ -142,3 +142,39 @@ def test_watching_again_stores_each_signature_once_and_fetches_it_once(owner, so
     assert len(fetches) == 1
     assert ObservedTransfer.objects.filter(network=Network.SOLANA).count() == 1
     assert events_of(draft) == ["draft.seen", "draft.confirmed"]
+
+
+def test_a_late_payment_to_an_expired_draft_in_the_grace_window_is_reported_as_paid_late(owner, solana):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    draft = sol_draft(
+        owner,
+        status=DraftStatus.EXPIRED,
+        expires_at=timezone.now() - timedelta(hours=1),
+        created_at=timezone.now() - timedelta(hours=2),
+    )
+    signature = solana.pay_sol(reference=draft.solana_reference, receiver=RECEIVER, lamports=1_500_000_000)
+    solana.finalize(signature)
+    watch()
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.CONFIRMED and draft.paid_late is True
+
+
+def test_an_expired_draft_past_the_grace_window_is_no_longer_watched(owner, solana, settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    settings.DRAFT_LATE_PAYMENT_GRACE_HOURS = 72
+    draft = sol_draft(
+        owner,
+        status=DraftStatus.EXPIRED,
+        expires_at=timezone.now() - timedelta(hours=73),
+        created_at=timezone.now() - timedelta(hours=80),
+    )
+    solana.pay_sol(reference=draft.solana_reference, receiver=RECEIVER, lamports=1_500_000_000)
+    watch()
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.EXPIRED
