@@ -28,7 +28,6 @@ from payments.enums import Currency, Method, Network
 SATS_PER_BTC = 10**8
 # getblockchaininfo "chain" per network (Testnet is testnet4).
 CORE_CHAINS = {Network.MAINNET: "main", Network.TESTNET: "testnet4"}
-_CORE_VERIFIED: dict[str, str] = {}
 
 
 def btc_to_sats(value: Decimal | int) -> int:
@@ -95,14 +94,12 @@ class CoreSource:
         return self.rpc.calls
 
     def head(self) -> int:
-        if _CORE_VERIFIED.get(self.rpc.url) != self.network:
-            chain = self.rpc.call("getblockchaininfo")["chain"]
-            if chain != CORE_CHAINS[self.network]:
-                raise ChainError(
-                    f"{self.network} expects Bitcoin Core chain {CORE_CHAINS[self.network]!r}, got {chain!r}"
-                )
-            _CORE_VERIFIED[self.rpc.url] = self.network
-        return int(self.rpc.call("getblockcount"))
+        """getblockchaininfo gives the height and the chain in one call; refuse a node of another chain."""
+        info = self.rpc.call("getblockchaininfo")
+        expected = CORE_CHAINS[self.network]
+        if info["chain"] != expected:
+            raise ChainError(f"{self.network} expects Bitcoin Core chain {expected!r}, got {info['chain']!r}")
+        return int(info["blocks"])
 
     def block_hashes(self, heights: list[int]) -> dict[int, str | None]:
         results = self.rpc.batch([("getblockhash", [h]) for h in heights], allow_errors=True)

@@ -24,7 +24,6 @@ from payments.enums import Currency, Method
 TRANSFER_TOPIC = "0x" + Web3.keccak(text="Transfer(address,address,uint256)").hex().removeprefix("0x")
 WEI_PER_GWEI = 10**9
 MAX_BASE_UNITS = 2**63 - 1  # drafts and transfers store base units as BIGINT
-_VERIFIED: dict[str, int] = {}  # RPC URL -> chain id already checked by this process
 
 
 class CountingProvider(HTTPProvider):
@@ -78,19 +77,17 @@ class EvmSource:
         return self.provider.calls
 
     def head(self) -> int:
-        self.check_chain_id()
-        return int(self.w3.eth.block_number)
-
-    def check_chain_id(self) -> None:
-        """Refuse a node of another chain (a Sepolia URL set for Ethereum would 'pay' real drafts)."""
+        """The head block, after checking the node serves this network's chain (one batched request):
+        a Sepolia URL set for Ethereum must never 'pay' real drafts."""
+        answers = self.provider.make_batch_request([("eth_chainId", []), ("eth_blockNumber", [])])
+        if not isinstance(answers, list) or any("result" not in a for a in answers):
+            raise ChainError(f"{self.network}: node answered {answers!r:.200}")
+        by_id = sorted(answers, key=lambda a: a["id"])
+        chain_id, head = int(by_id[0]["result"], 16), int(by_id[1]["result"], 16)
         expected = CHAIN_IDS.get(self.network)
-        url = self.provider.endpoint_uri
-        if expected is None or _VERIFIED.get(url) == expected:
-            return
-        actual = int(self.w3.eth.chain_id)
-        if actual != expected:
-            raise ChainError(f"{self.network} expects chain id {expected}, the node at RPC_URL is chain {actual}")
-        _VERIFIED[url] = expected
+        if expected is not None and chain_id != expected:
+            raise ChainError(f"{self.network} expects chain id {expected}, the node at RPC_URL is chain {chain_id}")
+        return head
 
     def block_hashes(self, heights: list[int]) -> dict[int, str | None]:
         if not heights:

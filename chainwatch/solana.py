@@ -20,7 +20,12 @@ from chainwatch.services import TransferData
 from chainwatch.transport import ChainError, JsonRpc
 from chainwatch.watcher import PassReport
 from drafts.selectors import WatchTarget, watch_targets
-from payments.enums import Currency
+from payments.enums import Currency, Network
+
+GENESIS_HASHES = {
+    Network.SOLANA: "5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d",
+    Network.SOLANA_DEVNET: "EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG",
+}
 
 
 def _account_keys(tx: dict) -> list[str]:
@@ -56,8 +61,13 @@ class SolanaClient:
     def calls(self) -> int:
         return self.rpc.calls
 
-    def slot(self) -> int:
-        return int(self.rpc.call("getSlot", [{"commitment": "confirmed"}]))
+    def slot(self, network: str) -> int:
+        """The confirmed slot, after checking the node's cluster by its genesis hash (one batch):
+        a devnet URL set for Solana must never 'pay' real drafts."""
+        genesis, slot = self.rpc.batch([("getGenesisHash", []), ("getSlot", [{"commitment": "confirmed"}])])
+        if genesis != GENESIS_HASHES[network]:
+            raise ChainError(f"{network} expects genesis {GENESIS_HASHES[network]}, the node at RPC_URL has {genesis}")
+        return int(slot)
 
     def signatures(self, references: list[str]) -> list[list[dict]]:
         limit = settings.CHAINWATCH_SOLANA_SIGNATURES_PER_REFERENCE
@@ -73,7 +83,7 @@ def solana_pass(network: str, url: str) -> PassReport:
     client = SolanaClient(url)
     cursor = services.cursor_get(network=network, family=SOLANA, backend="solana-jsonrpc")
     targets = [t for t in watch_targets(network=network) if t.solana_reference]
-    slot = client.slot()
+    slot = client.slot(network)
     report = PassReport(network=network, family=SOLANA, head=slot, start=cursor.height, end=slot)
 
     listings = client.signatures([t.solana_reference for t in targets])

@@ -212,6 +212,7 @@ class FakeSolana:
     """A Solana cluster as far as Solana Pay references are concerned."""
 
     slot: int = 1000
+    genesis: str = "5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d"  # mainnet-beta
     listings: dict[str, list[dict]] = field(default_factory=dict)  # reference -> signature entries
     transactions: dict[str, dict] = field(default_factory=dict)
     counter: int = 0
@@ -290,6 +291,8 @@ class FakeSolana:
     def call(self, method: str, params: list):
         if method == "getSlot":
             return self.slot
+        if method == "getGenesisHash":
+            return self.genesis
         if method == "getSignaturesForAddress":
             return self.listings.get(params[0], [])[: params[1].get("limit", 1000)]
         if method == "getTransaction":

@@ -178,3 +178,13 @@ def test_an_expired_draft_past_the_grace_window_is_no_longer_watched(owner, sola
     watch()
     draft.refresh_from_db()
     assert draft.status == DraftStatus.EXPIRED
+
+
+def test_a_node_of_another_cluster_is_refused(owner, solana):
+    solana.genesis = "EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG"  # devnet behind the mainnet URL
+    draft = sol_draft(owner)
+    solana.pay_sol(reference=draft.solana_reference, receiver=RECEIVER, lamports=1_500_000_000)
+    watcher_run(Network.SOLANA, "solana")
+    assert "genesis" in Cursor.objects.get(network=Network.SOLANA, family="solana").last_error
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.PENDING
