@@ -94,7 +94,7 @@ def measure(network: str, family: str) -> tuple[int, int, float]:
     return COUNT["http"], COUNT["rpc"], time.perf_counter() - started
 
 
-def bench_evm(user, n: int) -> tuple[int, int, float]:
+def bench_evm(user, n: int, native: bool = False) -> tuple[int, int, float]:
     from eth_account import Account
 
     from chainwatch.tasks import watcher_pass
@@ -112,13 +112,16 @@ def bench_evm(user, n: int) -> tuple[int, int, float]:
             user,
             n,
             network=Network.ETHEREUM,
-            currency=Currency.USDC,
+            currency=Currency.ETH if native else Currency.USDC,
             method=Method.SINGLE_OUTPUT,
             required_confirmations=12,
             per_draft=lambda i: {"receiver_address": receivers[i], "amount_base_units": 1_000_000 + i},
         )
         watcher_pass("Ethereum", "evm")
-        node.pay_token(node.token, receivers[0], 1_000_000)
+        if native:
+            node.pay_eth(receivers[0], 1_000_000 * 10**9)
+        else:
+            node.pay_token(node.token, receivers[0], 1_000_000)
         node.mine(9)
         return measure("Ethereum", "evm")
     finally:
@@ -217,7 +220,7 @@ def bench_lightning(user, n: int) -> tuple[int, int, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10,1000,10000")
-    parser.add_argument("--backends", default="evm,core,esplora,solana,lightning")
+    parser.add_argument("--backends", default="evm,evm-eth,core,esplora,solana,lightning")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     backends = args.backends.split(",")
@@ -235,6 +238,7 @@ def main() -> None:
         user = User.objects.create_user("bench@example.com", "bench passphrase")
         runners = {
             "evm": bench_evm,
+            "evm-eth": lambda u, n: bench_evm(u, n, native=True),
             "core": lambda u, n: bench_bitcoin(u, n, "core"),
             "esplora": lambda u, n: bench_bitcoin(u, n, "esplora"),
             "solana": bench_solana,
