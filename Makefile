@@ -19,6 +19,11 @@ $(VENV)/.dev: $(VENV)/.runtime requirements-dev.txt
 	$(PIP) install -q -r requirements-dev.txt
 	touch $@
 
+# Local chain nodes for the tests (anvil), pinned in package.json / package-lock.json.
+node_modules/.installed: package.json package-lock.json
+	npm install --no-audit --no-fund
+	touch $@
+
 system-deps:
 	scripts/system-deps.sh
 
@@ -28,7 +33,7 @@ test-services:
 run: system-deps $(VENV)/.runtime
 	scripts/run.sh
 
-test: system-deps test-services $(VENV)/.dev
+test: system-deps test-services $(VENV)/.dev node_modules/.installed
 	$(PY) -m pytest
 
 lint: $(VENV)/.dev

@@ -1,1 +1,111 @@
-from django.db import models  # noqa: F401
+"""Watcher state: one cursor per network, the block hashes it remembers, and every
+transfer it has observed (stored once under its on-chain key)."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.utils import timezone
+
+from payments.enums import Network
+
+# ObservedTransfer.index for transfers that have no output or log index of their own.
+NATIVE_INDEX = -1  # native ETH value of an EVM transaction
+LIGHTNING_INDEX = -2  # a settled Lightning invoice (txid is the payment hash)
+WHOLE_TX_INDEX = 0  # a Solana transaction
+
+
+class Cursor(models.Model):
+    """Where a network's watcher stopped: the last block (or slot) it fully processed."""
+
+    network = models.CharField(max_length=16, choices=Network.choices)
+    # Chain family: bitcoin, evm, solana, lightning (Lightning drafts share Bitcoin's network names).
+    family = models.CharField(max_length=16)
+    backend = models.CharField(max_length=32, blank=True)
+    height = models.BigIntegerField(null=True, blank=True)
+    block_hash = models.CharField(max_length=128, blank=True)
+    head = models.BigIntegerField(null=True, blank=True)
+    last_run_at = models.DateTimeField(null=True, blank=True)
+    last_advanced_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+    last_error_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["network", "family"]
+        constraints = [models.UniqueConstraint(fields=["network", "family"], name="cursor_unique_watcher")]
+
+    def __str__(self) -> str:
+        return f"{self.network} {self.family} at {self.height}"
+
+    @property
+    def lag(self) -> int | None:
+        if self.head is None or self.height is None:
+            return None
+        return max(self.head - self.height, 0)
+
+
+class SeenBlock(models.Model):
+    """A block hash the watcher built on; re-checked each pass to notice reorgs."""
+
+    network = models.CharField(max_length=16, choices=Network.choices)
+    height = models.BigIntegerField()
+    block_hash = models.CharField(max_length=128)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["network", "-height"]
+        constraints = [models.UniqueConstraint(fields=["network", "height"], name="seen_block_unique_height")]
+
+    def __str__(self) -> str:
+        return f"{self.network} #{self.height} {self.block_hash[:16]}"
+
+
+class ObservedTransfer(models.Model):
+    """One payment to a watched receiver: a Bitcoin output, an ERC-20 Transfer log, a native
+    transfer, a Solana transaction or a settled Lightning invoice.
+
+    `index` is the output index (Bitcoin) or the log index (ERC-20); see NATIVE_INDEX,
+    LIGHTNING_INDEX and WHOLE_TX_INDEX for the rest.
+    """
+
+    network = models.CharField(max_length=16, choices=Network.choices)
+    txid = models.CharField(max_length=128)
+    index = models.IntegerField()
+    currency = models.CharField(max_length=8)
+    token_address = models.CharField(max_length=64, blank=True)
+    receiver_address = models.CharField(max_length=128)
+    amount_base_units = models.BigIntegerField()
+    # Native EVM amounts arrive in wei; only exact multiples of 1 gwei can match a draft exactly.
+    raw_amount = models.DecimalField(max_digits=78, decimal_places=0, null=True, blank=True)
+    # None while only in the mempool (or not yet in a block the watcher trusts).
+    block_height = models.BigIntegerField(null=True, blank=True)
+    block_hash = models.CharField(max_length=128, blank=True)
+    # Solana commitment ("processed", "confirmed", "finalized") and Lightning settlement.
+    finalized = models.BooleanField(default=False)
+    # True once the block holding it left the chain; cleared when it shows up again.
+    orphaned = models.BooleanField(default=False)
+    # Other outputs of the same transaction {address: base units}, for the MultiOutput fee check.
+    tx_outputs = models.JSONField(default=dict, blank=True)
+    # MultiOutput only: did the paying transaction carry the platform fee output?
+    # None where it does not apply. False means the fee accrues instead (fee ledger reads this).
+    fee_output_present = models.BooleanField(null=True, blank=True)
+    solana_reference = models.CharField(max_length=64, blank=True)
+    draft = models.ForeignKey(
+        "drafts.Draft", null=True, blank=True, on_delete=models.PROTECT, related_name="observed_transfers"
+    )
+    confirmations = models.IntegerField(default=0)
+    first_seen_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-first_seen_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["network", "txid", "index"], name="observed_transfer_unique_key"),
+        ]
+        indexes = [
+            models.Index(fields=["network", "receiver_address"]),
+            models.Index(fields=["network", "block_height"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.network} {self.txid}:{self.index} {self.amount_base_units} {self.currency}"

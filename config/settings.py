@@ -328,8 +328,77 @@ LNURL_TIMEOUT_SECONDS = env_int("LNURL_TIMEOUT_SECONDS", 10, minimum=1)
 
 DRAFTS_SETTINGS_END = True
 
+
 # --- Chain watching (chainwatch/) --------------------------------------------------------
-# (settings of chain watching go here)
+# Endpoints per network: RPC_URL_<NETWORK> (EVM and Solana JSON-RPC), ESPLORA_URL_<NETWORK> and
+# BITCOIN_RPC_URL_<NETWORK> (Bitcoin; user:password@ in the URL for Core). <NETWORK> is the
+# network name in upper snake case: MAINNET, TESTNET, ETHEREUM, BASE, SEPOLIA, BASE_SEPOLIA,
+# SOLANA, SOLANA_DEVNET.
+def _chainwatch_suffix(network: str) -> str:
+    return "".join(("_" + c if c.isupper() and i else c) for i, c in enumerate(network)).upper()
+
+
+CHAINWATCH_ENDPOINTS = {
+    _n: {
+        "rpc_url": env_secret(f"RPC_URL_{_chainwatch_suffix(_n)}") or "",
+        "esplora_url": env_str(f"ESPLORA_URL_{_chainwatch_suffix(_n)}", ""),
+        "bitcoin_rpc_url": env_secret(f"BITCOIN_RPC_URL_{_chainwatch_suffix(_n)}") or "",
+    }
+    for _n in MAINNET_NETWORKS + TEST_NETWORKS
+}
+# "core" or "esplora" per Bitcoin network; empty picks Core when BITCOIN_RPC_URL_<NETWORK> is set.
+CHAINWATCH_BITCOIN_SOURCE = {
+    _n: env_str(f"BITCOIN_SOURCE_{_chainwatch_suffix(_n)}", "") for _n in ("Mainnet", "Testnet")
+}
+for _n, _source in CHAINWATCH_BITCOIN_SOURCE.items():
+    if _source not in ("", "core", "esplora"):
+        raise ImproperlyConfigured(f"BITCOIN_SOURCE_{_chainwatch_suffix(_n)} must be core or esplora.")
+# {"Ethereum": {"USDC": "0x..."}, "Sepolia": {...}}: overrides the token contract/mint table.
+from json import loads as _json_loads  # noqa: E402  (kept inside this section)
+
+try:
+    TOKEN_ADDRESSES = _json_loads(env_str("TOKEN_ADDRESSES", "{}"))
+except ValueError as _exc:
+    raise ImproperlyConfigured(f"TOKEN_ADDRESSES is not valid JSON: {_exc}") from _exc
+if not isinstance(TOKEN_ADDRESSES, dict) or not all(isinstance(v, dict) for v in TOKEN_ADDRESSES.values()):
+    raise ImproperlyConfigured('TOKEN_ADDRESSES must look like {"Ethereum": {"USDC": "0x..."}}.')
+
+CHAINWATCH_INTERVAL_SECONDS = env_int("CHAINWATCH_INTERVAL_SECONDS", 15, minimum=1)
+CHAINWATCH_BLOCKS_PER_PASS = env_int("CHAINWATCH_BLOCKS_PER_PASS", 100, minimum=1)
+CHAINWATCH_LOG_BLOCKS_PER_CALL = env_int("CHAINWATCH_LOG_BLOCKS_PER_CALL", 2000, minimum=1)
+CHAINWATCH_ADDRESSES_PER_LOG_CALL = env_int("CHAINWATCH_ADDRESSES_PER_LOG_CALL", 1000, minimum=1)
+CHAINWATCH_PASSES_PER_RUN = env_int("CHAINWATCH_PASSES_PER_RUN", 20, minimum=1)
+CHAINWATCH_RUN_SECONDS = env_int("CHAINWATCH_RUN_SECONDS", 60, minimum=1)
+CHAINWATCH_START_LOOKBACK_BLOCKS = env_int("CHAINWATCH_START_LOOKBACK_BLOCKS", 100, minimum=0)
+CHAINWATCH_REORG_DEPTH = env_int("CHAINWATCH_REORG_DEPTH", 64, minimum=1)
+CHAINWATCH_HTTP_TIMEOUT_SECONDS = env_int("CHAINWATCH_HTTP_TIMEOUT_SECONDS", 10, minimum=1)
+CHAINWATCH_MAX_REQUESTS_PER_SECOND = env_int("CHAINWATCH_MAX_REQUESTS_PER_SECOND", 50, minimum=0)
+CHAINWATCH_JSONRPC_BATCH_SIZE = env_int("CHAINWATCH_JSONRPC_BATCH_SIZE", 100, minimum=1)
+CHAINWATCH_MEMPOOL_TXS_PER_PASS = env_int("CHAINWATCH_MEMPOOL_TXS_PER_PASS", 5000, minimum=1)
+CHAINWATCH_ESPLORA_PAGES_PER_ADDRESS = env_int("CHAINWATCH_ESPLORA_PAGES_PER_ADDRESS", 20, minimum=1)
+CHAINWATCH_SOLANA_SIGNATURES_PER_REFERENCE = env_int("CHAINWATCH_SOLANA_SIGNATURES_PER_REFERENCE", 20, minimum=1)
+CHAINWATCH_STALE_AFTER_SECONDS = env_int("CHAINWATCH_STALE_AFTER_SECONDS", 900, minimum=1)
+# Lightning: LUD-21 verify URLs travel with each draft; LND REST or LNbits check the rest.
+CHAINWATCH_LIGHTNING_ENABLED = env_bool("CHAINWATCH_LIGHTNING_ENABLED", True)
+LND_REST_URL = env_str("LND_REST_URL", "")
+LND_MACAROON_HEX = env_secret("LND_MACAROON_HEX") or ""
+LNBITS_URL = env_str("LNBITS_URL", "")
+LNBITS_API_KEY = env_secret("LNBITS_API_KEY") or ""
+# One beat entry per enabled network and chain family; a watcher without an endpoint skips itself.
+_CHAINWATCH_FAMILIES = {
+    "Mainnet": ("bitcoin", "lightning"),
+    "Testnet": ("bitcoin", "lightning"),
+    "Solana": ("solana",),
+    "SolanaDevnet": ("solana",),
+}
+for _n in ENABLED_NETWORKS:
+    for _family in _CHAINWATCH_FAMILIES.get(_n, ("evm",)):
+        CELERY_BEAT_SCHEDULE[f"chainwatch-{_n}-{_family}"] = {
+            "task": "chainwatch.tasks.chainwatch_run",
+            "schedule": float(CHAINWATCH_INTERVAL_SECONDS),
+            "args": (_n, _family),
+            "options": {"expires": float(CHAINWATCH_INTERVAL_SECONDS)},
+        }
 
 CHAINWATCH_SETTINGS_END = True
 

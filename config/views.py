@@ -35,7 +35,24 @@ def _check_broker() -> str:
     return "ok"
 
 
-HEALTH_CHECKS = {"database": _check_database, "broker": _check_broker}
+class WatcherStale(Exception):
+    pass
+
+
+def _check_watchers() -> str | None:
+    """Fails when an enabled, configured chain watcher has not advanced recently; None when none runs."""
+    from chainwatch.networks import watchers
+    from chainwatch.selectors import stale_watchers
+
+    if not watchers(with_endpoint=True):
+        return None
+    stale = stale_watchers()
+    if stale:
+        raise WatcherStale(", ".join(stale))
+    return "ok"
+
+
+HEALTH_CHECKS = {"database": _check_database, "broker": _check_broker, "watchers": _check_watchers}
 
 
 def healthz(request: HttpRequest) -> JsonResponse:
@@ -43,10 +60,14 @@ def healthz(request: HttpRequest) -> JsonResponse:
     checks: dict[str, str] = {}
     for name, check in HEALTH_CHECKS.items():
         try:
-            checks[name] = check()
+            result = check()
+            if result is None:
+                continue  # not applicable here (e.g. no chain watcher configured)
+            checks[name] = result
         except Exception as exc:  # a health check reports every failure, whatever its kind
             logger.warning("health check %s failed: %s", name, exc)
-            checks[name] = f"error: {type(exc).__name__}"
+            # Stale watchers are named (network names are no secret); other errors only by kind.
+            checks[name] = f"stale: {exc}" if isinstance(exc, WatcherStale) else f"error: {type(exc).__name__}"
     healthy = all(value == "ok" for value in checks.values())
     failed = [name for name, value in checks.items() if value != "ok"]
     return JsonResponse(

@@ -91,6 +91,7 @@ def draft_payment_observed(
     tx_id: str,
     received_base_units: int,
     confirmations: int,
+    amount_exact: bool = True,
     now: datetime | None = None,
 ) -> Draft:
     """A transfer to the draft was seen (mempool or on chain, any number of confirmations).
@@ -98,6 +99,8 @@ def draft_payment_observed(
     Exact amount: Pending/Expired -> Seen (draft.seen), then Confirmed if it already has
     enough confirmations. Within 10%: -> AmountMismatch (draft.amount_mismatch). Further
     off: ignored. Repeated observations of the same transaction only update the count.
+    `amount_exact=False` says the on-chain amount had a fraction below one base unit (a wei
+    value that is not whole gwei): it can then never be the exact amount, only a mismatch.
     """
     now = now or timezone.now()
     with transaction.atomic():
@@ -109,7 +112,7 @@ def draft_payment_observed(
         if draft.status in (S.SEEN, S.AMOUNT_MISMATCH):
             return draft  # already paid by another transaction; one payment per draft
         late = draft.status == S.EXPIRED
-        if received_base_units == draft.amount_base_units:
+        if amount_exact and received_base_units == draft.amount_base_units:
             draft.paid_tx_id, draft.received_base_units = tx_id, received_base_units
             draft.confirmations, draft.seen_at, draft.paid_late = confirmations, now, late or draft.paid_late
             _transition(draft, S.SEEN, event=EventType.DRAFT_SEEN, now=now)

@@ -1,0 +1,258 @@
+"""Chain watching cost per pass for 10, 1,000 and 10,000 open drafts, per backend.
+
+Runs each watcher against anvil (EVM) and local fake servers (Bitcoin Core, Esplora,
+Solana, Lightning) in a throwaway test database, and prints HTTP requests, JSON-RPC calls
+and wall time of one steady-state pass (10 new blocks / slots, one payment in them).
+
+    DATABASE_URL=... .venv/bin/python bench/chainwatch_bench.py [--sizes 10,1000,10000]
+
+The rate limit is switched off so the numbers show the work, not the throttle.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import uuid
+from datetime import timedelta
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
+
+import django  # noqa: E402
+
+django.setup()
+
+import requests.adapters  # noqa: E402
+from django.conf import settings  # noqa: E402
+from django.db import connection  # noqa: E402
+from django.utils import timezone  # noqa: E402
+
+COUNT = {"http": 0, "rpc": 0}
+_send = requests.adapters.HTTPAdapter.send
+
+
+def _counting_send(self, request, *args, **kwargs):
+    COUNT["http"] += 1
+    body = request.body
+    try:
+        parsed = json.loads(body) if body else None
+        COUNT["rpc"] += len(parsed) if isinstance(parsed, list) else 1
+    except (ValueError, TypeError):
+        COUNT["rpc"] += 1
+    return _send(self, request, *args, **kwargs)
+
+
+requests.adapters.HTTPAdapter.send = _counting_send  # instrumentation of the HTTP library, not of our code
+
+
+def reset() -> None:
+    from chainwatch.models import Cursor, ObservedTransfer, SeenBlock
+    from drafts.models import Draft
+    from webhooks.models import Event
+
+    ObservedTransfer.objects.all().delete()
+    SeenBlock.objects.all().delete()
+    Cursor.objects.all().delete()
+    Event.objects.all().delete()
+    Draft.objects.all().delete()
+
+
+def make_drafts(user, n: int, **common) -> list:
+    from drafts.models import Draft
+    from payments.enums import FeePlacement
+
+    now = timezone.now()
+    per_draft = common.pop("per_draft")
+    rows = [
+        Draft(
+            user=user,
+            fee_placement=FeePlacement.ACCRUED,
+            platform_fee={},
+            required_confirmations=common.get("required_confirmations", 2),
+            expires_at=now + timedelta(hours=24),
+            created_at=now - timedelta(minutes=1),
+            **{k: v for k, v in common.items() if k != "required_confirmations"},
+            **per_draft(i),
+        )
+        for i in range(n)
+    ]
+    return Draft.objects.bulk_create(rows, batch_size=2000)
+
+
+def measure(network: str, family: str) -> tuple[int, int, float]:
+    from chainwatch.tasks import watcher_pass
+
+    COUNT["http"] = COUNT["rpc"] = 0
+    started = time.perf_counter()
+    watcher_pass(network, family)
+    return COUNT["http"], COUNT["rpc"], time.perf_counter() - started
+
+
+def bench_evm(user, n: int, native: bool = False) -> tuple[int, int, float]:
+    from eth_account import Account
+
+    from chainwatch.tasks import watcher_pass
+    from payments.enums import Currency, Method, Network
+    from tests.chainwatch.conftest import Anvil, _start_anvil
+
+    process, url = _start_anvil(1)
+    try:
+        node = Anvil(url, 1)
+        node.token = node.deploy_token()
+        settings.CHAINWATCH_ENDPOINTS = {"Ethereum": {"rpc_url": url}}
+        settings.TOKEN_ADDRESSES = {"Ethereum": {"USDC": node.token.address}}
+        receivers = [Account.create().address for _ in range(n)]
+        make_drafts(
+            user,
+            n,
+            network=Network.ETHEREUM,
+            currency=Currency.ETH if native else Currency.USDC,
+            method=Method.SINGLE_OUTPUT,
+            required_confirmations=12,
+            per_draft=lambda i: {"receiver_address": receivers[i], "amount_base_units": 1_000_000 + i},
+        )
+        watcher_pass("Ethereum", "evm")
+        if native:
+            node.pay_eth(receivers[0], 1_000_000 * 10**9)
+        else:
+            node.pay_token(node.token, receivers[0], 1_000_000)
+        node.mine(9)
+        return measure("Ethereum", "evm")
+    finally:
+        process.kill()
+        process.wait()
+
+
+def bench_bitcoin(user, n: int, backend: str) -> tuple[int, int, float]:
+    from chainwatch.tasks import watcher_pass
+    from payments.enums import Currency, Method, Network
+    from tests.chainwatch.conftest import FakeServer
+    from tests.chainwatch.fakes import FakeBitcoin
+
+    chain = FakeBitcoin()
+    chain.mine(20)
+    server = FakeServer(chain.core_handler if backend == "core" else chain.esplora_handler)
+    try:
+        key = "bitcoin_rpc_url" if backend == "core" else "esplora_url"
+        settings.CHAINWATCH_ENDPOINTS = {"Mainnet": {key: server.url}}
+        make_drafts(
+            user,
+            n,
+            network=Network.MAINNET,
+            currency=Currency.BTC,
+            method=Method.SINGLE_OUTPUT,
+            per_draft=lambda i: {"receiver_address": f"bc1qbench{i:06d}", "amount_base_units": 100_000 + i},
+        )
+        watcher_pass("Mainnet", "bitcoin")
+        chain.pay(("bc1qbench000000", 100_000))
+        chain.mine(10)
+        return measure("Mainnet", "bitcoin")
+    finally:
+        server.close()
+
+
+def bench_solana(user, n: int) -> tuple[int, int, float]:
+    from chainwatch.tasks import watcher_pass
+    from payments.enums import Currency, Method, Network
+    from tests.chainwatch.conftest import FakeServer
+    from tests.chainwatch.fakes import FakeSolana
+
+    cluster = FakeSolana()
+    server = FakeServer(cluster.handler)
+    try:
+        settings.CHAINWATCH_ENDPOINTS = {"Solana": {"rpc_url": server.url}}
+        receiver = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"
+        make_drafts(
+            user,
+            n,
+            network=Network.SOLANA,
+            currency=Currency.SOL,
+            method=Method.SINGLE_OUTPUT,
+            required_confirmations=1,
+            per_draft=lambda i: {
+                "receiver_address": receiver,
+                "amount_base_units": 10**9 + i,
+                "solana_reference": f"BenchRef{i:036d}",
+            },
+        )
+        watcher_pass("Solana", "solana")
+        cluster.pay_sol(reference=f"BenchRef{0:036d}", receiver=receiver, lamports=10**9)
+        cluster.slot += 10
+        return measure("Solana", "solana")
+    finally:
+        server.close()
+
+
+def bench_lightning(user, n: int) -> tuple[int, int, float]:
+    from chainwatch.tasks import watcher_pass
+    from payments.enums import Currency, Method, Network
+    from tests.chainwatch.conftest import FakeServer
+
+    def handler(method, path, body, headers):
+        return 200, {"status": "OK", "settled": False, "preimage": None, "pr": "lnbc1..."}
+
+    server = FakeServer(handler)
+    try:
+        make_drafts(
+            user,
+            n,
+            network=Network.MAINNET,
+            currency=Currency.BTC,
+            method=Method.LIGHTNING,
+            per_draft=lambda i: {
+                "amount_base_units": 1000 + i,
+                "payment_hash": uuid.uuid4().hex * 2,
+                "lnurl_verify_url": f"{server.url}/verify/{i}",
+            },
+        )
+        watcher_pass("Mainnet", "lightning")
+        return measure("Mainnet", "lightning")
+    finally:
+        server.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10,1000,10000")
+    parser.add_argument("--backends", default="evm,evm-eth,core,esplora,solana,lightning")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    backends = args.backends.split(",")
+
+    settings.CHAINWATCH_MAX_REQUESTS_PER_SECOND = 0
+    settings.CHAINWATCH_START_LOOKBACK_BLOCKS = 5
+    settings.LND_REST_URL = settings.LNBITS_URL = ""
+    old_name = connection.settings_dict["NAME"]
+    # Its own throwaway database, so a test run on the same DATABASE_URL is not disturbed.
+    connection.settings_dict.setdefault("TEST", {})["NAME"] = f"bench_{old_name}"
+    connection.creation.create_test_db(verbosity=0, autoclobber=True)
+    try:
+        from accounts.models import User
+
+        user = User.objects.create_user("bench@example.com", "bench passphrase")
+        runners = {
+            "evm": bench_evm,
+            "evm-eth": lambda u, n: bench_evm(u, n, native=True),
+            "core": lambda u, n: bench_bitcoin(u, n, "core"),
+            "esplora": lambda u, n: bench_bitcoin(u, n, "esplora"),
+            "solana": bench_solana,
+            "lightning": bench_lightning,
+        }
+        print(f"{'backend':<10} {'drafts':>7} {'http':>7} {'rpc calls':>10} {'seconds':>8}")
+        for backend in backends:
+            for n in sizes:
+                reset()
+                http, rpc, seconds = runners[backend](user, n)
+                print(f"{backend:<10} {n:>7} {http:>7} {rpc:>10} {seconds:>8.2f}", flush=True)
+    finally:
+        connection.creation.destroy_test_db(old_name, verbosity=0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,27 @@
+"""Reads for the operator: which watchers run, and which have stopped advancing."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.utils import timezone
+
+from chainwatch.models import Cursor
+from chainwatch.networks import watchers
+
+
+def stale_watchers(*, now: datetime | None = None) -> list[str]:
+    """Enabled, configured watchers whose cursor has not advanced within CHAINWATCH_STALE_AFTER_SECONDS.
+
+    A watcher that has not run yet has no cursor and is not counted: it starts with the next
+    beat tick, and a fresh deployment should not report unhealthy for that."""
+    now = now or timezone.now()
+    limit = now - timedelta(seconds=settings.CHAINWATCH_STALE_AFTER_SECONDS)
+    cursors = {(c.network, c.family): c for c in Cursor.objects.all()}
+    stale = []
+    for network, family in watchers(with_endpoint=True):
+        cursor = cursors.get((network, family))
+        if cursor is not None and (cursor.last_advanced_at is None or cursor.last_advanced_at < limit):
+            stale.append(f"{network}-{family}")
+    return stale

@@ -1,0 +1,69 @@
+"""Celery tasks of the chain watchers. Beat runs `chainwatch_run` for each enabled network
+and family (entries `chainwatch-<network>-<family>` in CELERY_BEAT_SCHEDULE); each run does
+bounded passes until the watcher has caught up with the chain, so a long downtime is worked
+off over several runs without skipping a block."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from celery import shared_task
+from django.conf import settings
+
+from chainwatch import networks, services
+
+logger = logging.getLogger(__name__)
+
+
+def watcher_pass(network: str, family: str):
+    """One bounded pass of the watcher for (network, family); returns its report."""
+    ends = networks.endpoints(network)
+    if family == networks.EVM:
+        from chainwatch.evm import EvmSource
+        from chainwatch.watcher import block_pass
+
+        return block_pass(network, EvmSource(network, ends.rpc_url))
+    if family == networks.BITCOIN:
+        from chainwatch import bitcoin
+
+        return bitcoin.bitcoin_pass(network)
+    if family == networks.SOLANA:
+        from chainwatch import solana
+
+        return solana.solana_pass(network, ends.rpc_url)
+    if family == networks.LIGHTNING:
+        from chainwatch import lightning
+
+        return lightning.lightning_pass(network)
+    raise ValueError(f"unknown chain family {family!r}")
+
+
+def watcher_run(network: str, family: str, *, max_passes: int | None = None) -> list:
+    """Passes until caught up (or the per-run bound); errors are recorded on the cursor."""
+    reports = []
+    deadline = time.monotonic() + settings.CHAINWATCH_RUN_SECONDS
+    for _ in range(max_passes or settings.CHAINWATCH_PASSES_PER_RUN):
+        if reports and time.monotonic() > deadline:
+            break  # stay well inside the task time limit; the next beat tick goes on
+        try:
+            report = watcher_pass(network, family)
+        except services.CursorMoved as exc:
+            logger.info("chainwatch %s %s: another pass moved first (%s)", network, family, exc)
+            break
+        except Exception as exc:  # any failure of a node or provider is recorded and retried next run
+            logger.warning("chainwatch %s %s failed: %s", network, family, exc)
+            services.cursor_get(network=network, family=family)
+            services.cursor_fail(network=network, family=family, error=f"{type(exc).__name__}: {exc}")
+            break
+        reports.append(report)
+        if report.caught_up:
+            break
+    return reports
+
+
+@shared_task(name="chainwatch.tasks.chainwatch_run", ignore_result=True)
+def chainwatch_run(network: str, family: str) -> None:
+    if (network, family) not in networks.watchers():
+        return  # disabled or no endpoint configured
+    watcher_run(network, family)

@@ -1,0 +1,314 @@
+"""In-memory chains behind local HTTP servers that answer like the real APIs.
+
+Response shapes are copied from the official docs into fixtures/*.json; these classes fill
+them in. They are test doubles of the *network*, never of our code."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from tests.chainwatch.conftest import load_fixture
+
+CORE = load_fixture("bitcoin_core_getblock_verbosity2.json")
+ESPLORA = load_fixture("esplora_tx.json")
+
+
+def _hash(*parts) -> str:
+    return hashlib.sha256(":".join(str(p) for p in parts).encode()).hexdigest()
+
+
+@dataclass
+class FakeTx:
+    txid: str
+    outputs: list[tuple[str, int]]  # (address, sats)
+
+
+@dataclass
+class FakeBitcoin:
+    """A Bitcoin chain: blocks of transactions, a mempool, and reorgs on demand."""
+
+    blocks: list[tuple[str, list[FakeTx]]] = field(default_factory=list)
+    mempool: dict[str, FakeTx] = field(default_factory=dict)
+    salt: int = 0
+    counter: int = 0
+    dropped: dict[str, FakeTx] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.blocks:
+            self.mine(1)  # genesis
+
+    @property
+    def height(self) -> int:
+        return len(self.blocks) - 1
+
+    def pay(self, *outputs: tuple[str, int]) -> str:
+        self.counter += 1
+        txid = _hash("tx", self.counter)
+        self.mempool[txid] = FakeTx(txid, list(outputs))
+        return txid
+
+    def mine(self, count: int = 1) -> None:
+        for _ in range(count):
+            txs = list(self.mempool.values())
+            self.mempool.clear()
+            self.blocks.append((_hash("block", len(self.blocks), self.salt), txs))
+
+    def reorg(self, depth: int, *, new_blocks: int | None = None, back_to_mempool: bool = False) -> list[FakeTx]:
+        """Replace the last `depth` blocks with a longer branch that lacks their transactions."""
+        removed = self.blocks[-depth:]
+        del self.blocks[-depth:]
+        dropped = [tx for _, txs in removed for tx in txs]
+        self.dropped.update({tx.txid: tx for tx in dropped})
+        if back_to_mempool:
+            self.mempool.update({tx.txid: tx for tx in dropped})
+        self.salt += 1
+        self.mine(new_blocks if new_blocks is not None else depth + 1)
+        return dropped
+
+    def find_dropped(self, txid: str) -> FakeTx:
+        return self.dropped[txid]
+
+    def find(self, txid: str) -> tuple[FakeTx, int | None]:
+        if txid in self.mempool:
+            return self.mempool[txid], None
+        for height, (_, txs) in enumerate(self.blocks):
+            for tx in txs:
+                if tx.txid == txid:
+                    return tx, height
+        raise KeyError(txid)
+
+    # --- Bitcoin Core JSON-RPC -------------------------------------------------------
+
+    def core_tx(self, tx: FakeTx, height: int | None) -> dict:
+        out = copy.deepcopy(CORE["tx"])
+        out["txid"] = out["hash"] = tx.txid
+        out["vout"] = []
+        for n, (address, sats) in enumerate(tx.outputs):
+            vout = copy.deepcopy(CORE["vout"])
+            vout["value"] = f"__BTC:{sats}__"
+            vout["n"] = n
+            vout["scriptPubKey"]["address"] = address
+            vout["scriptPubKey"]["desc"] = f"addr({address})"
+            out["vout"].append(vout)
+        if height is not None:
+            out["blockhash"] = self.blocks[height][0]
+            out["confirmations"] = self.height - height + 1
+        return out
+
+    def core_call(self, method: str, params: list):
+        if method == "getblockcount":
+            return self.height
+        if method == "getblockchaininfo":
+            return dict(
+                CORE["blockchaininfo"], blocks=self.height, headers=self.height, bestblockhash=self.blocks[-1][0]
+            )
+        if method == "getblockhash":
+            if not 0 <= params[0] <= self.height:
+                raise RpcError(-8, "Block height out of range")
+            return self.blocks[params[0]][0]
+        if method == "getblock":
+            for height, (block_hash, txs) in enumerate(self.blocks):
+                if block_hash == params[0]:
+                    block = copy.deepcopy(CORE["block"])
+                    block.update(hash=block_hash, height=height, confirmations=self.height - height + 1, nTx=len(txs))
+                    block["previousblockhash"] = self.blocks[height - 1][0] if height else None
+                    block["tx"] = [self.core_tx(tx, height) for tx in txs]
+                    return block
+            raise RpcError(-5, "Block not found")
+        if method == "getrawmempool":
+            return list(self.mempool)
+        if method == "getrawtransaction":
+            if params[0] in self.mempool:
+                return self.core_tx(self.mempool[params[0]], None)
+            raise RpcError(-5, "No such mempool transaction. Use -txindex or provide a block hash.")
+        raise RpcError(-32601, "Method not found")
+
+    def core_handler(self, method: str, path: str, body: bytes, headers: dict):
+        request = json.loads(body)
+        requests = request if isinstance(request, list) else [request]
+        answers = []
+        for item in requests:
+            envelope = dict(CORE["envelope"], id=item.get("id"))
+            try:
+                envelope["result"] = self.core_call(item["method"], item.get("params") or [])
+            except RpcError as exc:
+                envelope["error"] = {"code": exc.code, "message": exc.message}
+            answers.append(envelope)
+        text = json.dumps(answers if isinstance(request, list) else answers[0])
+        text = re.sub(r'"__BTC:(\d+)__"', lambda m: str(Decimal(int(m.group(1))) / Decimal(10**8)), text)
+        return 200, text.encode()
+
+    # --- Esplora REST ----------------------------------------------------------------
+
+    def esplora_tx(self, tx: FakeTx, height: int | None) -> dict:
+        out = copy.deepcopy(ESPLORA["tx"])
+        out["txid"] = tx.txid
+        out["vout"] = []
+        for address, sats in tx.outputs:
+            vout = copy.deepcopy(ESPLORA["vout"])
+            vout.update(scriptpubkey_address=address, value=sats)
+            out["vout"].append(vout)
+        if height is not None:
+            out["status"] = dict(ESPLORA["confirmed_status"], block_height=height, block_hash=self.blocks[height][0])
+        return out
+
+    def address_history(self, address: str) -> tuple[list[dict], list[dict]]:
+        mempool = [self.esplora_tx(tx, None) for tx in reversed(self.mempool.values()) if _pays(tx, address)]
+        chain = [
+            self.esplora_tx(tx, height)
+            for height in range(self.height, -1, -1)
+            for tx in reversed(self.blocks[height][1])
+            if _pays(tx, address)
+        ]
+        return mempool, chain
+
+    def esplora_handler(self, method: str, path: str, body: bytes, headers: dict):
+        if path == "/blocks/tip/height":
+            return 200, str(self.height)
+        if path == "/blocks/tip/hash":
+            return 200, self.blocks[-1][0]
+        if match := re.fullmatch(r"/block-height/(\d+)", path):
+            height = int(match.group(1))
+            return (200, self.blocks[height][0]) if height <= self.height else (404, "Block not found")
+        if match := re.fullmatch(r"/address/([^/]+)/txs", path):
+            mempool, chain = self.address_history(match.group(1))
+            return 200, mempool[:50] + chain[:25]
+        if match := re.fullmatch(r"/address/([^/]+)/txs/chain/([0-9a-f]+)", path):
+            _, chain = self.address_history(match.group(1))
+            ids = [tx["txid"] for tx in chain]
+            start = ids.index(match.group(2)) + 1 if match.group(2) in ids else len(ids)
+            return 200, chain[start : start + 25]
+        if match := re.fullmatch(r"/tx/([0-9a-f]+)/status", path):
+            try:
+                _, height = self.find(match.group(1))
+            except KeyError:
+                return 404, "Transaction not found"
+            if height is None:
+                return 200, {"confirmed": False}
+            return 200, dict(ESPLORA["confirmed_status"], block_height=height, block_hash=self.blocks[height][0])
+        return 404, "Not found"
+
+
+def _pays(tx: FakeTx, address: str) -> bool:
+    return any(a == address for a, _ in tx.outputs)
+
+
+class RpcError(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+SOLANA = load_fixture("solana_rpc.json")
+
+
+@dataclass
+class FakeSolana:
+    """A Solana cluster as far as Solana Pay references are concerned."""
+
+    slot: int = 1000
+    genesis: str = "5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d"  # mainnet-beta
+    listings: dict[str, list[dict]] = field(default_factory=dict)  # reference -> signature entries
+    transactions: dict[str, dict] = field(default_factory=dict)
+    counter: int = 0
+
+    def pay_sol(
+        self,
+        *,
+        reference: str,
+        receiver: str,
+        lamports: int,
+        payer: str = "PayerSo1111111111111111111111111111111111111",
+    ) -> str:
+        keys = [(payer, True), (receiver, False), (reference, False), ("11111111111111111111111111111111", False)]
+        pre = [10**12, 5_000_000, 0, 1]
+        post = [10**12 - lamports - 5000, 5_000_000 + lamports, 0, 1]
+        return self._add(reference, keys, pre, post, [], [])
+
+    def pay_token(
+        self,
+        *,
+        reference: str,
+        receiver: str,
+        mint: str,
+        amount: int,
+        payer: str = "PayerSo1111111111111111111111111111111111111",
+    ) -> str:
+        keys = [
+            (payer, True),
+            ("PayerAta111111111111111111111111111111111111", False),
+            ("ReceiverAta11111111111111111111111111111111", False),
+            (reference, False),
+        ]
+        pre_tokens = [self._balance(1, mint, payer, 10**12), self._balance(2, mint, receiver, 7)]
+        post_tokens = [self._balance(1, mint, payer, 10**12 - amount), self._balance(2, mint, receiver, 7 + amount)]
+        return self._add(
+            reference, keys, [10**9, 2039280, 2039280, 0], [10**9 - 5000, 2039280, 2039280, 0], pre_tokens, post_tokens
+        )
+
+    def _balance(self, index: int, mint: str, owner: str, amount: int) -> dict:
+        balance = copy.deepcopy(SOLANA["token_balance"])
+        balance.update(accountIndex=index, mint=mint, owner=owner)
+        ui = Decimal(amount) / Decimal(10**6)
+        balance["uiTokenAmount"].update(amount=str(amount), uiAmountString=str(ui), uiAmount=float(ui))
+        return balance
+
+    def _add(self, reference, keys, pre, post, pre_tokens, post_tokens) -> str:
+        self.counter += 1
+        self.slot += 1
+        signature = hashlib.sha256(f"sig{self.counter}".encode()).hexdigest()[:64] + "Sig"
+        tx = copy.deepcopy(SOLANA["transaction"])
+        tx["slot"] = self.slot
+        tx["meta"].update(
+            preBalances=pre, postBalances=post, preTokenBalances=pre_tokens, postTokenBalances=post_tokens
+        )
+        tx["transaction"]["signatures"] = [signature]
+        tx["transaction"]["message"]["accountKeys"] = [
+            dict(SOLANA["account_key"], pubkey=k, signer=s, writable=k != reference) for k, s in keys
+        ]
+        self.transactions[signature] = tx
+        entry = dict(SOLANA["signature_entry"], signature=signature, slot=self.slot)
+        self.listings.setdefault(reference, []).insert(0, entry)  # newest first
+        return signature
+
+    def finalize(self, signature: str) -> None:
+        for listing in self.listings.values():
+            for entry in listing:
+                if entry["signature"] == signature:
+                    entry["confirmationStatus"] = "finalized"
+
+    def roll_back(self, signature: str) -> None:
+        """A confirmed (not finalized) transaction dropped from the fork the cluster chose."""
+        for listing in self.listings.values():
+            listing[:] = [e for e in listing if e["signature"] != signature]
+        self.transactions.pop(signature, None)
+
+    def call(self, method: str, params: list):
+        if method == "getSlot":
+            return self.slot
+        if method == "getGenesisHash":
+            return self.genesis
+        if method == "getSignaturesForAddress":
+            return self.listings.get(params[0], [])[: params[1].get("limit", 1000)]
+        if method == "getTransaction":
+            return self.transactions.get(params[0])
+        raise RpcError(-32601, "Method not found")
+
+    def handler(self, method: str, path: str, body: bytes, headers: dict):
+        request = json.loads(body)
+        requests = request if isinstance(request, list) else [request]
+        answers = []
+        for item in requests:
+            envelope = dict(SOLANA["envelope"], id=item["id"])
+            try:
+                envelope["result"] = self.call(item["method"], item.get("params") or [])
+            except RpcError as exc:
+                envelope.pop("result")
+                envelope["error"] = {"code": exc.code, "message": exc.message}
+            answers.append(envelope)
+        return 200, answers if isinstance(request, list) else answers[0]

@@ -1,0 +1,213 @@
+"""Bitcoin watching through Bitcoin Core JSON-RPC and Esplora REST (every test runs on both)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from chainwatch.models import Cursor, ObservedTransfer
+from chainwatch.tasks import watcher_run
+from payments.enums import Currency, DraftStatus, FeePlacement, Method, Network
+from tests.factories import make_draft
+from webhooks.models import Event
+
+pytestmark = pytest.mark.django_db
+
+RECEIVER = "bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4"
+FEE_ADDRESS = "bc1qrp33g0q5c5txsp9arysrx4k6zdkfs4nce4xj0gdcccefvpysxf3qccfmv3"
+
+
+def events_of(draft) -> list[str]:
+    return list(Event.objects.filter(draft_id=draft.id).order_by("created_at", "id").values_list("type", flat=True))
+
+
+def watch():
+    reports = watcher_run(Network.MAINNET, "bitcoin", max_passes=50)
+    cursor = Cursor.objects.get(network=Network.MAINNET, family="bitcoin")
+    assert cursor.last_error == "", cursor.last_error
+    return reports
+
+
+def btc_draft(owner, amount=250_000, **fields):
+    defaults = {
+        "network": Network.MAINNET,
+        "currency": Currency.BTC,
+        "method": Method.MULTI_OUTPUT,
+        "receiver_address": RECEIVER,
+        "amount_base_units": amount,
+        "fee_placement": FeePlacement.OUTPUT,
+        "platform_fee_address": FEE_ADDRESS,
+        "fee_base_units": 1_000,
+        "required_confirmations": 2,
+    }
+    return make_draft(owner, **{**defaults, **fields})
+
+
+def test_an_exact_payment_is_seen_from_the_mempool_and_confirmed_at_two_blocks(owner, bitcoin):
+    watch()
+    draft = btc_draft(owner)
+    txid = bitcoin.pay((RECEIVER, 250_000), (FEE_ADDRESS, 1_000))
+    watch()
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.SEEN and draft.paid_tx_id == txid and draft.confirmations == 0
+
+    bitcoin.mine(1)
+    watch()
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.SEEN and draft.confirmations == 1
+
+    bitcoin.mine(1)
+    watch()
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.CONFIRMED and draft.confirmations == 2
+    assert events_of(draft) == ["draft.seen", "draft.confirmed"]
+    assert ObservedTransfer.objects.get(txid=txid).fee_output_present is True
+
+
+def test_a_multioutput_payment_without_the_fee_output_still_pays_and_records_the_missing_fee(owner, bitcoin):
+    watch()
+    draft = btc_draft(owner)
+    txid = bitcoin.pay((RECEIVER, 250_000))
+    bitcoin.mine(2)
+    watch()
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.CONFIRMED
+    transfer = ObservedTransfer.objects.get(txid=txid)
+    assert transfer.fee_output_present is False and transfer.draft_id == draft.id
+
+
+@pytest.mark.parametrize(
+    ("paid", "status"),
+    [(225_000, DraftStatus.AMOUNT_MISMATCH), (275_000, DraftStatus.AMOUNT_MISMATCH), (224_999, DraftStatus.PENDING)],
+)
+def test_amounts_inside_ten_percent_are_a_mismatch_and_further_off_are_ignored(owner, bitcoin, paid, status):
+    watch()
+    draft = btc_draft(owner)
+    bitcoin.pay((RECEIVER, paid))
+    bitcoin.mine(1)
+    watch()
+    draft.refresh_from_db()
+    assert draft.status == status
+
+
+def test_two_drafts_to_one_address_are_told_apart_by_their_amounts(owner, bitcoin):
+    watch()
+    small = btc_draft(owner, amount=100_000)
+    large = btc_draft(owner, amount=100_001)
+    tx_large = bitcoin.pay((RECEIVER, 100_001))
+    tx_small = bitcoin.pay((RECEIVER, 100_000))
+    bitcoin.mine(2)
+    watch()
+    small.refresh_from_db()
+    large.refresh_from_db()
+    assert (small.status, small.paid_tx_id) == (DraftStatus.CONFIRMED, tx_small)
+    assert (large.status, large.paid_tx_id) == (DraftStatus.CONFIRMED, tx_large)
+
+
+def test_a_late_payment_in_the_grace_window_is_reported_with_paid_late(owner, bitcoin):
+    watch()
+    draft = btc_draft(
+        owner,
+        status=DraftStatus.EXPIRED,
+        expires_at=timezone.now() - timedelta(hours=3),
+        created_at=timezone.now() - timedelta(hours=4),
+    )
+    bitcoin.pay((RECEIVER, 250_000))
+    bitcoin.mine(2)
+    watch()
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.CONFIRMED and draft.paid_late is True
+
+
+def test_a_reorg_returns_the_draft_to_pending_and_the_payment_reappearing_makes_it_seen_again(owner, bitcoin):
+    watch()
+    draft = btc_draft(owner, required_confirmations=3)
+    txid = bitcoin.pay((RECEIVER, 250_000))
+    bitcoin.mine(2)
+    watch()
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.SEEN and draft.confirmations == 2
+
+    bitcoin.reorg(2, new_blocks=4)  # both blocks replaced; the payment is not in the new branch
+    watch()
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.PENDING and draft.paid_tx_id is None
+    assert ObservedTransfer.objects.get(txid=txid).orphaned is True
+
+    bitcoin.mempool[txid] = bitcoin.find_dropped(txid)  # rebroadcast
+    bitcoin.mine(1)
+    watch()
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.SEEN and draft.paid_tx_id == txid and draft.confirmations == 1
+    bitcoin.mine(2)
+    watch()
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.CONFIRMED
+    assert events_of(draft) == ["draft.seen", "draft.seen", "draft.confirmed"]
+
+
+def test_a_mempool_payment_that_is_dropped_sends_the_draft_back_to_pending(owner, bitcoin):
+    watch()
+    draft = btc_draft(owner)
+    txid = bitcoin.pay((RECEIVER, 250_000))
+    watch()
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.SEEN
+    del bitcoin.mempool[txid]  # evicted or replaced
+    watch()
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.PENDING
+
+
+def test_a_restart_after_hundreds_of_blocks_resumes_from_the_cursor(owner, bitcoin, settings):
+    settings.CHAINWATCH_BLOCKS_PER_PASS = 50
+    watch()
+    stopped_at = Cursor.objects.get(network=Network.MAINNET, family="bitcoin").height
+    draft = btc_draft(owner)
+    bitcoin.mine(30)  # down from here
+    bitcoin.pay((RECEIVER, 250_000))
+    bitcoin.mine(300)
+
+    reports = watch()
+
+    assert reports[0].start == stopped_at
+    assert all(a.end == b.start for a, b in zip(reports, reports[1:], strict=False))
+    assert Cursor.objects.get(network=Network.MAINNET, family="bitcoin").height == bitcoin.height
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.CONFIRMED
+
+
+def test_replaying_blocks_stores_each_output_once_and_emits_nothing_new(owner, bitcoin):
+    watch()
+    start = Cursor.objects.get(network=Network.MAINNET, family="bitcoin").height
+    draft = btc_draft(owner)
+    bitcoin.pay((RECEIVER, 250_000), (FEE_ADDRESS, 1_000))
+    bitcoin.mine(3)
+    watch()
+    Cursor.objects.filter(network=Network.MAINNET, family="bitcoin").update(height=start)
+    watch()
+    assert ObservedTransfer.objects.filter(network=Network.MAINNET).count() == 1
+    assert events_of(draft) == ["draft.seen", "draft.confirmed"]
+
+
+@pytest.mark.parametrize("bitcoin", ["core"], indirect=True)  # Esplora polls addresses instead
+def test_core_reads_one_block_per_getblock_whatever_the_number_of_drafts(owner, bitcoin):
+    watch()
+    for n in range(40):
+        btc_draft(owner, amount=300_000 + n, receiver_address=f"bc1qtest{n:04d}")
+    before = len(bitcoin.server.bodies)
+    bitcoin.mine(3)
+    watch()
+    bodies = bitcoin.server.bodies[before:]
+    assert sum('"getblock"' in body for body in bodies) == 3  # one per new block, not per draft
+    assert len(bodies) <= 8  # head, reorg check, mempool, one batch of hashes, three getblock
+
+
+@pytest.mark.parametrize("bitcoin", ["core"], indirect=True)
+def test_a_core_node_of_another_chain_is_refused(owner, bitcoin, settings):
+    settings.CHAINWATCH_ENDPOINTS = {"Testnet": {"bitcoin_rpc_url": bitcoin.server.url}}  # a mainnet node
+    watcher_run(Network.TESTNET, "bitcoin")
+    cursor = Cursor.objects.get(network=Network.TESTNET, family="bitcoin")
+    assert "testnet4" in cursor.last_error and cursor.height is None

@@ -1,0 +1,190 @@
+"""Solana watching by Solana Pay reference against a local JSON-RPC server."""
+
+from __future__ import annotations
+
+import pytest
+
+from chainwatch.models import Cursor, ObservedTransfer
+from chainwatch.tasks import watcher_run
+from payments.enums import Currency, DraftStatus, Network
+from tests.factories import make_draft
+from webhooks.models import Event
+
+pytestmark = pytest.mark.django_db
+
+RECEIVER = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"
+USDC_MINT = "EPjFWdd5AufqSSqeM2qN1xyybapC8G4wEGGkZwyTDt1v"
+
+
+def events_of(draft) -> list[str]:
+    return list(Event.objects.filter(draft_id=draft.id).order_by("created_at", "id").values_list("type", flat=True))
+
+
+def watch():
+    watcher_run(Network.SOLANA, "solana")
+    cursor = Cursor.objects.get(network=Network.SOLANA, family="solana")
+    assert cursor.last_error == "", cursor.last_error
+    return cursor
+
+
+def sol_draft(owner, n=1, **fields):
+    defaults = {
+        "network": Network.SOLANA,
+        "currency": Currency.SOL,
+        "receiver_address": RECEIVER,
+        "amount_base_units": 1_500_000_000,
+        "solana_reference": f"Ref{n:040d}",
+        "required_confirmations": 1,
+    }
+    return make_draft(owner, **{**defaults, **fields})
+
+
+def test_a_sol_payment_is_seen_when_confirmed_and_confirmed_when_finalized(owner, solana):
+    draft = sol_draft(owner)
+    signature = solana.pay_sol(reference=draft.solana_reference, receiver=RECEIVER, lamports=1_500_000_000)
+    cursor = watch()
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.SEEN and draft.paid_tx_id == signature
+    assert cursor.height == solana.slot
+
+    solana.finalize(signature)
+    watch()
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.CONFIRMED
+    assert events_of(draft) == ["draft.seen", "draft.confirmed"]
+
+
+def test_an_spl_token_payment_counts_the_receivers_balance_change_of_the_mint(owner, solana):
+    draft = sol_draft(owner, currency=Currency.USDC, amount_base_units=25_000_000)
+    signature = solana.pay_token(reference=draft.solana_reference, receiver=RECEIVER, mint=USDC_MINT, amount=25_000_000)
+    solana.finalize(signature)
+    watch()
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.CONFIRMED
+    assert ObservedTransfer.objects.get(txid=signature).amount_base_units == 25_000_000
+
+
+def test_the_right_amount_of_another_mint_pays_nothing(owner, solana):
+    draft = sol_draft(owner, currency=Currency.USDC, amount_base_units=25_000_000)
+    solana.pay_token(
+        reference=draft.solana_reference,
+        receiver=RECEIVER,
+        mint="Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB",
+        amount=25_000_000,
+    )
+    watch()
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.PENDING
+
+
+@pytest.mark.parametrize(
+    ("paid", "status"),
+    [
+        (1_350_000_000, DraftStatus.AMOUNT_MISMATCH),
+        (1_650_000_000, DraftStatus.AMOUNT_MISMATCH),
+        (1_000_000_000, DraftStatus.PENDING),
+    ],
+)
+def test_amounts_inside_ten_percent_are_a_mismatch_and_further_off_are_ignored(owner, solana, paid, status):
+    draft = sol_draft(owner)
+    solana.pay_sol(reference=draft.solana_reference, receiver=RECEIVER, lamports=paid)
+    watch()
+    draft.refresh_from_db()
+    assert draft.status == status
+
+
+def test_two_drafts_to_one_receiver_are_told_apart_by_their_references(owner, solana):
+    first = sol_draft(owner, 1)
+    second = sol_draft(owner, 2, amount_base_units=2_000_000_000)
+    sig_second = solana.pay_sol(reference=second.solana_reference, receiver=RECEIVER, lamports=2_000_000_000)
+    watch()
+    first.refresh_from_db()
+    second.refresh_from_db()
+    assert first.status == DraftStatus.PENDING
+    assert second.status == DraftStatus.SEEN and second.paid_tx_id == sig_second
+
+
+def test_a_confirmed_payment_rolled_back_before_finality_returns_the_draft_to_pending(owner, solana):
+    draft = sol_draft(owner)
+    signature = solana.pay_sol(reference=draft.solana_reference, receiver=RECEIVER, lamports=1_500_000_000)
+    watch()
+    solana.roll_back(signature)
+    watch()
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.PENDING
+    again = solana.pay_sol(reference=draft.solana_reference, receiver=RECEIVER, lamports=1_500_000_000)
+    solana.finalize(again)
+    watch()
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.CONFIRMED and draft.paid_tx_id == again
+    assert events_of(draft) == ["draft.seen", "draft.seen", "draft.confirmed"]
+
+
+def test_a_restart_finds_payments_made_while_the_watcher_was_down(owner, solana):
+    watch()
+    draft = sol_draft(owner)
+    signature = solana.pay_sol(reference=draft.solana_reference, receiver=RECEIVER, lamports=1_500_000_000)
+    solana.slot += 500_000  # hours of downtime
+    solana.finalize(signature)
+    cursor = watch()
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.CONFIRMED and cursor.height == solana.slot
+
+
+def test_watching_again_stores_each_signature_once_and_fetches_it_once(owner, solana):
+    draft = sol_draft(owner)
+    signature = solana.pay_sol(reference=draft.solana_reference, receiver=RECEIVER, lamports=1_500_000_000)
+    watch()
+    watch()
+    solana.finalize(signature)
+    watch()
+    fetches = [b for b in solana.server.bodies if "getTransaction" in b]
+    assert len(fetches) == 1
+    assert ObservedTransfer.objects.filter(network=Network.SOLANA).count() == 1
+    assert events_of(draft) == ["draft.seen", "draft.confirmed"]
+
+
+def test_a_late_payment_to_an_expired_draft_in_the_grace_window_is_reported_as_paid_late(owner, solana):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    draft = sol_draft(
+        owner,
+        status=DraftStatus.EXPIRED,
+        expires_at=timezone.now() - timedelta(hours=1),
+        created_at=timezone.now() - timedelta(hours=2),
+    )
+    signature = solana.pay_sol(reference=draft.solana_reference, receiver=RECEIVER, lamports=1_500_000_000)
+    solana.finalize(signature)
+    watch()
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.CONFIRMED and draft.paid_late is True
+
+
+def test_an_expired_draft_past_the_grace_window_is_no_longer_watched(owner, solana, settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    settings.DRAFT_LATE_PAYMENT_GRACE_HOURS = 72
+    draft = sol_draft(
+        owner,
+        status=DraftStatus.EXPIRED,
+        expires_at=timezone.now() - timedelta(hours=73),
+        created_at=timezone.now() - timedelta(hours=80),
+    )
+    solana.pay_sol(reference=draft.solana_reference, receiver=RECEIVER, lamports=1_500_000_000)
+    watch()
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.EXPIRED
+
+
+def test_a_node_of_another_cluster_is_refused(owner, solana):
+    solana.genesis = "EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG"  # devnet behind the mainnet URL
+    draft = sol_draft(owner)
+    solana.pay_sol(reference=draft.solana_reference, receiver=RECEIVER, lamports=1_500_000_000)
+    watcher_run(Network.SOLANA, "solana")
+    assert "genesis" in Cursor.objects.get(network=Network.SOLANA, family="solana").last_error
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.PENDING
