@@ -14,7 +14,7 @@ from web3 import Web3
 from web3.providers.rpc import HTTPProvider
 
 from chainwatch.models import NATIVE_INDEX
-from chainwatch.networks import CHAIN_IDS, EVM, token_addresses
+from chainwatch.networks import EVM, chain_id_of, token_addresses
 from chainwatch.services import TransferData
 from chainwatch.transport import ChainError, RateLimiter
 from chainwatch.watcher import ScanResult
@@ -84,7 +84,7 @@ class EvmSource:
             raise ChainError(f"{self.network}: node answered {answers!r:.200}")
         by_id = sorted(answers, key=lambda a: a["id"])
         chain_id, head = int(by_id[0]["result"], 16), int(by_id[1]["result"], 16)
-        expected = CHAIN_IDS.get(self.network)
+        expected = chain_id_of(self.network)
         if expected is not None and chain_id != expected:
             raise ChainError(f"{self.network} expects chain id {expected}, the node at RPC_URL is chain {chain_id}")
         return head

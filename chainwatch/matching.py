@@ -91,6 +91,9 @@ def transfer_apply(transfer: ObservedTransfer, *, head: int | None, now: datetim
     if transfer.orphaned:
         return draft_services.draft_payment_vanished(draft_id=draft.id, tx_id=transfer.txid, now=now)
     confirmations = _confirmations(transfer, head)
+    if transfer.draft_id is None and _fee_output_present(transfer, draft) is False:
+        # Still pays the draft; its fee accrues instead (before it can be confirmed).
+        draft_services.draft_fee_output_missing(draft_id=draft.id)
     result = draft_services.draft_payment_observed(
         draft_id=draft.id,
         tx_id=transfer.txid,

@@ -1,9 +1,7 @@
-"""Per-network facts the watchers need.
+"""Per-network facts the watchers need: which watchers run, and where their nodes are.
 
-TEMPORARY: this small table stands in for payments/registry.py (asset matrix, token
-addresses, decimals, chain ids, default confirmations), which is being written in
-parallel. Replace the lookups below with the registry's once it lands; keep the
-settings-driven endpoints here.
+Asset facts (families, chain ids, token contracts and mints, decimals) come from
+payments/registry.py; only node endpoints are configured here.
 """
 
 from __future__ import annotations
@@ -12,61 +10,17 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from payments.enums import Currency, Network
+from payments.registry import all_assets, network_info
 
 BITCOIN, EVM, SOLANA, LIGHTNING = "bitcoin", "evm", "solana", "lightning"
 
-FAMILY = {
-    Network.MAINNET: BITCOIN,
-    Network.TESTNET: BITCOIN,
-    Network.ETHEREUM: EVM,
-    Network.SEPOLIA: EVM,
-    Network.BASE: EVM,
-    Network.BASE_SEPOLIA: EVM,
-    Network.SOLANA: SOLANA,
-    Network.SOLANA_DEVNET: SOLANA,
-}
 
-CHAIN_IDS = {
-    Network.ETHEREUM: 1,
-    Network.SEPOLIA: 11155111,
-    Network.BASE: 8453,
-    Network.BASE_SEPOLIA: 84532,
-}
+def family_of(network: str) -> str:
+    return network_info(network).family
 
-# decisions.md: Bitcoin 2, Ethereum 12, Base 12; Solana: finalized commitment counts.
-DEFAULT_CONFIRMATIONS = {
-    Network.MAINNET: 2,
-    Network.TESTNET: 2,
-    Network.ETHEREUM: 12,
-    Network.SEPOLIA: 12,
-    Network.BASE: 12,
-    Network.BASE_SEPOLIA: 12,
-    Network.SOLANA: 1,
-    Network.SOLANA_DEVNET: 1,
-}
 
-# Mainnet token contracts / mints from decisions.md (issuers' docs). Test networks come
-# from TOKEN_ADDRESSES until the registry lands.
-_TOKEN_ADDRESSES: dict[str, dict[str, str]] = {
-    Network.ETHEREUM: {
-        Currency.USDC: "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48",
-        Currency.USDT: "0xdAC17F958D2ee523a2206206994597C13D831ec7",
-        Currency.EURC: "0x1aBaEA1f7C830bD89Acc67eC4af516284b1bC33c",
-        Currency.BTC: "0x2260FAC5E5542a773Aa44fBCfeDf7C193bc2C599",
-    },
-    Network.BASE: {
-        Currency.USDC: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
-        Currency.EURC: "0x60a3E35Cc302bFA44Cb288Bc5a4F316Fdb1adb42",
-    },
-    Network.SOLANA: {
-        Currency.USDC: "EPjFWdd5AufqSSqeM2qN1xyybapC8G4wEGGkZwyTDt1v",
-        Currency.USDT: "Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB",
-        Currency.EURC: "HzwqbKZw8HxMN6bF2yFZNrht3c2iXXzpKcFu7uBEDKtr",
-    },
-}
-
-NATIVE = {EVM: Currency.ETH, SOLANA: Currency.SOL, BITCOIN: Currency.BTC}
+def chain_id_of(network: str) -> int | None:
+    return network_info(network).chain_id
 
 
 def env_suffix(network: str) -> str:
@@ -80,18 +34,12 @@ def env_suffix(network: str) -> str:
 
 
 def token_addresses(network: str) -> dict[str, str]:
-    """Currency -> contract/mint on `network`, with TOKEN_ADDRESSES overriding the defaults."""
-    table = dict(_TOKEN_ADDRESSES.get(network, {}))
-    table.update(settings.TOKEN_ADDRESSES.get(network, {}))
-    return table
+    """Currency -> contract/mint on `network`, as the registry has it (TOKEN_ADDRESSES included)."""
+    return {a.currency: a.token_address for a in all_assets() if a.network == network and a.kind == "token"}
 
 
 def token_address(network: str, currency: str) -> str | None:
     return token_addresses(network).get(currency)
-
-
-def is_native(network: str, currency: str) -> bool:
-    return NATIVE.get(FAMILY.get(network)) == currency
 
 
 @dataclass(frozen=True)
@@ -130,7 +78,7 @@ def watchers(*, with_endpoint: bool = False) -> list[tuple[str, str]]:
     unless an LND or LNbits node is configured."""
     found = []
     for network in settings.ENABLED_NETWORKS:
-        family = FAMILY[network]
+        family = family_of(network)
         ends = endpoints(network)
         if family == BITCOIN:
             if bitcoin_source(network):

@@ -353,15 +353,7 @@ CHAINWATCH_BITCOIN_SOURCE = {
 for _n, _source in CHAINWATCH_BITCOIN_SOURCE.items():
     if _source not in ("", "core", "esplora"):
         raise ImproperlyConfigured(f"BITCOIN_SOURCE_{_chainwatch_suffix(_n)} must be core or esplora.")
-# {"Ethereum": {"USDC": "0x..."}, "Sepolia": {...}}: overrides the token contract/mint table.
-from json import loads as _json_loads  # noqa: E402  (kept inside this section)
-
-try:
-    TOKEN_ADDRESSES = _json_loads(env_str("TOKEN_ADDRESSES", "{}"))
-except ValueError as _exc:
-    raise ImproperlyConfigured(f"TOKEN_ADDRESSES is not valid JSON: {_exc}") from _exc
-if not isinstance(TOKEN_ADDRESSES, dict) or not all(isinstance(v, dict) for v in TOKEN_ADDRESSES.values()):
-    raise ImproperlyConfigured('TOKEN_ADDRESSES must look like {"Ethereum": {"USDC": "0x..."}}.')
+# Token contracts and mints: TOKEN_ADDRESSES in the money-core section (the registry).
 
 CHAINWATCH_INTERVAL_SECONDS = env_int("CHAINWATCH_INTERVAL_SECONDS", 15, minimum=1)
 CHAINWATCH_BLOCKS_PER_PASS = env_int("CHAINWATCH_BLOCKS_PER_PASS", 100, minimum=1)

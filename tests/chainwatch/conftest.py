@@ -113,7 +113,7 @@ def ethereum(anvil_factory, settings) -> Anvil:
     node = anvil_factory(1)
     node.token = node.deploy_token("USDC", 6)
     settings.CHAINWATCH_ENDPOINTS = {"Ethereum": {"rpc_url": node.url}}
-    settings.TOKEN_ADDRESSES = {"Ethereum": {"USDC": node.token.address}}
+    settings.TOKEN_ADDRESSES = {"USDC": {"Ethereum": node.token.address}}
     settings.CHAINWATCH_START_LOOKBACK_BLOCKS = 10
     settings.CHAINWATCH_MAX_REQUESTS_PER_SECOND = 0
     return node
@@ -125,7 +125,7 @@ def base(anvil_factory, settings) -> Anvil:
     node = anvil_factory(8453)
     node.token = node.deploy_token("USDC", 6)
     settings.CHAINWATCH_ENDPOINTS = {"Base": {"rpc_url": node.url}}
-    settings.TOKEN_ADDRESSES = {"Base": {"USDC": node.token.address}}
+    settings.TOKEN_ADDRESSES = {"USDC": {"Base": node.token.address}}
     settings.CHAINWATCH_START_LOOKBACK_BLOCKS = 10
     settings.CHAINWATCH_MAX_REQUESTS_PER_SECOND = 0
     return node

@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from chainwatch.models import Cursor, ObservedTransfer
 from chainwatch.tasks import watcher_run
+from fees.models import AccruedFee
 from payments.enums import Currency, DraftStatus, FeePlacement, Method, Network
 from tests.factories import make_draft
 from webhooks.models import Event
@@ -76,6 +77,19 @@ def test_a_multioutput_payment_without_the_fee_output_still_pays_and_records_the
     assert draft.status == DraftStatus.CONFIRMED
     transfer = ObservedTransfer.objects.get(txid=txid)
     assert transfer.fee_output_present is False and transfer.draft_id == draft.id
+    assert draft.fee_placement == FeePlacement.ACCRUED
+    entry = AccruedFee.objects.get(draft=draft)
+    assert entry.fee_base_units == 1_000 and entry.status == "Outstanding"
+
+
+def test_a_multioutput_payment_with_its_fee_output_accrues_nothing(owner, bitcoin):
+    watch()
+    draft = btc_draft(owner)
+    bitcoin.pay((RECEIVER, 250_000), (FEE_ADDRESS, 1_000))
+    bitcoin.mine(2)
+    watch()
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.CONFIRMED and not AccruedFee.objects.exists()
 
 
 @pytest.mark.parametrize(

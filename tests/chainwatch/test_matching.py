@@ -86,8 +86,8 @@ def test_wei_converts_to_gwei_exactly_or_says_it_did_not():
 
 
 def test_token_addresses_can_be_overridden_per_network(settings):
-    settings.TOKEN_ADDRESSES = {"Sepolia": {"USDC": "0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238"}}
-    assert token_address("Sepolia", "USDC") == "0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238"
+    settings.TOKEN_ADDRESSES = {"USDT": {"Sepolia": "0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238"}}
+    assert token_address("Sepolia", "USDT") == "0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238"
     assert token_address("Ethereum", "USDC") == USDC
 
 

@@ -7,13 +7,14 @@ import pytest
 from chainwatch.models import Cursor, ObservedTransfer
 from chainwatch.tasks import watcher_run
 from payments.enums import Currency, DraftStatus, Network
+from payments.registry import get_asset
 from tests.factories import make_draft
 from webhooks.models import Event
 
 pytestmark = pytest.mark.django_db
 
 RECEIVER = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"
-USDC_MINT = "EPjFWdd5AufqSSqeM2qN1xyybapC8G4wEGGkZwyTDt1v"
+USDC_MINT = get_asset("USDC", "Solana").token_address
 
 
 def events_of(draft) -> list[str]:
