@@ -20,9 +20,9 @@ Redis and the load generator, and the SQL statements of one draft creation
 gunicorn is stopped and the database dropped at the end, also on Ctrl-C or error.
 
 The load generator is asyncio on raw sockets in this process: request bytes are
-prebuilt, nothing is parsed but the status line. gunicorn's sync workers close
-the connection after every response (no keep-alive), so each request opens a new
-loopback connection, as it would in production behind a proxy that does not pool.
+prebuilt, nothing is parsed but the status line (and the ids of the warm-up drafts).
+gunicorn's sync workers close the connection after every response (no keep-alive),
+so each request opens a new loopback connection.
 On a 2-core machine the load generator competes with the server for CPU: its
 share is printed with the results.
 """
