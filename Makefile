@@ -41,6 +41,9 @@ lint: $(VENV)/.dev
 	$(VENV)/bin/ruff format --check .
 	DJANGO_SETTINGS_MODULE=tests.settings $(PY) manage.py makemigrations --check --dry-run
 
+bench: $(VENV)/.dev
+	$(PY) bench/drafts_bench.py
+
 migrate: $(VENV)/.runtime
 	$(PY) manage.py migrate
 
