@@ -272,6 +272,8 @@ RATES_OPEN_ER_API_URL = env_str("RATES_OPEN_ER_API_URL", "https://open.er-api.co
 RATES_HTTP_TIMEOUT_SECONDS = env_int("RATES_HTTP_TIMEOUT_SECONDS", 5, minimum=1)
 RATES_REFRESH_SECONDS = env_int("RATES_REFRESH_SECONDS", 60, minimum=5)
 RATES_MAX_AGE_SECONDS = env_int("RATES_MAX_AGE_SECONDS", 600, minimum=10)
+# Each process keeps the parsed rate tables this long before reading the shared cache again.
+RATES_LOCAL_CACHE_SECONDS = env_int("RATES_LOCAL_CACHE_SECONDS", 2, minimum=0)
 if RATES_MAX_AGE_SECONDS <= RATES_REFRESH_SECONDS:
     raise ImproperlyConfigured("RATES_MAX_AGE_SECONDS must be longer than RATES_REFRESH_SECONDS.")
 for _setting, _providers, _known in (

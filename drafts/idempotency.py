@@ -47,17 +47,17 @@ def validate_key(key: str, *, field: str = "Idempotency-Key") -> str:
 
 
 def _claim(*, user, key: str, fingerprint: str) -> IdempotencyKey | Outcome:
-    """Claim the key, or return the outcome it already stands for."""
-    cutoff = timezone.now() - timedelta(hours=settings.IDEMPOTENCY_KEY_TTL_HOURS)
-    with transaction.atomic():
-        IdempotencyKey.objects.filter(user=user, key=key, created_at__lt=cutoff).delete()
+    """Claim the key with one INSERT, or return the outcome it already stands for."""
     try:
         with transaction.atomic():
             return IdempotencyKey.objects.create(user=user, key=key, request_hash=fingerprint)
     except IntegrityError:
         existing = IdempotencyKey.objects.filter(user=user, key=key).first()
-        if existing is None:  # expired and purged between the two statements: claim again
-            return _claim(user=user, key=key, fingerprint=fingerprint)
+    cutoff = timezone.now() - timedelta(hours=settings.IDEMPOTENCY_KEY_TTL_HOURS)
+    if existing is None or existing.created_at < cutoff:
+        # Gone, or older than the retention: it no longer stands for anything. Claim anew.
+        IdempotencyKey.objects.filter(user=user, key=key, created_at__lt=cutoff).delete()
+        return _claim(user=user, key=key, fingerprint=fingerprint)
     if existing.request_hash != fingerprint:
         raise Problem(
             "This Idempotency-Key was used with a different request body.",
@@ -69,31 +69,44 @@ def _claim(*, user, key: str, fingerprint: str) -> IdempotencyKey | Outcome:
     return Outcome(status=existing.response_status, body=existing.response_body, replayed=True)
 
 
-def run_idempotently(*, user, key: str | None, body: Any, work: Callable[[], Outcome]) -> Outcome:
+Record = Callable[[Outcome], None]
+
+
+def _record_nothing(outcome: Outcome) -> None:
+    pass
+
+
+def run_idempotently(*, user, key: str | None, body: Any, work: Callable[[Record], Outcome]) -> Outcome:
     """Run `work` once per (user, key, body); replay its stored outcome afterwards.
 
-    Successes and client errors (4xx) are stored; a server-side failure (5xx or a crash)
+    `work` calls the `record` it is given with its successful outcome inside the
+    transaction that writes its result, so the stored response commits with it.
+    Client errors (4xx) are stored too; a server-side failure (5xx or a crash)
     releases the key so the client can retry.
     """
     if key is None:
-        return work()
+        return work(_record_nothing)
     claimed = _claim(user=user, key=key, fingerprint=request_fingerprint(body))
     if isinstance(claimed, Outcome):
         return claimed
+
+    def record(outcome: Outcome) -> None:
+        IdempotencyKey.objects.filter(pk=claimed.pk).update(
+            state=IdempotencyKey.State.DONE, response_status=outcome.status, response_body=outcome.body
+        )
+
     try:
-        outcome = work()
+        return work(record)
     except APIException as problem:
         if problem.status_code >= 500:
             IdempotencyKey.objects.filter(pk=claimed.pk).delete()
             raise
         outcome = Outcome(status=problem.status_code, body=problem_body(problem))
+        record(outcome)
+        return outcome
     except BaseException:
         IdempotencyKey.objects.filter(pk=claimed.pk).delete()
         raise
-    IdempotencyKey.objects.filter(pk=claimed.pk).update(
-        state=IdempotencyKey.State.DONE, response_status=outcome.status, response_body=outcome.body
-    )
-    return outcome
 
 
 def purge_expired(*, now=None) -> int:

@@ -20,3 +20,4 @@ from config.settings import *  # noqa: E402,F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast; never in production
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+RATES_LOCAL_CACHE_SECONDS = 0  # tests change the shared rate tables and expect it to show at once

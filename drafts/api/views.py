@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from django.db import transaction
 from django.http import HttpResponse
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
@@ -24,7 +25,7 @@ from drafts.api.serializers import (
     TxTemplateResponseSerializer,
 )
 from drafts.documents import draft_fees_json, draft_pdf, draft_tx_template
-from drafts.idempotency import Outcome, run_idempotently, validate_key
+from drafts.idempotency import Outcome, Record, run_idempotently, validate_key
 from drafts.planning import draft_plan
 from drafts.presenters import draft_json, draft_status_json
 from drafts.selectors import draft_get, draft_list
@@ -35,14 +36,17 @@ IDEMPOTENCY_HEADER = OpenApiParameter(
 )
 
 
-def create_draft_outcome(*, user, body) -> Outcome:
+def create_draft_outcome(*, user, body, record: Record) -> Outcome:
     """Validate, price and write one draft; the shared path of single and batch creation."""
     request = CreateDraftRequestSerializer(data=body)
     request.is_valid(raise_exception=True)
     now = timezone.now()
-    plan = draft_plan(request=request.validated_data, now=now)
-    draft = services.draft_create(user=user, plan=plan, now=now)
-    return Outcome(status=201, body=draft_json(draft))
+    plan = draft_plan(request=request.validated_data, now=now)  # network I/O: before the transaction
+    with transaction.atomic():
+        draft = services.draft_create(user=user, plan=plan, now=now)
+        outcome = Outcome(status=201, body=draft_json(draft))
+        record(outcome)
+    return outcome
 
 
 class DraftViewSet(viewsets.ViewSet):
@@ -89,7 +93,7 @@ class DraftViewSet(viewsets.ViewSet):
             user=request.user,
             key=key,
             body=request.data,
-            work=lambda: create_draft_outcome(user=request.user, body=request.data),
+            work=lambda record: create_draft_outcome(user=request.user, body=request.data, record=record),
         )
         response = Response(outcome.body, status=outcome.status)
         if outcome.status >= 400:
@@ -122,7 +126,10 @@ class DraftViewSet(viewsets.ViewSet):
                 validate_key(key, field="idempotencyKey")
             draft_body = item.validated_data["draft"]
             outcome = run_idempotently(
-                user=user, key=key, body=draft_body, work=lambda: create_draft_outcome(user=user, body=draft_body)
+                user=user,
+                key=key,
+                body=draft_body,
+                work=lambda record: create_draft_outcome(user=user, body=draft_body, record=record),
             )
         except APIException as exc:
             outcome = Outcome(status=exc.status_code, body=problem_body(exc))

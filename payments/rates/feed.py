@@ -9,6 +9,7 @@ is reloaded in place because that costs no I/O.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
@@ -63,7 +64,13 @@ class _Table:
     rates: dict[str, Decimal]
 
 
+# Per-process memo of the parsed tables, so one request (or a burst of them) does not
+# read and parse both tables from the shared cache for every rate it needs.
+_memo: dict[str, tuple[float, _Table | None]] = {}
+
+
 def _store(quotes: Quotes, fetched_at: datetime) -> None:
+    _memo.pop(quotes.kind, None)
     cache.set(
         CACHE_KEYS[quotes.kind],
         {
@@ -77,6 +84,18 @@ def _store(quotes: Quotes, fetched_at: datetime) -> None:
 
 
 def _cached(kind: str) -> _Table | None:
+    ttl = settings.RATES_LOCAL_CACHE_SECONDS
+    if ttl:
+        hit = _memo.get(kind)
+        if hit is not None and time.monotonic() - hit[0] < ttl:
+            return hit[1]
+    table = _load(kind)
+    if ttl:
+        _memo[kind] = (time.monotonic(), table)
+    return table
+
+
+def _load(kind: str) -> _Table | None:
     raw = cache.get(CACHE_KEYS[kind])
     if not raw:
         return None
