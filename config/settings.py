@@ -98,7 +98,7 @@ AUTH_USER_MODEL = "accounts.User"
 # --- Cache (rate limits, rate feed) ----------------------------------------------
 CACHE_URL = env_str("CACHE_URL", "")
 if CACHE_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}}
+    CACHES = {"default": {"BACKEND": "config.cache.PooledRedisCache", "LOCATION": CACHE_URL}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 

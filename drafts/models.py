@@ -95,6 +95,7 @@ class Draft(models.Model):
             models.Index(fields=["user", "-created_at"]),
             models.Index(fields=["status", "expires_at"]),
             models.Index(fields=["network", "receiver_address", "currency"]),
+            models.Index(fields=["user"], condition=Q(is_fee_settlement=True), name="draft_fee_settlements"),
         ]
         constraints = [
             # Exact-amount matching must be unambiguous among open drafts.

@@ -14,7 +14,7 @@ from uuid import UUID
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Min, Sum
+from django.db.models import Count, Min, Sum
 from django.utils import timezone
 
 from config.api.problems import Problem
@@ -58,21 +58,22 @@ class Balance:
         }
 
 
-def balance_of(user) -> Balance:
+def balance_of(user, *, with_settlement: bool = True) -> Balance:
     from drafts.models import OPEN_STATUSES, Draft
 
     totals = AccruedFee.objects.filter(user=user, status=Status.OUTSTANDING).aggregate(
-        usd=Sum("fee_usd"), oldest=Min("accrued_at")
+        usd=Sum("fee_usd"), oldest=Min("accrued_at"), count=Count("id")
     )
-    count = AccruedFee.objects.filter(user=user, status=Status.OUTSTANDING).count()
-    active = (
-        Draft.objects.filter(user=user, is_fee_settlement=True, status__in=OPEN_STATUSES)
-        .values_list("id", flat=True)
-        .first()
-    )
+    active = None
+    if with_settlement:
+        active = (
+            Draft.objects.filter(user=user, is_fee_settlement=True, status__in=OPEN_STATUSES)
+            .values_list("id", flat=True)
+            .first()
+        )
     return Balance(
         outstanding_usd=totals["usd"] or Decimal(0),
-        draft_count=count,
+        draft_count=totals["count"],
         oldest_accrued_at=totals["oldest"],
         active_settlement_draft_id=active,
     )
@@ -80,7 +81,7 @@ def balance_of(user) -> Balance:
 
 def ensure_not_blocked(user) -> None:
     """A blocked account cannot open new fee-accruing drafts (SingleOutput, Lightning, pay links)."""
-    balance = balance_of(user)
+    balance = balance_of(user, with_settlement=False)  # one query: this runs on every such creation
     if balance.blocked:
         raise FeesOutstanding(
             f"Accrued fees of {balance.outstanding_usd.quantize(Decimal('0.01'))} USD must be settled first "
