@@ -194,16 +194,6 @@ class EvmSource:
                     )
         return self._succeeded(found)
 
-    def _succeeded(self, transfers: list[TransferData]) -> list[TransferData]:
-        """Drop reverted transactions: their value never moved (only payments to watched receivers get here)."""
-        if not transfers:
-            return transfers
-        with self.w3.batch_requests() as batch:
-            for t in transfers:
-                batch.add(self.w3.eth.get_transaction_receipt(t.txid))
-            receipts = batch.execute()
-        return [t for t, r in zip(transfers, receipts, strict=True) if r and int(r["status"]) == 1]
-
     def _native_transfers(
         self, start: int, end: int, receivers: set[str], blocks: dict[int, str]
     ) -> list[TransferData]:
