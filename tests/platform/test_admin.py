@@ -14,8 +14,11 @@ def operator_client(client):
     return client
 
 
-def test_every_registered_model_has_a_working_list_and_search(operator_client, make_key):
+def test_every_registered_model_has_a_working_list_and_search(operator_client, make_key, owner):
+    from tests.factories import make_draft
+
     make_key("drafts:read")
+    draft = make_draft(owner)
     for model, model_admin in admin.site._registry.items():
         url = reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_changelist")
         assert operator_client.get(url).status_code == 200, url
@@ -33,3 +36,15 @@ def test_api_keys_show_only_their_prefix_never_the_key(operator_client, make_key
 def test_the_admin_requires_a_staff_login(client):
     response = client.get("/admin/")
     assert response.status_code == 302 and "/admin/login/" in response["Location"]
+
+
+def test_a_draft_can_be_opened_but_its_money_and_status_cannot_be_edited(operator_client, owner):
+    from tests.factories import make_draft
+
+    draft = make_draft(owner)
+    url = reverse("admin:drafts_draft_change", args=[draft.pk])
+    page = operator_client.get(url)
+    assert page.status_code == 200
+    operator_client.post(url, {"memo": "note", "status": "Confirmed", "amount_base_units": 1})
+    draft.refresh_from_db()
+    assert draft.status == "Pending" and draft.amount_base_units == 25_000_000
