@@ -18,7 +18,7 @@ def test_every_registered_model_has_a_working_list_and_search(operator_client, m
     from tests.factories import make_draft
 
     make_key("drafts:read")
-    draft = make_draft(owner)
+    make_draft(owner)
     for model, model_admin in admin.site._registry.items():
         url = reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_changelist")
         assert operator_client.get(url).status_code == 200, url
