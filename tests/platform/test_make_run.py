@@ -1,5 +1,6 @@
 """`make run`'s launcher serves the service on embedded defaults and stops everything on Ctrl-C."""
 
+import json
 import os
 import signal
 import socket
@@ -19,9 +20,14 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def fetch(url: str) -> tuple[int, bytes]:
+def fetch(url: str, *, key: str | None = None, body: dict | None = None) -> tuple[int, bytes]:
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    data = None
+    if body is not None:
+        data, headers["Content-Type"] = json.dumps(body).encode(), "application/json"
+    request = urllib.request.Request(url, data=data, headers=headers)  # noqa: S310 - loopback only
     try:
-        with urllib.request.urlopen(url, timeout=5) as response:  # noqa: S310 - loopback only
+        with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310 - loopback only
             return response.status, response.read()
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read()
@@ -59,6 +65,41 @@ def test_the_launcher_serves_docs_admin_and_health_then_stops_on_ctrl_c(tmp_path
         assert b"/api/v1/api-keys" in fetch(f"{base}/llms.txt")[1]
         assert fetch(f"{base}/admin/login/")[0] == 200
         assert (tmp_path / "var" / "db.sqlite3").exists()
+
+        key = subprocess.run(
+            [
+                ".venv/bin/python",
+                "manage.py",
+                "issue_api_key",
+                "--email",
+                "shop@example.com",
+                "--scopes",
+                "rates:read,fees:read,drafts:read,drafts:write",
+            ],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        ).stdout.strip()
+        status, body = fetch(f"{base}/api/v1/rates?ccy=EUR&asset=USDC", key=key)
+        assert status == 200 and json.loads(body)["rates"][0]["asset"] == "USDC"
+        status, body = fetch(f"{base}/api/v1/fees/schedule", key=key)
+        assert status == 200 and json.loads(body)["tiers"][0] == {"upToUsd": 10, "percent": 0.49}
+        status, body = fetch(
+            f"{base}/api/v1/drafts",
+            key=key,
+            body={
+                "network": "Base",
+                "currency": "USDC",
+                "fiatCurrency": "EUR",
+                "fiatAmount": 25,
+                "receiverAddress": "0x8617E340B3D01FA5F11F306F4090FD50E238070D",
+            },
+        )
+        assert status == 201, body
+        assert fetch(f"{base}/api/v1/drafts/{json.loads(body)['id']}/status", key=key)[0] == 200
     finally:
         os.killpg(process.pid, signal.SIGINT)
         output = process.communicate(timeout=60)[0].decode()
