@@ -56,7 +56,7 @@ OPEN_STATES = (AttemptState.CLAIMED, AttemptState.SENDING)
 
 def _lease() -> timedelta:
     """How long a claimed attempt may go without a result before it counts as lost."""
-    return timedelta(seconds=settings.WEBHOOKS_TIMEOUT_SECONDS + 45)
+    return timedelta(seconds=settings.WEBHOOKS_TIMEOUT_SECONDS + 30)
 
 
 def _enqueue(task_name: str, *args: Any) -> None:
