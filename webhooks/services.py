@@ -64,6 +64,11 @@ def _enqueue(task_name: str, *args: Any) -> None:
     from webhooks import tasks
 
     task = getattr(tasks, task_name)
+    key = (task_name, args)
+    connection = transaction.get_connection()
+    # One send per distinct task and arguments per transaction (a batch of events needs one dispatch).
+    if any(getattr(func, "webhooks_task_key", None) == key for _, func, _ in connection.run_on_commit):
+        return
 
     def send() -> None:
         try:
@@ -71,6 +76,7 @@ def _enqueue(task_name: str, *args: Any) -> None:
         except Exception:  # the broker is down; the row waits for the next tick
             logger.warning("Could not enqueue %s; the beat tick will pick it up", task_name, exc_info=True)
 
+    send.webhooks_task_key = key  # type: ignore[attr-defined]
     transaction.on_commit(send)
 
 
@@ -200,7 +206,10 @@ def deliveries_dispatch(
     limit = limit or settings.WEBHOOKS_DISPATCH_BATCH
     with transaction.atomic():
         # Attempts whose worker or task message was lost: no result will come.
-        DeliveryAttempt.objects.filter(state__in=OPEN_STATES, claimed_at__lt=now - _lease()).update(
+        lost = DeliveryAttempt.objects.filter(state__in=OPEN_STATES, claimed_at__lt=now - _lease())
+        if webhook_id is not None:
+            lost = lost.filter(delivery__webhook_id=webhook_id)
+        lost.update(
             state=AttemptState.INTERRUPTED,
             finished_at=now,
             error="No result: the worker or the broker lost this attempt.",
@@ -220,9 +229,13 @@ def deliveries_dispatch(
                 skip_locked=True
             )
         }
-        open_attempts = DeliveryAttempt.objects.filter(state__in=OPEN_STATES, delivery__webhook_id__in=webhooks)
-        in_flight = Counter(open_attempts.values_list("delivery__webhook_id", flat=True))
-        busy = set(open_attempts.values_list("delivery_id", flat=True))
+        open_attempts = list(
+            DeliveryAttempt.objects.filter(state__in=OPEN_STATES, delivery__webhook_id__in=webhooks).values_list(
+                "delivery_id", "delivery__webhook_id"
+            )
+        )
+        in_flight = Counter(webhook for _, webhook in open_attempts)
+        busy = {delivery for delivery, _ in open_attempts}
         claimed: list[DeliveryAttempt] = []
         failed: list[Delivery] = []
         for delivery in candidates:
@@ -293,28 +306,28 @@ def delivery_attempt(*, attempt_id: UUID, now: datetime | None = None) -> Delive
             timeout=settings.WEBHOOKS_TIMEOUT_SECONDS,
             max_bytes=settings.WEBHOOKS_RESPONSE_MAX_BYTES,
         )
-    return _attempt_finish(attempt_id=attempt.pk, outcome=outcome, now=now)
+    return _attempt_finish(attempt=attempt, outcome=outcome, now=now)
 
 
-def _attempt_finish(*, attempt_id: UUID, outcome: transport.Outcome, now: datetime | None) -> DeliveryAttempt:
+def _attempt_finish(*, attempt: DeliveryAttempt, outcome: transport.Outcome, now: datetime | None) -> DeliveryAttempt:
     now = now or timezone.now()
+    attempt.state, attempt.finished_at = AttemptState.DONE, now
+    attempt.status_code, attempt.duration_ms = outcome.status_code, outcome.duration_ms
+    attempt.error, attempt.response_excerpt = outcome.error[:500], outcome.excerpt
     with transaction.atomic():
-        attempt = DeliveryAttempt.objects.select_related("delivery").get(pk=attempt_id)
         delivery = Delivery.objects.select_for_update().get(pk=attempt.delivery_id)
-        attempt.state, attempt.finished_at = AttemptState.DONE, now
-        attempt.status_code, attempt.duration_ms = outcome.status_code, outcome.duration_ms
-        attempt.error, attempt.response_excerpt = outcome.error[:500], outcome.excerpt
-        attempt.save()
+        attempt.save(update_fields=["state", "finished_at", "status_code", "duration_ms", "error", "response_excerpt"])
         if delivery.status != DeliveryStatus.PENDING:
             return attempt  # another round already settled it
-        webhook = Webhook.objects.select_for_update().get(pk=delivery.webhook_id)
         if outcome.ok:
             delivery.status, delivery.delivered_at, delivery.next_attempt_at = DeliveryStatus.SUCCEEDED, now, None
             delivery.save(update_fields=["status", "delivered_at", "next_attempt_at"])
-            if webhook.consecutive_failures or webhook.last_failure_at:
-                webhook.consecutive_failures, webhook.last_failure_at = 0, None
-                webhook.save(update_fields=["consecutive_failures", "last_failure_at"])
+            # Touches (and locks) the endpoint row only when there is a failure streak to end.
+            Webhook.objects.filter(pk=delivery.webhook_id).filter(
+                Q(consecutive_failures__gt=0) | Q(last_failure_at__isnull=False)
+            ).update(consecutive_failures=0, last_failure_at=None)
             return attempt
+        webhook = Webhook.objects.select_for_update().get(pk=delivery.webhook_id)
         webhook.last_failure_at = now
         webhook.save(update_fields=["last_failure_at"])
         if delivery.attempt_count >= MAX_ATTEMPTS:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from uuid import UUID
 
 from celery import shared_task
+from django.conf import settings
 
 from webhooks import services
 
@@ -20,7 +21,9 @@ def deliver(attempt_id: str) -> None:
     attempt = services.delivery_attempt(attempt_id=UUID(attempt_id))
     if attempt is not None:
         # Keep an endpoint's queue moving without waiting for the next tick.
-        services.deliveries_dispatch(webhook_id=attempt.delivery.webhook_id, limit=1)
+        services.deliveries_dispatch(
+            webhook_id=attempt.delivery.webhook_id, limit=settings.WEBHOOKS_MAX_IN_FLIGHT_PER_ENDPOINT
+        )
 
 
 @shared_task(name="webhooks.send_email", ignore_result=True)
