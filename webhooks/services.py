@@ -222,11 +222,13 @@ def deliveries_dispatch(
         )
         if not candidates:
             return []
-        # One dispatcher per endpoint at a time, so the in-flight cap holds.
+        # One dispatcher per endpoint at a time, so the in-flight cap holds. The tick skips an
+        # endpoint another dispatcher holds; a finished attempt waits its turn (a few ms), so
+        # that endpoint's freed slot is not left idle until the next tick.
         webhooks = {
             w.id: w
             for w in Webhook.objects.filter(id__in={d.webhook_id for d in candidates}).select_for_update(
-                skip_locked=True
+                skip_locked=webhook_id is None
             )
         }
         open_attempts = list(
@@ -305,6 +307,7 @@ def delivery_attempt(*, attempt_id: UUID, now: datetime | None = None) -> Delive
             headers=headers,
             timeout=settings.WEBHOOKS_TIMEOUT_SECONDS,
             max_bytes=settings.WEBHOOKS_RESPONSE_MAX_BYTES,
+            ca_bundle=settings.WEBHOOKS_CA_BUNDLE,
         )
     return _attempt_finish(attempt=attempt, outcome=outcome, now=now)
 

@@ -29,7 +29,15 @@ class Outcome:
         return self.status_code is not None and 200 <= self.status_code < 300
 
 
-def post(target: Target, *, body: bytes, headers: dict[str, str], timeout: float, max_bytes: int) -> Outcome:
+def post(
+    target: Target,
+    *,
+    body: bytes,
+    headers: dict[str, str],
+    timeout: float,
+    max_bytes: int,
+    ca_bundle: str = "",
+) -> Outcome:
     started = time.monotonic()
     timeouts = urllib3.Timeout(connect=min(timeout, 10.0), read=timeout, total=timeout)
     if target.scheme == "https":
@@ -40,7 +48,7 @@ def post(target: Target, *, body: bytes, headers: dict[str, str], timeout: float
             retries=False,
             maxsize=1,
             cert_reqs="CERT_REQUIRED",
-            ca_certs=certifi.where(),
+            ca_certs=ca_bundle or certifi.where(),
             server_hostname=target.hostname,
             assert_hostname=target.hostname,
         )
