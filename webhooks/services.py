@@ -196,12 +196,17 @@ def delivery_redeliver(*, delivery: Delivery, now: datetime | None = None) -> De
 
 
 def deliveries_dispatch(
-    *, now: datetime | None = None, limit: int | None = None, webhook_id: UUID | None = None
+    *,
+    now: datetime | None = None,
+    limit: int | None = None,
+    webhook_id: UUID | None = None,
+    enqueue: bool = True,
 ) -> list[UUID]:
-    """Claim due deliveries and enqueue one attempt each (after commit). Bounded, and safe
-    to run concurrently and twice: rows are claimed with FOR UPDATE SKIP LOCKED, and an
-    endpoint gets at most WEBHOOKS_MAX_IN_FLIGHT_PER_ENDPOINT attempts at once (one while it
-    is failing), so a slow or dead endpoint holds few workers. Returns the attempt ids."""
+    """Claim due deliveries and enqueue one attempt each (after commit; with enqueue=False the
+    caller makes them). Bounded, and safe to run concurrently and twice: rows are claimed with
+    FOR UPDATE SKIP LOCKED, and an endpoint gets at most WEBHOOKS_MAX_IN_FLIGHT_PER_ENDPOINT
+    attempts at once (one while it is failing), so a slow or dead endpoint holds few workers.
+    Returns the attempt ids."""
     now = now or timezone.now()
     limit = limit or settings.WEBHOOKS_DISPATCH_BATCH
     with transaction.atomic():
@@ -264,8 +269,9 @@ def deliveries_dispatch(
         DeliveryAttempt.objects.bulk_create(claimed)
         for delivery in failed:
             _webhook_count_failed_delivery(webhooks[delivery.webhook_id], now=now)
-        for attempt in claimed:
-            _enqueue("deliver", str(attempt.id))
+        if enqueue:
+            for attempt in claimed:
+                _enqueue("deliver", str(attempt.id))
         return [attempt.id for attempt in claimed]
 
 
