@@ -16,17 +16,29 @@ class WebhookAdmin(admin.ModelAdmin):
     list_display = ["url", "user", "active", "events", "consecutive_failures", "disabled_at", "created_at"]
     list_filter = ["active", "created_at"]
     search_fields = ["url", "id", "user__email"]
-    # The secret signs deliveries: it is neither shown nor editable here.
+    # The secret signs deliveries: it is neither shown nor editable here. Endpoints are
+    # registered through the API (which checks the URL); the admin can switch them off and on.
     exclude = ["secret"]
-    readonly_fields = ["id", "created_at", "consecutive_failures", "last_failure_at", "disabled_at", "disabled_reason"]
-    raw_id_fields = ["user"]
+    readonly_fields = [
+        "id",
+        "user",
+        "url",
+        "created_at",
+        "consecutive_failures",
+        "last_failure_at",
+        "disabled_at",
+        "disabled_reason",
+    ]
+
+    def has_add_permission(self, request) -> bool:
+        return False
 
 
 class DeliveryAttemptInline(admin.TabularInline):
     model = DeliveryAttempt
     extra = 0
     can_delete = False
-    fields = ["number", "state", "claimed_at", "started_at", "status_code", "duration_ms", "error"]
+    fields = ["number", "state", "claimed_at", "started_at", "status_code", "duration_ms", "error", "response_excerpt"]
     readonly_fields = fields
 
     def has_add_permission(self, request, obj=None) -> bool:

@@ -287,7 +287,11 @@ def delivery_attempt(*, attempt_id: UUID, now: datetime | None = None) -> Delive
     )
     if not taken:
         return None
-    attempt = DeliveryAttempt.objects.select_related("delivery__webhook", "delivery__event").get(pk=attempt_id)
+    attempt = (
+        DeliveryAttempt.objects.select_related("delivery__webhook", "delivery__event").filter(pk=attempt_id).first()
+    )
+    if attempt is None:
+        return None  # the endpoint was deleted meanwhile
     delivery, webhook, event = attempt.delivery, attempt.delivery.webhook, attempt.delivery.event
     if delivery.status != DeliveryStatus.PENDING or not webhook.active:
         DeliveryAttempt.objects.filter(pk=attempt.pk).update(
@@ -324,7 +328,9 @@ def _attempt_finish(*, attempt: DeliveryAttempt, outcome: transport.Outcome, now
     attempt.status_code, attempt.duration_ms = outcome.status_code, outcome.duration_ms
     attempt.error, attempt.response_excerpt = outcome.error[:500], outcome.excerpt
     with transaction.atomic():
-        delivery = Delivery.objects.select_for_update().get(pk=attempt.delivery_id)
+        delivery = Delivery.objects.select_for_update().filter(pk=attempt.delivery_id).first()
+        if delivery is None:
+            return attempt  # the endpoint was deleted while the POST was under way
         attempt.save(update_fields=["state", "finished_at", "status_code", "duration_ms", "error", "response_excerpt"])
         if delivery.status != DeliveryStatus.PENDING:
             return attempt  # another round already settled it

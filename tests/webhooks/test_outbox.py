@@ -55,3 +55,27 @@ def test_a_batch_of_events_in_one_transaction_enqueues_one_dispatch(broker_down,
             services.event_record(user=owner, type="draft.created", data={"draftId": str(n)})
 
     assert broker_down == [()]
+
+
+def test_the_beat_ticks_are_named_entries_for_registered_tasks(settings):
+    from config.celery import app
+
+    schedule = settings.CELERY_BEAT_SCHEDULE
+    assert schedule["webhooks-dispatch-due"]["task"] == "webhooks.dispatch_due"
+    assert schedule["notifications-send-due-emails"]["task"] == "webhooks.send_due_emails"
+    app.loader.import_default_modules()
+    assert {"webhooks.dispatch_due", "webhooks.deliver", "webhooks.send_email", "webhooks.send_due_emails"} <= set(
+        app.tasks
+    )
+
+
+def test_deleting_an_endpoint_while_its_attempt_is_claimed_is_harmless(make_webhook, receiver, owner):
+    webhook = make_webhook(receiver.url)
+    with transaction.atomic():
+        services.event_record(user=owner, type="draft.seen", data={"draftId": "d"})
+    [attempt_id] = services.deliveries_dispatch(enqueue=False)
+
+    services.webhook_delete(webhook=webhook)
+
+    assert services.delivery_attempt(attempt_id=attempt_id) is None
+    assert receiver.requests == []
