@@ -136,12 +136,13 @@ def webhook_create(*, user, url: str, events: list[str] | None) -> Webhook:
 def webhook_update(*, webhook: Webhook, active: bool | None = None, events: list[str] | None = None) -> Webhook:
     """Change the event filter, or disable / re-enable the endpoint. Re-enabling re-checks
     the URL and sends the deliveries that waited while it was off."""
+    if active is True and not webhook.active:
+        _url_check(webhook.url)  # DNS: before the transaction, never while holding the row
     with transaction.atomic():
         webhook = Webhook.objects.select_for_update().get(pk=webhook.pk)
         if events is not None:
             webhook.events = sorted(set(events))
         if active is True and not webhook.active:
-            _url_check(webhook.url)
             webhook.active, webhook.disabled_at, webhook.disabled_reason = True, None, ""
             webhook.consecutive_failures, webhook.last_failure_at = 0, None
             _enqueue("dispatch_due")
