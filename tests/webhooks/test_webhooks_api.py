@@ -209,3 +209,16 @@ def test_the_notification_preference_is_on_by_default_and_can_be_turned_off(api_
 
     assert response.json() == {"emailEnabled": False}
     assert api_client.get("/api/v1/notification-preferences").json() == {"emailEnabled": False}
+
+
+def test_re_enabling_checks_the_url_again(api_client, owner, fake_dns, loopback):
+    fake_dns.answers["hooks.example.com"] = ["93.184.216.34"]
+    created = api_client.post("/api/v1/webhooks", {"url": "https://hooks.example.com/"}, format="json").json()
+    api_client.patch(f"/api/v1/webhooks/{created['id']}", {"active": False}, format="json")
+    fake_dns.answers["hooks.example.com"] = ["192.168.7.7"]
+
+    response = api_client.patch(f"/api/v1/webhooks/{created['id']}", {"active": True}, format="json")
+
+    assert response.status_code == 400
+    assert response.json()["code"] == "webhook_url_not_allowed"
+    assert Webhook.objects.get(id=created["id"]).active is False
