@@ -8,11 +8,16 @@ up to a cap.
 
 from __future__ import annotations
 
+import http.client
+import socket
+import threading
 import time
 from dataclasses import dataclass
 
 import certifi
 import urllib3
+import urllib3.connection
+from urllib3.util.ssl_match_hostname import CertificateError
 
 from webhooks.netguard import Target
 
@@ -39,47 +44,53 @@ def post(
     ca_bundle: str = "",
 ) -> Outcome:
     started = time.monotonic()
-    timeouts = urllib3.Timeout(connect=min(timeout, 10.0), read=timeout, total=timeout)
+    connection: urllib3.connection.HTTPConnection
     if target.scheme == "https":
-        pool: urllib3.HTTPConnectionPool = urllib3.HTTPSConnectionPool(
+        connection = urllib3.connection.HTTPSConnection(
             str(target.address),
             target.port,
-            timeout=timeouts,
-            retries=False,
-            maxsize=1,
+            timeout=timeout,
             cert_reqs="CERT_REQUIRED",
             ca_certs=ca_bundle or certifi.where(),
             server_hostname=target.hostname,
             assert_hostname=target.hostname,
         )
     else:
-        pool = urllib3.HTTPConnectionPool(str(target.address), target.port, timeout=timeouts, retries=False, maxsize=1)
+        connection = urllib3.connection.HTTPConnection(str(target.address), target.port, timeout=timeout)
+    # Socket time-outs apply per read, so an endpoint dripping a byte at a time could hold a
+    # worker far longer; the watchdog ends the whole exchange at `timeout`.
+    expired = threading.Event()
+    watchdog = threading.Timer(timeout, _abort, args=(connection, expired))
+    watchdog.daemon = True
+    watchdog.start()
     try:
-        response = pool.urlopen(
-            "POST",
-            target.path,
-            body=body,
-            headers={**headers, "Host": target.host_header},
-            redirect=False,
-            retries=False,
-            assert_same_host=False,
-            preload_content=False,
+        connection.request(
+            "POST", target.path, body=body, headers={**headers, "Host": target.host_header}, preload_content=False
         )
-        try:
-            excerpt = response.read(max_bytes, decode_content=False)
-        finally:
-            response.release_conn()
+        response = connection.getresponse()
+        excerpt = response.read(max_bytes, decode_content=False) if max_bytes else b""
         status = response.status
         error = "" if 200 <= status < 300 else f"HTTP {status}"
-        return Outcome(status, _ms(started), error, excerpt.decode("utf-8", "replace")[:max_bytes])
-    except urllib3.exceptions.TimeoutError:
-        return Outcome(None, _ms(started), f"No answer within {timeout:g} seconds.", "")
-    except urllib3.exceptions.HTTPError as exc:
+        return Outcome(status, _ms(started), error, excerpt.decode("utf-8", "replace"))
+    except (urllib3.exceptions.HTTPError, http.client.HTTPException, OSError, CertificateError) as exc:
+        if expired.is_set() or isinstance(exc, (TimeoutError, urllib3.exceptions.TimeoutError)):
+            return Outcome(None, _ms(started), f"No answer within {timeout:g} seconds.", "")
         return Outcome(None, _ms(started), _describe(exc), "")
-    except OSError as exc:
-        return Outcome(None, _ms(started), f"Connection failed: {exc.__class__.__name__}", "")
+    except Exception as exc:  # anything else is still one failed attempt, logged as such
+        return Outcome(None, _ms(started), f"Delivery error: {exc.__class__.__name__}", "")
     finally:
-        pool.close()
+        watchdog.cancel()
+        connection.close()
+
+
+def _abort(connection: urllib3.connection.HTTPConnection, expired: threading.Event) -> None:
+    expired.set()
+    sock = getattr(connection, "sock", None)
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
 
 
 def _ms(started: float) -> int:
@@ -87,6 +98,9 @@ def _ms(started: float) -> int:
 
 
 def _describe(exc: Exception) -> str:
+    if isinstance(exc, ConnectionRefusedError):
+        return "Connection refused."
+    if isinstance(exc, CertificateError):
+        return f"TLS certificate: {exc}"[:300]
     reason = getattr(exc, "reason", None) or exc
-    text = f"{exc.__class__.__name__}: {reason}"
-    return text[:300]
+    return f"{exc.__class__.__name__}: {reason}"[:300]

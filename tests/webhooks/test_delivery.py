@@ -186,6 +186,46 @@ def test_a_receiver_that_does_not_answer_in_time_is_retried(make_webhook, make_r
     assert Delivery.objects.get().status == "Pending"
 
 
+def test_an_endpoint_dripping_its_answer_is_cut_off_at_the_time_out(make_webhook, owner, settings):
+    import socket
+    import threading
+    import time
+
+    settings.WEBHOOKS_TIMEOUT_SECONDS = 1
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    stop = threading.Event()
+
+    def drip():
+        conn, _ = listener.accept()
+        conn.recv(65536)
+        for byte in b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 100:
+            if stop.is_set():
+                break
+            try:
+                conn.sendall(bytes([byte]))
+            except OSError:
+                break
+            time.sleep(0.2)  # each byte well inside a per-read time-out
+        conn.close()
+
+    threading.Thread(target=drip, daemon=True).start()
+    make_webhook(f"http://127.0.0.1:{listener.getsockname()[1]}/hook")
+    record(owner, EventType.DRAFT_SEEN, {"draftId": "d"})
+
+    try:
+        [attempt] = deliver_due()
+    finally:
+        stop.set()
+        listener.close()
+
+    attempt.refresh_from_db()
+    assert attempt.status_code is None
+    assert "No answer within 1 seconds" in attempt.error
+    assert attempt.duration_ms < 3000
+
+
 def test_the_response_body_read_is_capped(make_webhook, make_receiver, owner, settings):
     settings.WEBHOOKS_RESPONSE_MAX_BYTES = 1
     receiver = make_receiver(status=500)
