@@ -24,7 +24,7 @@ def created(api_client, loopback, receiver):
 
 
 def test_creating_a_webhook_returns_its_shape_and_the_secret_once(api_client, created, receiver):
-    listed = api_client.get("/api/v1/webhooks").json()
+    listed = api_client.get("/api/v1/webhooks").json()["items"]
 
     assert set(created) == {"id", "url", "events", "active", "createdAt", "secret"}
     assert created["url"] == receiver.url
@@ -100,7 +100,7 @@ def test_another_accounts_webhook_is_404_everywhere(client_with_scopes, other_ac
     other = client_with_scopes("webhooks:manage", user=other_account)
     base = f"/api/v1/webhooks/{created['id']}"
 
-    assert other.get("/api/v1/webhooks").json() == []
+    assert other.get("/api/v1/webhooks").json()["items"] == []
     assert other.get(base).status_code == 404
     assert other.delete(base).status_code == 404
     assert other.patch(base, {"active": False}, format="json").status_code == 404
@@ -120,7 +120,7 @@ def test_deleting_a_webhook_removes_it(api_client, created):
     response = api_client.delete(f"/api/v1/webhooks/{created['id']}")
 
     assert response.status_code == 204
-    assert api_client.get("/api/v1/webhooks").json() == []
+    assert api_client.get("/api/v1/webhooks").json() == {"items": [], "page": 1, "pageSize": 20, "total": 0}
     assert api_client.delete(f"/api/v1/webhooks/{created['id']}").status_code == 404
 
 
@@ -222,3 +222,17 @@ def test_re_enabling_checks_the_url_again(api_client, owner, fake_dns, loopback)
     assert response.status_code == 400
     assert response.json()["code"] == "webhook_url_not_allowed"
     assert Webhook.objects.get(id=created["id"]).active is False
+
+
+def test_the_list_is_paged_newest_first(api_client, loopback):
+    ids = [
+        api_client.post("/api/v1/webhooks", {"url": f"http://127.0.0.1:9/{n}"}, format="json").json()["id"]
+        for n in range(3)
+    ]
+
+    first = api_client.get("/api/v1/webhooks?pageSize=2").json()
+    second = api_client.get("/api/v1/webhooks?pageSize=2&page=2").json()
+
+    assert first["total"] == 3 and first["pageSize"] == 2
+    assert [item["id"] for item in first["items"] + second["items"]] == ids[::-1]
+    assert api_client.get("/api/v1/webhooks?pageSize=101").status_code == 400

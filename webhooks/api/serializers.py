@@ -43,6 +43,9 @@ class WebhookSerializer(serializers.Serializer):
         return list(webhook.events) or None
 
 
+WebhookPageSerializer = paged_envelope_serializer("WebhookPage", WebhookSerializer)
+
+
 class WebhookCreatedSerializer(WebhookSerializer):
     secret = serializers.CharField(help_text="Signing secret (whsec_...). Shown only in this response.")
 

@@ -7,7 +7,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api.pagination import paginate
+from config.api.pagination import PageQuerySerializer, paginate
 from webhooks import services
 from webhooks.api.serializers import (
     CreateWebhookRequestSerializer,
@@ -17,6 +17,7 @@ from webhooks.api.serializers import (
     UpdateNotificationPreferenceRequestSerializer,
     UpdateWebhookRequestSerializer,
     WebhookCreatedSerializer,
+    WebhookPageSerializer,
     WebhookSerializer,
 )
 from webhooks.models import Delivery
@@ -36,9 +37,14 @@ class WebhookViewSet(viewsets.ViewSet):
     def _webhook(self, request, pk):
         return get_object_or_404(webhook_list(user=request.user), pk=pk)
 
-    @extend_schema(summary="List the account's webhook endpoints", responses=WebhookSerializer(many=True))
+    @extend_schema(
+        summary="List the account's webhook endpoints",
+        parameters=[PageQuerySerializer],
+        responses=WebhookPageSerializer,
+    )
     def list(self, request):
-        return Response(WebhookSerializer(webhook_list(user=request.user), many=True).data)
+        page = paginate(webhook_list(user=request.user), request.query_params)
+        return Response(page.envelope(WebhookSerializer(page.items, many=True).data))
 
     @extend_schema(
         summary="Register a webhook endpoint (the signing secret is shown once)",
@@ -85,7 +91,11 @@ class WebhookViewSet(viewsets.ViewSet):
         delivery = services.webhook_send_test(webhook=self._webhook(request, pk))
         return Response(DeliverySerializer(delivery).data, status=status.HTTP_202_ACCEPTED)
 
-    @extend_schema(summary="List a webhook endpoint's deliveries and their attempts", responses=DeliveryPageSerializer)
+    @extend_schema(
+        summary="List a webhook endpoint's deliveries and their attempts",
+        parameters=[PageQuerySerializer],
+        responses=DeliveryPageSerializer,
+    )
     @action(detail=True, methods=["get"])
     def deliveries(self, request, pk=None):
         page = paginate(delivery_list(webhook=self._webhook(request, pk)), request.query_params)
