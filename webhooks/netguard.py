@@ -204,7 +204,8 @@ def _literal(hostname: str) -> IPAddress | None:
 
 def _check_name(hostname: str) -> None:
     name = hostname.rstrip(".")
-    if name in _BLOCKED_NAMES or name.endswith(_BLOCKED_SUFFIXES):
+    # A single label ("db", "redis") only means something through a local search domain.
+    if name in _BLOCKED_NAMES or name.endswith(_BLOCKED_SUFFIXES) or "." not in name:
         raise UrlNotAllowed(f"The host {hostname} is internal.")
 
 
@@ -225,7 +226,7 @@ def target_resolve(url: str, *, resolve_with: Resolver | None = None) -> Target:
         if not all(address.is_loopback for address in addresses):
             raise UrlNotAllowed(f"The host {parsed.hostname} does not resolve to a loopback address.")
     else:
-        refused = [str(address) for address in addresses if not is_public_address(address)]
-        if refused:
-            raise UrlNotAllowed(f"The URL resolves to a private or internal address ({', '.join(refused)}).")
+        # The refused address is not named: that would let a caller map internal DNS.
+        if not all(is_public_address(address) for address in addresses):
+            raise UrlNotAllowed("The URL resolves to a private or internal address.")
     return Target(parsed.scheme, parsed.hostname, parsed.port, parsed.path, addresses[0])

@@ -49,6 +49,8 @@ HOSTILE_URLS = [
     "https://nowhere.example.com/",  # does not resolve
     "https://hooks.example.com/" + "a" * 2048,  # too long
     "https://hooks.example.com\\@127.0.0.1/",
+    "https://db/",  # a single label resolves only through a local search domain
+    "https://redis:6379/",
 ]
 
 
@@ -153,3 +155,9 @@ def test_public_addresses_are_public(address):
 )
 def test_addresses_that_embed_or_translate_ipv4_are_not_public(address):
     assert not netguard.is_public_address(ipaddress.ip_address(address))
+
+
+def test_a_refusal_does_not_reveal_the_internal_address(api_client, public_dns):
+    response = api_client.post("/api/v1/webhooks", {"url": "https://rebind.example.com/"}, format="json")
+
+    assert "10.0.0.5" not in response.content.decode()
