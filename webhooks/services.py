@@ -211,15 +211,12 @@ def deliveries_dispatch(
     now = now or timezone.now()
     limit = limit or settings.WEBHOOKS_DISPATCH_BATCH
     with transaction.atomic():
-        # Attempts whose worker or task message was lost: no result will come.
-        lost = DeliveryAttempt.objects.filter(state__in=OPEN_STATES, claimed_at__lt=now - _lease())
-        if webhook_id is not None:
-            lost = lost.filter(delivery__webhook_id=webhook_id)
-        lost.update(
-            state=AttemptState.INTERRUPTED,
-            finished_at=now,
-            error="No result: the worker or the broker lost this attempt.",
-        )
+        if webhook_id is None:  # the tick: attempts whose worker or task message was lost
+            DeliveryAttempt.objects.filter(state__in=OPEN_STATES, claimed_at__lt=now - _lease()).update(
+                state=AttemptState.INTERRUPTED,
+                finished_at=now,
+                error="No result: the worker or the broker lost this attempt.",
+            )
         due = Delivery.objects.filter(status=DeliveryStatus.PENDING, next_attempt_at__lte=now, webhook__active=True)
         if webhook_id is not None:
             due = due.filter(webhook_id=webhook_id)
@@ -329,7 +326,12 @@ def _attempt_finish(*, attempt: DeliveryAttempt, outcome: transport.Outcome, now
     attempt.status_code, attempt.duration_ms = outcome.status_code, outcome.duration_ms
     attempt.error, attempt.response_excerpt = outcome.error[:500], outcome.excerpt
     with transaction.atomic():
-        delivery = Delivery.objects.select_for_update().filter(pk=attempt.delivery_id).first()
+        delivery = (
+            Delivery.objects.select_for_update(of=("self",))
+            .select_related("webhook")
+            .filter(pk=attempt.delivery_id)
+            .first()
+        )
         if delivery is None:
             return attempt  # the endpoint was deleted while the POST was under way
         attempt.save(update_fields=["state", "finished_at", "status_code", "duration_ms", "error", "response_excerpt"])
@@ -339,9 +341,10 @@ def _attempt_finish(*, attempt: DeliveryAttempt, outcome: transport.Outcome, now
             delivery.status, delivery.delivered_at, delivery.next_attempt_at = DeliveryStatus.SUCCEEDED, now, None
             delivery.save(update_fields=["status", "delivered_at", "next_attempt_at"])
             # Touches (and locks) the endpoint row only when there is a failure streak to end.
-            Webhook.objects.filter(pk=delivery.webhook_id).filter(
-                Q(consecutive_failures__gt=0) | Q(last_failure_at__isnull=False)
-            ).update(consecutive_failures=0, last_failure_at=None)
+            if delivery.webhook.consecutive_failures or delivery.webhook.last_failure_at:
+                Webhook.objects.filter(pk=delivery.webhook_id).filter(
+                    Q(consecutive_failures__gt=0) | Q(last_failure_at__isnull=False)
+                ).update(consecutive_failures=0, last_failure_at=None)
             return attempt
         webhook = Webhook.objects.select_for_update().get(pk=delivery.webhook_id)
         webhook.last_failure_at = now
