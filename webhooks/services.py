@@ -52,6 +52,7 @@ EMAIL_EVENT_TYPES = {
     EventType.DRAFT_EXPIRED,
 }
 OPEN_STATES = (AttemptState.CLAIMED, AttemptState.SENDING)
+CLAIM_RESEND_AFTER = timedelta(minutes=2)
 
 
 def _lease() -> timedelta:
@@ -211,12 +212,7 @@ def deliveries_dispatch(
     now = now or timezone.now()
     limit = limit or settings.WEBHOOKS_DISPATCH_BATCH
     with transaction.atomic():
-        if webhook_id is None:  # the tick: attempts whose worker or task message was lost
-            DeliveryAttempt.objects.filter(state__in=OPEN_STATES, claimed_at__lt=now - _lease()).update(
-                state=AttemptState.INTERRUPTED,
-                finished_at=now,
-                error="No result: the worker or the broker lost this attempt.",
-            )
+        resend = _attempts_recover(now=now, limit=limit) if webhook_id is None else []
         due = Delivery.objects.filter(status=DeliveryStatus.PENDING, next_attempt_at__lte=now, webhook__active=True)
         if webhook_id is not None:
             due = due.filter(webhook_id=webhook_id)
@@ -224,7 +220,7 @@ def deliveries_dispatch(
             due.order_by("next_attempt_at", "created_at").select_for_update(skip_locked=True, of=("self",))[:limit]
         )
         if not candidates:
-            return []
+            return _attempts_run(resend, enqueue=enqueue)
         # One dispatcher per endpoint at a time, so the in-flight cap holds. The tick skips an
         # endpoint another dispatcher holds; a finished attempt waits its turn (a few ms), so
         # that endpoint's freed slot is not left idle until the next tick.
@@ -267,10 +263,34 @@ def deliveries_dispatch(
         DeliveryAttempt.objects.bulk_create(claimed)
         for delivery in failed:
             _webhook_count_failed_delivery(webhooks[delivery.webhook_id], now=now)
-        if enqueue:
-            for attempt in claimed:
-                _enqueue("deliver", str(attempt.id))
-        return [attempt.id for attempt in claimed]
+        return _attempts_run(resend + [attempt.id for attempt in claimed], enqueue=enqueue)
+
+
+def _attempts_run(attempt_ids: list[UUID], *, enqueue: bool) -> list[UUID]:
+    if enqueue:
+        for attempt_id in attempt_ids:
+            _enqueue("deliver", str(attempt_id))
+    return attempt_ids
+
+
+def _attempts_recover(*, now: datetime, limit: int) -> list[UUID]:
+    """The tick's repair pass. An attempt Sending for longer than a POST can take lost its
+    worker: it gets no result and the delivery goes on by its schedule. An attempt still
+    Claimed after CLAIM_RESEND_AFTER lost its task message, or waits behind a backlog: it is
+    sent again (only one copy can move it to Sending, so it is POSTed once at most)."""
+    DeliveryAttempt.objects.filter(state=AttemptState.SENDING, started_at__lt=now - _lease()).update(
+        state=AttemptState.INTERRUPTED,
+        finished_at=now,
+        error="No result: the worker was lost during this attempt.",
+    )
+    stale = list(
+        DeliveryAttempt.objects.filter(state=AttemptState.CLAIMED, claimed_at__lte=now - CLAIM_RESEND_AFTER)
+        .select_for_update(skip_locked=True)
+        .values_list("id", flat=True)[:limit]
+    )
+    if stale:
+        DeliveryAttempt.objects.filter(id__in=stale).update(claimed_at=now)
+    return stale
 
 
 # --- One attempt ----------------------------------------------------------------------------

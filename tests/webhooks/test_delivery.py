@@ -276,11 +276,29 @@ def test_running_the_dispatcher_twice_claims_each_due_delivery_once(make_webhook
     assert len(first) == 1 and second == []
 
 
-def test_an_attempt_lost_with_its_worker_is_marked_and_retried_on_schedule(make_webhook, receiver, owner):
+def test_an_attempt_whose_task_message_was_lost_is_sent_again_by_the_tick_once(make_webhook, receiver, owner):
     make_webhook(receiver.url)
     with time_machine.travel(START, tick=False) as clock:
         record(owner, EventType.DRAFT_SEEN, {"draftId": "d"})
-        [lost] = services.deliveries_dispatch()  # claimed, then the worker died before sending
+        [lost] = services.deliveries_dispatch(enqueue=False)  # claimed; its task message never arrives
+        clock.shift(timedelta(seconds=119))
+        assert deliver_due() == []  # due again by the schedule, but its attempt is still owed
+        clock.shift(timedelta(seconds=1))
+        [again] = deliver_due()
+        assert services.delivery_attempt(attempt_id=lost) is None  # the original message, late
+
+    assert again.id == lost and again.number == 1
+    assert Delivery.objects.get().status == "Succeeded"
+    assert len(receiver.requests) == 1
+
+
+def test_an_attempt_whose_worker_died_while_sending_is_retried_on_schedule(make_webhook, receiver, owner):
+    make_webhook(receiver.url)
+    with time_machine.travel(START, tick=False) as clock:
+        record(owner, EventType.DRAFT_SEEN, {"draftId": "d"})
+        [lost] = services.deliveries_dispatch(enqueue=False)
+        # The worker took it (Claimed -> Sending) and died before recording a result.
+        DeliveryAttempt.objects.filter(id=lost).update(state=AttemptState.SENDING, started_at=timezone.now())
         clock.shift(timedelta(seconds=59))
         assert deliver_due() == []
         clock.shift(timedelta(seconds=1))
@@ -289,7 +307,6 @@ def test_an_attempt_lost_with_its_worker_is_marked_and_retried_on_schedule(make_
     assert DeliveryAttempt.objects.get(id=lost).state == AttemptState.INTERRUPTED
     assert retry.number == 2
     assert Delivery.objects.get().status == "Succeeded"
-    assert len(receiver.requests) == 1
 
 
 def test_a_dns_answer_that_turns_private_after_registration_is_not_called(make_webhook, owner, fake_dns, loopback):
