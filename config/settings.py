@@ -398,6 +398,30 @@ CHAINWATCH_SETTINGS_END = True
 
 # --- Webhooks and email notifications (webhooks/) ----------------------------------------
 # (settings of webhooks go here)
+# Admit http(s)://127.0.0.1:PORT and http(s)://localhost:PORT targets. Local development and
+# tests only: no API call can turn it on.
+WEBHOOKS_ALLOW_LOOPBACK = env_bool("WEBHOOKS_ALLOW_LOOPBACK", False)
+WEBHOOKS_TIMEOUT_SECONDS = env_int("WEBHOOKS_TIMEOUT_SECONDS", 15, minimum=1)
+WEBHOOKS_RESPONSE_MAX_BYTES = env_int("WEBHOOKS_RESPONSE_MAX_BYTES", 4096, minimum=0)
+WEBHOOKS_MAX_IN_FLIGHT_PER_ENDPOINT = env_int("WEBHOOKS_MAX_IN_FLIGHT_PER_ENDPOINT", 2, minimum=1)
+WEBHOOKS_DISABLE_AFTER_FAILED_DELIVERIES = env_int("WEBHOOKS_DISABLE_AFTER_FAILED_DELIVERIES", 10, minimum=1)
+WEBHOOKS_DISPATCH_INTERVAL_SECONDS = env_int("WEBHOOKS_DISPATCH_INTERVAL_SECONDS", 5, minimum=1)
+WEBHOOKS_DISPATCH_BATCH = env_int("WEBHOOKS_DISPATCH_BATCH", 200, minimum=1)
+WEBHOOKS_RESOLVER = env_str("WEBHOOKS_RESOLVER", "webhooks.netguard.SystemResolver")
+# CA bundle for endpoint certificates; empty means certifi's Mozilla bundle.
+WEBHOOKS_CA_BUNDLE = env_str("WEBHOOKS_CA_BUNDLE", "")
+NOTIFICATIONS_EMAIL_INTERVAL_SECONDS = env_int("NOTIFICATIONS_EMAIL_INTERVAL_SECONDS", 30, minimum=1)
+NOTIFICATIONS_EMAIL_MAX_ATTEMPTS = env_int("NOTIFICATIONS_EMAIL_MAX_ATTEMPTS", 5, minimum=1)
+CELERY_BEAT_SCHEDULE["webhooks-dispatch-due"] = {
+    "task": "webhooks.dispatch_due",
+    "schedule": float(WEBHOOKS_DISPATCH_INTERVAL_SECONDS),
+    "options": {"expires": float(WEBHOOKS_DISPATCH_INTERVAL_SECONDS)},
+}
+CELERY_BEAT_SCHEDULE["notifications-send-due-emails"] = {
+    "task": "webhooks.send_due_emails",
+    "schedule": float(NOTIFICATIONS_EMAIL_INTERVAL_SECONDS),
+    "options": {"expires": float(NOTIFICATIONS_EMAIL_INTERVAL_SECONDS)},
+}
 
 WEBHOOKS_SETTINGS_END = True
 

@@ -32,3 +32,154 @@ class Event(models.Model):
 
     def __str__(self) -> str:
         return f"{self.type} {self.id}"
+
+
+class Webhook(models.Model):
+    """An endpoint an account registered. `events` empty means every event type."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="webhooks")
+    url = models.CharField(max_length=2048)
+    events = models.JSONField(default=list, blank=True)
+    # Kept retrievable: it signs every delivery. Never logged, never shown after creation.
+    secret = models.CharField(max_length=64)
+    active = models.BooleanField(default=True)
+    # Deliveries that ended Failed in a row; reaching WEBHOOKS_DISABLE_AFTER_FAILED_DELIVERIES disables it.
+    consecutive_failures = models.PositiveIntegerField(default=0)
+    # Set when an attempt fails, cleared by a success: a failing endpoint gets one attempt in flight.
+    last_failure_at = models.DateTimeField(null=True, blank=True)
+    disabled_at = models.DateTimeField(null=True, blank=True)
+    disabled_reason = models.CharField(max_length=200, blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.url
+
+    def wants(self, event_type: str) -> bool:
+        return not self.events or event_type in self.events
+
+
+class DeliveryStatus(models.TextChoices):
+    PENDING = "Pending"
+    SUCCEEDED = "Succeeded"
+    FAILED = "Failed"
+
+
+class Delivery(models.Model):
+    """One event for one endpoint. Its id is X-Service-Delivery and webhook-id, stable across
+    retries. The retry schedule lives here (next_attempt_at, attempt_count), not in the broker."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    webhook = models.ForeignKey(Webhook, on_delete=models.CASCADE, related_name="deliveries")
+    event = models.ForeignKey(Event, on_delete=models.CASCADE, related_name="deliveries")
+    status = models.CharField(max_length=16, choices=DeliveryStatus.choices, default=DeliveryStatus.PENDING)
+    # Attempts in the current round (a redelivery starts a new round of the same delivery).
+    attempt_count = models.PositiveIntegerField(default=0)
+    total_attempts = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [models.UniqueConstraint(fields=["webhook", "event"], name="webhooks_delivery_once_per_event")]
+        indexes = [
+            models.Index(
+                fields=["next_attempt_at"],
+                name="webhooks_delivery_due",
+                condition=models.Q(status="Pending"),
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.event.type} -> {self.webhook_id} ({self.status})"
+
+
+class AttemptState(models.TextChoices):
+    CLAIMED = "Claimed"  # scheduled by a dispatcher, not yet sent
+    SENDING = "Sending"  # a worker took it; the POST is (or was) under way
+    DONE = "Done"
+    INTERRUPTED = "Interrupted"  # the worker or the broker lost it; no result known
+
+
+class DeliveryAttempt(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    delivery = models.ForeignKey(Delivery, on_delete=models.CASCADE, related_name="attempts")
+    number = models.PositiveIntegerField()
+    state = models.CharField(max_length=16, choices=AttemptState.choices, default=AttemptState.CLAIMED)
+    claimed_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    status_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    error = models.CharField(max_length=500, blank=True, default="")
+    response_excerpt = models.TextField(blank=True, default="")
+
+    class Meta:
+        ordering = ["number"]
+        constraints = [models.UniqueConstraint(fields=["delivery", "number"], name="webhooks_attempt_number_unique")]
+        indexes = [models.Index(fields=["state", "claimed_at"], name="webhooks_attempt_open")]
+
+    def __str__(self) -> str:
+        return f"attempt {self.number} of {self.delivery_id}"
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status_code is not None and 200 <= self.status_code < 300
+
+
+class NotificationPreference(models.Model):
+    """Email notifications about an account's drafts. No row means the defaults (on)."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="notification_preference"
+    )
+    email_enabled = models.BooleanField(default=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.user} email={'on' if self.email_enabled else 'off'}"
+
+
+class EmailKind(models.TextChoices):
+    DRAFT_EVENT = "draft_event"
+    WEBHOOK_DISABLED = "webhook_disabled"
+
+
+class EmailStatus(models.TextChoices):
+    PENDING = "Pending"
+    SENDING = "Sending"
+    SENT = "Sent"
+    FAILED = "Failed"
+
+
+class EmailNotification(models.Model):
+    """An email outbox row, written in the transaction of what it reports; sent after commit."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="email_notifications")
+    kind = models.CharField(max_length=32, choices=EmailKind.choices)
+    event = models.ForeignKey(Event, on_delete=models.CASCADE, null=True, blank=True, related_name="emails")
+    webhook = models.ForeignKey(Webhook, on_delete=models.SET_NULL, null=True, blank=True, related_name="emails")
+    context = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=16, choices=EmailStatus.choices, default=EmailStatus.PENDING)
+    attempt_count = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(default=timezone.now)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.CharField(max_length=500, blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["event", "user"], condition=models.Q(kind="draft_event"), name="webhooks_email_once_per_event"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} to {self.user} ({self.status})"

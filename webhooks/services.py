@@ -1,13 +1,87 @@
-"""Writes for events and webhook deliveries."""
+"""Writes for events, webhook endpoints, deliveries and email notifications.
+
+The outbox: `event_record` writes the event, one Delivery per interested endpoint and an
+email row in the caller's transaction. After commit a task is enqueued to send them; if
+that enqueue (or the worker, or Redis) is lost, the beat tick finds the due rows in
+PostgreSQL. The retry schedule is `Delivery.next_attempt_at` / `attempt_count`.
+
+An attempt is claimed (a DeliveryAttempt row in state Claimed) under SELECT ... FOR UPDATE
+SKIP LOCKED, then a worker moves it Claimed -> Sending with a conditional UPDATE before it
+POSTs: a duplicate task message finds nothing to do, so each attempt is POSTed at most once.
+"""
 
 from __future__ import annotations
 
+import logging
+import time
+from collections import Counter
+from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
 
+from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
 
-from webhooks.models import Event
+from config.api.problems import Conflict, Problem
+from webhooks import netguard, signing, transport
+from webhooks.models import (
+    AttemptState,
+    Delivery,
+    DeliveryAttempt,
+    DeliveryStatus,
+    EmailKind,
+    EmailNotification,
+    EmailStatus,
+    Event,
+    EventType,
+    NotificationPreference,
+    Webhook,
+)
+
+logger = logging.getLogger(__name__)
+
+MAX_ATTEMPTS = 8
+# Waits after attempt 1..7 (decisions.md: 1, 2, 4, 8, 16, 32, 64 minutes).
+RETRY_WAITS = [timedelta(minutes=2**n) for n in range(MAX_ATTEMPTS - 1)]
+EMAIL_EVENT_TYPES = {
+    EventType.DRAFT_SEEN,
+    EventType.DRAFT_CONFIRMED,
+    EventType.DRAFT_AMOUNT_MISMATCH,
+    EventType.DRAFT_EXPIRED,
+}
+OPEN_STATES = (AttemptState.CLAIMED, AttemptState.SENDING)
+CLAIM_RESEND_AFTER = timedelta(minutes=2)
+
+
+def _lease() -> timedelta:
+    """How long a claimed attempt may go without a result before it counts as lost."""
+    return timedelta(seconds=settings.WEBHOOKS_TIMEOUT_SECONDS + 30)
+
+
+def _enqueue(task_name: str, *args: Any) -> None:
+    """Send a task after commit. A broker outage loses nothing: the beat tick finds the row."""
+    from webhooks import tasks
+
+    task = getattr(tasks, task_name)
+    key = (task_name, args)
+    connection = transaction.get_connection()
+    # One send per distinct task and arguments per transaction (a batch of events needs one dispatch).
+    if any(getattr(func, "webhooks_task_key", None) == key for _, func, _ in connection.run_on_commit):
+        return
+
+    def send() -> None:
+        try:
+            task.delay(*args)
+        except Exception:  # the broker is down; the row waits for the next tick
+            logger.warning("Could not enqueue %s; the beat tick will pick it up", task_name, exc_info=True)
+
+    send.webhooks_task_key = key  # type: ignore[attr-defined]
+    transaction.on_commit(send)
+
+
+# --- Events (the outbox) -------------------------------------------------------------------
 
 
 def event_record(*, user, type: str, data: dict[str, Any], draft_id: UUID | None = None) -> Event:
@@ -15,4 +89,361 @@ def event_record(*, user, type: str, data: dict[str, Any], draft_id: UUID | None
     transaction that makes the change the event reports, never after it."""
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("event_record must run inside the transaction of the change it reports")
-    return Event.objects.create(user=user, type=type, data=data, draft_id=draft_id)
+    event = Event.objects.create(user=user, type=type, data=data, draft_id=draft_id)
+    if type != EventType.TEST:  # a test event goes only to the endpoint it tests
+        _deliveries_create(event=event, webhooks=[w for w in Webhook.objects.filter(user=user) if w.wants(type)])
+    if type in EMAIL_EVENT_TYPES and notification_email_enabled(user=user):
+        notification = EmailNotification.objects.create(user=user, kind=EmailKind.DRAFT_EVENT, event=event)
+        _enqueue("send_email", str(notification.id))
+    return event
+
+
+def _deliveries_create(*, event: Event, webhooks: list[Webhook]) -> list[Delivery]:
+    # Disabled endpoints get their deliveries too: they wait, and go out when it is re-enabled.
+    if not webhooks:
+        return []
+    deliveries = Delivery.objects.bulk_create(
+        [Delivery(webhook=w, event=event, next_attempt_at=event.created_at) for w in webhooks],
+        ignore_conflicts=True,
+    )
+    if any(w.active for w in webhooks):
+        _enqueue("dispatch_due")
+    return deliveries
+
+
+# --- Endpoints ---------------------------------------------------------------------------
+
+
+class WebhookUrlNotAllowed(Problem):
+    default_code = "webhook_url_not_allowed"
+
+
+def _url_check(url: str) -> None:
+    try:
+        netguard.target_resolve(url)
+    except netguard.UrlNotAllowed as exc:
+        raise WebhookUrlNotAllowed(str(exc), field="url") from exc
+
+
+def webhook_create(*, user, url: str, events: list[str] | None) -> Webhook:
+    """Register an endpoint. Its URL must be HTTPS and resolve only to public addresses.
+    The returned row carries the secret; the API shows it this once."""
+    _url_check(url)
+    return Webhook.objects.create(
+        user=user, url=url, events=sorted(set(events or [])), secret=signing.secret_generate()
+    )
+
+
+def webhook_update(*, webhook: Webhook, active: bool | None = None, events: list[str] | None = None) -> Webhook:
+    """Change the event filter, or disable / re-enable the endpoint. Re-enabling re-checks
+    the URL and sends the deliveries that waited while it was off."""
+    if active is True and not webhook.active:
+        _url_check(webhook.url)  # DNS: before the transaction, never while holding the row
+    with transaction.atomic():
+        webhook = Webhook.objects.select_for_update().get(pk=webhook.pk)
+        if events is not None:
+            webhook.events = sorted(set(events))
+        if active is True and not webhook.active:
+            webhook.active, webhook.disabled_at, webhook.disabled_reason = True, None, ""
+            webhook.consecutive_failures, webhook.last_failure_at = 0, None
+            _enqueue("dispatch_due")
+        elif active is False and webhook.active:
+            webhook.active, webhook.disabled_at, webhook.disabled_reason = False, timezone.now(), "Disabled by owner."
+        webhook.save()
+        return webhook
+
+
+def webhook_delete(*, webhook: Webhook) -> None:
+    webhook.delete()
+
+
+def webhook_send_test(*, webhook: Webhook, now: datetime | None = None) -> Delivery:
+    """Record a `test` event and deliver it to this endpoint only."""
+    if not webhook.active:
+        raise Conflict("The endpoint is disabled; re-enable it first.", code="webhook_disabled")
+    now = now or timezone.now()
+    with transaction.atomic():
+        event = event_record(
+            user=webhook.user,
+            type=EventType.TEST,
+            data={
+                "webhookId": str(webhook.id),
+                "message": "This is a test event from the payment drafts service.",
+                "occurredAt": now.isoformat().replace("+00:00", "Z"),
+            },
+        )
+        delivery = Delivery.objects.create(webhook=webhook, event=event, next_attempt_at=now)
+        _enqueue("dispatch_due")
+        return delivery
+
+
+def delivery_redeliver(*, delivery: Delivery, now: datetime | None = None) -> Delivery:
+    """Send a delivery again (same id, so receivers still recognise it), with a fresh round
+    of attempts."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        delivery = Delivery.objects.select_for_update().select_related("webhook").get(pk=delivery.pk)
+        if not delivery.webhook.active:
+            raise Conflict("The endpoint is disabled; re-enable it first.", code="webhook_disabled")
+        if delivery.attempts.filter(state__in=OPEN_STATES, claimed_at__gte=now - _lease()).exists():
+            raise Conflict("An attempt of this delivery is under way.", code="delivery_in_progress")
+        delivery.status, delivery.attempt_count = DeliveryStatus.PENDING, 0
+        delivery.next_attempt_at, delivery.delivered_at = now, None
+        delivery.save()
+        _enqueue("dispatch_due")
+        return delivery
+
+
+# --- Dispatch: claim due deliveries ------------------------------------------------------
+
+
+def deliveries_dispatch(
+    *,
+    now: datetime | None = None,
+    limit: int | None = None,
+    webhook_id: UUID | None = None,
+    enqueue: bool = True,
+) -> list[UUID]:
+    """Claim due deliveries and enqueue one attempt each (after commit; with enqueue=False the
+    caller makes them). Bounded, and safe to run concurrently and twice: rows are claimed with
+    FOR UPDATE SKIP LOCKED, and an endpoint gets at most WEBHOOKS_MAX_IN_FLIGHT_PER_ENDPOINT
+    attempts at once (one while it is failing), so a slow or dead endpoint holds few workers.
+    Returns the attempt ids."""
+    now = now or timezone.now()
+    limit = limit or settings.WEBHOOKS_DISPATCH_BATCH
+    with transaction.atomic():
+        resend = _attempts_recover(now=now, limit=limit) if webhook_id is None else []
+        due = Delivery.objects.filter(status=DeliveryStatus.PENDING, next_attempt_at__lte=now, webhook__active=True)
+        if webhook_id is not None:
+            due = due.filter(webhook_id=webhook_id)
+        candidates = list(
+            due.order_by("next_attempt_at", "created_at").select_for_update(skip_locked=True, of=("self",))[:limit]
+        )
+        if not candidates:
+            return _attempts_run(resend, enqueue=enqueue)
+        # One dispatcher per endpoint at a time, so the in-flight cap holds. The tick skips an
+        # endpoint another dispatcher holds; a finished attempt waits its turn (a few ms), so
+        # that endpoint's freed slot is not left idle until the next tick.
+        webhooks = {
+            w.id: w
+            for w in Webhook.objects.filter(id__in={d.webhook_id for d in candidates}).select_for_update(
+                skip_locked=webhook_id is None
+            )
+        }
+        open_attempts = list(
+            DeliveryAttempt.objects.filter(state__in=OPEN_STATES, delivery__webhook_id__in=webhooks).values_list(
+                "delivery_id", "delivery__webhook_id"
+            )
+        )
+        in_flight = Counter(webhook for _, webhook in open_attempts)
+        busy = {delivery for delivery, _ in open_attempts}
+        claimed: list[DeliveryAttempt] = []
+        failed: list[Delivery] = []
+        for delivery in candidates:
+            webhook = webhooks.get(delivery.webhook_id)
+            if webhook is None or delivery.id in busy:
+                continue
+            if delivery.attempt_count >= MAX_ATTEMPTS:  # the last attempt was lost
+                delivery.status, delivery.next_attempt_at = DeliveryStatus.FAILED, None
+                delivery.save(update_fields=["status", "next_attempt_at"])
+                failed.append(delivery)
+                continue
+            cap = 1 if webhook.last_failure_at else settings.WEBHOOKS_MAX_IN_FLIGHT_PER_ENDPOINT
+            if in_flight[webhook.id] >= cap:
+                continue
+            in_flight[webhook.id] += 1
+            delivery.attempt_count += 1
+            delivery.total_attempts += 1
+            # Should this attempt's result never come, the schedule still holds.
+            delivery.next_attempt_at = now + (
+                RETRY_WAITS[delivery.attempt_count - 1] if delivery.attempt_count < MAX_ATTEMPTS else _lease()
+            )
+            delivery.save(update_fields=["attempt_count", "total_attempts", "next_attempt_at"])
+            claimed.append(DeliveryAttempt(delivery=delivery, number=delivery.total_attempts, claimed_at=now))
+        DeliveryAttempt.objects.bulk_create(claimed)
+        for delivery in failed:
+            _webhook_count_failed_delivery(webhooks[delivery.webhook_id], now=now)
+        return _attempts_run(resend + [attempt.id for attempt in claimed], enqueue=enqueue)
+
+
+def _attempts_run(attempt_ids: list[UUID], *, enqueue: bool) -> list[UUID]:
+    if enqueue:
+        for attempt_id in attempt_ids:
+            _enqueue("deliver", str(attempt_id))
+    return attempt_ids
+
+
+def _attempts_recover(*, now: datetime, limit: int) -> list[UUID]:
+    """The tick's repair pass. An attempt Sending for longer than a POST can take lost its
+    worker: it gets no result and the delivery goes on by its schedule. An attempt still
+    Claimed after CLAIM_RESEND_AFTER lost its task message, or waits behind a backlog: it is
+    sent again (only one copy can move it to Sending, so it is POSTed once at most)."""
+    DeliveryAttempt.objects.filter(state=AttemptState.SENDING, started_at__lt=now - _lease()).update(
+        state=AttemptState.INTERRUPTED,
+        finished_at=now,
+        error="No result: the worker was lost during this attempt.",
+    )
+    stale = list(
+        DeliveryAttempt.objects.filter(state=AttemptState.CLAIMED, claimed_at__lte=now - CLAIM_RESEND_AFTER)
+        .select_for_update(skip_locked=True)
+        .values_list("id", flat=True)[:limit]
+    )
+    if stale:
+        DeliveryAttempt.objects.filter(id__in=stale).update(claimed_at=now)
+    return stale
+
+
+# --- One attempt ----------------------------------------------------------------------------
+
+
+def delivery_attempt(*, attempt_id: UUID, now: datetime | None = None) -> DeliveryAttempt | None:
+    """Make one claimed attempt: check the address again, POST once, record the outcome and
+    the next attempt time. Returns None when the attempt was already taken (a duplicate task)."""
+    started = now or timezone.now()
+    taken = DeliveryAttempt.objects.filter(id=attempt_id, state=AttemptState.CLAIMED).update(
+        state=AttemptState.SENDING, started_at=started
+    )
+    if not taken:
+        return None
+    attempt = (
+        DeliveryAttempt.objects.select_related("delivery__webhook", "delivery__event").filter(pk=attempt_id).first()
+    )
+    if attempt is None:
+        return None  # the endpoint was deleted meanwhile
+    delivery, webhook, event = attempt.delivery, attempt.delivery.webhook, attempt.delivery.event
+    if delivery.status != DeliveryStatus.PENDING or not webhook.active:
+        DeliveryAttempt.objects.filter(pk=attempt.pk).update(
+            state=AttemptState.INTERRUPTED, finished_at=started, error="Not sent: the delivery or endpoint changed."
+        )
+        return attempt
+    body = signing.body_encode(event.type, event.data)
+    headers = signing.delivery_headers(
+        secret=webhook.secret,
+        delivery_id=str(delivery.id),
+        event_type=event.type,
+        timestamp=int(time.time()),
+        body=body,
+    )
+    try:
+        target = netguard.target_resolve(webhook.url)
+    except netguard.UrlNotAllowed as exc:
+        outcome = transport.Outcome(None, 0, f"Not sent: {exc}", "")
+    else:
+        outcome = transport.post(
+            target,
+            body=body,
+            headers=headers,
+            timeout=settings.WEBHOOKS_TIMEOUT_SECONDS,
+            max_bytes=settings.WEBHOOKS_RESPONSE_MAX_BYTES,
+            ca_bundle=settings.WEBHOOKS_CA_BUNDLE,
+        )
+    return _attempt_finish(attempt=attempt, outcome=outcome, now=now)
+
+
+def _attempt_finish(*, attempt: DeliveryAttempt, outcome: transport.Outcome, now: datetime | None) -> DeliveryAttempt:
+    now = now or timezone.now()
+    attempt.state, attempt.finished_at = AttemptState.DONE, now
+    attempt.status_code, attempt.duration_ms = outcome.status_code, outcome.duration_ms
+    attempt.error, attempt.response_excerpt = outcome.error[:500], outcome.excerpt
+    with transaction.atomic():
+        delivery = (
+            Delivery.objects.select_for_update(of=("self",))
+            .select_related("webhook")
+            .filter(pk=attempt.delivery_id)
+            .first()
+        )
+        if delivery is None:
+            return attempt  # the endpoint was deleted while the POST was under way
+        attempt.save(update_fields=["state", "finished_at", "status_code", "duration_ms", "error", "response_excerpt"])
+        if delivery.status != DeliveryStatus.PENDING:
+            return attempt  # another round already settled it
+        if outcome.ok:
+            delivery.status, delivery.delivered_at, delivery.next_attempt_at = DeliveryStatus.SUCCEEDED, now, None
+            delivery.save(update_fields=["status", "delivered_at", "next_attempt_at"])
+            # Touches (and locks) the endpoint row only when there is a failure streak to end.
+            if delivery.webhook.consecutive_failures or delivery.webhook.last_failure_at:
+                Webhook.objects.filter(pk=delivery.webhook_id).filter(
+                    Q(consecutive_failures__gt=0) | Q(last_failure_at__isnull=False)
+                ).update(consecutive_failures=0, last_failure_at=None)
+            return attempt
+        webhook = Webhook.objects.select_for_update().get(pk=delivery.webhook_id)
+        webhook.last_failure_at = now
+        webhook.save(update_fields=["last_failure_at"])
+        if delivery.attempt_count >= MAX_ATTEMPTS:
+            delivery.status, delivery.next_attempt_at = DeliveryStatus.FAILED, None
+            delivery.save(update_fields=["status", "next_attempt_at"])
+            _webhook_count_failed_delivery(webhook, now=now)
+        else:
+            delivery.next_attempt_at = now + RETRY_WAITS[delivery.attempt_count - 1]
+            delivery.save(update_fields=["next_attempt_at"])
+        return attempt
+
+
+def _webhook_count_failed_delivery(webhook: Webhook, *, now: datetime) -> None:
+    """A delivery used up its attempts. Enough in a row disable the endpoint; its owner is told."""
+    webhook.consecutive_failures += 1
+    webhook.save(update_fields=["consecutive_failures"])
+    if webhook.active and webhook.consecutive_failures >= settings.WEBHOOKS_DISABLE_AFTER_FAILED_DELIVERIES:
+        webhook.active, webhook.disabled_at = False, now
+        webhook.disabled_reason = f"{webhook.consecutive_failures} deliveries in a row failed."
+        webhook.save(update_fields=["active", "disabled_at", "disabled_reason"])
+        notification = EmailNotification.objects.create(
+            user_id=webhook.user_id,
+            kind=EmailKind.WEBHOOK_DISABLED,
+            webhook=webhook,
+            context={"url": webhook.url, "webhookId": str(webhook.id), "failures": webhook.consecutive_failures},
+        )
+        _enqueue("send_email", str(notification.id))
+
+
+# --- Email notifications -------------------------------------------------------------------
+
+
+def notification_email_enabled(*, user) -> bool:
+    preference = NotificationPreference.objects.filter(user=user).first()
+    return preference.email_enabled if preference else True
+
+
+def notification_preference_update(*, user, email_enabled: bool) -> NotificationPreference:
+    preference, _ = NotificationPreference.objects.update_or_create(
+        user=user, defaults={"email_enabled": email_enabled}
+    )
+    return preference
+
+
+def email_notifications_send(
+    *, now: datetime | None = None, limit: int = 50, notification_id: UUID | None = None
+) -> int:
+    """Send due notification emails (claimed with SKIP LOCKED, sent after the claim commits).
+    A row whose sender died goes out again after a lease: at least once, rarely twice."""
+    from webhooks import emails
+
+    now = now or timezone.now()
+    stale = now - timedelta(seconds=settings.EMAIL_TIMEOUT * 4 + 60)
+    with transaction.atomic():
+        due = EmailNotification.objects.filter(
+            Q(status=EmailStatus.PENDING, next_attempt_at__lte=now)
+            | Q(status=EmailStatus.SENDING, claimed_at__lt=stale)
+        )
+        if notification_id is not None:
+            due = due.filter(id=notification_id)
+        rows = list(due.order_by("next_attempt_at").select_for_update(skip_locked=True)[:limit])
+        for row in rows:
+            row.status, row.claimed_at, row.attempt_count = EmailStatus.SENDING, now, row.attempt_count + 1
+            row.save(update_fields=["status", "claimed_at", "attempt_count"])
+    sent = 0
+    for row in rows:
+        try:
+            emails.notification_send(row)
+        except Exception as exc:
+            logger.warning("Notification email %s failed: %s", row.id, exc.__class__.__name__)
+            failed = row.attempt_count >= settings.NOTIFICATIONS_EMAIL_MAX_ATTEMPTS
+            EmailNotification.objects.filter(pk=row.pk).update(
+                status=EmailStatus.FAILED if failed else EmailStatus.PENDING,
+                next_attempt_at=timezone.now() + timedelta(minutes=2**row.attempt_count),
+                last_error=f"{exc.__class__.__name__}: {exc}"[:500],
+            )
+        else:
+            EmailNotification.objects.filter(pk=row.pk).update(status=EmailStatus.SENT, sent_at=timezone.now())
+            sent += 1
+    return sent

@@ -1,0 +1,145 @@
+"""Fixtures for webhook tests: a real HTTP receiver on 127.0.0.1, a DNS test double
+(the only thing substituted: DNS cannot run here) and a helper that runs the dispatcher
+and the delivery attempts in-process, through the same services the Celery tasks call."""
+
+from __future__ import annotations
+
+import ipaddress
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from django.db import transaction
+
+from webhooks import netguard, services
+from webhooks.models import DeliveryAttempt, Webhook
+
+
+class FakeResolver:
+    """DNS answers set by the test; a name it does not know does not resolve."""
+
+    def __init__(self) -> None:
+        self.answers: dict[str, list[str]] = {}
+        self.calls: list[str] = []
+
+    def resolve(self, host: str, port: int):
+        self.calls.append(host)
+        if host not in self.answers:
+            raise netguard.UrlNotAllowed(f"The host {host} does not resolve.")
+        return [ipaddress.ip_address(a) for a in self.answers[host]]
+
+
+@pytest.fixture(autouse=True)
+def fake_dns() -> Iterator[FakeResolver]:
+    resolver = FakeResolver()
+    resolver.answers["localhost"] = ["127.0.0.1"]
+    netguard.resolver_set(resolver)
+    yield resolver
+    netguard.resolver_set(None)
+
+
+@pytest.fixture
+def loopback(settings):
+    settings.WEBHOOKS_ALLOW_LOOPBACK = True
+    return settings
+
+
+@dataclass
+class Received:
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+
+@dataclass
+class Receiver:
+    """A real HTTP server. `statuses` answers the next requests in turn, then `status`.
+    With `hold` set, each request waits for `release` before answering."""
+
+    status: int = 200
+    statuses: list[int] = field(default_factory=list)
+    requests: list[Received] = field(default_factory=list)
+    hold: bool = False
+    release: threading.Event = field(default_factory=threading.Event)
+    arrived: threading.Condition = field(default_factory=threading.Condition)
+    port: int = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/hooks/payments"
+
+    def wait_for(self, count: int, timeout: float = 20.0) -> bool:
+        with self.arrived:
+            return self.arrived.wait_for(lambda: len(self.requests) >= count, timeout=timeout)
+
+
+def _serve(receiver: Receiver) -> ThreadingHTTPServer:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            with receiver.arrived:
+                receiver.requests.append(Received(self.path, dict(self.headers.items()), body))
+                status = receiver.statuses.pop(0) if receiver.statuses else receiver.status
+                receiver.arrived.notify_all()
+            if receiver.hold:
+                receiver.release.wait(60)
+            try:
+                self.send_response(status)
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"ok")
+            except OSError:
+                pass  # the caller went away (a killed worker, a time-out)
+
+        def log_message(self, format, *args) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    receiver.port = server.server_address[1]
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+@pytest.fixture
+def make_receiver():
+    servers: list[tuple[ThreadingHTTPServer, Receiver]] = []
+
+    def make(**kwargs) -> Receiver:
+        receiver = Receiver(**kwargs)
+        servers.append((_serve(receiver), receiver))
+        return receiver
+
+    yield make
+    for server, receiver in servers:
+        receiver.release.set()
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def receiver(make_receiver) -> Receiver:
+    return make_receiver()
+
+
+@pytest.fixture
+def make_webhook(owner, loopback):
+    def make(url: str, *, user=None, events: list[str] | None = None) -> Webhook:
+        return services.webhook_create(user=user or owner, url=url, events=events)
+
+    return make
+
+
+def deliver_due(**kwargs) -> list[DeliveryAttempt]:
+    """One beat tick, then the claimed attempts, as the Celery worker would run them."""
+    attempts = []
+    for attempt_id in services.deliveries_dispatch(**kwargs):
+        attempts.append(services.delivery_attempt(attempt_id=attempt_id))
+    return attempts
+
+
+def record(user, type: str, data: dict, draft_id=None):
+    with transaction.atomic():
+        return services.event_record(user=user, type=type, data=data, draft_id=draft_id)

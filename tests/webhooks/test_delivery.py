@@ -1,0 +1,444 @@
+"""Deliveries: signed POSTs to a real receiver, the retry schedule in PostgreSQL, DNS checked
+again at delivery time, fairness between endpoints, and disabling a failing endpoint."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import pytest
+import time_machine
+from django.core import mail
+from django.utils import timezone
+from standardwebhooks.webhooks import Webhook as StandardWebhook
+
+from drafts.services import draft_payment_observed
+from tests.factories import make_draft
+from tests.webhooks.conftest import deliver_due, record
+from webhooks import services
+from webhooks.models import AttemptState, Delivery, DeliveryAttempt, EmailNotification, EventType
+
+pytestmark = pytest.mark.django_db
+
+START = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)  # in the past, so rows stay due afterwards
+
+
+def test_a_delivery_is_a_signed_json_post_with_both_header_schemes(make_webhook, receiver, owner):
+    webhook = make_webhook(receiver.url)
+    event = record(owner, EventType.DRAFT_CONFIRMED, {"draftId": "d-1", "status": "Confirmed", "memo": "Grüße"})
+
+    deliver_due()
+
+    assert len(receiver.requests) == 1
+    request = receiver.requests[0]
+    delivery = Delivery.objects.get()
+    assert request.headers["Content-Type"] == "application/json"
+    assert request.headers["X-Service-Event"] == "draft.confirmed"
+    assert request.headers["X-Service-Delivery"] == str(delivery.id)
+    assert json.loads(request.body) == {"event": "draft.confirmed", "data": event.data}
+    # The spec's scheme: keyed with the whole secret string, hex, over the raw body.
+    expected = "sha256=" + hmac.new(webhook.secret.encode(), request.body, hashlib.sha256).hexdigest()
+    assert request.headers["X-Service-Signature"] == expected
+    # Standard Webhooks, checked by the reference verifier.
+    assert request.headers["webhook-id"] == str(delivery.id)
+    verified = StandardWebhook(webhook.secret).verify(request.body, request.headers)
+    assert verified == {"event": "draft.confirmed", "data": event.data}
+
+
+def test_a_wrong_secret_fails_both_signature_checks(make_webhook, receiver, owner):
+    make_webhook(receiver.url)
+    record(owner, EventType.DRAFT_SEEN, {"draftId": "d-1"})
+    deliver_due()
+    request = receiver.requests[0]
+    wrong = services.signing.secret_generate()
+
+    assert request.headers["X-Service-Signature"] != services.signing.service_signature(wrong, request.body)
+    with pytest.raises(Exception, match="No matching signature"):
+        StandardWebhook(wrong).verify(request.body, request.headers)
+
+
+def test_only_subscribed_events_are_delivered(make_webhook, receiver, owner):
+    make_webhook(receiver.url, events=["draft.confirmed"])
+    record(owner, EventType.DRAFT_SEEN, {"draftId": "d"})
+    record(owner, EventType.DRAFT_CONFIRMED, {"draftId": "d"})
+
+    deliver_due()
+
+    assert [r.headers["X-Service-Event"] for r in receiver.requests] == ["draft.confirmed"]
+
+
+def test_events_of_another_account_do_not_reach_this_endpoint(make_webhook, receiver, owner, other_account):
+    make_webhook(receiver.url)
+    record(other_account, EventType.DRAFT_CONFIRMED, {"draftId": "d"})
+
+    assert deliver_due() == []
+    assert receiver.requests == []
+
+
+def test_a_draft_confirmed_by_the_state_machine_is_delivered_with_its_payload(make_webhook, receiver, owner):
+    webhook = make_webhook(receiver.url)
+    draft = make_draft(owner, order_id="order-42")
+
+    draft_payment_observed(draft_id=draft.id, tx_id="0xabc", received_base_units=25_000_000, confirmations=12)
+    deliver_due()
+
+    bodies = {json.loads(r.body)["event"]: json.loads(r.body)["data"] for r in receiver.requests}
+    assert set(bodies) == {"draft.seen", "draft.confirmed"}
+    confirmed = bodies["draft.confirmed"]
+    assert confirmed["draftId"] == str(draft.id)
+    assert confirmed["status"] == "Confirmed"
+    assert confirmed["txId"] == "0xabc"
+    assert confirmed["confirmations"] == 12
+    assert confirmed["sentCurrency"] == "USDC" and confirmed["network"] == "Ethereum"
+    assert confirmed["amountSats"] == 25_000_000 and confirmed["sentAmount"] == "25"
+    assert confirmed["orderId"] == "order-42"
+    assert confirmed["platformFee"]["feeBaseUnits"] == 100_000
+    assert confirmed["occurredAt"].endswith("Z")
+    for request in receiver.requests:
+        StandardWebhook(webhook.secret).verify(request.body, request.headers)
+
+
+def test_the_retry_schedule_is_1_2_4_8_16_32_64_minutes_then_failed(make_webhook, receiver, owner):
+    receiver.status = 503
+    make_webhook(receiver.url)
+    attempt_times = []
+    with time_machine.travel(START, tick=False) as clock:
+        record(owner, EventType.DRAFT_SEEN, {"draftId": "d"})
+        for _ in range(20):
+            attempts = deliver_due()
+            if attempts:
+                attempt_times.append(timezone.now())
+                delivery = Delivery.objects.get()
+                if delivery.status == "Pending":
+                    # Not a second earlier: nothing is due.
+                    clock.move_to(delivery.next_attempt_at - timedelta(seconds=1))
+                    assert deliver_due() == []
+                    clock.move_to(delivery.next_attempt_at)
+            else:
+                break
+
+    delivery = Delivery.objects.get()
+    assert [(t - START) / timedelta(minutes=1) for t in attempt_times] == [0, 1, 3, 7, 15, 31, 63, 127]
+    assert delivery.status == "Failed"
+    assert delivery.attempt_count == 8
+    assert len(receiver.requests) == 8
+    assert len({r.headers["X-Service-Delivery"] for r in receiver.requests}) == 1
+    assert [a.status_code for a in delivery.attempts.all()] == [503] * 8
+
+
+def test_a_retry_after_failures_succeeds_and_stops(make_webhook, receiver, owner):
+    receiver.statuses = [500, 404]
+    make_webhook(receiver.url)
+    with time_machine.travel(START, tick=False) as clock:
+        record(owner, EventType.DRAFT_SEEN, {"draftId": "d"})
+        deliver_due()
+        clock.shift(timedelta(minutes=1))
+        deliver_due()
+        clock.shift(timedelta(minutes=2))
+        deliver_due()
+        clock.shift(timedelta(hours=3))
+        assert deliver_due() == []
+
+    delivery = Delivery.objects.get()
+    assert delivery.status == "Succeeded"
+    assert [a.status_code for a in delivery.attempts.all()] == [500, 404, 200]
+
+
+@pytest.mark.parametrize("status", [200, 201, 202, 204, 299])
+def test_any_2xx_counts_as_delivered(make_webhook, receiver, owner, status):
+    receiver.status = status
+    make_webhook(receiver.url)
+    record(owner, EventType.DRAFT_SEEN, {"draftId": "d"})
+
+    deliver_due()
+
+    assert Delivery.objects.get().status == "Succeeded"
+
+
+def test_a_redirect_is_not_followed_and_counts_as_a_failure(make_webhook, make_receiver, owner):
+    target = make_receiver()
+    redirecting = make_receiver(status=307)
+    make_webhook(redirecting.url)
+    record(owner, EventType.DRAFT_SEEN, {"draftId": "d"})
+
+    deliver_due()
+
+    assert target.requests == []
+    assert Delivery.objects.get().status == "Pending"
+    assert DeliveryAttempt.objects.get().status_code == 307
+
+
+def test_a_receiver_that_does_not_answer_in_time_is_retried(make_webhook, make_receiver, owner, settings):
+    settings.WEBHOOKS_TIMEOUT_SECONDS = 1
+    silent = make_receiver(hold=True)
+    make_webhook(silent.url)
+    record(owner, EventType.DRAFT_SEEN, {"draftId": "d"})
+
+    [attempt] = deliver_due()
+
+    attempt.refresh_from_db()
+    assert attempt.status_code is None
+    assert "No answer within 1 seconds" in attempt.error
+    assert 900 <= attempt.duration_ms < 5000
+    assert Delivery.objects.get().status == "Pending"
+
+
+def test_an_endpoint_dripping_its_answer_is_cut_off_at_the_time_out(make_webhook, owner, settings):
+    import socket
+    import threading
+    import time
+
+    settings.WEBHOOKS_TIMEOUT_SECONDS = 1
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    stop = threading.Event()
+
+    def drip():
+        conn, _ = listener.accept()
+        conn.recv(65536)
+        for byte in b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 100:
+            if stop.is_set():
+                break
+            try:
+                conn.sendall(bytes([byte]))
+            except OSError:
+                break
+            time.sleep(0.2)  # each byte well inside a per-read time-out
+        conn.close()
+
+    threading.Thread(target=drip, daemon=True).start()
+    make_webhook(f"http://127.0.0.1:{listener.getsockname()[1]}/hook")
+    record(owner, EventType.DRAFT_SEEN, {"draftId": "d"})
+
+    try:
+        [attempt] = deliver_due()
+    finally:
+        stop.set()
+        listener.close()
+
+    attempt.refresh_from_db()
+    assert attempt.status_code is None
+    assert "No answer within 1 seconds" in attempt.error
+    assert attempt.duration_ms < 3000
+
+
+def test_the_response_body_read_is_capped(make_webhook, make_receiver, owner, settings):
+    settings.WEBHOOKS_RESPONSE_MAX_BYTES = 1
+    receiver = make_receiver(status=500)
+    make_webhook(receiver.url)
+    record(owner, EventType.DRAFT_SEEN, {"draftId": "d"})
+
+    deliver_due()
+
+    assert DeliveryAttempt.objects.get().response_excerpt == "o"
+
+
+def test_deliveries_can_arrive_out_of_order_and_each_keeps_its_id(make_webhook, receiver, owner):
+    receiver.statuses = [503]  # the first delivery (draft.seen) fails once
+    make_webhook(receiver.url)
+    with time_machine.travel(START, tick=False) as clock:
+        record(owner, EventType.DRAFT_SEEN, {"draftId": "d", "status": "Seen"})
+        deliver_due()
+        record(owner, EventType.DRAFT_CONFIRMED, {"draftId": "d", "status": "Confirmed"})
+        deliver_due()
+        clock.shift(timedelta(minutes=1))
+        deliver_due()
+
+    arrived = [(r.headers["X-Service-Event"], r.headers["X-Service-Delivery"]) for r in receiver.requests]
+    assert [name for name, _ in arrived] == ["draft.seen", "draft.confirmed", "draft.seen"]
+    assert arrived[0][1] == arrived[2][1] != arrived[1][1]
+    assert set(Delivery.objects.values_list("status", flat=True)) == {"Succeeded"}
+
+
+def test_a_duplicate_task_message_does_not_post_twice(make_webhook, receiver, owner):
+    make_webhook(receiver.url)
+    record(owner, EventType.DRAFT_SEEN, {"draftId": "d"})
+    [attempt_id] = services.deliveries_dispatch()
+
+    first = services.delivery_attempt(attempt_id=attempt_id)
+    second = services.delivery_attempt(attempt_id=attempt_id)
+
+    assert first is not None and second is None
+    assert len(receiver.requests) == 1
+
+
+def test_running_the_dispatcher_twice_claims_each_due_delivery_once(make_webhook, receiver, owner):
+    make_webhook(receiver.url)
+    record(owner, EventType.DRAFT_SEEN, {"draftId": "d"})
+
+    first = services.deliveries_dispatch()
+    second = services.deliveries_dispatch()
+
+    assert len(first) == 1 and second == []
+
+
+def test_an_attempt_whose_task_message_was_lost_is_sent_again_by_the_tick_once(make_webhook, receiver, owner):
+    make_webhook(receiver.url)
+    with time_machine.travel(START, tick=False) as clock:
+        record(owner, EventType.DRAFT_SEEN, {"draftId": "d"})
+        [lost] = services.deliveries_dispatch(enqueue=False)  # claimed; its task message never arrives
+        clock.shift(timedelta(seconds=119))
+        assert deliver_due() == []  # due again by the schedule, but its attempt is still owed
+        clock.shift(timedelta(seconds=1))
+        [again] = deliver_due()
+        assert services.delivery_attempt(attempt_id=lost) is None  # the original message, late
+
+    assert again.id == lost and again.number == 1
+    assert Delivery.objects.get().status == "Succeeded"
+    assert len(receiver.requests) == 1
+
+
+def test_an_attempt_whose_worker_died_while_sending_is_retried_on_schedule(make_webhook, receiver, owner):
+    make_webhook(receiver.url)
+    with time_machine.travel(START, tick=False) as clock:
+        record(owner, EventType.DRAFT_SEEN, {"draftId": "d"})
+        [lost] = services.deliveries_dispatch(enqueue=False)
+        # The worker took it (Claimed -> Sending) and died before recording a result.
+        DeliveryAttempt.objects.filter(id=lost).update(state=AttemptState.SENDING, started_at=timezone.now())
+        clock.shift(timedelta(seconds=59))
+        assert deliver_due() == []
+        clock.shift(timedelta(seconds=1))
+        [retry] = deliver_due()
+
+    assert DeliveryAttempt.objects.get(id=lost).state == AttemptState.INTERRUPTED
+    assert retry.number == 2
+    assert Delivery.objects.get().status == "Succeeded"
+
+
+def test_a_dns_answer_that_turns_private_after_registration_is_not_called(make_webhook, owner, fake_dns, loopback):
+    fake_dns.answers["hooks.example.com"] = ["93.184.216.34"]
+    webhook = make_webhook("https://hooks.example.com/pay")
+    fake_dns.answers["hooks.example.com"] = ["10.0.0.7"]  # rebinding
+    record(owner, EventType.DRAFT_CONFIRMED, {"draftId": "d"})
+
+    [attempt] = deliver_due()  # pytest-socket would fail this test on any connection to 10.0.0.7
+
+    attempt.refresh_from_db()
+    assert fake_dns.calls == ["hooks.example.com", "hooks.example.com"]
+    assert attempt.status_code is None
+    assert "private or internal address" in attempt.error and "10.0.0.7" not in attempt.error
+    assert Delivery.objects.get(webhook=webhook).status == "Pending"
+
+
+def test_the_connection_goes_to_the_address_checked_with_the_name_as_host_header(
+    make_webhook, receiver, owner, fake_dns
+):
+    class AnswerOnceResolver:
+        """Answers 127.0.0.1 once, then a private address: any second lookup would be caught."""
+
+        def __init__(self):
+            self.answers = iter([["127.0.0.1"], ["127.0.0.1"], ["10.9.9.9"]])
+
+        def resolve(self, host, port):
+            import ipaddress
+
+            return [ipaddress.ip_address(a) for a in next(self.answers)]
+
+    from webhooks import netguard
+
+    netguard.resolver_set(AnswerOnceResolver())
+    make_webhook(f"http://localhost:{receiver.port}/hooks")
+    record(owner, EventType.DRAFT_SEEN, {"draftId": "d"})
+
+    deliver_due()
+
+    assert len(receiver.requests) == 1
+    assert receiver.requests[0].headers["Host"] == f"localhost:{receiver.port}"
+
+
+def test_a_failing_endpoint_holds_few_workers_so_others_keep_flowing(make_webhook, make_receiver, owner, settings):
+    settings.WEBHOOKS_MAX_IN_FLIGHT_PER_ENDPOINT = 2
+    dead, healthy = make_receiver(), make_receiver()
+    dead_hook, healthy_hook = make_webhook(dead.url), make_webhook(healthy.url)
+    for n in range(5):
+        record(owner, EventType.DRAFT_SEEN, {"draftId": f"d{n}"})
+
+    claimed = DeliveryAttempt.objects.filter(id__in=services.deliveries_dispatch())
+
+    per_endpoint = {hook.id: claimed.filter(delivery__webhook=hook).count() for hook in (dead_hook, healthy_hook)}
+    assert per_endpoint == {dead_hook.id: 2, healthy_hook.id: 2}
+    # Once an endpoint has failed it gets one attempt in flight at a time.
+    dead_hook.last_failure_at = timezone.now()
+    dead_hook.save()
+    DeliveryAttempt.objects.update(state=AttemptState.DONE)
+    again = DeliveryAttempt.objects.filter(id__in=services.deliveries_dispatch())
+    assert again.filter(delivery__webhook=dead_hook).count() == 1
+    assert again.filter(delivery__webhook=healthy_hook).count() == 2
+
+
+def test_an_endpoint_failing_deliveries_in_a_row_is_disabled_and_its_owner_emailed(
+    make_webhook, receiver, owner, settings, api_client
+):
+    settings.WEBHOOKS_DISABLE_AFTER_FAILED_DELIVERIES = 2
+    receiver.status = 500
+    webhook = make_webhook(receiver.url)
+    with time_machine.travel(START, tick=False) as clock:
+        record(owner, EventType.DRAFT_SEEN, {"draftId": "a"})
+        record(owner, EventType.DRAFT_SEEN, {"draftId": "b"})
+        for _ in range(20):  # a failing endpoint gets one attempt in flight, so the two take turns
+            deliver_due()
+            clock.shift(timedelta(minutes=65))
+        record(owner, EventType.DRAFT_CONFIRMED, {"draftId": "c"})  # kept while disabled
+        assert deliver_due() == []
+        services.email_notifications_send()
+
+    webhook.refresh_from_db()
+    assert webhook.active is False
+    assert "2 deliveries in a row failed" in webhook.disabled_reason
+    [notice] = [m for m in mail.outbox if m.subject == "Webhook endpoint disabled"]
+    assert webhook.url in notice.body and notice.to == [owner.email]
+
+    receiver.status = 200
+    response = api_client.patch(f"/api/v1/webhooks/{webhook.id}", {"active": True}, format="json")
+    deliver_due()
+    assert response.json()["active"] is True
+    assert Delivery.objects.get(event__data__draftId="c").status == "Succeeded"
+
+
+def test_a_success_resets_the_failure_count(make_webhook, receiver, owner, settings):
+    receiver.statuses = [500] * 8
+    webhook = make_webhook(receiver.url)
+    with time_machine.travel(START, tick=False) as clock:
+        record(owner, EventType.DRAFT_SEEN, {"draftId": "a"})
+        for _ in range(9):
+            deliver_due()
+            clock.shift(timedelta(minutes=65))
+        webhook.refresh_from_db()
+        assert webhook.consecutive_failures == 1
+        record(owner, EventType.DRAFT_SEEN, {"draftId": "b"})
+        deliver_due()
+
+    webhook.refresh_from_db()
+    assert webhook.consecutive_failures == 0 and webhook.last_failure_at is None
+
+
+def test_deleting_an_endpoint_stops_its_pending_deliveries(make_webhook, receiver, owner):
+    webhook = make_webhook(receiver.url)
+    record(owner, EventType.DRAFT_SEEN, {"draftId": "a"})
+
+    services.webhook_delete(webhook=webhook)
+
+    assert deliver_due() == []
+    assert receiver.requests == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_recording_an_event_outside_a_transaction_is_refused(owner):
+    with pytest.raises(RuntimeError):
+        services.event_record(user=owner, type=EventType.DRAFT_SEEN, data={})
+
+
+def test_an_event_and_its_deliveries_roll_back_with_the_change(make_webhook, receiver, owner):
+    from django.db import transaction
+
+    make_webhook(receiver.url)
+    with pytest.raises(ZeroDivisionError), transaction.atomic():
+        services.event_record(user=owner, type=EventType.DRAFT_SEEN, data={"draftId": str(uuid.uuid4())})
+        1 / 0  # noqa: B018
+
+    assert not Delivery.objects.exists()
+    assert not EmailNotification.objects.exists()

@@ -1,0 +1,118 @@
+"""Email notifications to a draft's owner: written with the event, sent after commit."""
+
+from __future__ import annotations
+
+import email
+import socket
+import threading
+from email import policy
+
+import pytest
+from aiosmtpd.controller import Controller
+from django.core import mail
+
+from drafts.services import draft_payment_observed
+from tests.factories import make_draft
+from tests.webhooks.conftest import record
+from webhooks import services
+from webhooks.models import EmailNotification, EventType
+
+pytestmark = pytest.mark.django_db
+
+
+class Inbox:
+    def __init__(self) -> None:
+        self.messages: list[email.message.EmailMessage] = []
+        self.envelopes: list[tuple[str, list[str]]] = []
+        self.arrived = threading.Event()
+
+    async def handle_DATA(self, server, session, envelope):
+        self.envelopes.append((envelope.mail_from, list(envelope.rcpt_tos)))
+        self.messages.append(email.message_from_bytes(envelope.content, policy=policy.default))
+        self.arrived.set()
+        return "250 Message accepted for delivery"
+
+
+@pytest.fixture
+def smtp_server(settings):
+    inbox = Inbox()
+    with socket.socket() as probe:  # aiosmtpd needs a fixed port: take a free one
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    controller = Controller(inbox, hostname="127.0.0.1", port=port)
+    controller.start()
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", port
+    settings.EMAIL_USE_TLS = settings.EMAIL_USE_SSL = False
+    yield inbox
+    controller.stop()
+
+
+def test_a_confirmed_draft_sends_its_owner_one_email_over_smtp(smtp_server, owner):
+    draft = make_draft(owner, order_id="order-7")
+    draft_payment_observed(draft_id=draft.id, tx_id="0xfeed", received_base_units=25_000_000, confirmations=12)
+    services.email_notifications_send()  # the beat tick (or the on-commit task)
+    services.email_notifications_send()  # running it twice sends nothing more
+
+    subjects = [m["Subject"] for m in smtp_server.messages]
+    assert sorted(subjects) == sorted(
+        [f"Payment seen for draft {str(draft.id)[:8]}", f"Payment confirmed for draft {str(draft.id)[:8]}"]
+    )
+    confirmed = next(m for m in smtp_server.messages if "confirmed" in m["Subject"])
+    assert confirmed["To"] == owner.email
+    plain = confirmed.get_body(("plain",)).get_content()
+    html = confirmed.get_body(("html",)).get_content()
+    assert "is confirmed" in plain and "0xfeed" in plain and "order-7" in plain and "25 USDC" in plain
+    assert "<strong>confirmed</strong>" in html and "0xfeed" in html
+    assert smtp_server.envelopes[0][1] == [owner.email]
+    assert set(EmailNotification.objects.values_list("status", flat=True)) == {"Sent"}
+
+
+@pytest.mark.parametrize(
+    ("event_type", "phrase"),
+    [
+        (EventType.DRAFT_SEEN, "was seen"),
+        (EventType.DRAFT_CONFIRMED, "is confirmed"),
+        (EventType.DRAFT_AMOUNT_MISMATCH, "different amount"),
+        (EventType.DRAFT_EXPIRED, "expired without payment"),
+    ],
+)
+def test_each_notified_event_has_its_own_wording(owner, event_type, phrase):
+    record(owner, event_type, {"draftId": "abcdef12-0000", "sentAmount": "1", "sentCurrency": "BTC"})
+
+    services.email_notifications_send()
+
+    [message] = mail.outbox
+    assert phrase in message.body
+    assert message.alternatives[0][1] == "text/html"
+
+
+@pytest.mark.parametrize("event_type", [EventType.DRAFT_CREATED, EventType.DRAFT_CANCELLED, EventType.TEST])
+def test_created_cancelled_and_test_events_send_no_email(owner, event_type):
+    record(owner, event_type, {"draftId": "d"})
+
+    services.email_notifications_send()
+
+    assert mail.outbox == []
+
+
+def test_an_owner_who_turned_emails_off_gets_none(owner):
+    services.notification_preference_update(user=owner, email_enabled=False)
+    record(owner, EventType.DRAFT_CONFIRMED, {"draftId": "d"})
+
+    services.email_notifications_send()
+
+    assert mail.outbox == []
+
+
+def test_an_smtp_failure_keeps_the_email_for_a_later_try(owner, settings):
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT, settings.EMAIL_TIMEOUT = "127.0.0.1", 9, 1  # nothing listens
+    record(owner, EventType.DRAFT_CONFIRMED, {"draftId": "d"})
+
+    sent = services.email_notifications_send()
+
+    notification = EmailNotification.objects.get()
+    assert sent == 0
+    assert notification.status == "Pending" and notification.attempt_count == 1
+    assert notification.last_error

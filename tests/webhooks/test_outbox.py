@@ -1,0 +1,81 @@
+"""The outbox survives a broker that is down when the change commits."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import transaction
+
+from drafts.services import draft_payment_observed
+from tests.factories import make_draft
+from tests.webhooks.conftest import deliver_due
+from webhooks import services, tasks
+from webhooks.models import Delivery, EmailNotification
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def broker_down(monkeypatch):
+    """Every enqueue fails as it does when Redis is unreachable (a test double for the broker)."""
+    sent = []
+
+    def unreachable(*args, **kwargs):
+        sent.append(args)
+        raise ConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    for task in (tasks.dispatch_due, tasks.deliver, tasks.send_email):
+        monkeypatch.setattr(task, "delay", unreachable)
+    return sent
+
+
+def test_a_state_change_commits_while_the_broker_is_down_and_the_tick_delivers_later(
+    broker_down, make_webhook, receiver, owner, caplog
+):
+    make_webhook(receiver.url)
+    draft = make_draft(owner)
+
+    draft_payment_observed(draft_id=draft.id, tx_id="0x1", received_base_units=25_000_000, confirmations=12)
+
+    assert broker_down, "the change tried to enqueue after commit"
+    assert "the beat tick will pick it up" in caplog.text
+    assert Delivery.objects.filter(status="Pending").count() == 2
+    assert EmailNotification.objects.filter(status="Pending").count() == 2
+    # The broker is back: the beat tick finds everything in PostgreSQL.
+    deliver_due()
+    services.email_notifications_send()
+    assert sorted(r.headers["X-Service-Event"] for r in receiver.requests) == ["draft.confirmed", "draft.seen"]
+    assert set(EmailNotification.objects.values_list("status", flat=True)) == {"Sent"}
+
+
+def test_a_batch_of_events_in_one_transaction_enqueues_one_dispatch(broker_down, make_webhook, receiver, owner):
+    make_webhook(receiver.url)
+
+    with transaction.atomic():
+        for n in range(5):
+            services.event_record(user=owner, type="draft.created", data={"draftId": str(n)})
+
+    assert broker_down == [()]
+
+
+def test_the_beat_ticks_are_named_entries_for_registered_tasks(settings):
+    from config.celery import app
+
+    schedule = settings.CELERY_BEAT_SCHEDULE
+    assert schedule["webhooks-dispatch-due"]["task"] == "webhooks.dispatch_due"
+    assert schedule["notifications-send-due-emails"]["task"] == "webhooks.send_due_emails"
+    app.loader.import_default_modules()
+    assert {"webhooks.dispatch_due", "webhooks.deliver", "webhooks.send_email", "webhooks.send_due_emails"} <= set(
+        app.tasks
+    )
+
+
+def test_deleting_an_endpoint_while_its_attempt_is_claimed_is_harmless(make_webhook, receiver, owner):
+    webhook = make_webhook(receiver.url)
+    with transaction.atomic():
+        services.event_record(user=owner, type="draft.seen", data={"draftId": "d"})
+    [attempt_id] = services.deliveries_dispatch(enqueue=False)
+
+    services.webhook_delete(webhook=webhook)
+
+    assert services.delivery_attempt(attempt_id=attempt_id) is None
+    assert receiver.requests == []

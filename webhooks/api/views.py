@@ -1,0 +1,134 @@
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import status, viewsets
+from rest_framework.decorators import action
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from config.api.pagination import PageQuerySerializer, paginate
+from webhooks import services
+from webhooks.api.serializers import (
+    CreateWebhookRequestSerializer,
+    DeliveryPageSerializer,
+    DeliverySerializer,
+    NotificationPreferenceSerializer,
+    UpdateNotificationPreferenceRequestSerializer,
+    UpdateWebhookRequestSerializer,
+    WebhookCreatedSerializer,
+    WebhookPageSerializer,
+    WebhookSerializer,
+)
+from webhooks.models import Delivery
+from webhooks.selectors import delivery_list, webhook_list
+
+UUID_REGEX = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+SCOPE = "webhooks:manage"
+
+
+class WebhookViewSet(viewsets.ViewSet):
+    lookup_value_regex = UUID_REGEX
+    required_scopes = {
+        name: SCOPE
+        for name in ("list", "create", "retrieve", "partial_update", "destroy", "test", "deliveries", "redeliver")
+    }
+
+    def _webhook(self, request, pk):
+        return get_object_or_404(webhook_list(user=request.user), pk=pk)
+
+    @extend_schema(
+        summary="List the account's webhook endpoints",
+        parameters=[PageQuerySerializer],
+        responses=WebhookPageSerializer,
+    )
+    def list(self, request):
+        page = paginate(webhook_list(user=request.user), request.query_params)
+        return Response(page.envelope(WebhookSerializer(page.items, many=True).data))
+
+    @extend_schema(
+        summary="Register a webhook endpoint (the signing secret is shown once)",
+        request=CreateWebhookRequestSerializer,
+        responses={201: WebhookCreatedSerializer},
+    )
+    def create(self, request):
+        body = CreateWebhookRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        webhook = services.webhook_create(
+            user=request.user, url=body.validated_data["url"], events=body.validated_data.get("events")
+        )
+        return Response(WebhookCreatedSerializer(webhook).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(summary="Read a webhook endpoint", responses=WebhookSerializer)
+    def retrieve(self, request, pk=None):
+        return Response(WebhookSerializer(self._webhook(request, pk)).data)
+
+    @extend_schema(
+        summary="Change a webhook endpoint's events, or disable or re-enable it",
+        request=UpdateWebhookRequestSerializer,
+        responses=WebhookSerializer,
+    )
+    def partial_update(self, request, pk=None):
+        webhook = self._webhook(request, pk)
+        body = UpdateWebhookRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        events = body.validated_data.get("events")
+        webhook = services.webhook_update(
+            webhook=webhook,
+            active=body.validated_data.get("active"),
+            events=(events or []) if "events" in body.validated_data else None,
+        )
+        return Response(WebhookSerializer(webhook).data)
+
+    @extend_schema(summary="Delete a webhook endpoint", responses={204: None})
+    def destroy(self, request, pk=None):
+        services.webhook_delete(webhook=self._webhook(request, pk))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(summary="Send a test event to a webhook endpoint", request=None, responses={202: DeliverySerializer})
+    @action(detail=True, methods=["post"])
+    def test(self, request, pk=None):
+        delivery = services.webhook_send_test(webhook=self._webhook(request, pk))
+        return Response(DeliverySerializer(delivery).data, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(
+        summary="List a webhook endpoint's deliveries and their attempts",
+        parameters=[PageQuerySerializer],
+        responses=DeliveryPageSerializer,
+    )
+    @action(detail=True, methods=["get"])
+    def deliveries(self, request, pk=None):
+        page = paginate(delivery_list(webhook=self._webhook(request, pk)), request.query_params)
+        return Response(page.envelope(DeliverySerializer(page.items, many=True).data))
+
+    @extend_schema(summary="Deliver an event again", request=None, responses={202: DeliverySerializer})
+    @action(detail=True, methods=["post"], url_path=f"deliveries/(?P<delivery_id>{UUID_REGEX})/redeliver")
+    def redeliver(self, request, pk=None, delivery_id=None):
+        delivery = get_object_or_404(Delivery, pk=delivery_id, webhook=self._webhook(request, pk))
+        delivery = services.delivery_redeliver(delivery=delivery)
+        delivery = delivery_list(webhook=delivery.webhook).get(pk=delivery.pk)
+        return Response(DeliverySerializer(delivery).data, status=status.HTTP_202_ACCEPTED)
+
+
+class NotificationPreferenceView(APIView):
+    required_scopes = {"GET": SCOPE, "PATCH": SCOPE}
+
+    @extend_schema(
+        summary="Read the account's email notification preference", responses=NotificationPreferenceSerializer
+    )
+    def get(self, request):
+        enabled = services.notification_email_enabled(user=request.user)
+        return Response({"emailEnabled": enabled})
+
+    @extend_schema(
+        summary="Turn email notifications about drafts on or off",
+        request=UpdateNotificationPreferenceRequestSerializer,
+        responses=NotificationPreferenceSerializer,
+    )
+    def patch(self, request):
+        body = UpdateNotificationPreferenceRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        preference = services.notification_preference_update(
+            user=request.user, email_enabled=body.validated_data["emailEnabled"]
+        )
+        return Response(NotificationPreferenceSerializer(preference).data)

@@ -1,0 +1,46 @@
+"""Signatures of a delivery: the spec's X-Service-Signature and the Standard Webhooks headers."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import secrets
+from typing import Any
+
+SECRET_PREFIX = "whsec_"
+
+
+def secret_generate() -> str:
+    return SECRET_PREFIX + base64.b64encode(secrets.token_bytes(32)).decode()
+
+
+def body_encode(event_type: str, data: dict[str, Any]) -> bytes:
+    """The exact bytes POSTed (and signed). Same event, same bytes, on every attempt."""
+    return json.dumps({"event": event_type, "data": data}, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def service_signature(secret: str, body: bytes) -> str:
+    """X-Service-Signature: keyed with the whole secret string, exactly as shown at creation."""
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def standard_signature(secret: str, message_id: str, timestamp: int, body: bytes) -> str:
+    """webhook-signature: keyed with the bytes after `whsec_`, over `id.timestamp.body`."""
+    key = base64.b64decode(secret.removeprefix(SECRET_PREFIX))
+    signed = f"{message_id}.{timestamp}.".encode() + body
+    return "v1," + base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
+
+
+def delivery_headers(*, secret: str, delivery_id: str, event_type: str, timestamp: int, body: bytes) -> dict[str, str]:
+    return {
+        "Content-Type": "application/json",
+        "User-Agent": "payment-drafts-webhooks/1",
+        "X-Service-Event": event_type,
+        "X-Service-Delivery": delivery_id,
+        "X-Service-Signature": service_signature(secret, body),
+        "webhook-id": delivery_id,
+        "webhook-timestamp": str(timestamp),
+        "webhook-signature": standard_signature(secret, delivery_id, timestamp, body),
+    }
