@@ -93,7 +93,7 @@ def test_a_draft_confirmed_by_the_state_machine_is_delivered_with_its_payload(ma
     assert confirmed["txId"] == "0xabc"
     assert confirmed["confirmations"] == 12
     assert confirmed["sentCurrency"] == "USDC" and confirmed["network"] == "Ethereum"
-    assert confirmed["amountSats"] == 25_000_000 and confirmed["sentAmount"] == "25"
+    assert confirmed["amountSats"] == 25_000_000 and confirmed["sentAmount"] == "25.000000"
     assert confirmed["orderId"] == "order-42"
     assert confirmed["platformFee"]["feeBaseUnits"] == 100_000
     assert confirmed["occurredAt"].endswith("Z")
