@@ -1,13 +1,18 @@
 """End to end on a real Ethereum node (anvil): a draft made through the API is paid on
-chain, seen and confirmed by the watcher with no manual step; fees accrue and settle."""
+chain, seen and confirmed by the watcher with no manual step; fees accrue and settle;
+the confirmation reaches a local receiver as a signed webhook."""
 
+import hashlib
+import hmac
+import json
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from standardwebhooks import Webhook
 
 from chainwatch.tasks import chainwatch_run
 from fees.models import AccruedFee
-from tests.chainwatch.conftest import anvil_factory, ethereum  # noqa: F401 - fixtures
+from tests.webhooks.conftest import deliver_due
 from webhooks.models import Event
 
 pytestmark = pytest.mark.django_db
@@ -37,7 +42,7 @@ def create_usdc_draft(api_client, receiver: str, amount: int) -> dict:
     return response.json()
 
 
-def test_a_draft_created_through_the_api_is_confirmed_by_a_real_payment(api_client, ethereum):  # noqa: F811
+def test_a_draft_created_through_the_api_is_confirmed_by_a_real_payment(api_client, ethereum):
     receiver = ethereum.new_address()
     chainwatch_run("Ethereum", "evm")  # the watcher starts before the payment, as in production
     draft = create_usdc_draft(api_client, receiver, 25_000_000)
@@ -61,7 +66,7 @@ def test_a_draft_created_through_the_api_is_confirmed_by_a_real_payment(api_clie
     assert confirmed["txId"] == tx and confirmed["amountSats"] == 25_000_000 and confirmed["status"] == "Confirmed"
 
 
-def test_fees_accrue_from_a_confirmed_payment_and_a_settlement_paid_on_chain_clears_them(api_client, ethereum):  # noqa: F811
+def test_fees_accrue_from_a_confirmed_payment_and_a_settlement_paid_on_chain_clears_them(api_client, ethereum):
     receiver = ethereum.new_address()
     chainwatch_run("Ethereum", "evm")
     draft = create_usdc_draft(api_client, receiver, 40_000_000)
@@ -84,3 +89,36 @@ def test_fees_accrue_from_a_confirmed_payment_and_a_settlement_paid_on_chain_cle
     balance = api_client.get("/api/v1/fees/accrued").json()
     assert balance["outstandingUsd"] == 0 and balance["blocked"] is False and balance["activeSettlementDraftId"] is None
     assert AccruedFee.objects.get().status == "Settled"
+
+
+def test_a_payment_confirmed_on_chain_reaches_a_local_receiver_as_a_signed_draft_confirmed(
+    api_client, ethereum, make_receiver, settings
+):
+    settings.WEBHOOKS_ALLOW_LOOPBACK = True
+    receiver = make_receiver()
+    created = api_client.post("/api/v1/webhooks", {"url": receiver.url, "events": ["draft.confirmed"]}, format="json")
+    assert created.status_code == 201, created.json()
+    secret = created.json()["secret"]
+
+    address = ethereum.new_address()
+    chainwatch_run("Ethereum", "evm")
+    draft = create_usdc_draft(api_client, address, 12_340_000)
+    tx = ethereum.pay_token(ethereum.token, address, 12_340_000)
+    ethereum.mine(3)
+    chainwatch_run("Ethereum", "evm")
+    deliver_due()
+
+    assert len(receiver.requests) == 1
+    request = receiver.requests[0]
+    body = json.loads(request.body)
+    assert body["event"] == "draft.confirmed"
+    assert (
+        body["data"]["draftId"] == draft["id"] and body["data"]["txId"] == tx and body["data"]["status"] == "Confirmed"
+    )
+    headers = {name.lower(): value for name, value in request.headers.items()}
+    expected = "sha256=" + hmac.new(secret.encode(), request.body, hashlib.sha256).hexdigest()
+    assert hmac.compare_digest(headers["x-service-signature"], expected)
+    assert headers["x-service-event"] == "draft.confirmed"
+    Webhook(secret).verify(
+        request.body, {k: headers[k] for k in ("webhook-id", "webhook-timestamp", "webhook-signature")}
+    )

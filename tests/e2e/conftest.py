@@ -1,0 +1,3 @@
+# The end-to-end tests reuse the chain-watching and webhook fixtures (anvil, a local receiver).
+from tests.chainwatch.conftest import anvil_factory, ethereum  # noqa: F401
+from tests.webhooks.conftest import make_receiver  # noqa: F401
