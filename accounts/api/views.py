@@ -15,6 +15,7 @@ from accounts.api.serializers import (
 from accounts.models import ApiKey
 from accounts.scopes import ALL_SCOPES
 from accounts.selectors import api_key_list
+from config.api.pagination import PageQuerySerializer, paginate, paged_envelope_serializer
 from accounts.services import api_key_create, api_key_revoke
 
 
@@ -24,9 +25,14 @@ class ApiKeyViewSet(viewsets.ViewSet):
     session_only = True
     lookup_value_regex = "[0-9a-fA-F-]{36}"
 
-    @extend_schema(summary="List the account's active API keys", responses=ApiKeySerializer(many=True))
+    @extend_schema(
+        summary="List the account's active API keys",
+        parameters=[PageQuerySerializer],
+        responses=paged_envelope_serializer("ApiKeyList", ApiKeySerializer),
+    )
     def list(self, request):
-        return Response(ApiKeySerializer(api_key_list(user=request.user), many=True).data)
+        page = paginate(api_key_list(user=request.user), request.query_params)
+        return Response(page.envelope(ApiKeySerializer(page.items, many=True).data))
 
     @extend_schema(
         summary="Create an API key (the key is shown once)",

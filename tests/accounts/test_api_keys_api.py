@@ -32,8 +32,9 @@ def test_a_session_creates_a_key_and_sees_it_once(owner):
     assert set(body) == {"id", "name", "prefix", "scopes", "expiresAt", "lastUsedAt", "createdAt", "key"}
 
     listed = client.get("/api/v1/api-keys").json()
-    assert [item["id"] for item in listed] == [body["id"]]
-    assert "key" not in listed[0]
+    assert listed["total"] == 1 and listed["page"] == 1 and listed["pageSize"] == 20
+    assert [item["id"] for item in listed["items"]] == [body["id"]]
+    assert "key" not in listed["items"][0]
 
     agent = APIClient()
     agent.credentials(HTTP_AUTHORIZATION=f"Bearer {body['key']}")
@@ -94,7 +95,7 @@ def test_deleting_a_key_revokes_it(owner, make_key):
     client = csrf_session(owner)
     response = client.delete(f"/api/v1/api-keys/{key_id}")
     assert response.status_code == 200
-    assert client.get("/api/v1/api-keys").json() == []
+    assert client.get("/api/v1/api-keys").json()["items"] == []
     agent = APIClient()
     agent.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
     assert agent.get("/api/v1/auth/me").status_code == 401
