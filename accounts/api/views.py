@@ -15,8 +15,8 @@ from accounts.api.serializers import (
 from accounts.models import ApiKey
 from accounts.scopes import ALL_SCOPES
 from accounts.selectors import api_key_list
-from config.api.pagination import PageQuerySerializer, paginate, paged_envelope_serializer
 from accounts.services import api_key_create, api_key_revoke
+from config.api.pagination import PageQuerySerializer, paged_envelope_serializer, paginate
 
 
 class ApiKeyViewSet(viewsets.ViewSet):
