@@ -3,6 +3,8 @@ from __future__ import annotations
 import pytest
 from django.test import override_settings
 
+from tests.formats.conftest import lnurl_server, node_key  # noqa: F401 - Lightning fixtures
+
 # Real, checksum-valid addresses per network.
 ADDRESSES = {
     "Mainnet": "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq",

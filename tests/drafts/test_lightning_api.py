@@ -6,7 +6,7 @@ import time
 import pytest
 
 from drafts.models import Draft
-from tests.formats.conftest import lnurl_server, make_invoice, node_key, sign_invoice  # noqa: F401 - fixtures
+from tests.formats.conftest import sign_invoice
 
 pytestmark = pytest.mark.django_db
 
@@ -15,7 +15,7 @@ def invoice(key, **kwargs) -> str:
     return sign_invoice(key, date=int(time.time()), **kwargs)
 
 
-def test_a_bolt11_invoice_makes_a_lightning_draft_for_its_exact_amount(create, node_key):  # noqa: F811
+def test_a_bolt11_invoice_makes_a_lightning_draft_for_its_exact_amount(create, node_key):
     pr = invoice(node_key, amount_msat=150_000_000, payment_hash="ab" * 32)
     response = create({"network": "Mainnet", "bolt11": pr})
     assert response.status_code == 201, response.json()
@@ -28,7 +28,7 @@ def test_a_bolt11_invoice_makes_a_lightning_draft_for_its_exact_amount(create, n
     assert draft.expires_at <= draft.invoice_expires_at
 
 
-def test_an_amount_that_agrees_with_the_invoice_is_accepted(create, node_key):  # noqa: F811
+def test_an_amount_that_agrees_with_the_invoice_is_accepted(create, node_key):
     pr = invoice(node_key, amount_msat=150_000_000)
     assert create({"network": "Mainnet", "bolt11": pr, "amountSats": 150_000}).status_code == 201
 
@@ -43,7 +43,7 @@ def test_an_amount_that_agrees_with_the_invoice_is_accepted(create, node_key):  
         ({"amount_msat": 150_000_000}, {"fiatCurrency": "EUR", "fiatAmount": 5}, "ambiguous"),
     ],
 )
-def test_bad_invoices_are_400_naming_the_problem(create, node_key, kwargs, request_extra, code):  # noqa: F811
+def test_bad_invoices_are_400_naming_the_problem(create, node_key, kwargs, request_extra, code):
     pr = sign_invoice(node_key, **({"date": int(time.time())} | kwargs))
     response = create({"network": "Mainnet", "bolt11": pr, **request_extra})
     assert response.status_code == 400, response.json()
@@ -51,20 +51,20 @@ def test_bad_invoices_are_400_naming_the_problem(create, node_key, kwargs, reque
     assert not Draft.objects.exists()
 
 
-def test_a_tampered_invoice_is_refused(create, node_key):  # noqa: F811
+def test_a_tampered_invoice_is_refused(create, node_key):
     pr = invoice(node_key, amount_msat=150_000_000)
     broken = pr[:-10] + ("q" if pr[-10] != "q" else "p") + pr[-9:]
     response = create({"network": "Mainnet", "bolt11": broken})
     assert response.status_code == 400 and response.json()["errors"][0]["field"] == "bolt11"
 
 
-def test_lightning_is_only_for_bitcoin(create, node_key):  # noqa: F811
+def test_lightning_is_only_for_bitcoin(create, node_key):
     pr = invoice(node_key, amount_msat=150_000_000)
     response = create({"network": "Base", "currency": "USDC", "bolt11": pr})
     assert response.status_code == 400 and response.json()["code"] == "unsupported_combination"
 
 
-def test_a_lightning_address_is_asked_for_an_invoice_of_the_exact_amount(create, lnurl_server):  # noqa: F811
+def test_a_lightning_address_is_asked_for_an_invoice_of_the_exact_amount(create, lnurl_server):
     response = create({"network": "Mainnet", "receiverAddress": lnurl_server.address, "amountSats": 21_000})
     assert response.status_code == 201, response.json()
     body = response.json()
@@ -76,7 +76,7 @@ def test_a_lightning_address_is_asked_for_an_invoice_of_the_exact_amount(create,
     assert hashlib.sha256(bytes.fromhex(draft.payment_hash)).hexdigest()  # a real 32-byte hash
 
 
-def test_a_lightning_address_draft_can_be_priced_in_fiat(create, lnurl_server):  # noqa: F811
+def test_a_lightning_address_draft_can_be_priced_in_fiat(create, lnurl_server):
     response = create(
         {"network": "Mainnet", "lightningAddress": lnurl_server.address, "fiatCurrency": "USD", "fiatAmount": 10}
     )
@@ -84,7 +84,7 @@ def test_a_lightning_address_draft_can_be_priced_in_fiat(create, lnurl_server): 
     assert lnurl_server.callbacks == [response.json()["amountSats"] * 1000]
 
 
-def test_a_lightning_address_server_that_lies_about_the_amount_is_refused(create, lnurl_server):  # noqa: F811
+def test_a_lightning_address_server_that_lies_about_the_amount_is_refused(create, lnurl_server):
     lnurl_server.mode = "wrong_amount"
     response = create({"network": "Mainnet", "lightningAddress": lnurl_server.address, "amountSats": 21_000})
     assert response.status_code == 400 and response.json()["errors"][0]["field"] == "lightningAddress"
