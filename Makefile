@@ -39,7 +39,7 @@ test: system-deps test-services $(VENV)/.dev node_modules/.installed
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	DJANGO_SETTINGS_MODULE=tests.settings $(PY) manage.py makemigrations --check --dry-run
+	DATABASE_URL=sqlite:///:memory: DJANGO_SETTINGS_MODULE=tests.settings $(PY) manage.py makemigrations --check --dry-run
 
 bench: $(VENV)/.dev
 	$(PY) bench/drafts_bench.py
