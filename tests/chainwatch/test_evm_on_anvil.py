@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import threading
 from datetime import timedelta
 
 import pytest
-from django.db import connection
 from django.utils import timezone
 
 from chainwatch.models import Cursor, ObservedTransfer
 from chainwatch.tasks import chainwatch_run, watcher_pass, watcher_run
 from payments.enums import Currency, DraftStatus, Network
+from tests.concurrency import run_at_once
 from tests.factories import make_draft
 from webhooks.models import Event
 
@@ -270,24 +269,7 @@ def test_two_passes_at_once_never_confirm_twice_or_emit_an_event_twice(owner, et
     watcher_pass("Ethereum", "evm")
     ethereum.pay_token(ethereum.token, draft.receiver_address, 25_000_000)
     ethereum.mine(3)
-    barrier = threading.Barrier(4)
-    errors: list[BaseException] = []
-
-    def worker() -> None:
-        try:
-            barrier.wait()
-            watcher_run("Ethereum", "evm")
-        except BaseException as exc:  # surfaced below
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=worker) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
-    assert errors == []
+    run_at_once(4, lambda: watcher_run("Ethereum", "evm"))  # raises if any pass failed
     draft.refresh_from_db()
     assert draft.status == DraftStatus.CONFIRMED
     assert events_of(draft) == ["draft.seen", "draft.confirmed"]

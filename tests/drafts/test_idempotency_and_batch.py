@@ -1,12 +1,10 @@
 """Idempotent creation (also under concurrency) and batch creation."""
 
-import threading
-
 import pytest
-from django.db import connection
 from rest_framework.test import APIClient
 
 from drafts.models import Draft
+from tests.concurrency import run_at_once
 from tests.drafts.conftest import ADDRESSES
 
 BODY = {
@@ -65,25 +63,15 @@ def test_malformed_keys_are_400(create, key):
 @pytest.mark.django_db(transaction=True)
 def test_many_parallel_identical_requests_make_exactly_one_draft(make_key):
     key = make_key("drafts:write")
-    barrier = threading.Barrier(8)
-    results: list[tuple[int, str | None]] = []
 
-    def send():
+    def send() -> tuple[int, str | None]:
         client = APIClient()
         client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
-        barrier.wait()
-        try:
-            response = client.post("/api/v1/drafts", BODY, format="json", HTTP_IDEMPOTENCY_KEY="parallel-1")
-            body = response.json()
-            results.append((response.status_code, body.get("id") or body.get("code")))
-        finally:
-            connection.close()
+        response = client.post("/api/v1/drafts", BODY, format="json", HTTP_IDEMPOTENCY_KEY="parallel-1")
+        body = response.json()
+        return response.status_code, body.get("id") or body.get("code")
 
-    threads = [threading.Thread(target=send) for _ in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    results = run_at_once(8, send)
     assert Draft.objects.count() == 1
     draft_id = str(Draft.objects.get().id)
     assert all(result in ((201, draft_id), (409, "idempotency_in_progress")) for result in results), results
@@ -93,23 +81,13 @@ def test_many_parallel_identical_requests_make_exactly_one_draft(make_key):
 @pytest.mark.django_db(transaction=True)
 def test_parallel_fiat_drafts_to_one_address_get_distinct_amounts(make_key):
     key = make_key("drafts:write")
-    barrier = threading.Barrier(6)
-    statuses: list[int] = []
 
-    def send():
+    def send() -> int:
         client = APIClient()
         client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
-        barrier.wait()
-        try:
-            statuses.append(client.post("/api/v1/drafts", BODY, format="json").status_code)
-        finally:
-            connection.close()
+        return client.post("/api/v1/drafts", BODY, format="json").status_code
 
-    threads = [threading.Thread(target=send) for _ in range(6)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    statuses = run_at_once(6, send)
     assert statuses == [201] * 6
     amounts = list(Draft.objects.values_list("amount_base_units", flat=True))
     assert len(set(amounts)) == 6 and max(amounts) - min(amounts) == 5

@@ -1,12 +1,10 @@
 """The accrued-fee ledger: accrual on confirmation, caps that block, settlement drafts."""
 
-import threading
 from datetime import timedelta
 from decimal import Decimal
 
 import pytest
 import time_machine
-from django.db import connection
 from django.test import override_settings
 from django.urls import reverse
 from django.utils import timezone
@@ -18,6 +16,7 @@ from drafts.models import Draft
 from fees.models import AccruedFee
 from payments.quotes import fiat_to_base_units
 from payments.rates import get_rate
+from tests.concurrency import run_at_once
 from tests.drafts.conftest import ADDRESSES
 
 OPERATOR = {
@@ -214,27 +213,13 @@ def test_concurrent_settle_requests_make_one_draft(make_key, owner):
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {make_key()}")
     pay(usdc_draft(client))
     key = make_key("fees:write")
-    barrier = threading.Barrier(5)
-    statuses: list[int] = []
 
-    def settle():
+    def settle() -> int:
         c = APIClient()
         c.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
-        barrier.wait()
-        try:
-            statuses.append(
-                c.post(
-                    "/api/v1/fees/accrued/settle", {"currency": "USDC", "network": "Base"}, format="json"
-                ).status_code
-            )
-        finally:
-            connection.close()
+        return c.post("/api/v1/fees/accrued/settle", {"currency": "USDC", "network": "Base"}, format="json").status_code
 
-    threads = [threading.Thread(target=settle) for _ in range(5)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    statuses = run_at_once(5, settle)
     assert sorted(statuses) == [201, 409, 409, 409, 409]
     assert Draft.objects.filter(is_fee_settlement=True).count() == 1
 

@@ -1,14 +1,13 @@
 from __future__ import annotations
 
-import threading
 import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from django.db import connection
 
 from fees.models import DustWaiver
 from fees.services import dust_waiver_claim
+from tests.concurrency import run_at_once
 
 NOON = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 
@@ -58,20 +57,6 @@ def test_concurrent_claims_cannot_exceed_the_allowance(settings):
 
     settings.FEE_DUST_WAIVERS_PER_DAY = 3
     user = User.objects.create_user("racer@example.com", "a long passphrase here")
-    barrier = threading.Barrier(8)
-    results: list[bool] = []
-
-    def claim():
-        try:
-            barrier.wait()
-            results.append(dust_waiver_claim(user=user, draft_id=uuid.uuid4(), fee_base_units=1, now=NOON))
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=claim) for _ in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    results = run_at_once(8, lambda: dust_waiver_claim(user=user, draft_id=uuid.uuid4(), fee_base_units=1, now=NOON))
     assert sorted(results) == [False] * 5 + [True] * 3
     assert DustWaiver.objects.filter(user=user).count() == 3
