@@ -161,12 +161,24 @@ def wait_healthy(port: int, proc: subprocess.Popen, log: Path, *, limit: float =
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def cpu_seconds(pid: int) -> float:
+def cpu_seconds(pid: int, *, reaped_children: bool = False) -> float:
+    """utime + stime of a process; with reaped_children, plus cutime + cstime (the CPU of
+    children that have exited), so a parent's total never goes down."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return 0.0
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime + stime
+    ticks = int(fields[11]) + int(fields[12])
+    if reaped_children:
+        ticks += int(fields[13]) + int(fields[14])
+    return ticks / CLOCK_TICKS
+
+
+def parent_of(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def children(pid: int) -> list[int]:
@@ -198,21 +210,28 @@ class CpuProbe:
         except Exception:  # CPU accounting is informative only
             self.redis_pid = None
 
-    def postgres_pids(self) -> list[int]:
-        try:
-            with admin_connect(self.pg_url) as conn:
-                rows = conn.execute(
-                    "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()", [self.db_name]
-                ).fetchall()
-            return [r[0] for r in rows]
-        except Exception:
-            return []
+    postmaster_pid: int | None = None
+
+    def postgres_cpu(self) -> float:
+        """The whole cluster: the postmaster with its exited children, plus its live ones.
+        Summing only the live backends went negative when a busy backend exited."""
+        if self.postmaster_pid is None:
+            try:
+                with admin_connect(self.pg_url) as conn:
+                    backend = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+                self.postmaster_pid = parent_of(backend)
+            except Exception:  # CPU accounting is informative only
+                return 0.0
+        if self.postmaster_pid is None:
+            return 0.0
+        live = children(self.postmaster_pid)
+        return cpu_seconds(self.postmaster_pid, reaped_children=True) + sum(cpu_seconds(p) for p in live)
 
     def snapshot(self) -> dict[str, float]:  # keys: CPU_PARTS
         workers = children(self.gunicorn_pid)
         return {
             "gunicorn": sum(cpu_seconds(p) for p in [self.gunicorn_pid, *workers]),
-            "postgres": sum(cpu_seconds(p) for p in self.postgres_pids()),
+            "postgres": self.postgres_cpu(),
             "redis": cpu_seconds(self.redis_pid) if self.redis_pid else 0.0,
             "client": sum(os.times()[:2]),
         }
