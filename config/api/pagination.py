@@ -9,10 +9,12 @@ from django.db.models import QuerySet
 from rest_framework import serializers
 
 MAX_PAGE_SIZE = 100
+# Deep enough for any real listing, and keeps the row offset far inside a 64-bit integer.
+MAX_PAGE = 1_000_000
 
 
 class PageQuerySerializer(serializers.Serializer):
-    page = serializers.IntegerField(min_value=1, default=1)
+    page = serializers.IntegerField(min_value=1, max_value=MAX_PAGE, default=1)
     pageSize = serializers.IntegerField(min_value=1, max_value=MAX_PAGE_SIZE, default=20)
 
 

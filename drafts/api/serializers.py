@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from config.api.pagination import MAX_PAGE, MAX_PAGE_SIZE
 from config.api.serializers import StrictSerializer
 from payments.enums import Currency, DraftStatus, FeePlacement, Method, Network
 
@@ -62,10 +63,10 @@ class BatchDraftItemSerializer(StrictSerializer):
 
 
 class BatchCreateDraftsRequestSerializer(StrictSerializer):
-    items = serializers.ListField(child=serializers.DictField(), allow_null=True, required=False)
+    items = serializers.ListField(child=serializers.DictField(), allow_null=True, required=True)
 
     def validate_items(self, value):
-        if not value:
+        if not value:  # null or empty
             raise serializers.ValidationError("Send between 1 and 25 items.", code="min_length")
         if len(value) > 25:
             raise serializers.ValidationError("Send at most 25 items per call.", code="max_length")
@@ -80,8 +81,8 @@ class DraftListQuerySerializer(StrictSerializer):
     q = serializers.CharField(max_length=200, required=False)
     # "from" is a Python keyword: declared below.
     to = serializers.DateTimeField(required=False)
-    page = serializers.IntegerField(min_value=1, default=1)
-    pageSize = serializers.IntegerField(min_value=1, max_value=100, default=20)
+    page = serializers.IntegerField(min_value=1, max_value=MAX_PAGE, default=1)
+    pageSize = serializers.IntegerField(min_value=1, max_value=MAX_PAGE_SIZE, default=20)
 
 
 DraftListQuerySerializer._declared_fields["from"] = serializers.DateTimeField(required=False)

@@ -141,6 +141,13 @@ def test_a_batch_of_zero_or_more_than_25_items_is_400(api_client, count):
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize("body", [{}, {"items": None}])
+def test_a_batch_without_items_is_400(api_client, body):
+    response = api_client.post("/api/v1/drafts/batch", body, format="json")
+    assert response.status_code == 400 and response.json()["errors"][0]["field"] == "items"
+
+
+@pytest.mark.django_db
 def test_a_batch_of_25_is_accepted(api_client):
     items = [
         {"draft": {"network": "Base", "currency": "USDC", "receiverAddress": ADDRESSES["Base"], "amountSats": 100 + i}}

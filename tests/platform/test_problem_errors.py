@@ -109,3 +109,8 @@ def test_an_unexpected_error_is_a_500_problem_without_a_stack_trace(api_client):
     client.credentials(**api_client._credentials)
     body = assert_problem(client.get("/api/v1/test/crash"), 500, "internal_error")
     assert "boom" not in str(body) and "Traceback" not in str(body)
+
+
+def test_a_page_number_beyond_any_listing_is_400_not_a_database_error(session_client):
+    response = session_client.get("/api/v1/api-keys", {"page": 10**30})
+    assert response.status_code == 400 and response.json()["errors"][0]["field"] == "page"
