@@ -32,10 +32,13 @@ class Page:
 def paginate(queryset: QuerySet, query_params) -> Page:
     params = PageQuerySerializer(data={k: query_params[k] for k in ("page", "pageSize") if k in query_params})
     params.is_valid(raise_exception=True)
-    page, page_size = params.validated_data["page"], params.validated_data["pageSize"]
-    total = queryset.count()
+    return page_of(queryset, page=params.validated_data["page"], page_size=params.validated_data["pageSize"])
+
+
+def page_of(queryset: QuerySet, *, page: int, page_size: int) -> Page:
+    """One page of an ordered queryset, with the total count."""
     start = (page - 1) * page_size
-    return Page(items=list(queryset[start : start + page_size]), page=page, page_size=page_size, total=total)
+    return Page(items=list(queryset[start : start + page_size]), page=page, page_size=page_size, total=queryset.count())
 
 
 def paged_envelope_serializer(name: str, item_serializer: type[serializers.Serializer]) -> type[serializers.Serializer]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from config.api.pagination import MAX_PAGE, MAX_PAGE_SIZE
+from config.api.pagination import PageQuerySerializer
 from config.api.serializers import StrictSerializer
 from payments.enums import Currency, DraftStatus, FeePlacement, Method, Network
 
@@ -73,7 +73,7 @@ class BatchCreateDraftsRequestSerializer(StrictSerializer):
         return value
 
 
-class DraftListQuerySerializer(StrictSerializer):
+class DraftListQuerySerializer(StrictSerializer, PageQuerySerializer):
     status = serializers.ChoiceField(choices=DraftStatus.choices, required=False)
     network = serializers.ChoiceField(choices=Network.choices, required=False)
     method = serializers.ChoiceField(choices=Method.choices, required=False)
@@ -81,8 +81,6 @@ class DraftListQuerySerializer(StrictSerializer):
     q = serializers.CharField(max_length=200, required=False)
     # "from" is a Python keyword: declared below.
     to = serializers.DateTimeField(required=False)
-    page = serializers.IntegerField(min_value=1, max_value=MAX_PAGE, default=1)
-    pageSize = serializers.IntegerField(min_value=1, max_value=MAX_PAGE_SIZE, default=20)
 
 
 DraftListQuerySerializer._declared_fields["from"] = serializers.DateTimeField(required=False)

@@ -10,6 +10,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import APIException
 from rest_framework.response import Response
 
+from config.api.pagination import page_of
 from config.api.problems import Conflict, problem_body
 from drafts import services
 from drafts.api.serializers import (
@@ -74,10 +75,8 @@ class DraftViewSet(viewsets.ViewSet):
         query = DraftListQuerySerializer(data=request.query_params.dict())
         query.is_valid(raise_exception=True)
         params = query.validated_data
-        drafts = draft_list(user=request.user, filters=params)
-        page, size = params["page"], params["pageSize"]
-        items = [draft_json(d) for d in drafts[(page - 1) * size : page * size]]
-        return Response({"items": items, "page": page, "pageSize": size, "total": drafts.count()})
+        page = page_of(draft_list(user=request.user, filters=params), page=params["page"], page_size=params["pageSize"])
+        return Response(page.envelope([draft_json(d) for d in page.items]))
 
     @extend_schema(
         summary="Create a draft (exact amount or fiat-priced)",
