@@ -3,6 +3,7 @@ row and records the event in the same transaction."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from uuid import UUID
 
@@ -315,18 +316,29 @@ def _free_amount(plan: DraftPlan, *, exclude: UUID | None = None) -> tuple[int, 
     raise AmountCollision("Too many open drafts bill nearly this amount to this address.", field="fiatAmount")
 
 
-def draft_create(*, user, plan: DraftPlan, now: datetime | None = None, **origin) -> Draft:
+def draft_create(
+    *,
+    user,
+    plan: DraftPlan,
+    now: datetime | None = None,
+    on_created: Callable[[Draft], None] | None = None,
+    **origin,
+) -> Draft:
     """Write a planned draft and its draft.created event in one transaction.
 
-    `origin` carries where the draft came from (payment_request_id, order_id).
+    `on_created` runs inside that transaction (the idempotency record is stored with the
+    draft). `origin` carries where the draft came from (payment_request_id, order_id).
     """
     now = now or timezone.now()
-    if plan.method != Method.MULTI_OUTPUT and not plan.is_fee_settlement:
-        ledger.ensure_not_blocked(user)
     for _ in range(MAX_AMOUNT_PICKS):  # a concurrent draft may take the nudged amount first; pick again
         try:
             with transaction.atomic():
-                return _draft_insert(user=user, plan=plan, now=now, origin=origin)
+                if plan.method != Method.MULTI_OUTPUT and not plan.is_fee_settlement:
+                    ledger.ensure_not_blocked(user)
+                draft = _draft_insert(user=user, plan=plan, now=now, origin=origin)
+                if on_created is not None:
+                    on_created(draft)
+                return draft
         except IntegrityError as exc:
             if _UNIQUE_TUPLE not in str(exc):
                 raise

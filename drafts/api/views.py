@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from django.db import transaction
 from django.http import HttpResponse
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
@@ -43,11 +42,15 @@ def create_draft_outcome(*, user, body, record: Record) -> Outcome:
     request.is_valid(raise_exception=True)
     now = timezone.now()
     plan = draft_plan(request=request.validated_data, now=now)  # network I/O: before the transaction
-    with transaction.atomic():
-        draft = services.draft_create(user=user, plan=plan, now=now)
-        outcome = Outcome(status=201, body=draft_json(draft))
-        record(outcome)
-    return outcome
+
+    created: dict[str, Outcome] = {}
+
+    def store(draft) -> None:  # inside the draft's transaction: the stored response commits with it
+        created["outcome"] = Outcome(status=201, body=draft_json(draft))
+        record(created["outcome"])
+
+    services.draft_create(user=user, plan=plan, now=now, on_created=store)
+    return created["outcome"]
 
 
 class DraftViewSet(viewsets.ViewSet):
