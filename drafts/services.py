@@ -276,11 +276,15 @@ def _payment_uri(draft: Draft, plan: DraftPlan) -> str:
     )
 
 
-def _free_amount(plan: DraftPlan, *, exclude: UUID | None = None) -> tuple[int, int]:
+def _free_amount(plan: DraftPlan, *, exclude: UUID | None = None, optimistic: bool = False) -> tuple[int, int]:
     """The amount to bill: exact drafts keep theirs (a clash is a 409); fiat-priced drafts are
-    nudged up by the fewest base units that make (network, address, asset, amount) unique."""
+    nudged up by the fewest base units that make (network, address, asset, amount) unique.
+
+    `optimistic` skips the look-up and proposes the amount as asked: the partial unique
+    index refuses it if an open draft has it, and the caller then asks again without.
+    """
     amount = plan.amount_base_units
-    if plan.asset.network not in TUPLE_MATCHED_NETWORKS or plan.method == Method.LIGHTNING:
+    if optimistic or plan.asset.network not in TUPLE_MATCHED_NETWORKS or plan.method == Method.LIGHTNING:
         return amount, 0
     taken = set(
         Draft.objects.filter(
@@ -330,12 +334,15 @@ def draft_create(
     draft). `origin` carries where the draft came from (payment_request_id, order_id).
     """
     now = now or timezone.now()
-    for _ in range(MAX_AMOUNT_PICKS):  # a concurrent draft may take the nudged amount first; pick again
+    # The first try takes the amount as asked (clashes are rare, and the unique index catches
+    # them); later tries look up the open amounts first (a concurrent draft may also take
+    # the nudged amount: pick again).
+    for attempt in range(MAX_AMOUNT_PICKS):
         try:
             with transaction.atomic():
                 if plan.method != Method.MULTI_OUTPUT and not plan.is_fee_settlement:
                     ledger.ensure_not_blocked(user)
-                draft = _draft_insert(user=user, plan=plan, now=now, origin=origin)
+                draft = _draft_insert(user=user, plan=plan, now=now, origin=origin, optimistic=attempt == 0)
                 if on_created is not None:
                     on_created(draft)
                 return draft
@@ -345,8 +352,8 @@ def draft_create(
     raise AmountCollision("Could not find a unique amount for this address; try again.", field="amountSats")
 
 
-def _draft_insert(*, user, plan: DraftPlan, now: datetime, origin: dict) -> Draft:
-    amount, nudge = _free_amount(plan)
+def _draft_insert(*, user, plan: DraftPlan, now: datetime, origin: dict, optimistic: bool) -> Draft:
+    amount, nudge = _free_amount(plan, optimistic=optimistic)
     asset = plan.asset
     draft = Draft(
         user=user,
