@@ -234,6 +234,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "config.api.schema.reject_unknown_properties",
+        "config.api.schema.document_location_on_created",
     ],
 }
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
-from rest_framework import status, viewsets
+from rest_framework import viewsets
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -37,7 +37,7 @@ class ApiKeyViewSet(viewsets.ViewSet):
     @extend_schema(
         summary="Create an API key (the key is shown once)",
         request=CreateApiKeyRequestSerializer,
-        responses={201: ApiKeyCreatedSerializer},
+        responses={200: ApiKeyCreatedSerializer},
     )
     def create(self, request):
         body = CreateApiKeyRequestSerializer(data=request.data)
@@ -49,9 +49,9 @@ class ApiKeyViewSet(viewsets.ViewSet):
             expires_at=body.validated_data.get("expiresAt"),
         )
         data = ApiKeySerializer(issued.api_key).data | {"key": issued.key}
-        return Response(data, status=status.HTTP_201_CREATED)
+        return Response(data)
 
-    @extend_schema(summary="Revoke an API key", responses=ApiKeySerializer)
+    @extend_schema(summary="Revoke an API key; answers with the revoked key", responses={200: ApiKeySerializer})
     def destroy(self, request, pk=None):
         api_key = get_object_or_404(api_key_list(user=request.user), pk=pk)
         return Response(ApiKeySerializer(api_key_revoke(api_key=api_key)).data)

@@ -46,3 +46,17 @@ def reject_unknown_properties(result, generator, request, public):
         if schema.get("type") == "object" and "properties" in schema and "additionalProperties" not in schema:
             schema["additionalProperties"] = False
     return result
+
+
+def document_location_on_created(result, generator, request, public):
+    """Every 201 names the new resource in a Location header (decisions.md, wire conventions)."""
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            created = operation.get("responses", {}).get("201") if isinstance(operation, dict) else None
+            if created is not None:
+                created.setdefault("headers", {})["Location"] = {
+                    "description": "Absolute URL of the created resource",
+                    "required": True,
+                    "schema": {"type": "string", "format": "uri"},
+                }
+    return result

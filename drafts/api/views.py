@@ -11,6 +11,7 @@ from rest_framework.response import Response
 
 from config.api.pagination import page_of
 from config.api.problems import Conflict, problem_body
+from config.api.responses import resource_url
 from drafts import services
 from drafts.api.serializers import (
     BatchCreateDraftsRequestSerializer,
@@ -98,6 +99,8 @@ class DraftViewSet(viewsets.ViewSet):
             work=lambda record: create_draft_outcome(user=request.user, body=request.data, record=record),
         )
         response = Response(outcome.body, status=outcome.status)
+        if outcome.status == 201:
+            response["Location"] = resource_url("draft-detail", pk=outcome.body["id"])
         if outcome.status >= 400:
             response.content_type = "application/problem+json"
         if outcome.replayed:

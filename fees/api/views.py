@@ -4,6 +4,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config.api.responses import created_response, resource_url
 from drafts.api.serializers import DraftResponseSerializer
 from drafts.presenters import draft_json
 from fees.api.serializers import (
@@ -47,4 +48,4 @@ class SettleAccruedFeesView(APIView):
         body = SettleAccruedFeesRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         settlement = fee_settle(user=request.user, **body.validated_data)
-        return Response(draft_json(settlement), status=201)
+        return created_response(draft_json(settlement), location=resource_url("draft-detail", pk=settlement.id))

@@ -170,3 +170,11 @@ def test_an_erc20_uri_names_the_token_contract_and_the_units(create):
     assert parts.path == f"{get_asset('USDT', 'Ethereum').token_address}@1/transfer"
     query = parse_qs(parts.query)
     assert query["address"] == [ADDRESSES["Ethereum"]] and query["uint256"] == ["42000000"]
+
+
+def test_a_created_draft_answers_201_with_a_location_that_reads_it_back(create, api_client):
+    response = create({"network": "Base", "currency": "USDC", "receiverAddress": ADDRESSES["Base"], "amountSats": 5})
+
+    assert response.status_code == 201
+    assert response["Location"] == f"http://testserver/api/v1/drafts/{response.json()['id']}"
+    assert api_client.get(urlsplit(response["Location"]).path).json() == response.json()

@@ -23,6 +23,7 @@ def test_a_retry_with_the_same_key_returns_the_same_draft(create):
     assert first.status_code == second.status_code == 201
     assert second.json() == first.json()
     assert second["Idempotent-Replayed"] == "true" and "Idempotent-Replayed" not in first
+    assert second["Location"] == first["Location"] == f"http://testserver/api/v1/drafts/{first.json()['id']}"
     assert Draft.objects.count() == 1
 
 
@@ -119,7 +120,7 @@ def test_a_batch_makes_one_result_per_item_and_a_bad_item_sinks_nothing(api_clie
     items.insert(1, {"draft": {**good, "receiverAddress": "not-an-address"}})
     items.append({"draft": {**good, "amountSats": 2_000}, "idempotencyKey": "batch-a"})
     response = api_client.post("/api/v1/drafts/batch", {"items": items}, format="json")
-    assert response.status_code == 200
+    assert response.status_code == 200 and "Location" not in response
     results = response.json()
     assert [r["index"] for r in results] == [0, 1, 2, 3, 4]
     assert results[1]["draft"] is None and results[1]["error"].startswith("invalid_address")

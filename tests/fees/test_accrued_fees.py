@@ -148,6 +148,7 @@ def test_settlement_pays_the_outstanding_amount_to_the_operator_and_unblocks_whe
     )
     assert response.status_code == 201, response.json()
     settlement = response.json()
+    assert response["Location"] == f"http://testserver/api/v1/drafts/{settlement['id']}"
     assert settlement["isFeeSettlement"] is True and settlement["receiverAddress"] == OPERATOR["Ethereum"]
     assert settlement["platformFee"]["feeBaseUnits"] == 0 and settlement["feeAccrued"] is False
     usdc_usd = get_rate("USDC", "USD").rate

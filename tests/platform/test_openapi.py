@@ -68,3 +68,37 @@ def test_swagger_ui_is_served_with_local_assets(anon_client):
     assert response.status_code == 200
     assert b"swagger-ui" in response.content
     assert b"cdn.jsdelivr" not in response.content
+
+
+CREATING_OPERATIONS = {
+    ("post", "/api/v1/drafts"),
+    ("post", "/api/v1/fees/accrued/settle"),
+    ("post", "/api/v1/demo/drafts"),
+    ("post", "/api/v1/payment-requests"),
+}
+
+
+def operations(document):
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            if method in ("get", "post", "put", "patch", "delete"):
+                yield method, path, operation
+
+
+def test_only_the_creations_the_spec_names_answer_201_and_no_success_is_202_or_204(anon_client):
+    document = anon_client.get("/api/v1/schema").json()
+
+    for method, path, operation in operations(document):
+        successes = {code for code in operation["responses"] if code.startswith("2")}
+        expected = {"201"} if (method, path) in CREATING_OPERATIONS else {"200"}
+        assert successes == expected, (method, path, successes)
+        for code in successes:
+            assert operation["responses"][code].get("content"), (method, path, "success without a body")
+
+
+def test_every_201_documents_its_location_header(anon_client):
+    document = anon_client.get("/api/v1/schema").json()
+
+    created = [op["responses"]["201"] for _, _, op in operations(document) if "201" in op["responses"]]
+    assert len(created) >= 2
+    assert all(response["headers"]["Location"]["required"] is True for response in created)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
-from rest_framework import status, viewsets
+from rest_framework import viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -49,7 +49,7 @@ class WebhookViewSet(viewsets.ViewSet):
     @extend_schema(
         summary="Register a webhook endpoint (the signing secret is shown once)",
         request=CreateWebhookRequestSerializer,
-        responses={201: WebhookCreatedSerializer},
+        responses={200: WebhookCreatedSerializer},
     )
     def create(self, request):
         body = CreateWebhookRequestSerializer(data=request.data)
@@ -57,7 +57,7 @@ class WebhookViewSet(viewsets.ViewSet):
         webhook = services.webhook_create(
             user=request.user, url=body.validated_data["url"], events=body.validated_data.get("events")
         )
-        return Response(WebhookCreatedSerializer(webhook).data, status=status.HTTP_201_CREATED)
+        return Response(WebhookCreatedSerializer(webhook).data)
 
     @extend_schema(summary="Read a webhook endpoint", responses=WebhookSerializer)
     def retrieve(self, request, pk=None):
@@ -80,16 +80,20 @@ class WebhookViewSet(viewsets.ViewSet):
         )
         return Response(WebhookSerializer(webhook).data)
 
-    @extend_schema(summary="Delete a webhook endpoint", responses={204: None})
+    @extend_schema(
+        summary="Delete a webhook endpoint; answers with the deleted endpoint", responses={200: WebhookSerializer}
+    )
     def destroy(self, request, pk=None):
-        services.webhook_delete(webhook=self._webhook(request, pk))
-        return Response(status=status.HTTP_204_NO_CONTENT)
+        webhook = self._webhook(request, pk)
+        body = WebhookSerializer(webhook).data
+        services.webhook_delete(webhook=webhook)
+        return Response(body)
 
-    @extend_schema(summary="Send a test event to a webhook endpoint", request=None, responses={202: DeliverySerializer})
+    @extend_schema(summary="Send a test event to a webhook endpoint", request=None, responses=DeliverySerializer)
     @action(detail=True, methods=["post"])
     def test(self, request, pk=None):
         delivery = services.webhook_send_test(webhook=self._webhook(request, pk))
-        return Response(DeliverySerializer(delivery).data, status=status.HTTP_202_ACCEPTED)
+        return Response(DeliverySerializer(delivery).data)
 
     @extend_schema(
         summary="List a webhook endpoint's deliveries and their attempts",
@@ -101,13 +105,13 @@ class WebhookViewSet(viewsets.ViewSet):
         page = paginate(delivery_list(webhook=self._webhook(request, pk)), request.query_params)
         return Response(page.envelope(DeliverySerializer(page.items, many=True).data))
 
-    @extend_schema(summary="Deliver an event again", request=None, responses={202: DeliverySerializer})
+    @extend_schema(summary="Deliver an event again", request=None, responses=DeliverySerializer)
     @action(detail=True, methods=["post"], url_path=f"deliveries/(?P<delivery_id>{UUID_REGEX})/redeliver")
     def redeliver(self, request, pk=None, delivery_id=None):
         delivery = get_object_or_404(Delivery, pk=delivery_id, webhook=self._webhook(request, pk))
         delivery = services.delivery_redeliver(delivery=delivery)
         delivery = delivery_list(webhook=delivery.webhook).get(pk=delivery.pk)
-        return Response(DeliverySerializer(delivery).data, status=status.HTTP_202_ACCEPTED)
+        return Response(DeliverySerializer(delivery).data)
 
 
 class NotificationPreferenceView(APIView):
