@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "payments",
     "fees",
     "drafts",
+    "notifications",
     "webhooks",
     "chainwatch",
 ]
@@ -419,7 +420,7 @@ CELERY_BEAT_SCHEDULE["webhooks-dispatch-due"] = {
     "options": {"expires": float(WEBHOOKS_DISPATCH_INTERVAL_SECONDS)},
 }
 CELERY_BEAT_SCHEDULE["notifications-send-due-emails"] = {
-    "task": "webhooks.send_due_emails",
+    "task": "notifications.send_due_emails",
     "schedule": float(NOTIFICATIONS_EMAIL_INTERVAL_SECONDS),
     "options": {"expires": float(NOTIFICATIONS_EMAIL_INTERVAL_SECONDS)},
 }

@@ -10,6 +10,7 @@ api_v1 = [
     path("", include("fees.api.urls")),
     path("", include("drafts.api.urls")),
     path("", include("webhooks.api.urls")),
+    path("", include("notifications.api.urls")),
     path("", include("chainwatch.api.urls")),
 ]
 

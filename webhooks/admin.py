@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from webhooks.models import Delivery, DeliveryAttempt, EmailNotification, Event, NotificationPreference, Webhook
+from webhooks.models import Delivery, DeliveryAttempt, Event, Webhook
 
 
 @admin.register(Event)
@@ -62,32 +62,3 @@ class DeliveryAdmin(admin.ModelAdmin):
         "created_at",
     ]
     inlines = [DeliveryAttemptInline]
-
-
-@admin.register(NotificationPreference)
-class NotificationPreferenceAdmin(admin.ModelAdmin):
-    list_display = ["user", "email_enabled", "updated_at"]
-    list_filter = ["email_enabled"]
-    search_fields = ["user__email"]
-    raw_id_fields = ["user"]
-    readonly_fields = ["updated_at"]
-
-
-@admin.register(EmailNotification)
-class EmailNotificationAdmin(admin.ModelAdmin):
-    list_display = ["id", "kind", "user", "status", "attempt_count", "sent_at", "created_at"]
-    list_filter = ["kind", "status", "created_at"]
-    search_fields = ["id", "user__email"]
-    readonly_fields = [
-        "id",
-        "user",
-        "kind",
-        "event",
-        "webhook",
-        "context",
-        "attempt_count",
-        "claimed_at",
-        "sent_at",
-        "last_error",
-        "created_at",
-    ]

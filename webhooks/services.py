@@ -1,9 +1,9 @@
-"""Writes for events, webhook endpoints, deliveries and email notifications.
+"""Writes for events, webhook endpoints and deliveries.
 
-The outbox: `event_record` writes the event, one Delivery per interested endpoint and an
-email row in the caller's transaction. After commit a task is enqueued to send them; if
-that enqueue (or the worker, or Redis) is lost, the beat tick finds the due rows in
-PostgreSQL. The retry schedule is `Delivery.next_attempt_at` / `attempt_count`.
+The outbox: `event_record` writes the event, one Delivery per interested endpoint and (through
+notifications.services.email_enqueue) an email row in the caller's transaction. After commit
+a task is enqueued to send them; if that enqueue (or the worker, or Redis) is lost, the beat
+tick finds the due rows in PostgreSQL. The retry schedule is `Delivery.next_attempt_at` / `attempt_count`.
 
 An attempt is claimed (a DeliveryAttempt row in state Claimed) under SELECT ... FOR UPDATE
 SKIP LOCKED, then a worker moves it Claimed -> Sending with a conditional UPDATE before it
@@ -25,18 +25,16 @@ from django.db.models import Q
 from django.utils import timezone
 
 from config.api.problems import Conflict, Problem
+from notifications import kinds as email_kinds
+from notifications.services import email_enqueue
 from webhooks import netguard, signing, transport
 from webhooks.models import (
     AttemptState,
     Delivery,
     DeliveryAttempt,
     DeliveryStatus,
-    EmailKind,
-    EmailNotification,
-    EmailStatus,
     Event,
     EventType,
-    NotificationPreference,
     Webhook,
 )
 
@@ -92,9 +90,13 @@ def event_record(*, user, type: str, data: dict[str, Any], draft_id: UUID | None
     event = Event.objects.create(user=user, type=type, data=data, draft_id=draft_id)
     if type != EventType.TEST:  # a test event goes only to the endpoint it tests
         _deliveries_create(event=event, webhooks=[w for w in Webhook.objects.filter(user=user) if w.wants(type)])
-    if type in EMAIL_EVENT_TYPES and notification_email_enabled(user=user):
-        notification = EmailNotification.objects.create(user=user, kind=EmailKind.DRAFT_EVENT, event=event)
-        _enqueue("send_email", str(notification.id))
+    if type in EMAIL_EVENT_TYPES:  # unless the owner turned them off (an optional kind)
+        email_enqueue(
+            user=user,
+            kind=email_kinds.DRAFT_EVENT,
+            context={"event": type, "data": data},
+            dedup_key=f"event:{event.id}",
+        )
     return event
 
 
@@ -387,63 +389,8 @@ def _webhook_count_failed_delivery(webhook: Webhook, *, now: datetime) -> None:
         webhook.active, webhook.disabled_at = False, now
         webhook.disabled_reason = f"{webhook.consecutive_failures} deliveries in a row failed."
         webhook.save(update_fields=["active", "disabled_at", "disabled_reason"])
-        notification = EmailNotification.objects.create(
-            user_id=webhook.user_id,
-            kind=EmailKind.WEBHOOK_DISABLED,
-            webhook=webhook,
+        email_enqueue(
+            user=webhook.user,
+            kind=email_kinds.WEBHOOK_DISABLED,
             context={"url": webhook.url, "webhookId": str(webhook.id), "failures": webhook.consecutive_failures},
         )
-        _enqueue("send_email", str(notification.id))
-
-
-# --- Email notifications -------------------------------------------------------------------
-
-
-def notification_email_enabled(*, user) -> bool:
-    preference = NotificationPreference.objects.filter(user=user).first()
-    return preference.email_enabled if preference else True
-
-
-def notification_preference_update(*, user, email_enabled: bool) -> NotificationPreference:
-    preference, _ = NotificationPreference.objects.update_or_create(
-        user=user, defaults={"email_enabled": email_enabled}
-    )
-    return preference
-
-
-def email_notifications_send(
-    *, now: datetime | None = None, limit: int = 50, notification_id: UUID | None = None
-) -> int:
-    """Send due notification emails (claimed with SKIP LOCKED, sent after the claim commits).
-    A row whose sender died goes out again after a lease: at least once, rarely twice."""
-    from webhooks import emails
-
-    now = now or timezone.now()
-    stale = now - timedelta(seconds=settings.EMAIL_TIMEOUT * 4 + 60)
-    with transaction.atomic():
-        due = EmailNotification.objects.filter(
-            Q(status=EmailStatus.PENDING, next_attempt_at__lte=now)
-            | Q(status=EmailStatus.SENDING, claimed_at__lt=stale)
-        )
-        if notification_id is not None:
-            due = due.filter(id=notification_id)
-        rows = list(due.order_by("next_attempt_at").select_for_update(skip_locked=True)[:limit])
-        for row in rows:
-            row.status, row.claimed_at, row.attempt_count = EmailStatus.SENDING, now, row.attempt_count + 1
-            row.save(update_fields=["status", "claimed_at", "attempt_count"])
-    sent = 0
-    for row in rows:
-        try:
-            emails.notification_send(row)
-        except Exception as exc:
-            logger.warning("Notification email %s failed: %s", row.id, exc.__class__.__name__)
-            failed = row.attempt_count >= settings.NOTIFICATIONS_EMAIL_MAX_ATTEMPTS
-            EmailNotification.objects.filter(pk=row.pk).update(
-                status=EmailStatus.FAILED if failed else EmailStatus.PENDING,
-                next_attempt_at=timezone.now() + timedelta(minutes=2**row.attempt_count),
-                last_error=f"{exc.__class__.__name__}: {exc}"[:500],
-            )
-        else:
-            EmailNotification.objects.filter(pk=row.pk).update(status=EmailStatus.SENT, sent_at=timezone.now())
-            sent += 1
-    return sent

@@ -37,13 +37,3 @@ def deliver(attempt_id: str) -> int:
             break
         attempt = services.delivery_attempt(attempt_id=claimed[0])
     return made
-
-
-@shared_task(name="webhooks.send_email", ignore_result=True)
-def send_email(notification_id: str) -> int:
-    return services.email_notifications_send(notification_id=UUID(notification_id), limit=1)
-
-
-@shared_task(name="webhooks.send_due_emails", ignore_result=True)
-def send_due_emails() -> int:
-    return services.email_notifications_send()

@@ -16,10 +16,12 @@ from django.utils import timezone
 from standardwebhooks.webhooks import Webhook as StandardWebhook
 
 from drafts.services import draft_payment_observed
+from notifications.models import EmailNotification
+from notifications.services import emails_send_due
 from tests.factories import make_draft
 from tests.webhooks.conftest import deliver_due, record
 from webhooks import services
-from webhooks.models import AttemptState, Delivery, DeliveryAttempt, EmailNotification, EventType
+from webhooks.models import AttemptState, Delivery, DeliveryAttempt, EventType
 
 pytestmark = pytest.mark.django_db
 
@@ -384,7 +386,7 @@ def test_an_endpoint_failing_deliveries_in_a_row_is_disabled_and_its_owner_email
             clock.shift(timedelta(minutes=65))
         record(owner, EventType.DRAFT_CONFIRMED, {"draftId": "c"})  # kept while disabled
         assert deliver_due() == []
-        services.email_notifications_send()
+        emails_send_due()
 
     webhook.refresh_from_db()
     assert webhook.active is False

@@ -6,10 +6,13 @@ import pytest
 from django.db import transaction
 
 from drafts.services import draft_payment_observed
+from notifications import tasks as email_tasks
+from notifications.models import EmailNotification
+from notifications.services import emails_send_due
 from tests.factories import make_draft
 from tests.webhooks.conftest import deliver_due
 from webhooks import services, tasks
-from webhooks.models import Delivery, EmailNotification
+from webhooks.models import Delivery
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -23,7 +26,7 @@ def broker_down(monkeypatch):
         sent.append(args)
         raise ConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
 
-    for task in (tasks.dispatch_due, tasks.deliver, tasks.send_email):
+    for task in (tasks.dispatch_due, tasks.deliver, email_tasks.send_email):
         monkeypatch.setattr(task, "delay", unreachable)
     return sent
 
@@ -42,7 +45,7 @@ def test_a_state_change_commits_while_the_broker_is_down_and_the_tick_delivers_l
     assert EmailNotification.objects.filter(status="Pending").count() == 2
     # The broker is back: the beat tick finds everything in PostgreSQL.
     deliver_due()
-    services.email_notifications_send()
+    emails_send_due()
     assert sorted(r.headers["X-Service-Event"] for r in receiver.requests) == ["draft.confirmed", "draft.seen"]
     assert set(EmailNotification.objects.values_list("status", flat=True)) == {"Sent"}
 
@@ -62,11 +65,14 @@ def test_the_beat_ticks_are_named_entries_for_registered_tasks(settings):
 
     schedule = settings.CELERY_BEAT_SCHEDULE
     assert schedule["webhooks-dispatch-due"]["task"] == "webhooks.dispatch_due"
-    assert schedule["notifications-send-due-emails"]["task"] == "webhooks.send_due_emails"
+    assert schedule["notifications-send-due-emails"]["task"] == "notifications.send_due_emails"
     app.loader.import_default_modules()
-    assert {"webhooks.dispatch_due", "webhooks.deliver", "webhooks.send_email", "webhooks.send_due_emails"} <= set(
-        app.tasks
-    )
+    assert {
+        "webhooks.dispatch_due",
+        "webhooks.deliver",
+        "notifications.send_email",
+        "notifications.send_due_emails",
+    } <= set(app.tasks)
 
 
 def test_deleting_an_endpoint_while_its_attempt_is_claimed_is_harmless(make_webhook, receiver, owner):

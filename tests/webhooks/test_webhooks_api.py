@@ -203,15 +203,6 @@ def test_patch_changes_the_event_filter(api_client, created):
     assert response.json()["events"] == ["draft.expired"]
 
 
-def test_the_notification_preference_is_on_by_default_and_can_be_turned_off(api_client, owner):
-    assert api_client.get("/api/v1/notification-preferences").json() == {"emailEnabled": True}
-
-    response = api_client.patch("/api/v1/notification-preferences", {"emailEnabled": False}, format="json")
-
-    assert response.json() == {"emailEnabled": False}
-    assert api_client.get("/api/v1/notification-preferences").json() == {"emailEnabled": False}
-
-
 def test_re_enabling_checks_the_url_again(api_client, owner, fake_dns, loopback):
     fake_dns.answers["hooks.example.com"] = ["93.184.216.34"]
     created = api_client.post("/api/v1/webhooks", {"url": "https://hooks.example.com/"}, format="json").json()

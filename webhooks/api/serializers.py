@@ -73,11 +73,3 @@ class DeliverySerializer(serializers.Serializer):
 
 
 DeliveryPageSerializer = paged_envelope_serializer("DeliveryPage", DeliverySerializer)
-
-
-class NotificationPreferenceSerializer(serializers.Serializer):
-    emailEnabled = serializers.BooleanField(source="email_enabled")
-
-
-class UpdateNotificationPreferenceRequestSerializer(StrictSerializer):
-    emailEnabled = serializers.BooleanField()

@@ -5,7 +5,6 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from config.api.pagination import PageQuerySerializer, paginate
 from webhooks import services
@@ -13,8 +12,6 @@ from webhooks.api.serializers import (
     CreateWebhookRequestSerializer,
     DeliveryPageSerializer,
     DeliverySerializer,
-    NotificationPreferenceSerializer,
-    UpdateNotificationPreferenceRequestSerializer,
     UpdateWebhookRequestSerializer,
     WebhookCreatedSerializer,
     WebhookPageSerializer,
@@ -112,27 +109,3 @@ class WebhookViewSet(viewsets.ViewSet):
         delivery = services.delivery_redeliver(delivery=delivery)
         delivery = delivery_list(webhook=delivery.webhook).get(pk=delivery.pk)
         return Response(DeliverySerializer(delivery).data)
-
-
-class NotificationPreferenceView(APIView):
-    required_scopes = {"GET": SCOPE, "PATCH": SCOPE}
-
-    @extend_schema(
-        summary="Read the account's email notification preference", responses=NotificationPreferenceSerializer
-    )
-    def get(self, request):
-        enabled = services.notification_email_enabled(user=request.user)
-        return Response({"emailEnabled": enabled})
-
-    @extend_schema(
-        summary="Turn email notifications about drafts on or off",
-        request=UpdateNotificationPreferenceRequestSerializer,
-        responses=NotificationPreferenceSerializer,
-    )
-    def patch(self, request):
-        body = UpdateNotificationPreferenceRequestSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        preference = services.notification_preference_update(
-            user=request.user, email_enabled=body.validated_data["emailEnabled"]
-        )
-        return Response(NotificationPreferenceSerializer(preference).data)

@@ -1,0 +1,13 @@
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from config.api.serializers import StrictSerializer
+
+
+class NotificationPreferenceSerializer(serializers.Serializer):
+    emailEnabled = serializers.BooleanField(source="email_enabled")
+
+
+class UpdateNotificationPreferenceRequestSerializer(StrictSerializer):
+    emailEnabled = serializers.BooleanField()

@@ -1,0 +1,116 @@
+"""Writes for email notifications: the email outbox and the preference.
+
+`email_enqueue` is the one door for every email the service sends. It writes an outbox
+row in the caller's transaction; after commit a task sends it; if that enqueue (or the
+worker, or the broker) is lost, the `notifications-send-due-emails` beat tick finds the
+due row in the database. Delivery is at least once.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+from typing import Any
+from uuid import UUID
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from notifications import emails
+from notifications.kinds import kind_get
+from notifications.models import EmailNotification, EmailStatus, NotificationPreference
+from notifications.selectors import notification_email_enabled
+
+logger = logging.getLogger(__name__)
+
+
+def email_enqueue(
+    *,
+    kind: str,
+    context: dict[str, Any],
+    user=None,
+    to: str | None = None,
+    dedup_key: str | None = None,
+) -> EmailNotification | None:
+    """Write an email to the outbox (in the caller's transaction, if any) and send it after
+    commit. Give `user` (the email goes to the account's address) or `to` (an address with
+    no account yet), or both. Returns None when nothing is written: the kind is optional and
+    the account turned emails off, or a row with the same `dedup_key` exists."""
+    email_kind = kind_get(kind)
+    if user is None and not to:
+        raise ValueError("email_enqueue needs a user or a to address")
+    if email_kind.optional and user is not None and not notification_email_enabled(user=user):
+        return None
+    if dedup_key is not None and EmailNotification.objects.filter(dedup_key=dedup_key).exists():
+        return None
+    notification = EmailNotification(user=user, to=to or user.email, kind=kind, context=context, dedup_key=dedup_key)
+    # ignore_conflicts: a concurrent writer of the same dedup_key wins without breaking the
+    # caller's transaction; the task then finds no row under this id and does nothing.
+    EmailNotification.objects.bulk_create([notification], ignore_conflicts=dedup_key is not None)
+    _send_after_commit(notification.id)
+    return notification
+
+
+def _send_after_commit(notification_id: UUID) -> None:
+    from notifications import tasks
+
+    def send() -> None:
+        try:
+            tasks.send_email.delay(str(notification_id))
+        except Exception:  # the broker is down; the row waits for the next tick
+            logger.warning("Could not enqueue an email; the beat tick will pick it up", exc_info=True)
+
+    transaction.on_commit(send)
+
+
+def notification_preference_update(*, user, email_enabled: bool) -> NotificationPreference:
+    preference, _ = NotificationPreference.objects.update_or_create(
+        user=user, defaults={"email_enabled": email_enabled}
+    )
+    return preference
+
+
+def emails_send_due(*, now: datetime | None = None, limit: int = 50, notification_id: UUID | None = None) -> int:
+    """Send due emails (claimed with SKIP LOCKED, sent after the claim commits). A row whose
+    sender died goes out again after a lease: at least once, rarely twice. Returns how many
+    were sent."""
+    now = now or timezone.now()
+    stale = now - timedelta(seconds=settings.EMAIL_TIMEOUT * 4 + 60)
+    with transaction.atomic():
+        due = EmailNotification.objects.filter(
+            Q(status=EmailStatus.PENDING, next_attempt_at__lte=now)
+            | Q(status=EmailStatus.SENDING, claimed_at__lt=stale)
+        )
+        if notification_id is not None:
+            due = due.filter(id=notification_id)
+        rows = list(due.order_by("next_attempt_at").select_for_update(skip_locked=True)[:limit])
+        for row in rows:
+            row.status, row.claimed_at, row.attempt_count = EmailStatus.SENDING, now, row.attempt_count + 1
+            row.save(update_fields=["status", "claimed_at", "attempt_count"])
+    sent = 0
+    for row in rows:
+        wipe = {"context": {}} if _kind_secret(row.kind) else {}
+        try:
+            emails.email_deliver(row)
+        except Exception as exc:
+            logger.warning("Email %s (%s) failed: %s", row.id, row.kind, exc.__class__.__name__)
+            failed = row.attempt_count >= settings.NOTIFICATIONS_EMAIL_MAX_ATTEMPTS
+            EmailNotification.objects.filter(pk=row.pk).update(
+                status=EmailStatus.FAILED if failed else EmailStatus.PENDING,
+                next_attempt_at=timezone.now() + timedelta(minutes=2**row.attempt_count),
+                last_error=f"{exc.__class__.__name__}: {exc}"[:500],
+                **(wipe if failed else {}),
+            )
+        else:
+            EmailNotification.objects.filter(pk=row.pk).update(status=EmailStatus.SENT, sent_at=timezone.now(), **wipe)
+            sent += 1
+    return sent
+
+
+def _kind_secret(name: str) -> bool:
+    try:
+        return kind_get(name).secret
+    except ValueError:
+        return False
