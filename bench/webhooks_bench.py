@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")  # environment-driven, no DEBUG-only files
-os.environ["WEBHOOKS_ALLOW_LOOPBACK"] = "true"
+os.environ["OUTBOUND_ALLOW_LOOPBACK"] = "true"
 
 import django  # noqa: E402
 

@@ -17,17 +17,20 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.utils import timezone
 
+import outbound
 from chainwatch import services
 from chainwatch.matching import match_network
 from chainwatch.models import LIGHTNING_INDEX
 from chainwatch.networks import LIGHTNING
 from chainwatch.services import TransferData
-from chainwatch.transport import ChainError, Http
+from chainwatch.transport import ChainError, Http, parse_json
 from chainwatch.watcher import PassReport
 from drafts.selectors import WatchTarget, watch_targets
 from payments.enums import Currency, Method
 
 logger = logging.getLogger(__name__)
+
+_LUD21_MAX_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -52,7 +55,27 @@ class LightningProviders:
         return self.http.calls
 
     def lud21(self, url: str) -> Settlement | None:
-        answer = self.http.get_json(url)
+        # The verify URL came from the receiver's LNURL server: user-supplied, so it goes
+        # through the outbound guard (checked again now: its DNS may have changed since).
+        self.http.limiter.wait()
+        self.http.calls += 1
+        try:
+            response = outbound.get(
+                url,
+                headers={"Accept": "application/json"},
+                timeout=settings.CHAINWATCH_HTTP_TIMEOUT_SECONDS,
+                max_bytes=_LUD21_MAX_BYTES,
+            )
+        except outbound.UrlNotAllowed as exc:
+            raise ChainError(f"LUD-21 verify URL refused: {exc}") from exc
+        if response.status_code is None or response.status_code >= 400 or response.truncated:
+            raise ChainError(f"LUD-21 verify: {response.error or 'answer too large'}")
+        try:
+            answer = parse_json(response.body.decode("utf-8"))
+        except ValueError as exc:
+            raise ChainError("LUD-21 verify: the answer is not JSON") from exc
+        if not isinstance(answer, dict):
+            raise ChainError("LUD-21 verify: the answer is not a JSON object")
         if answer.get("status") == "ERROR":
             raise ChainError(f"LUD-21 verify: {answer.get('reason', 'error')}")
         if answer.get("settled") and answer.get("preimage"):

@@ -325,9 +325,6 @@ PAYMENT_URI_LABEL = env_str("PAYMENT_URI_LABEL", "")
 IDEMPOTENCY_KEY_TTL_HOURS = env_int("IDEMPOTENCY_KEY_TTL_HOURS", 24, minimum=1)
 CELERY_BEAT_SCHEDULE["drafts-expire"] = {"task": "drafts.tasks.expire_drafts", "schedule": 60.0}
 CELERY_BEAT_SCHEDULE["drafts-idempotency-cleanup"] = {"task": "drafts.tasks.purge_idempotency_keys", "schedule": 3600.0}
-# Lightning addresses are fetched over HTTPS only; this also lets http://127.0.0.1:PORT
-# and localhost:PORT through (user@127.0.0.1:PORT), for tests and local development.
-LNURL_ALLOW_HTTP_LOOPBACK = env_bool("LNURL_ALLOW_HTTP_LOOPBACK", False)
 LNURL_TIMEOUT_SECONDS = env_int("LNURL_TIMEOUT_SECONDS", 10, minimum=1)
 
 DRAFTS_SETTINGS_END = True
@@ -398,20 +395,27 @@ for _n in ENABLED_NETWORKS:
 
 CHAINWATCH_SETTINGS_END = True
 
+# --- Outbound requests to user-supplied URLs (outbound/) ---------------------------------
+# One guard for webhook endpoints, Lightning addresses (LNURL-pay) and LUD-21 verify URLs,
+# so one setting: admit http(s)://127.0.0.1, [::1] and localhost on any port. Local
+# development and tests only; no API call can turn it on. The earlier per-feature names
+# (WEBHOOKS_ALLOW_LOOPBACK, LNURL_ALLOW_HTTP_LOOPBACK) are still read.
+OUTBOUND_ALLOW_LOOPBACK = env_bool(
+    "OUTBOUND_ALLOW_LOOPBACK",
+    env_bool("WEBHOOKS_ALLOW_LOOPBACK", False) or env_bool("LNURL_ALLOW_HTTP_LOOPBACK", False),
+)
+OUTBOUND_RESOLVER = env_str("OUTBOUND_RESOLVER", env_str("WEBHOOKS_RESOLVER", "outbound.guard.SystemResolver"))
+# CA bundle for server certificates; empty means certifi's Mozilla bundle.
+OUTBOUND_CA_BUNDLE = env_str("OUTBOUND_CA_BUNDLE", env_str("WEBHOOKS_CA_BUNDLE", ""))
+
 # --- Webhooks and email notifications (webhooks/) ----------------------------------------
 # (settings of webhooks go here)
-# Admit http(s)://127.0.0.1:PORT and http(s)://localhost:PORT targets. Local development and
-# tests only: no API call can turn it on.
-WEBHOOKS_ALLOW_LOOPBACK = env_bool("WEBHOOKS_ALLOW_LOOPBACK", False)
 WEBHOOKS_TIMEOUT_SECONDS = env_int("WEBHOOKS_TIMEOUT_SECONDS", 15, minimum=1)
 WEBHOOKS_RESPONSE_MAX_BYTES = env_int("WEBHOOKS_RESPONSE_MAX_BYTES", 4096, minimum=0)
 WEBHOOKS_MAX_IN_FLIGHT_PER_ENDPOINT = env_int("WEBHOOKS_MAX_IN_FLIGHT_PER_ENDPOINT", 2, minimum=1)
 WEBHOOKS_DISABLE_AFTER_FAILED_DELIVERIES = env_int("WEBHOOKS_DISABLE_AFTER_FAILED_DELIVERIES", 10, minimum=1)
 WEBHOOKS_DISPATCH_INTERVAL_SECONDS = env_int("WEBHOOKS_DISPATCH_INTERVAL_SECONDS", 5, minimum=1)
 WEBHOOKS_DISPATCH_BATCH = env_int("WEBHOOKS_DISPATCH_BATCH", 200, minimum=1)
-WEBHOOKS_RESOLVER = env_str("WEBHOOKS_RESOLVER", "webhooks.netguard.SystemResolver")
-# CA bundle for endpoint certificates; empty means certifi's Mozilla bundle.
-WEBHOOKS_CA_BUNDLE = env_str("WEBHOOKS_CA_BUNDLE", "")
 NOTIFICATIONS_EMAIL_INTERVAL_SECONDS = env_int("NOTIFICATIONS_EMAIL_INTERVAL_SECONDS", 30, minimum=1)
 NOTIFICATIONS_EMAIL_MAX_ATTEMPTS = env_int("NOTIFICATIONS_EMAIL_MAX_ATTEMPTS", 5, minimum=1)
 CELERY_BEAT_SCHEDULE["webhooks-dispatch-due"] = {

@@ -8,10 +8,8 @@ cannot trust: bad signature, wrong network, expired, or for another amount.
 from __future__ import annotations
 
 import hashlib
-import ipaddress
 import json
 import re
-import socket
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -19,11 +17,11 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 
 import bolt11
-import requests
 from bolt11.exceptions import Bolt11SignatureVerifyException
 from django.conf import settings
 from django.utils import timezone
 
+import outbound
 from config.api.problems import Problem
 from payments.enums import Network
 
@@ -194,73 +192,45 @@ def _bad_response(detail: str, field: str) -> Problem:
     return Problem(detail, code="lightning_address_invalid_response", field=field)
 
 
-def _loopback_allowed() -> bool:
-    return bool(getattr(settings, "LNURL_ALLOW_HTTP_LOOPBACK", False))
+def _get_json(url: str, field: str, *, first_hop_from_address: bool = False) -> dict[str, Any]:
+    """GET a JSON object through the outbound guard: same-origin redirects only (each hop
+    checked again), a time budget for the whole exchange and a size cap.
 
-
-def _check_url(url: str, field: str) -> str:
-    """Allow only HTTPS to public addresses, or http to loopback when the setting allows it.
-
-    The host is resolved here to refuse private and link-local targets (a
-    Lightning address is user input: it must not reach the operator's network).
-    Residual risk: DNS may answer differently when requests connects.
+    A URL the guard refuses is `lightning_address_unreachable` when we built it from the
+    address itself, and `lightning_address_invalid_response` when the server handed it to us
+    (a callback or redirect to plain HTTP or to a private address).
     """
-    parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
-    loopback = host in {"127.0.0.1", "localhost", "::1"}
-    if loopback and _loopback_allowed() and parts.scheme in ("http", "https"):
-        return url
-    if parts.scheme != "https" or not host or parts.username or parts.password:
-        raise _bad_response(f"Only https:// URLs are allowed, got {url[:200]!r}.", field)
-    try:
-        infos = socket.getaddrinfo(host, parts.port or 443, type=socket.SOCK_STREAM)
-    except (OSError, UnicodeError) as exc:
-        raise _unreachable(f"{host} does not resolve.", field) from exc
-    for info in infos:
-        address = ipaddress.ip_address(info[4][0])
-        if not address.is_global:
-            raise _unreachable(f"{host} is not a public address.", field)
-    return url
-
-
-def _get_json(url: str, field: str) -> dict[str, Any]:
-    """GET a JSON object: same-origin redirects only, a time budget and a size cap."""
-    timeout = float(getattr(settings, "LNURL_TIMEOUT_SECONDS", 10))
+    timeout = float(settings.LNURL_TIMEOUT_SECONDS)
     deadline = time.monotonic() + timeout
     origin = urlsplit(url)[:2]
+    refused = _unreachable if first_hop_from_address else _bad_response
     for _ in range(_LNURL_MAX_REDIRECTS + 1):
-        _check_url(url, field)
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise _unreachable("The server answered too slowly.", field)
         try:
-            response = requests.get(
-                url,
-                timeout=(timeout, timeout),
-                allow_redirects=False,
-                stream=True,
-                headers={"Accept": "application/json"},
+            response = outbound.get(
+                url, headers={"Accept": "application/json"}, timeout=remaining, max_bytes=_LNURL_MAX_BYTES
             )
-        except requests.RequestException as exc:
-            raise _unreachable(f"{urlsplit(url).netloc} did not answer ({type(exc).__name__}).", field) from exc
-        with response:
-            if response.is_redirect:
-                target = urljoin(url, response.headers.get("Location", ""))
-                if urlsplit(target)[:2] != origin:
-                    raise _bad_response("The server redirected to another host.", field)
-                url = target
-                continue
-            if response.status_code != 200:
-                raise _unreachable(f"{urlsplit(url).netloc} answered HTTP {response.status_code}.", field)
-            body = bytearray()
-            try:
-                for chunk in response.iter_content(8192):
-                    body.extend(chunk)
-                    if len(body) > _LNURL_MAX_BYTES:
-                        raise _bad_response("The server's answer is too large.", field)
-                    if time.monotonic() > deadline:
-                        raise _unreachable("The server answered too slowly.", field)
-            except requests.RequestException as exc:
-                raise _unreachable(f"{urlsplit(url).netloc} did not answer ({type(exc).__name__}).", field) from exc
+        except outbound.UrlNotAllowed as exc:
+            raise refused(f"This Lightning address's server may not be called: {exc}", field) from exc
+        host = urlsplit(url).netloc
+        if response.status_code is None:
+            if response.timed_out:
+                raise _unreachable("The server answered too slowly.", field)
+            raise _unreachable(f"{host} did not answer ({response.error}).", field)
+        if response.is_redirect:
+            target = urljoin(url, response.location or "")
+            if urlsplit(target)[:2] != origin:
+                raise _bad_response("The server redirected to another host.", field)
+            url, refused = target, _bad_response
+            continue
+        if response.status_code != 200:
+            raise _unreachable(f"{host} answered HTTP {response.status_code}.", field)
+        if response.truncated:
+            raise _bad_response("The server's answer is too large.", field)
         try:
-            data = json.loads(body)
+            data = json.loads(response.body)
         except (ValueError, UnicodeDecodeError) as exc:
             raise _bad_response("The server did not answer with JSON.", field) from exc
         if not isinstance(data, dict):
@@ -278,7 +248,7 @@ def _pay_request_url(address: str, field: str) -> str:
         raise Problem("This is not a Lightning address (user@domain).", code="invalid_lightning_address", field=field)
     host, port = match["host"], match["port"]
     loopback = host in _LOOPBACK_HOSTS
-    if loopback and not _loopback_allowed():
+    if loopback and not outbound.loopback_allowed():
         raise Problem("This Lightning address is not reachable.", code="invalid_lightning_address", field=field)
     if port and not loopback:
         # LUD-16 names a domain; a port would only serve to probe other services.
@@ -312,7 +282,7 @@ def fetch_invoice_for_lightning_address(
     """
     if _positive_int(amount_msat) is None:
         raise ValueError(f"amount_msat must be a positive integer, got {amount_msat!r}")
-    pay = _get_json(_pay_request_url(address, field), field)
+    pay = _get_json(_pay_request_url(address, field), field, first_hop_from_address=True)
 
     if pay.get("tag") != "payRequest":
         raise _bad_response("The server's answer is not an LNURL-pay request.", field)
@@ -352,5 +322,8 @@ def fetch_invoice_for_lightning_address(
     if verify_url is not None:
         if not isinstance(verify_url, str):
             raise _bad_response("The server's verify URL is not a string.", field)
-        _check_url(verify_url, field)
+        try:
+            outbound.target_resolve(verify_url)
+        except outbound.UrlNotAllowed as exc:
+            raise _bad_response(f"The server's verify URL may not be called: {exc}", field) from exc
     return LnurlInvoice(bolt11=invoice.bolt11, verify_url=verify_url, invoice=invoice)

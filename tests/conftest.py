@@ -1,11 +1,13 @@
 from __future__ import annotations
 
-from collections.abc import Callable
+import ipaddress
+from collections.abc import Callable, Iterator
 
 import pytest
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
+import outbound
 from accounts.models import User
 from accounts.scopes import ALL_SCOPES
 from accounts.services import api_key_create
@@ -65,3 +67,26 @@ def client_with_scopes(make_key) -> Callable[..., APIClient]:
         return client
 
     return make
+
+
+class FakeResolver:
+    """DNS answers set by the test; a name it does not know does not resolve. DNS is the
+    only thing the outbound guard's tests substitute: no real resolver can run here."""
+
+    def __init__(self) -> None:
+        self.answers: dict[str, list[str]] = {}
+        self.calls: list[str] = []
+
+    def resolve(self, host: str, port: int):
+        self.calls.append(host)
+        if host not in self.answers:
+            raise outbound.UrlNotAllowed(f"The host {host} does not resolve.")
+        return [ipaddress.ip_address(a) for a in self.answers[host]]
+
+
+@pytest.fixture
+def fake_dns() -> Iterator[FakeResolver]:
+    resolver = FakeResolver()
+    outbound.resolver_set(resolver)
+    yield resolver
+    outbound.resolver_set(None)

@@ -24,10 +24,11 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+import outbound
 from config.api.problems import Conflict, Problem
 from notifications import kinds as email_kinds
 from notifications.services import email_enqueue
-from webhooks import netguard, signing, transport
+from webhooks import signing
 from webhooks.models import (
     AttemptState,
     Delivery,
@@ -122,8 +123,8 @@ class WebhookUrlNotAllowed(Problem):
 
 def _url_check(url: str) -> None:
     try:
-        netguard.target_resolve(url)
-    except netguard.UrlNotAllowed as exc:
+        outbound.target_resolve(url)
+    except outbound.UrlNotAllowed as exc:
         raise WebhookUrlNotAllowed(str(exc), field="url") from exc
 
 
@@ -327,22 +328,19 @@ def delivery_attempt(*, attempt_id: UUID, now: datetime | None = None) -> Delive
         body=body,
     )
     try:
-        target = netguard.target_resolve(webhook.url)
-    except netguard.UrlNotAllowed as exc:
-        outcome = transport.Outcome(None, 0, f"Not sent: {exc}", "")
-    else:
-        outcome = transport.post(
-            target,
+        outcome = outbound.post(
+            webhook.url,
             body=body,
             headers=headers,
             timeout=settings.WEBHOOKS_TIMEOUT_SECONDS,
             max_bytes=settings.WEBHOOKS_RESPONSE_MAX_BYTES,
-            ca_bundle=settings.WEBHOOKS_CA_BUNDLE,
         )
+    except outbound.UrlNotAllowed as exc:
+        outcome = outbound.Response(None, 0, f"Not sent: {exc}")
     return _attempt_finish(attempt=attempt, outcome=outcome, now=now)
 
 
-def _attempt_finish(*, attempt: DeliveryAttempt, outcome: transport.Outcome, now: datetime | None) -> DeliveryAttempt:
+def _attempt_finish(*, attempt: DeliveryAttempt, outcome: outbound.Response, now: datetime | None) -> DeliveryAttempt:
     now = now or timezone.now()
     attempt.state, attempt.finished_at = AttemptState.DONE, now
     attempt.status_code, attempt.duration_ms = outcome.status_code, outcome.duration_ms

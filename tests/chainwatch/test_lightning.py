@@ -87,6 +87,7 @@ def provider(fake_server, settings):
     node.server = fake_server(node.handler)
     settings.CHAINWATCH_MAX_REQUESTS_PER_SECOND = 0
     settings.LND_REST_URL = settings.LNBITS_URL = ""
+    settings.OUTBOUND_ALLOW_LOOPBACK = True  # the verify URL is on 127.0.0.1
     return node
 
 
@@ -171,3 +172,31 @@ def test_an_invoice_settled_after_the_draft_expired_is_reported_as_paid_late(own
     watch()
     draft.refresh_from_db()
     assert draft.status == DraftStatus.CONFIRMED and draft.paid_late is True
+
+
+def test_a_verify_url_that_now_resolves_to_a_private_address_is_not_fetched(owner, provider, settings, fake_dns):
+    # The receiver's LNURL server handed out the verify URL; its DNS can change afterwards.
+    settings.OUTBOUND_ALLOW_LOOPBACK = False
+    fake_dns.answers["verify.example.com"] = ["10.0.0.8"]
+    preimage, payment_hash = invoice_secret()
+    draft = ln_draft(owner, payment_hash, lnurl_verify_url=f"https://verify.example.com/verify/{payment_hash}")
+    provider.settled[payment_hash] = preimage
+
+    watcher_run(Network.MAINNET, "lightning")
+
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.PENDING
+    assert fake_dns.calls == ["verify.example.com"]
+
+
+def test_a_loopback_verify_url_is_not_fetched_without_the_loopback_setting(owner, provider, settings):
+    settings.OUTBOUND_ALLOW_LOOPBACK = False
+    preimage, payment_hash = invoice_secret()
+    draft = ln_draft(owner, payment_hash, lnurl_verify_url=f"{provider.server.url}/verify/{payment_hash}")
+    provider.settled[payment_hash] = preimage
+
+    watcher_run(Network.MAINNET, "lightning")
+
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.PENDING
+    assert provider.server.requests == []

@@ -94,7 +94,7 @@ def test_fees_accrue_from_a_confirmed_payment_and_a_settlement_paid_on_chain_cle
 def test_a_payment_confirmed_on_chain_reaches_a_local_receiver_as_a_signed_draft_confirmed(
     api_client, ethereum, make_receiver, settings
 ):
-    settings.WEBHOOKS_ALLOW_LOOPBACK = True
+    settings.OUTBOUND_ALLOW_LOOPBACK = True
     receiver = make_receiver()
     created = api_client.post("/api/v1/webhooks", {"url": receiver.url, "events": ["draft.confirmed"]}, format="json")
     assert created.status_code == 200, created.json()

@@ -91,6 +91,8 @@ class LnurlServer:
     max_sendable: int = 1_000_000_000
     currency: str = "bc"
     verify: bool = True
+    callback_url: str | None = None  # hand out this callback instead of our own
+    verify_url: str | None = None  # hand out this LUD-21 verify URL instead of our own
     key: NodeKey = field(default_factory=new_node_key)
     callbacks: list[int] = field(default_factory=list)
 
@@ -112,6 +114,8 @@ class LnurlServer:
         }
         if self.mode == "missing_fields":
             del body["callback"]
+        if self.callback_url is not None:
+            body["callback"] = self.callback_url
         if self.mode == "plain_http_callback":
             body["callback"] = "http://pay.example.com/callback"
         if self.mode == "not_pay_request":
@@ -134,7 +138,7 @@ class LnurlServer:
         )
         body: dict[str, Any] = {"pr": pr, "routes": []}
         if self.verify:
-            body["verify"] = f"{self.base}/lnurlp/alice/verify/{payment_hash}"
+            body["verify"] = self.verify_url or f"{self.base}/lnurlp/alice/verify/{payment_hash}"
         return body
 
 
@@ -192,7 +196,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def lnurl_server(settings) -> Iterator[LnurlServer]:
-    settings.LNURL_ALLOW_HTTP_LOOPBACK = True
+    settings.OUTBOUND_ALLOW_LOOPBACK = True
     settings.LNURL_TIMEOUT_SECONDS = 1
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     httpd.daemon_threads = True

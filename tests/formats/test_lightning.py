@@ -307,7 +307,7 @@ def test_a_closed_port_is_unreachable(lnurl_server):
 
 
 def test_loopback_lightning_addresses_are_refused_unless_the_setting_allows_them(lnurl_server, settings):
-    settings.LNURL_ALLOW_HTTP_LOOPBACK = False
+    settings.OUTBOUND_ALLOW_LOOPBACK = False
 
     problem = problem_of(fetch_invoice_for_lightning_address, lnurl_server.address, 50_000, network="Mainnet")
 
@@ -317,7 +317,7 @@ def test_loopback_lightning_addresses_are_refused_unless_the_setting_allows_them
 
 @pytest.mark.parametrize("address", ["alice@10.0.0.7", "alice@169.254.169.254", "alice@[::1]"])
 def test_private_network_targets_are_refused_without_connecting(address, settings):
-    settings.LNURL_ALLOW_HTTP_LOOPBACK = False
+    settings.OUTBOUND_ALLOW_LOOPBACK = False
 
     problem = problem_of(fetch_invoice_for_lightning_address, address, 50_000, network="Mainnet")
 

@@ -105,3 +105,11 @@ def test_operator_fee_addresses_are_validated_at_start_up():
         "PLATFORM_FEE_ADDRESSES",
     )
     assert bad.returncode != 0 and "FEE_ADDRESS_ETHEREUM" in bad.stderr
+
+
+def test_the_outbound_loopback_switch_is_off_by_default_and_also_read_under_its_former_names():
+    base = {"SECRET_KEY": "x" * 50}
+    assert json.loads(settings_under(base, "OUTBOUND_ALLOW_LOOPBACK").stdout)["OUTBOUND_ALLOW_LOOPBACK"] is False
+    for name in ("OUTBOUND_ALLOW_LOOPBACK", "WEBHOOKS_ALLOW_LOOPBACK", "LNURL_ALLOW_HTTP_LOOPBACK"):
+        result = settings_under(base | {name: "true"}, "OUTBOUND_ALLOW_LOOPBACK")
+        assert json.loads(result.stdout)["OUTBOUND_ALLOW_LOOPBACK"] is True, name

@@ -4,45 +4,26 @@ and the delivery attempts in-process, through the same services the Celery tasks
 
 from __future__ import annotations
 
-import ipaddress
 import threading
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from django.db import transaction
 
-from webhooks import netguard, services
+from webhooks import services
 from webhooks.models import DeliveryAttempt, Webhook
 
 
-class FakeResolver:
-    """DNS answers set by the test; a name it does not know does not resolve."""
-
-    def __init__(self) -> None:
-        self.answers: dict[str, list[str]] = {}
-        self.calls: list[str] = []
-
-    def resolve(self, host: str, port: int):
-        self.calls.append(host)
-        if host not in self.answers:
-            raise netguard.UrlNotAllowed(f"The host {host} does not resolve.")
-        return [ipaddress.ip_address(a) for a in self.answers[host]]
-
-
 @pytest.fixture(autouse=True)
-def fake_dns() -> Iterator[FakeResolver]:
-    resolver = FakeResolver()
-    resolver.answers["localhost"] = ["127.0.0.1"]
-    netguard.resolver_set(resolver)
-    yield resolver
-    netguard.resolver_set(None)
+def _dns(fake_dns):
+    fake_dns.answers["localhost"] = ["127.0.0.1"]
+    return fake_dns
 
 
 @pytest.fixture
 def loopback(settings):
-    settings.WEBHOOKS_ALLOW_LOOPBACK = True
+    settings.OUTBOUND_ALLOW_LOOPBACK = True
     return settings
 
 

@@ -15,6 +15,7 @@ from django.core import mail
 from django.utils import timezone
 from standardwebhooks.webhooks import Webhook as StandardWebhook
 
+import outbound
 from drafts.services import draft_payment_observed
 from notifications.models import EmailNotification
 from notifications.services import emails_send_due
@@ -340,9 +341,7 @@ def test_the_connection_goes_to_the_address_checked_with_the_name_as_host_header
 
             return [ipaddress.ip_address(a) for a in next(self.answers)]
 
-    from webhooks import netguard
-
-    netguard.resolver_set(AnswerOnceResolver())
+    outbound.resolver_set(AnswerOnceResolver())
     make_webhook(f"http://localhost:{receiver.port}/hooks")
     record(owner, EventType.DRAFT_SEEN, {"draftId": "d"})
 

@@ -6,65 +6,13 @@ import ipaddress
 
 import pytest
 
-from webhooks import netguard
-
-HOSTILE_URLS = [
-    "http://hooks.example.com/webhook",  # not HTTPS
-    "ftp://hooks.example.com/webhook",
-    "https://127.0.0.1/",  # loopback
-    "https://127.5.6.7:8443/",
-    "https://localhost/",
-    "https://app.localhost/",
-    "https://[::1]/",
-    "https://10.1.2.3/",  # private
-    "https://172.16.0.1/",
-    "https://192.168.1.10/",
-    "https://169.254.169.254/latest/meta-data/",  # link-local, AWS/GCP/Azure metadata
-    "https://metadata.google.internal/computeMetadata/v1/",
-    "https://100.64.0.1/",  # CGNAT
-    "https://100.100.100.200/",  # Alibaba Cloud metadata (CGNAT range)
-    "https://224.0.0.1/",  # multicast
-    "https://[ff02::1]/",
-    "https://240.0.0.1/",  # reserved
-    "https://255.255.255.255/",
-    "https://0.0.0.0/",  # unspecified
-    "https://[::]/",
-    "https://[::ffff:127.0.0.1]/",  # IPv4-mapped
-    "https://[::ffff:169.254.169.254]/",
-    "https://[::127.0.0.1]/",  # IPv4-compatible
-    "https://[64:ff9b::a9fe:a9fe]/",  # NAT64 of 169.254.169.254
-    "https://[2002:7f00:1::]/",  # 6to4 of 127.0.0.1
-    "https://[fd00:ec2::254]/",  # AWS IPv6 metadata (unique local)
-    "https://[fe80::1]/",  # link-local IPv6
-    "https://2130706433/",  # decimal 127.0.0.1
-    "https://0x7f000001/",  # hex
-    "https://0177.0.0.1/",  # octal
-    "https://0x7f.0.0.1/",
-    "https://127.1/",  # short form
-    "https://017700000001/",
-    "https://user:pass@hooks.example.com/",  # credentials
-    "https://hooks.example.com@127.0.0.1/",
-    "https://rebind.example.com/",  # DNS answer is private (see fake_dns below)
-    "https://mixed.example.com/",  # one public and one private answer
-    "https://nowhere.example.com/",  # does not resolve
-    "https://hooks.example.com/" + "a" * 2048,  # too long
-    "https://hooks.example.com\\@127.0.0.1/",
-    "https://db/",  # a single label resolves only through a local search domain
-    "https://redis:6379/",
-]
+import outbound as netguard
+from tests.outbound.hostile import HOSTILE_URLS, PUBLIC_DNS
 
 
 @pytest.fixture
 def public_dns(fake_dns):
-    fake_dns.answers.update(
-        {
-            "hooks.example.com": ["93.184.216.34"],
-            "rebind.example.com": ["10.0.0.5"],
-            "mixed.example.com": ["93.184.216.34", "192.168.0.1"],
-            "metadata.google.internal": ["169.254.169.254"],
-            "app.localhost": ["127.0.0.1"],
-        }
-    )
+    fake_dns.answers.update(PUBLIC_DNS)
     return fake_dns
 
 
@@ -106,9 +54,9 @@ def test_a_public_ip_literal_is_accepted_without_dns(api_client, public_dns):
 
 
 def test_loopback_targets_are_refused_unless_the_setting_allows_them(api_client, settings):
-    settings.WEBHOOKS_ALLOW_LOOPBACK = False
+    settings.OUTBOUND_ALLOW_LOOPBACK = False
     refused = api_client.post("/api/v1/webhooks", {"url": "http://127.0.0.1:8080/hook"}, format="json")
-    settings.WEBHOOKS_ALLOW_LOOPBACK = True
+    settings.OUTBOUND_ALLOW_LOOPBACK = True
     admitted = api_client.post("/api/v1/webhooks", {"url": "http://127.0.0.1:8080/hook"}, format="json")
     admitted_by_name = api_client.post("/api/v1/webhooks", {"url": "http://localhost:8080/hook"}, format="json")
 
@@ -125,14 +73,14 @@ def test_the_loopback_setting_admits_no_other_private_address(api_client, loopba
 
 
 def test_the_loopback_setting_cannot_be_set_through_the_api(api_client, settings):
-    settings.WEBHOOKS_ALLOW_LOOPBACK = False
+    settings.OUTBOUND_ALLOW_LOOPBACK = False
 
     response = api_client.post(
         "/api/v1/webhooks", {"url": "http://127.0.0.1:8080/", "allowLoopback": True}, format="json"
     )
 
     assert response.status_code == 400
-    assert settings.WEBHOOKS_ALLOW_LOOPBACK is False
+    assert settings.OUTBOUND_ALLOW_LOOPBACK is False
 
 
 def test_the_system_resolver_asks_getaddrinfo():

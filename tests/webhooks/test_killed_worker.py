@@ -34,7 +34,7 @@ def _worker_env() -> dict[str, str]:
         "DJANGO_SETTINGS_MODULE": "tests.settings",
         "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
         "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
-        "WEBHOOKS_ALLOW_LOOPBACK": "true",
+        "OUTBOUND_ALLOW_LOOPBACK": "true",
     }
 
 

@@ -102,7 +102,7 @@ def https_receiver(tmp_path):
 
 def test_https_delivery_verifies_the_hostname_and_sends_it_as_sni(https_receiver, make_webhook, owner, settings):
     port, ca_path, seen = https_receiver("localhost")
-    settings.WEBHOOKS_CA_BUNDLE = str(ca_path)
+    settings.OUTBOUND_CA_BUNDLE = str(ca_path)
     make_webhook(f"https://localhost:{port}/hook")
     record(owner, EventType.DRAFT_CONFIRMED, {"draftId": "d"})
 
@@ -115,7 +115,7 @@ def test_https_delivery_verifies_the_hostname_and_sends_it_as_sni(https_receiver
 
 def test_a_certificate_for_another_name_fails_the_attempt(https_receiver, make_webhook, owner, settings):
     port, ca_path, seen = https_receiver("other.example")
-    settings.WEBHOOKS_CA_BUNDLE = str(ca_path)
+    settings.OUTBOUND_CA_BUNDLE = str(ca_path)
     make_webhook(f"https://localhost:{port}/hook")
     record(owner, EventType.DRAFT_CONFIRMED, {"draftId": "d"})
 
@@ -129,7 +129,7 @@ def test_a_certificate_for_another_name_fails_the_attempt(https_receiver, make_w
 
 def test_a_certificate_from_an_untrusted_ca_fails_the_attempt(https_receiver, make_webhook, owner, settings):
     port, _, seen = https_receiver("localhost")
-    settings.WEBHOOKS_CA_BUNDLE = ""  # certifi's bundle does not know the test CA
+    settings.OUTBOUND_CA_BUNDLE = ""  # certifi's bundle does not know the test CA
     make_webhook(f"https://localhost:{port}/hook")
     record(owner, EventType.DRAFT_CONFIRMED, {"draftId": "d"})
 

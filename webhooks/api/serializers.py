@@ -4,8 +4,8 @@ from rest_framework import serializers
 
 from config.api.pagination import paged_envelope_serializer
 from config.api.serializers import StrictSerializer
+from outbound import MAX_URL_LENGTH
 from webhooks.models import EventType
-from webhooks.netguard import MAX_URL_LENGTH
 
 
 class EventTypesField(serializers.ListField):

@@ -1,8 +1,10 @@
-"""Which webhook URLs the service may call, checked at registration and again before
-every attempt (the answer of DNS can change in between: DNS rebinding).
+"""Which user-supplied URLs the service may call: webhook endpoints, Lightning addresses'
+LNURL-pay servers, their callbacks and LUD-21 verify URLs.
 
-`target_resolve` returns the vetted IP address the connection must go to; the transport
-connects to that address and sends the hostname only as Host header and TLS SNI.
+A URL is checked when it is given and again before every request (the answer of DNS can
+change in between: DNS rebinding). `target_resolve` returns the vetted IP address the
+connection must go to; the transport connects to that address and sends the hostname only
+as Host header and TLS SNI.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 MAX_URL_LENGTH = 2048
 
 # Networks that `is_global` lets through (or that carry an IPv4 address inside IPv6) but
-# that no webhook may reach. Belt and braces: most are also non-global.
+# that no outbound request may reach. Belt and braces: most are also non-global.
 _BLOCKED_NETWORKS = [
     ipaddress.ip_network(net)
     for net in (
@@ -62,7 +64,7 @@ _BLOCKED_NAMES = ("localhost", "metadata", "metadata.google.internal", "instance
 _BLOCKED_SUFFIXES = (".localhost", ".internal", ".local", ".home.arpa", ".intranet", ".lan", ".corp")
 _LABEL = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")
 _NUMERIC_LABEL = re.compile(r"^(0x[0-9a-f]*|[0-9]+)$")
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost")
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
 class UrlNotAllowed(Exception):
@@ -95,7 +97,7 @@ _override: Resolver | None = None
 def resolver() -> Resolver:
     if _override is not None:
         return _override
-    return import_string(settings.WEBHOOKS_RESOLVER)()
+    return import_string(settings.OUTBOUND_RESOLVER)()
 
 
 def resolver_set(replacement: Resolver | None) -> None:
@@ -209,10 +211,14 @@ def _check_name(hostname: str) -> None:
         raise UrlNotAllowed(f"The host {hostname} is internal.")
 
 
+def loopback_allowed() -> bool:
+    return bool(settings.OUTBOUND_ALLOW_LOOPBACK)
+
+
 def target_resolve(url: str, *, resolve_with: Resolver | None = None) -> Target:
     """Check the URL and resolve its host; every address must be public (or loopback when
-    WEBHOOKS_ALLOW_LOOPBACK admits it). Returns the address to connect to."""
-    allow_loopback = bool(settings.WEBHOOKS_ALLOW_LOOPBACK)
+    OUTBOUND_ALLOW_LOOPBACK admits it). Returns the address to connect to."""
+    allow_loopback = loopback_allowed()
     parsed = _parse(url, allow_loopback=allow_loopback)
     if parsed.literal is not None:
         addresses: list[IPAddress] = [parsed.literal]

@@ -1,0 +1,143 @@
+"""One HTTP request to a vetted target, straight to the checked IP address.
+
+urllib3 (what requests is built on) lets the connection go to an IP address while the
+Host header, TLS SNI and certificate check use the hostname, so the address we checked
+is the address we reach. Redirects are never followed (the caller sees the Location and
+may check it as a new URL); the response body is read only up to a cap, and a watchdog
+ends the whole exchange at the time-out.
+"""
+
+from __future__ import annotations
+
+import http.client
+import socket
+import threading
+import time
+from dataclasses import dataclass
+
+import certifi
+import urllib3
+import urllib3.connection
+from urllib3.util.ssl_match_hostname import CertificateError
+
+from outbound.guard import Target
+
+
+@dataclass(frozen=True)
+class Response:
+    """What came back. `status_code` is None when no HTTP answer arrived (`error` says why);
+    `body` holds at most the requested number of bytes, `truncated` says there was more."""
+
+    status_code: int | None
+    duration_ms: int
+    error: str
+    body: bytes = b""
+    truncated: bool = False
+    location: str | None = None
+    timed_out: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.status_code is not None and 200 <= self.status_code < 300
+
+    @property
+    def is_redirect(self) -> bool:
+        return self.status_code in (301, 302, 303, 307, 308) and bool(self.location)
+
+    @property
+    def excerpt(self) -> str:
+        return self.body.decode("utf-8", "replace")
+
+
+def send(
+    target: Target,
+    *,
+    method: str,
+    body: bytes | None = None,
+    headers: dict[str, str] | None = None,
+    timeout: float,
+    max_bytes: int,
+    ca_bundle: str = "",
+) -> Response:
+    started = time.monotonic()
+    connection: urllib3.connection.HTTPConnection
+    if target.scheme == "https":
+        connection = urllib3.connection.HTTPSConnection(
+            str(target.address),
+            target.port,
+            timeout=timeout,
+            cert_reqs="CERT_REQUIRED",
+            ca_certs=ca_bundle or certifi.where(),
+            server_hostname=target.hostname,
+            assert_hostname=target.hostname,
+        )
+    else:
+        connection = urllib3.connection.HTTPConnection(str(target.address), target.port, timeout=timeout)
+    # Socket time-outs apply per read, so a server dripping a byte at a time could hold a
+    # worker far longer; the watchdog ends the whole exchange at `timeout`.
+    expired = threading.Event()
+    sockets: list[socket.socket] = []
+    watchdog = threading.Timer(timeout, _abort, args=(connection, sockets, expired))
+    watchdog.daemon = True
+    watchdog.start()
+    try:
+        connection.request(
+            method,
+            target.path,
+            body=body,
+            headers={**(headers or {}), "Host": target.host_header},
+            preload_content=False,
+        )
+        # http.client hands the socket over to the response (and drops it from the
+        # connection) when the server will close it: keep it so the watchdog can still
+        # cut off a body that drips in after the headers.
+        if connection.sock is not None:
+            sockets.append(connection.sock)
+        response = connection.getresponse()
+        content = response.read(max_bytes + 1, decode_content=False) if max_bytes else b""
+        if expired.is_set():  # the watchdog cut the body short: an end of file, not an error
+            return Response(None, _ms(started), f"No answer within {timeout:g} seconds.", timed_out=True)
+        status = response.status
+        error = "" if 200 <= status < 300 else f"HTTP {status}"
+        return Response(
+            status,
+            _ms(started),
+            error,
+            body=content[:max_bytes],
+            truncated=len(content) > max_bytes,
+            location=response.headers.get("Location"),
+        )
+    except (urllib3.exceptions.HTTPError, http.client.HTTPException, OSError, CertificateError) as exc:
+        if expired.is_set() or isinstance(exc, (TimeoutError, urllib3.exceptions.TimeoutError)):
+            return Response(None, _ms(started), f"No answer within {timeout:g} seconds.", timed_out=True)
+        return Response(None, _ms(started), _describe(exc))
+    except Exception as exc:  # anything else is still one failed request, reported as such
+        return Response(None, _ms(started), f"Request error: {exc.__class__.__name__}")
+    finally:
+        watchdog.cancel()
+        connection.close()
+
+
+def _abort(
+    connection: urllib3.connection.HTTPConnection, sockets: list[socket.socket], expired: threading.Event
+) -> None:
+    expired.set()
+    for sock in [getattr(connection, "sock", None), *sockets]:
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+def _ms(started: float) -> int:
+    return int((time.monotonic() - started) * 1000)
+
+
+def _describe(exc: Exception) -> str:
+    if isinstance(exc, ConnectionRefusedError):
+        return "Connection refused."
+    if isinstance(exc, CertificateError):
+        return f"TLS certificate: {exc}"[:300]
+    reason = getattr(exc, "reason", None) or exc
+    return f"{exc.__class__.__name__}: {reason}"[:300]
