@@ -13,10 +13,8 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.core.cache import cache
-from django.utils import timezone
 
 from chainwatch import services
-from chainwatch.matching import match_network
 from chainwatch.models import ObservedTransfer
 from chainwatch.networks import BITCOIN, bitcoin_source, endpoints
 from chainwatch.services import TransferData
@@ -285,7 +283,6 @@ def esplora_pass(network: str, url: str) -> PassReport:
     gone = [(txid, index) for txid, index in missing if client.tx_status(txid) is None]
     services.transfers_orphan(network=network, keys=gone)
     report.end, report.transfers = tip, len(transfers)
-    report.applied = match_network(network=network, head=tip, now=timezone.now())
     return report
 
 

@@ -15,11 +15,9 @@ import logging
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.utils import timezone
 
 import outbound
 from chainwatch import services
-from chainwatch.matching import match_network
 from chainwatch.models import LIGHTNING_INDEX
 from chainwatch.networks import LIGHTNING
 from chainwatch.services import TransferData
@@ -144,5 +142,4 @@ def lightning_pass(network: str) -> PassReport:
     services.transfers_record(transfers=transfers)
     services.cursor_progress(network=network, family=LIGHTNING, head=None)
     report = PassReport(network=network, family=LIGHTNING, head=0, start=0, end=0, transfers=len(transfers))
-    report.applied = match_network(network=network, head=None, lightning=True, now=timezone.now())
     return report

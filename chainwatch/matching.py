@@ -9,6 +9,7 @@ has already recorded, so two passes running at once never confirm or announce tw
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -21,6 +22,8 @@ from drafts import services as draft_services
 from drafts.models import OPEN_STATUSES, Draft
 from drafts.selectors import watched_drafts
 from payments.enums import DraftStatus, Method
+
+logger = logging.getLogger(__name__)
 
 # Statuses in which a draft can still be paid by a transfer it has not seen yet.
 _PAYABLE = (DraftStatus.PENDING, DraftStatus.EXPIRED)
@@ -40,7 +43,12 @@ def _is_exact(transfer: ObservedTransfer, draft: Draft) -> bool:
 
 
 def find_draft(transfer: ObservedTransfer, *, now: datetime) -> Draft | None:
-    """The draft this transfer pays, if any (read only; the state machine decides the rest)."""
+    """The draft this transfer pays, if any (read only; the state machine decides the rest).
+
+    Several accounts may bill the same amount to one address (uniqueness is per account): a
+    transfer that fits drafts of more than one account is not given to any of them — the
+    matcher never guesses whose money it is (docs/decisions.md, Matching).
+    """
     drafts = watched_drafts(network=transfer.network, now=now).filter(created_at__lte=transfer.first_seen_at)
     if transfer.solana_reference:
         draft = drafts.filter(solana_reference=transfer.solana_reference).first()
@@ -54,15 +62,36 @@ def find_draft(transfer: ObservedTransfer, *, now: datetime) -> Draft | None:
         )
         if _same_asset(d, transfer)
     ]
-    for draft in candidates:
-        if _is_exact(transfer, draft):
-            return draft
+    exact = [d for d in candidates if _is_exact(transfer, d)]
+    if exact:
+        return _unambiguous(exact, transfer)
     near = [
         d
         for d in candidates
         if draft_services.is_within_mismatch_window(d.amount_base_units, transfer.amount_base_units)
     ]
-    return min(near, key=lambda d: (abs(d.amount_base_units - transfer.amount_base_units), d.created_at), default=None)
+    if not near:
+        return None
+    closest = min(abs(d.amount_base_units - transfer.amount_base_units) for d in near)
+    nearest = sorted(
+        (d for d in near if abs(d.amount_base_units - transfer.amount_base_units) == closest),
+        key=lambda d: d.created_at,
+    )
+    return _unambiguous(nearest, transfer)
+
+
+def _unambiguous(drafts: list[Draft], transfer: ObservedTransfer) -> Draft | None:
+    """The first draft, unless the list spans accounts."""
+    if len({d.user_id for d in drafts}) > 1:
+        logger.warning(
+            "%s transfer %s:%s fits open drafts of %d accounts; not matched to any",
+            transfer.network,
+            transfer.txid,
+            transfer.index,
+            len({d.user_id for d in drafts}),
+        )
+        return None
+    return drafts[0]
 
 
 def _fee_output_present(transfer: ObservedTransfer, draft: Draft) -> bool | None:
@@ -80,7 +109,8 @@ def _confirmations(transfer: ObservedTransfer, head: int | None) -> int:
 
 
 def transfer_apply(transfer: ObservedTransfer, *, head: int | None, now: datetime) -> Draft | None:
-    """Report one stored transfer to the state machine."""
+    """Find the draft one stored transfer pays, hand the observation to the drafts door, and
+    record the link on the transfer."""
     draft = transfer.draft
     if draft is None:
         if transfer.orphaned:
@@ -88,26 +118,22 @@ def transfer_apply(transfer: ObservedTransfer, *, head: int | None, now: datetim
         draft = find_draft(transfer, now=now)
         if draft is None:
             return None
-    if transfer.orphaned:
-        return draft_services.draft_payment_vanished(draft_id=draft.id, tx_id=transfer.txid, now=now)
     confirmations = _confirmations(transfer, head)
-    if transfer.draft_id is None and _fee_output_present(transfer, draft) is False:
-        # Still pays the draft; its fee accrues instead (before it can be confirmed).
-        draft_services.draft_fee_output_missing(draft_id=draft.id)
-    result = draft_services.draft_payment_observed(
-        draft_id=draft.id,
+    fee_output_present = _fee_output_present(transfer, draft)
+    observation = draft_services.PaymentObservation(
         tx_id=transfer.txid,
         received_base_units=transfer.amount_base_units,
         confirmations=confirmations,
         amount_exact=_is_exact(transfer, draft),
-        now=now,
+        fee_output_present=fee_output_present,
+        final=transfer.finalized,
+        vanished=transfer.orphaned,
     )
-    if result.paid_tx_id == transfer.txid:
-        if transfer.finalized:
-            result = draft_services.draft_payment_confirmed(draft_id=draft.id, tx_id=transfer.txid, now=now)
+    result = draft_services.draft_payment_apply(draft_id=draft.id, observation=observation, now=now)
+    if not transfer.orphaned and result.paid_tx_id == transfer.txid:
         updates = {"confirmations": confirmations}
         if transfer.draft_id is None:
-            updates |= {"draft": draft, "fee_output_present": _fee_output_present(transfer, draft)}
+            updates |= {"draft": draft, "fee_output_present": fee_output_present}
         ObservedTransfer.objects.filter(pk=transfer.pk).update(**updates)
     return result
 

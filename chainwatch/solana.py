@@ -10,10 +10,8 @@ draft's mint owned by the receiver. Commitment: confirmed -> Seen, finalized -> 
 from __future__ import annotations
 
 from django.conf import settings
-from django.utils import timezone
 
 from chainwatch import services
-from chainwatch.matching import match_network
 from chainwatch.models import WHOLE_TX_INDEX, ObservedTransfer
 from chainwatch.networks import SOLANA, token_addresses
 from chainwatch.services import TransferData
@@ -139,8 +137,6 @@ def solana_pass(network: str, url: str) -> PassReport:
     services.transfers_orphan(network=network, keys=gone)
     services.cursor_progress(network=network, family=SOLANA, head=slot, height=slot)
     report.transfers = len(transfers)
-    # Seen at "confirmed"; the state machine's Confirmed comes from finalized, not a count.
-    report.applied = match_network(network=network, head=None, now=timezone.now())
     return report
 
 

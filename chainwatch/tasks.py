@@ -10,14 +10,28 @@ import time
 
 from celery import shared_task
 from django.conf import settings
+from django.utils import timezone
 
 from chainwatch import networks, services
+from chainwatch.matching import match_network
 
 logger = logging.getLogger(__name__)
 
 
 def watcher_pass(network: str, family: str):
-    """One bounded pass of the watcher for (network, family); returns its report."""
+    """One bounded pass of the watcher for (network, family), then every stored transfer that
+    may still move a draft is matched and applied (the one place that does it)."""
+    report = _scan(network, family)
+    # Block-counted chains confirm by depth below the head; Solana (finalized) and Lightning
+    # (preimage) are final by their own rule, not by a count.
+    head = report.head if family in (networks.EVM, networks.BITCOIN) else None
+    report.applied = match_network(
+        network=network, head=head, lightning=family == networks.LIGHTNING, now=timezone.now()
+    )
+    return report
+
+
+def _scan(network: str, family: str):
     ends = networks.endpoints(network)
     if family == networks.EVM:
         from chainwatch.evm import EvmSource

@@ -16,10 +16,8 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from django.conf import settings
-from django.utils import timezone
 
 from chainwatch import services
-from chainwatch.matching import match_network
 from chainwatch.models import ObservedTransfer, SeenBlock
 from chainwatch.services import TransferData
 from drafts.selectors import WatchTarget, watch_targets
@@ -126,7 +124,6 @@ def block_pass(network: str, source: BlockSource, *, mempool=None) -> PassReport
     if mempool is not None and mempool_snapshot is not None:
         mempool.record(mempool_snapshot, targets, caught_up=report.caught_up)
 
-    report.applied = match_network(network=network, head=head, now=timezone.now())
     return report
 
 

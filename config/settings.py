@@ -227,7 +227,7 @@ SPECTACULAR_SETTINGS = {
         "PaymentMethod": "payments.enums.Method",
         "DraftStatus": "payments.enums.DraftStatus",
         "FeePlacement": "payments.enums.FeePlacement",
-        "SettlementCurrency": "fees.services.SETTLEMENT_CURRENCIES",
+        "SettlementCurrency": "drafts.settlement.SETTLEMENT_CURRENCIES",
     },
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
-from decimal import Decimal
 from typing import Any
 
 from django.utils import timezone
 
+from config.wire import json_datetime, json_number
 from drafts.models import Draft
 from payments.registry import format_amount, get_asset
-
-
-def _number(value: Decimal | None) -> float | None:
-    # JSON numbers at the edge only; the service computes with Decimal.
-    return float(value) if value is not None else None
 
 
 def draft_event_data(draft: Draft, *, occurred_at: datetime | None = None) -> dict[str, Any]:
@@ -32,8 +27,8 @@ def draft_event_data(draft: Draft, *, occurred_at: datetime | None = None) -> di
         "amountSats": draft.amount_base_units,
         "sentAmount": format_amount(draft.amount_base_units, asset),
         "fiatCurrency": draft.fiat_currency,
-        "fiatAmount": _number(draft.fiat_amount),
-        "conversionRate": _number(draft.rate),
+        "fiatAmount": json_number(draft.fiat_amount),
+        "conversionRate": json_number(draft.rate),
         "rateSource": draft.rate_source or None,
         "platformFee": {
             "accrued": bool(fee.get("accrued")),
@@ -46,10 +41,11 @@ def draft_event_data(draft: Draft, *, occurred_at: datetime | None = None) -> di
         },
         "paymentRequestId": str(draft.payment_request_id) if draft.payment_request_id else None,
         "orderId": draft.order_id,
+        "templateId": str(draft.template_id) if draft.template_id else None,
         "memo": draft.memo,
         "paidLate": draft.paid_late,
         "isFeeSettlement": draft.is_fee_settlement,
-        "occurredAt": (occurred_at or timezone.now()).isoformat().replace("+00:00", "Z"),
+        "occurredAt": json_datetime(occurred_at or timezone.now()),
     }
     if draft.received_base_units is not None and draft.received_base_units != draft.amount_base_units:
         data["receivedAmountSats"] = draft.received_base_units

@@ -18,9 +18,8 @@ from typing import Any
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
-from rest_framework.exceptions import APIException
 
-from config.api.problems import Conflict, Problem, problem_body
+from config.problems import Conflict, Problem, Unprocessable
 from drafts.models import IdempotencyKey
 
 MAX_KEY_LENGTH = 255
@@ -59,10 +58,8 @@ def _claim(*, user, key: str, fingerprint: str) -> IdempotencyKey | Outcome:
         IdempotencyKey.objects.filter(user=user, key=key, created_at__lt=cutoff).delete()
         return _claim(user=user, key=key, fingerprint=fingerprint)
     if existing.request_hash != fingerprint:
-        raise Problem(
-            "This Idempotency-Key was used with a different request body.",
-            code="idempotency_key_reused",
-            status_code=422,
+        raise Unprocessable(
+            "This Idempotency-Key was used with a different request body.", code="idempotency_key_reused"
         )
     if existing.state == IdempotencyKey.State.IN_PROGRESS:
         raise Conflict("A request with this Idempotency-Key is still in progress.", code="idempotency_in_progress")
@@ -97,11 +94,11 @@ def run_idempotently(*, user, key: str | None, body: Any, work: Callable[[Record
 
     try:
         return work(record)
-    except APIException as problem:
+    except Problem as problem:
         if problem.status_code >= 500:
             IdempotencyKey.objects.filter(pk=claimed.pk).delete()
             raise
-        outcome = Outcome(status=problem.status_code, body=problem_body(problem))
+        outcome = Outcome(status=problem.status_code, body=problem.document())
         record(outcome)
         return outcome
     except BaseException:

@@ -7,6 +7,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from drafts.requests import OriginKind
 from payments.enums import Currency, DraftStatus, FeePlacement, Method, Network
 from payments.money import MoneyField
 
@@ -85,9 +86,12 @@ class Draft(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
 
-    # Pay links (payment requests) that produced this draft
-    payment_request_id = models.UUIDField(null=True, blank=True)
+    # Where the draft came from (drafts.requests.Origin): the API, a pay link and its order,
+    # a recurring template, the demo or a fee settlement.
+    origin = models.CharField(max_length=20, choices=OriginKind.choices, default=OriginKind.API)
+    payment_request_id = models.UUIDField(null=True, blank=True, db_index=True)
     order_id = models.CharField(max_length=200, null=True, blank=True)
+    template_id = models.UUIDField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -98,9 +102,10 @@ class Draft(models.Model):
             models.Index(fields=["user"], condition=Q(is_fee_settlement=True), name="draft_fee_settlements"),
         ]
         constraints = [
-            # Exact-amount matching must be unambiguous among open drafts.
+            # Exact-amount matching must be unambiguous among an account's open drafts (between
+            # accounts the matcher refuses to guess; docs/decisions.md, Matching).
             models.UniqueConstraint(
-                fields=["network", "receiver_address", "currency", "amount_base_units"],
+                fields=["user", "network", "receiver_address", "currency", "amount_base_units"],
                 condition=Q(status__in=OPEN_STATUSES, network__in=TUPLE_MATCHED_NETWORKS),
                 name="draft_unique_open_match_tuple",
             ),

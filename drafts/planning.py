@@ -1,4 +1,4 @@
-"""Turn a validated CreateDraftRequest into exact numbers, before any transaction opens.
+"""Turn a DraftRequest into exact numbers, before any transaction opens.
 
 Everything that may touch the network (rate feed, LNURL-pay) happens here, so the
 transaction that writes the draft holds no lock while waiting on I/O.
@@ -13,7 +13,8 @@ from typing import Any
 
 from django.conf import settings
 
-from config.api.problems import Problem
+from config.problems import Problem
+from drafts.requests import DraftRequest
 from fees.calculator import FeeQuote, fee_quote
 from payments.addresses import validate_address
 from payments.enums import Currency, Method
@@ -54,9 +55,9 @@ class DraftPlan:
         return self.fiat_amount is not None
 
 
-def _method(asset: Asset, request: dict[str, Any]) -> str:
-    requested = request.get("paymentMethod")
-    if request.get("singleOutput"):
+def _method(asset: Asset, request: DraftRequest) -> str:
+    requested = request.payment_method
+    if request.single_output:
         if requested and requested != Method.SINGLE_OUTPUT:
             raise Problem(
                 "singleOutput: true conflicts with the paymentMethod given.",
@@ -64,7 +65,7 @@ def _method(asset: Asset, request: dict[str, Any]) -> str:
                 field="singleOutput",
             )
         requested = Method.SINGLE_OUTPUT
-    if not requested and (request.get("bolt11") or _lightning_address(request)):
+    if not requested and (request.bolt11 or _lightning_address(request)):
         requested = Method.LIGHTNING
     method = requested or default_method(asset)
     if method not in asset.methods:
@@ -77,35 +78,46 @@ def _method(asset: Asset, request: dict[str, Any]) -> str:
     return method
 
 
-def _lightning_address(request: dict[str, Any]) -> str | None:
-    address = request.get("lightningAddress")
-    receiver = request.get("receiverAddress")
+def _lightning_address(request: DraftRequest) -> str | None:
+    address = request.lightning_address
+    receiver = request.receiver_address
     if not address and receiver and "@" in receiver:
         address = receiver
     return address
 
 
-def draft_plan(*, request: dict[str, Any], now: datetime, is_fee_settlement: bool = False) -> DraftPlan:
+def _check_amount(amount: int, asset: Asset, field: str, *, fee: FeeQuote | None = None) -> None:
+    # The fee may be an output of the same transaction: the two together must stay possible.
+    if amount + (fee.fee_base_units if fee is not None else 0) > asset.max_base_units:
+        whole = asset.max_base_units // asset.unit
+        raise Problem(
+            f"The amount is more than {whole:,} {asset.currency}, above any real payment in this asset.",
+            code="amount_too_large",
+            field=field,
+        )
+
+
+def draft_plan(*, request: DraftRequest, now: datetime, is_fee_settlement: bool = False) -> DraftPlan:
     """Validate a creation request against the registry, rates and invoices, and price it."""
-    network = request["network"]
+    network = request.network
     require_network_enabled(network)
-    currency = request.get("currency") or (Currency.BTC if network in BITCOIN_NETWORKS else None)
+    currency = request.currency or (Currency.BTC if network in BITCOIN_NETWORKS else None)
     if currency is None:
         raise Problem("Name the currency to pay in.", code="required", field="currency")
     asset = get_asset(currency, network)
     method = _method(asset, request)
 
-    expiry_hours = request.get("expiryHours") or DEFAULT_EXPIRY_HOURS
+    expiry_hours = request.expiry_hours or DEFAULT_EXPIRY_HOURS
     expires_at = now + timedelta(hours=expiry_hours)
-    required = request.get("requiredConfirmations") or asset.default_confirmations
-    plan_fields: dict[str, Any] = {"memo": request.get("memo") or None}
+    required = request.required_confirmations or asset.default_confirmations
+    plan_fields: dict[str, Any] = {"memo": request.memo or None}
 
-    if request.get("senderAddress"):
-        plan_fields["sender_address"] = validate_address(network, request["senderAddress"], field="senderAddress")
+    if request.sender_address:
+        plan_fields["sender_address"] = validate_address(network, request.sender_address, field="senderAddress")
 
     usd_rate = quote_lock(asset=asset, fiat_currency="USD", now=now).rate
-    fiat_currency = request.get("fiatCurrency")
-    fiat_amount = request.get("fiatAmount")
+    fiat_currency = request.fiat_currency
+    fiat_amount = request.fiat_amount
     if fiat_currency:
         fiat_currency = fiat_currency.upper()
         quote = quote_lock(asset=asset, fiat_currency=fiat_currency, now=now)
@@ -114,17 +126,23 @@ def draft_plan(*, request: dict[str, Any], now: datetime, is_fee_settlement: boo
             raise Problem(
                 "fiatAmount is worth less than one base unit of the asset.", code="amount_too_small", field="fiatAmount"
             )
+        _check_amount(amount, asset, "fiatAmount")
     else:
         quote = quote_lock(asset=asset, fiat_currency="USD", now=now)
-        amount = request.get("amountSats")
+        amount = request.amount_base_units
+        if amount is not None:
+            _check_amount(amount, asset, "amountSats")
 
     if method == Method.LIGHTNING:
         amount, plan_fields = _plan_lightning(request, network, amount, fiat_currency, now, plan_fields)
+        _check_amount(amount, asset, "bolt11")
         expires_at = min(expires_at, plan_fields["invoice_expires_at"])
     else:
-        if not request.get("receiverAddress"):
+        if amount is None:
+            raise Problem("Give amountSats or fiatCurrency with fiatAmount.", code="required", field="amountSats")
+        if not request.receiver_address:
             raise Problem("Name the address that receives the payment.", code="required", field="receiverAddress")
-        plan_fields["receiver_address"] = validate_address(network, request["receiverAddress"], field="receiverAddress")
+        plan_fields["receiver_address"] = validate_address(network, request.receiver_address, field="receiverAddress")
         fee_address = settings.PLATFORM_FEE_ADDRESSES.get(network)
         if not is_fee_settlement and plan_fields["receiver_address"] == fee_address:
             # One address cannot take both outputs: wallets merge them and the amounts stop matching.
@@ -145,6 +163,7 @@ def draft_plan(*, request: dict[str, Any], now: datetime, is_fee_settlement: boo
             fiat_currency=quote.fiat_currency,
             fiat_rate=quote.rate,
         )
+        _check_amount(amount, asset, "fiatAmount" if fiat_currency else "amountSats", fee=fee)
     return DraftPlan(
         asset=asset,
         method=method,
@@ -162,8 +181,8 @@ def draft_plan(*, request: dict[str, Any], now: datetime, is_fee_settlement: boo
     )
 
 
-def _plan_lightning(request, network, amount, fiat_currency, now, plan_fields):
-    bolt11 = request.get("bolt11")
+def _plan_lightning(request: DraftRequest, network, amount, fiat_currency, now, plan_fields):
+    bolt11 = request.bolt11
     address = _lightning_address(request)
     if bolt11 and address:
         raise Problem("Give a bolt11 invoice or a Lightning address, not both.", code="ambiguous", field="bolt11")
@@ -179,9 +198,16 @@ def _plan_lightning(request, network, amount, fiat_currency, now, plan_fields):
                 field="fiatAmount",
             )
         invoice = decode_invoice(bolt11, network=network, now=now)
-        check_invoice_amount(invoice, request.get("amountSats"))
+        check_invoice_amount(invoice, request.amount_base_units)
         amount = invoice.amount_msat // 1000
     else:
+        if amount is None:
+            raise Problem(
+                "A Lightning-address draft needs amountSats or fiatCurrency with fiatAmount: the address's "
+                "server makes an invoice for that amount.",
+                code="required",
+                field="amountSats",
+            )
         fetched = fetch_invoice_for_lightning_address(address, amount * 1000, network=network)
         bolt11, invoice = fetched.bolt11, decode_invoice(fetched.bolt11, network=network, now=now)
         plan_fields["lnurl_verify_url"] = fetched.verify_url

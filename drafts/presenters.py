@@ -4,33 +4,22 @@ documents the same shape and a test keeps the two in step."""
 
 from __future__ import annotations
 
-from datetime import datetime
-from decimal import Decimal
 from typing import Any
 
+from config.wire import json_datetime, json_number
 from drafts.models import Draft
 from payments.enums import Currency, FeePlacement, Method
 from payments.registry import format_amount, get_asset
 
 
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat().replace("+00:00", "Z") if value else None
-
-
-def _number(value: Decimal | None) -> float | int | None:
-    if value is None:
-        return None
-    return int(value) if value == value.to_integral_value() else float(value)
-
-
 def quote_json(draft: Draft) -> dict[str, Any]:
     return {
-        "rate": _number(draft.rate),
+        "rate": json_number(draft.rate),
         "fiatCurrency": draft.fiat_currency or "USD",
         "asset": draft.currency,
         "source": draft.rate_source,
-        "lockedAt": _iso(draft.quote_locked_at),
-        "expiresAt": _iso(draft.quote_expires_at),
+        "lockedAt": json_datetime(draft.quote_locked_at),
+        "expiresAt": json_datetime(draft.quote_expires_at),
         "nudgeBaseUnits": draft.quote_nudge_base_units,
     }
 
@@ -66,7 +55,7 @@ def draft_json(draft: Draft) -> dict[str, Any]:
         "amountSats": draft.amount_base_units,
         "amountBtc": amount if draft.currency == Currency.BTC else None,
         "fiatCurrency": draft.fiat_currency,
-        "fiatAmount": _number(draft.fiat_amount),
+        "fiatAmount": json_number(draft.fiat_amount),
         "quote": quote_json(draft),
         "platformFeeSats": draft.fee_base_units if draft.fee_placement == FeePlacement.OUTPUT else 0,
         "platformFeeAddress": draft.platform_fee_address,
@@ -77,9 +66,9 @@ def draft_json(draft: Draft) -> dict[str, Any]:
         "status": draft.status,
         "paidTxId": draft.paid_tx_id,
         "requiredConfirmations": draft.required_confirmations,
-        "expiresAt": _iso(draft.expires_at),
-        "createdAt": _iso(draft.created_at),
-        "updatedAt": _iso(draft.updated_at),
+        "expiresAt": json_datetime(draft.expires_at),
+        "createdAt": json_datetime(draft.created_at),
+        "updatedAt": json_datetime(draft.updated_at),
         "sek": draft.sek,
         "feeOutputs": fee_outputs_json(draft),
         "currency": draft.currency,
@@ -107,5 +96,5 @@ def draft_status_json(draft: Draft) -> dict[str, Any]:
         "txId": draft.paid_tx_id,
         "confirmations": draft.confirmations,
         "requiredConfirmations": draft.required_confirmations,
-        "updatedAt": _iso(draft.updated_at),
+        "updatedAt": json_datetime(draft.updated_at),
     }

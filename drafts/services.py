@@ -4,6 +4,7 @@ row and records the event in the same transaction."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
 
@@ -11,10 +12,12 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from config.api.problems import Conflict
+from config.problems import Conflict
+from config.wire import json_datetime
 from drafts.events import draft_event_data
 from drafts.models import OPEN_STATUSES, TUPLE_MATCHED_NETWORKS, Draft
-from drafts.planning import DraftPlan
+from drafts.planning import DraftPlan, draft_plan
+from drafts.requests import DraftRequest, Origin
 from fees import ledger
 from fees.calculator import is_dust
 from fees.services import dust_waiver_claim
@@ -49,7 +52,7 @@ def _transition(draft: Draft, to: str, *, event: str | None, now: datetime) -> N
     """Move a locked draft to `to` and record its event. Caller holds the row lock."""
     if to not in ALLOWED_TRANSITIONS[draft.status]:
         raise TransitionNotAllowed(
-            f"A {draft.status} draft cannot become {to}.", extra={"status": draft.status, "draftId": str(draft.id)}
+            f"A {draft.status} draft cannot become {to}.", extra={"draftStatus": draft.status, "draftId": str(draft.id)}
         )
     draft.status = to
     draft.save()
@@ -69,21 +72,74 @@ def _settle_fees_on(draft: Draft, to: str, now: datetime) -> None:
         ledger.settlement_abandoned(settlement=draft)
 
 
-def draft_fee_output_missing(*, draft_id: UUID) -> Draft:
-    """A MultiOutput payment arrived without the fee output: it still pays the draft, and the
-    fee accrues instead (recorded when the draft is Confirmed)."""
-    with transaction.atomic():
-        draft = _locked(draft_id)
-        if draft.fee_placement == FeePlacement.OUTPUT and draft.status != S.CONFIRMED:
-            draft.fee_placement = FeePlacement.ACCRUED
-            draft.platform_fee = {**draft.platform_fee, "placement": FeePlacement.ACCRUED, "accrued": True}
-            draft.save()
-        return draft
+@dataclass(frozen=True)
+class PaymentObservation:
+    """What a watcher (or the demo's simulator) saw of one transfer to a draft."""
+
+    tx_id: str
+    received_base_units: int
+    confirmations: int = 0
+    # False when the on-chain amount had a fraction below one base unit (a wei value that is
+    # not whole gwei): it can then never be the exact amount, only a mismatch.
+    amount_exact: bool = True
+    # MultiOutput only: whether the same transaction paid the fee output (None: not applicable).
+    fee_output_present: bool | None = None
+    # Final by the network's own rule (Solana finalized, Lightning preimage checked).
+    final: bool = False
+    # The transfer left the chain (reorg) or the mempool before it was confirmed.
+    vanished: bool = False
 
 
 def is_within_mismatch_window(expected: int, received: int) -> bool:
     """Within 10% (inclusive) of the billed amount, integer arithmetic only."""
     return abs(received - expected) * 100 <= expected * MISMATCH_WINDOW_PERCENT
+
+
+def draft_payment_apply(*, draft_id: UUID, observation: PaymentObservation, now: datetime | None = None) -> Draft:
+    """The one door for a payment observed on chain: applied under one row lock, in one transaction.
+
+    Exact amount: Pending/Expired -> Seen (draft.seen), then Confirmed at the required
+    confirmations or when final. Within 10%: -> AmountMismatch (draft.amount_mismatch). Further
+    off: ignored. A MultiOutput payment without its fee output still pays the draft; its fee then
+    accrues. Repeated observations of the paying transaction only update the count; a vanished
+    one sends the draft back to Pending. Safe to repeat: what is recorded is never announced twice.
+    """
+    now = now or timezone.now()
+    obs = observation
+    with transaction.atomic():
+        draft = _locked(draft_id)
+        paying = draft.paid_tx_id == obs.tx_id and draft.status in (S.SEEN, S.AMOUNT_MISMATCH)
+        if obs.vanished:
+            return _payment_vanished(draft, now) if paying else draft
+        if draft.status in (S.CONFIRMED, S.CANCELLED):
+            return draft
+        if paying:
+            return _update_confirmations(draft, obs.confirmations, now, final=obs.final)
+        if draft.status in (S.SEEN, S.AMOUNT_MISMATCH):
+            return draft  # already paid by another transaction; one payment per draft
+        exact = obs.amount_exact and obs.received_base_units == draft.amount_base_units
+        if not exact and not is_within_mismatch_window(draft.amount_base_units, obs.received_base_units):
+            return draft
+        if obs.fee_output_present is False and draft.fee_placement == FeePlacement.OUTPUT:
+            draft.fee_placement = FeePlacement.ACCRUED
+            draft.platform_fee = {**draft.platform_fee, "placement": FeePlacement.ACCRUED, "accrued": True}
+        draft.paid_tx_id, draft.received_base_units = obs.tx_id, obs.received_base_units
+        draft.confirmations, draft.seen_at = max(obs.confirmations, 0), now
+        draft.paid_late = draft.paid_late or draft.status == S.EXPIRED
+        if exact:
+            _transition(draft, S.SEEN, event=EventType.DRAFT_SEEN, now=now)
+            return _update_confirmations(draft, obs.confirmations, now, final=obs.final)
+        draft.amount_mismatch = {
+            "txId": obs.tx_id,
+            "expectedBaseUnits": draft.amount_base_units,
+            "receivedBaseUnits": obs.received_base_units,
+            "differenceBaseUnits": obs.received_base_units - draft.amount_base_units,
+            "confirmations": draft.confirmations,
+            "detectedAt": json_datetime(now),
+            "acceptedAt": None,
+        }
+        _transition(draft, S.AMOUNT_MISMATCH, event=EventType.DRAFT_AMOUNT_MISMATCH, now=now)
+        return draft
 
 
 def draft_payment_observed(
@@ -95,47 +151,17 @@ def draft_payment_observed(
     amount_exact: bool = True,
     now: datetime | None = None,
 ) -> Draft:
-    """A transfer to the draft was seen (mempool or on chain, any number of confirmations).
-
-    Exact amount: Pending/Expired -> Seen (draft.seen), then Confirmed if it already has
-    enough confirmations. Within 10%: -> AmountMismatch (draft.amount_mismatch). Further
-    off: ignored. Repeated observations of the same transaction only update the count.
-    `amount_exact=False` says the on-chain amount had a fraction below one base unit (a wei
-    value that is not whole gwei): it can then never be the exact amount, only a mismatch.
-    """
-    now = now or timezone.now()
-    with transaction.atomic():
-        draft = _locked(draft_id)
-        if draft.status in (S.CONFIRMED, S.CANCELLED):
-            return draft
-        if draft.paid_tx_id == tx_id and draft.status in (S.SEEN, S.AMOUNT_MISMATCH):
-            return _update_confirmations(draft, confirmations, now)
-        if draft.status in (S.SEEN, S.AMOUNT_MISMATCH):
-            return draft  # already paid by another transaction; one payment per draft
-        late = draft.status == S.EXPIRED
-        if amount_exact and received_base_units == draft.amount_base_units:
-            draft.paid_tx_id, draft.received_base_units = tx_id, received_base_units
-            draft.confirmations, draft.seen_at, draft.paid_late = confirmations, now, late or draft.paid_late
-            _transition(draft, S.SEEN, event=EventType.DRAFT_SEEN, now=now)
-            return _update_confirmations(draft, confirmations, now)
-        if is_within_mismatch_window(draft.amount_base_units, received_base_units):
-            draft.paid_tx_id, draft.received_base_units = tx_id, received_base_units
-            draft.confirmations, draft.seen_at, draft.paid_late = confirmations, now, late or draft.paid_late
-            draft.amount_mismatch = {
-                "txId": tx_id,
-                "expectedBaseUnits": draft.amount_base_units,
-                "receivedBaseUnits": received_base_units,
-                "differenceBaseUnits": received_base_units - draft.amount_base_units,
-                "confirmations": confirmations,
-                "detectedAt": now.isoformat(),
-                "acceptedAt": None,
-            }
-            _transition(draft, S.AMOUNT_MISMATCH, event=EventType.DRAFT_AMOUNT_MISMATCH, now=now)
-        return draft
+    """Shorthand of `draft_payment_apply` for a plain transfer (tests, the demo's simulator)."""
+    observation = PaymentObservation(
+        tx_id=tx_id, received_base_units=received_base_units, confirmations=confirmations, amount_exact=amount_exact
+    )
+    return draft_payment_apply(draft_id=draft_id, observation=observation, now=now)
 
 
-def _update_confirmations(draft: Draft, confirmations: int, now: datetime) -> Draft:
+def _update_confirmations(draft: Draft, confirmations: int, now: datetime, *, final: bool = False) -> Draft:
     draft.confirmations = max(confirmations, 0)
+    if final:
+        draft.confirmations = max(draft.confirmations, draft.required_confirmations)
     if draft.amount_mismatch is not None:
         draft.amount_mismatch = {**draft.amount_mismatch, "confirmations": draft.confirmations}
     if draft.status == S.SEEN and draft.confirmations >= draft.required_confirmations:
@@ -146,40 +172,12 @@ def _update_confirmations(draft: Draft, confirmations: int, now: datetime) -> Dr
     return draft
 
 
-def draft_confirmations_update(*, draft_id: UUID, tx_id: str, confirmations: int, now: datetime | None = None) -> Draft:
-    """New confirmation count for the paying transaction; confirms at the required count."""
-    now = now or timezone.now()
-    with transaction.atomic():
-        draft = _locked(draft_id)
-        if draft.paid_tx_id != tx_id or draft.status not in (S.SEEN, S.AMOUNT_MISMATCH):
-            return draft
-        return _update_confirmations(draft, confirmations, now)
-
-
-def draft_payment_confirmed(*, draft_id: UUID, tx_id: str, now: datetime | None = None) -> Draft:
-    """Final by the network's own rule (Solana finalized, Lightning preimage checked)."""
-    now = now or timezone.now()
-    with transaction.atomic():
-        draft = _locked(draft_id)
-        if draft.paid_tx_id != tx_id or draft.status != S.SEEN:
-            return draft
-        draft.confirmations = max(draft.confirmations, draft.required_confirmations)
-        draft.confirmed_at = now
-        _transition(draft, S.CONFIRMED, event=EventType.DRAFT_CONFIRMED, now=now)
-        return draft
-
-
-def draft_payment_vanished(*, draft_id: UUID, tx_id: str, now: datetime | None = None) -> Draft:
-    """The paying transaction left the chain (reorg) before confirmation: back to Pending."""
-    now = now or timezone.now()
-    with transaction.atomic():
-        draft = _locked(draft_id)
-        if draft.paid_tx_id != tx_id or draft.status not in (S.SEEN, S.AMOUNT_MISMATCH):
-            return draft
-        draft.paid_tx_id, draft.received_base_units, draft.confirmations = None, None, 0
-        draft.amount_mismatch, draft.seen_at, draft.accepted_by_owner = None, None, False
-        _transition(draft, S.PENDING, event=None, now=now)
-        return draft
+def _payment_vanished(draft: Draft, now: datetime) -> Draft:
+    """The paying transaction left the chain before confirmation: back to Pending."""
+    draft.paid_tx_id, draft.received_base_units, draft.confirmations = None, None, 0
+    draft.amount_mismatch, draft.seen_at, draft.accepted_by_owner = None, None, False
+    _transition(draft, S.PENDING, event=None, now=now)
+    return draft
 
 
 def draft_accept_received(*, draft: Draft, now: datetime | None = None) -> Draft:
@@ -191,10 +189,10 @@ def draft_accept_received(*, draft: Draft, now: datetime | None = None) -> Draft
             raise TransitionNotAllowed(
                 "Only a draft in AmountMismatch can accept a received amount.",
                 code="accept_not_allowed",
-                extra={"status": locked.status},
+                extra={"draftStatus": locked.status},
             )
         locked.accepted_by_owner = True
-        locked.amount_mismatch = {**locked.amount_mismatch, "acceptedAt": now.isoformat()}
+        locked.amount_mismatch = {**locked.amount_mismatch, "acceptedAt": json_datetime(now)}
         _transition(locked, S.SEEN, event=EventType.DRAFT_SEEN, now=now)
         return _update_confirmations(locked, locked.confirmations, now)
 
@@ -207,7 +205,7 @@ def draft_cancel(*, draft: Draft, now: datetime | None = None) -> Draft:
             raise TransitionNotAllowed(
                 f"A {locked.status} draft cannot be cancelled.",
                 code="cancel_not_allowed",
-                extra={"status": locked.status},
+                extra={"draftStatus": locked.status},
             )
         _transition(locked, S.CANCELLED, event=EventType.DRAFT_CANCELLED, now=now)
         return locked
@@ -228,7 +226,6 @@ def draft_expire(*, draft_id: UUID, now: datetime | None = None) -> Draft | None
 
 MAX_NUDGE_BASE_UNITS = 1000
 MAX_AMOUNT_PICKS = 25
-_UNIQUE_TUPLE = "draft_unique_open_match_tuple"
 
 
 class AmountCollision(Conflict):
@@ -276,67 +273,109 @@ def _payment_uri(draft: Draft, plan: DraftPlan) -> str:
     )
 
 
-def _free_amount(plan: DraftPlan, *, exclude: UUID | None = None, optimistic: bool = False) -> tuple[int, int]:
-    """The amount to bill: exact drafts keep theirs (a clash is a 409); fiat-priced drafts are
-    nudged up by the fewest base units that make (network, address, asset, amount) unique.
+def _open_amounts(plan: DraftPlan, *, user=None, exclude: UUID | None = None):
+    """Open drafts billing near this amount to the same (network, address, asset)."""
+    drafts = Draft.objects.filter(
+        status__in=OPEN_STATUSES,
+        network=plan.asset.network,
+        receiver_address=plan.receiver_address,
+        currency=plan.asset.currency,
+        amount_base_units__gte=plan.amount_base_units,
+        amount_base_units__lte=plan.amount_base_units + MAX_NUDGE_BASE_UNITS,
+    ).exclude(pk=exclude)
+    return drafts.filter(user=user) if user is not None else drafts
 
-    `optimistic` skips the look-up and proposes the amount as asked: the partial unique
-    index refuses it if an open draft has it, and the caller then asks again without.
+
+def _free_amount(plan: DraftPlan, *, user, exclude: UUID | None = None, optimistic: bool = False) -> tuple[int, int]:
+    """The amount to bill, so that a payment can be told apart from every other open draft's.
+
+    Exact drafts keep their amount; the same amount in another open draft of the same account
+    is a 409 naming it. Another account's open draft at that amount does not block it (the
+    matcher refuses to guess between accounts; docs/decisions.md). Fiat-priced drafts are
+    nudged up by the fewest base units that make the amount unique among every account's open
+    drafts to that address.
+
+    `optimistic` (exact drafts only) skips the look-up and proposes the amount as asked: the
+    per-account unique index refuses it if needed, and the caller then asks again without.
     """
     amount = plan.amount_base_units
-    if optimistic or plan.asset.network not in TUPLE_MATCHED_NETWORKS or plan.method == Method.LIGHTNING:
-        return amount, 0
-    taken = set(
-        Draft.objects.filter(
-            status__in=OPEN_STATUSES,
-            network=plan.asset.network,
-            receiver_address=plan.receiver_address,
-            currency=plan.asset.currency,
-            amount_base_units__gte=amount,
-            amount_base_units__lte=amount + MAX_NUDGE_BASE_UNITS,
-        )
-        .exclude(pk=exclude)
-        .values_list("amount_base_units", flat=True)
-    )
-    if amount not in taken:
+    if plan.asset.network not in TUPLE_MATCHED_NETWORKS or plan.method == Method.LIGHTNING:
         return amount, 0
     if not plan.fiat_priced:
-        clash = Draft.objects.filter(
-            status__in=OPEN_STATUSES,
-            network=plan.asset.network,
-            receiver_address=plan.receiver_address,
-            currency=plan.asset.currency,
-            amount_base_units=amount,
-        ).first()
-        raise AmountCollision(
-            f"An open draft ({clash.id if clash else 'another'}) already bills exactly this amount to this address; "
-            "payments could not be told apart. Change the amount by one base unit or cancel that draft.",
-            field="amountSats",
-            extra={"openDraftId": str(clash.id) if clash else None},
-        )
-    for nudge in range(1, MAX_NUDGE_BASE_UNITS + 1):
+        if optimistic:
+            return amount, 0
+        clash = _open_amounts(plan, user=user, exclude=exclude).filter(amount_base_units=amount).first()
+        if clash is not None:
+            raise AmountCollision(
+                f"Your open draft {clash.id} already bills exactly this amount to this address; payments could "
+                "not be told apart. Change the amount by one base unit or cancel that draft.",
+                field="amountSats",
+                extra={"openDraftId": str(clash.id)},
+            )
+        return amount, 0
+    taken = set(_open_amounts(plan, exclude=exclude).values_list("amount_base_units", flat=True))
+    for nudge in range(0, MAX_NUDGE_BASE_UNITS + 1):
         if amount + nudge not in taken:
             return amount + nudge, nudge
     raise AmountCollision("Too many open drafts bill nearly this amount to this address.", field="fiatAmount")
+
+
+def _is_amount_clash(plan: DraftPlan, *, user, amount: int | None = None, exclude: UUID | None = None) -> bool:
+    """After an IntegrityError: was it the per-account unique amount? (Read anew, so it works on
+    every database: SQLite names columns in the error, PostgreSQL the constraint.)"""
+    if plan.asset.network not in TUPLE_MATCHED_NETWORKS or plan.method == Method.LIGHTNING:
+        return False
+    return (
+        Draft.objects.filter(
+            user=user,
+            status__in=OPEN_STATUSES,
+            network=plan.asset.network,
+            receiver_address=plan.receiver_address,
+            currency=plan.asset.currency,
+            amount_base_units__gte=plan.amount_base_units,
+            amount_base_units__lte=(amount or plan.amount_base_units) + MAX_NUDGE_BASE_UNITS,
+        )
+        .exclude(pk=exclude)
+        .exists()
+    )
+
+
+def draft_create_from_request(
+    *,
+    user,
+    request: DraftRequest,
+    origin: Origin | None = None,
+    now: datetime | None = None,
+    on_created: Callable[[Draft], None] | None = None,
+) -> Draft:
+    """The one door to create a draft, for every surface (REST, MCP, checkout, templates, demo).
+
+    Plans first (rates, Lightning-address invoices: network I/O outside any transaction), then
+    writes the draft and its draft.created event in one transaction.
+    """
+    origin = origin or Origin.api()
+    now = now or timezone.now()
+    plan = draft_plan(request=request, now=now, is_fee_settlement=origin.is_fee_settlement)
+    return draft_create(user=user, plan=plan, origin=origin, now=now, on_created=on_created)
 
 
 def draft_create(
     *,
     user,
     plan: DraftPlan,
+    origin: Origin,
     now: datetime | None = None,
     on_created: Callable[[Draft], None] | None = None,
-    **origin,
 ) -> Draft:
     """Write a planned draft and its draft.created event in one transaction.
 
     `on_created` runs inside that transaction (the idempotency record is stored with the
-    draft). `origin` carries where the draft came from (payment_request_id, order_id).
+    draft, a pay link is linked to it).
     """
     now = now or timezone.now()
-    # The first try takes the amount as asked (clashes are rare, and the unique index catches
-    # them); later tries look up the open amounts first (a concurrent draft may also take
-    # the nudged amount: pick again).
+    # The first try of an exact draft takes the amount as asked (clashes are rare, and the
+    # unique index catches them); later tries look up the open amounts first (a concurrent
+    # draft may also take the nudged amount: pick again).
     for attempt in range(MAX_AMOUNT_PICKS):
         try:
             with transaction.atomic():
@@ -346,14 +385,14 @@ def draft_create(
                 if on_created is not None:
                     on_created(draft)
                 return draft
-        except IntegrityError as exc:
-            if _UNIQUE_TUPLE not in str(exc):
+        except IntegrityError:
+            if not _is_amount_clash(plan, user=user):
                 raise
     raise AmountCollision("Could not find a unique amount for this address; try again.", field="amountSats")
 
 
-def _draft_insert(*, user, plan: DraftPlan, now: datetime, origin: dict, optimistic: bool) -> Draft:
-    amount, nudge = _free_amount(plan, optimistic=optimistic)
+def _draft_insert(*, user, plan: DraftPlan, now: datetime, origin: Origin, optimistic: bool) -> Draft:
+    amount, nudge = _free_amount(plan, user=user, optimistic=optimistic)
     asset = plan.asset
     draft = Draft(
         user=user,
@@ -384,7 +423,10 @@ def _draft_insert(*, user, plan: DraftPlan, now: datetime, origin: dict, optimis
         created_at=now,
         is_fee_settlement=plan.is_fee_settlement,
         solana_reference=new_solana_reference() if asset.family == "solana" else None,
-        **origin,
+        origin=origin.kind,
+        payment_request_id=origin.payment_request_id,
+        order_id=origin.order_id,
+        template_id=origin.template_id,
     )
     placement, fee_address = _fee_placement(user=user, plan=plan, draft_id=draft.id)
     draft.fee_placement, draft.platform_fee_address = placement, fee_address
@@ -418,29 +460,25 @@ def _no_fee_json(plan: DraftPlan) -> dict:
 
 def draft_requote(*, draft: Draft, now: datetime | None = None) -> Draft:
     """Lock a new rate for a Pending fiat-priced draft whose quote expired; re-price amount and fee."""
-    from drafts.planning import draft_plan
-
     now = now or timezone.now()
     _check_requotable(draft, now)
-    plan = draft_plan(  # rate look-ups happen here, before the row is locked
-        request={
-            "network": draft.network,
-            "currency": draft.currency,
-            "paymentMethod": draft.method,
-            "receiverAddress": draft.receiver_address,
-            "fiatCurrency": draft.fiat_currency,
-            "fiatAmount": draft.fiat_amount,
-            "requiredConfirmations": draft.required_confirmations,
-        },
-        now=now,
-        is_fee_settlement=draft.is_fee_settlement,
+    request = DraftRequest(
+        network=draft.network,
+        currency=draft.currency,
+        payment_method=draft.method,
+        receiver_address=draft.receiver_address,
+        fiat_currency=draft.fiat_currency,
+        fiat_amount=draft.fiat_amount,
+        required_confirmations=draft.required_confirmations,
     )
+    # Rate look-ups happen here, before the row is locked.
+    plan = draft_plan(request=request, now=now, is_fee_settlement=draft.is_fee_settlement)
     for _ in range(MAX_AMOUNT_PICKS):
         try:
             with transaction.atomic():
                 locked = _locked(draft.id)
                 _check_requotable(locked, now)
-                amount, nudge = _free_amount(plan, exclude=locked.id)
+                amount, nudge = _free_amount(plan, user=locked.user, exclude=locked.id)
                 locked.amount_base_units, locked.quote_nudge_base_units = amount, nudge
                 locked.rate, locked.usd_rate, locked.rate_source = plan.quote.rate, plan.usd_rate, plan.quote.source
                 locked.quote_locked_at, locked.quote_expires_at = plan.quote.locked_at, plan.quote.expires_at
@@ -452,8 +490,8 @@ def draft_requote(*, draft: Draft, now: datetime | None = None) -> Draft:
                 locked.payment_uri = _payment_uri(locked, plan)
                 locked.save()
                 return locked
-        except IntegrityError as exc:
-            if _UNIQUE_TUPLE not in str(exc):
+        except IntegrityError:
+            if not _is_amount_clash(plan, user=draft.user, exclude=draft.id):
                 raise
     raise AmountCollision("Could not find a unique amount for this address; try again.", field="fiatAmount")
 
@@ -467,8 +505,5 @@ def _check_requotable(draft: Draft, now: datetime) -> None:
         raise Conflict(
             "Only a Pending fiat-priced draft whose quote has expired can be requoted.",
             code="requote_not_allowed",
-            extra={
-                "status": draft.status,
-                "quoteExpiresAt": draft.quote_expires_at.isoformat() if draft.quote_expires_at else None,
-            },
+            extra={"draftStatus": draft.status, "quoteExpiresAt": json_datetime(draft.quote_expires_at)},
         )

@@ -14,8 +14,8 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
+from config.wire import json_number
 from payments.enums import FeePlacement, Network
-from payments.quotes import json_number
 from payments.registry import Asset, format_amount
 
 FEE_USD_PLACES = Decimal("0.00000001")

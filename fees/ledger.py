@@ -17,14 +17,14 @@ from django.db import transaction
 from django.db.models import Count, Min, Sum
 from django.utils import timezone
 
-from config.api.problems import Problem
+from config.problems import PaymentRequired
+from config.wire import json_datetime, json_number
 from fees.models import AccruedFee
 
 Status = AccruedFee.Status
 
 
-class FeesOutstanding(Problem):
-    status_code = 402
+class FeesOutstanding(PaymentRequired):
     default_code = "fees_outstanding"
 
 
@@ -44,12 +44,10 @@ class Balance:
 
     def as_json(self) -> dict:
         return {
-            "outstandingUsd": float(self.outstanding_usd),
+            "outstandingUsd": json_number(self.outstanding_usd),
             "draftCount": self.draft_count,
-            "oldestAccruedAt": self.oldest_accrued_at.isoformat().replace("+00:00", "Z")
-            if self.oldest_accrued_at
-            else None,
-            "maxOutstandingUsd": float(settings.FEE_MAX_OUTSTANDING_USD),
+            "oldestAccruedAt": json_datetime(self.oldest_accrued_at),
+            "maxOutstandingUsd": json_number(settings.FEE_MAX_OUTSTANDING_USD),
             "maxAgeDays": settings.FEE_MAX_AGE_DAYS,
             "blocked": self.blocked,
             "activeSettlementDraftId": str(self.active_settlement_draft_id)
@@ -59,16 +57,16 @@ class Balance:
 
 
 def balance_of(user, *, with_settlement: bool = True) -> Balance:
-    from drafts.models import OPEN_STATUSES, Draft
-
     totals = AccruedFee.objects.filter(user=user, status=Status.OUTSTANDING).aggregate(
         usd=Sum("fee_usd"), oldest=Min("accrued_at"), count=Count("id")
     )
     active = None
     if with_settlement:
+        # An open settlement holds the outstanding entries it covers; confirming it settles them,
+        # and expiry or cancellation lets go of them (drafts.services calls back here).
         active = (
-            Draft.objects.filter(user=user, is_fee_settlement=True, status__in=OPEN_STATUSES)
-            .values_list("id", flat=True)
+            AccruedFee.objects.filter(user=user, status=Status.OUTSTANDING, settlement_draft__isnull=False)
+            .values_list("settlement_draft_id", flat=True)
             .first()
         )
     return Balance(
@@ -87,8 +85,8 @@ def ensure_not_blocked(user) -> None:
             f"Accrued fees of {balance.outstanding_usd.quantize(Decimal('0.01'))} USD must be settled first "
             "(POST /api/v1/fees/accrued/settle). MultiOutput drafts remain available.",
             extra={
-                "outstandingUsd": float(balance.outstanding_usd),
-                "maxOutstandingUsd": float(settings.FEE_MAX_OUTSTANDING_USD),
+                "outstandingUsd": json_number(balance.outstanding_usd),
+                "maxOutstandingUsd": json_number(settings.FEE_MAX_OUTSTANDING_USD),
             },
         )
 

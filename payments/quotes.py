@@ -9,25 +9,13 @@ from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
-from rest_framework.fields import DateTimeField
 
+from config.wire import json_datetime, json_number
 from payments.rates import get_rate
 from payments.registry import Asset
 
 # Enough digits that no division below loses a base unit, whatever the rate.
 _PRECISION = 60
-
-
-def json_number(value: Decimal) -> int | float:
-    """A Decimal as a JSON number: an int when integral, else a float."""
-    value = Decimal(value)
-    if value == value.to_integral_value():
-        return int(value)
-    return float(value)
-
-
-def json_datetime(value: datetime) -> str:
-    return DateTimeField().to_representation(value)
 
 
 def fiat_to_base_units(fiat_amount: Decimal, rate: Decimal, decimals: int) -> int:

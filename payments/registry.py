@@ -34,7 +34,7 @@ from typing import Literal
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from config.api.problems import Problem
+from config.problems import Problem
 from payments.enums import Currency, Method, Network
 
 Family = Literal["bitcoin", "evm", "solana"]
@@ -143,6 +143,24 @@ class Asset:
     def unit(self) -> int:
         """Base units in one whole unit of the asset."""
         return 10**self.decimals
+
+    @property
+    def max_base_units(self) -> int:
+        """The largest amount one draft may bill: more than the asset's supply is no real payment."""
+        return MAX_WHOLE_UNITS[self.currency] * self.unit
+
+
+# Upper bounds of one payment, in whole units (decisions: no amount above the asset's plausible
+# supply). BTC: the 21 million cap. ETH and SOL: several times today's supply. Stablecoins:
+# a trillion, well above any issuer's circulation. Every bound stays below 2**63 base units.
+MAX_WHOLE_UNITS: dict[str, int] = {
+    "BTC": 21_000_000,
+    "ETH": 1_000_000_000,
+    "SOL": 5_000_000_000,
+    "USDC": 1_000_000_000_000,
+    "USDT": 1_000_000_000_000,
+    "EURC": 1_000_000_000_000,
+}
 
 
 class UnsupportedCombination(Problem):

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from payments.quotes import json_datetime, json_number
+from config.wire import json_datetime, json_number
 from payments.rates import CRYPTO_ASSETS, get_rate, normalise_asset, normalise_fiat
 
 

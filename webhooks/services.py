@@ -25,7 +25,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 import outbound
-from config.api.problems import Conflict, Problem
+from config.problems import Conflict, Problem
+from config.wire import json_datetime
 from notifications import kinds as email_kinds
 from notifications.services import email_enqueue
 from webhooks import signing
@@ -172,7 +173,7 @@ def webhook_send_test(*, webhook: Webhook, now: datetime | None = None) -> Deliv
             data={
                 "webhookId": str(webhook.id),
                 "message": "This is a test event from the payment drafts service.",
-                "occurredAt": now.isoformat().replace("+00:00", "Z"),
+                "occurredAt": json_datetime(now),
             },
         )
         delivery = Delivery.objects.create(webhook=webhook, event=event, next_attempt_at=now)

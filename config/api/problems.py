@@ -1,9 +1,9 @@
 """RFC 9457 problem details for every error under /api/.
 
 Shape: {type, title, status, detail, code, errors: [{field, code, message}]}.
-Domain code raises ``Problem`` (or a subclass) with a stable ``code``; DRF's own
-exceptions and anything unexpected are translated here, so no HTML page or stack
-trace ever reaches an API client.
+Domain code raises ``config.problems.Problem`` (or a subclass) with a stable ``code``;
+it, DRF's own exceptions and anything unexpected are translated here, so no HTML page
+or stack trace ever reaches an API client.
 """
 
 from __future__ import annotations
@@ -15,108 +15,29 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from rest_framework import exceptions, status
+from rest_framework import exceptions
+
+from config.problems import TITLES, PayloadTooLarge, Problem, TooManyRequests, problem_document
 
 logger = logging.getLogger(__name__)
 
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 API_PREFIXES = ("/api/",)
 
-_TITLES = {
-    400: "Invalid request",
-    401: "Authentication required",
-    402: "Payment required",
-    403: "Forbidden",
-    404: "Not found",
-    405: "Method not allowed",
-    406: "Not acceptable",
-    409: "Conflict",
-    413: "Request body too large",
-    415: "Unsupported media type",
-    422: "Unprocessable request",
-    429: "Too many requests",
-    500: "Internal server error",
-    503: "Service unavailable",
-}
 
-
-class Problem(exceptions.APIException):
-    """An error with a stable machine-readable code.
-
-    ``errors`` lists field errors as (field, code, message); ``extra`` adds
-    extension members to the problem document (e.g. ``draftId``).
-    """
-
-    status_code = status.HTTP_400_BAD_REQUEST
-    default_code = "invalid_request"
-    default_detail = "The request is invalid."
-
-    def __init__(
-        self,
-        detail: str | None = None,
-        *,
-        code: str | None = None,
-        status_code: int | None = None,
-        field: str | None = None,
-        errors: list[dict[str, Any]] | None = None,
-        extra: dict[str, Any] | None = None,
-    ) -> None:
-        if status_code is not None:
-            self.status_code = status_code
-        self.code = code or self.default_code
-        super().__init__(detail or self.default_detail, self.code)
-        if errors is None and field is not None:
-            errors = [{"field": field, "code": self.code, "message": str(self.detail)}]
-        self.errors = errors or []
-        self.extra = extra or {}
-
-
-class ServiceUnavailable(Problem):
-    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
-    default_code = "service_unavailable"
-    default_detail = "A service this request depends on is unavailable."
-
-
-class Conflict(Problem):
-    status_code = status.HTTP_409_CONFLICT
-    default_code = "conflict"
-    default_detail = "The request conflicts with the resource's current state."
-
-
-class PayloadTooLarge(Problem):
-    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
-    default_code = "payload_too_large"
-    default_detail = "The request body is too large."
-
-
-def problem_document(
-    status_code: int,
-    code: str,
-    detail: str,
-    *,
-    errors: list[dict[str, Any]] | None = None,
-    extra: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "type": f"{settings.BASE_URL}/problems/{code}",
-        "title": _TITLES.get(status_code, "Error"),
-        "status": status_code,
-        "detail": detail,
-        "code": code,
-        "errors": errors or [],
-    }
-    if extra:
-        body.update(extra)
-    return body
-
-
-def problem_body(exc: exceptions.APIException) -> dict[str, Any]:
-    """The problem document for an API exception (validation errors included)."""
+def problem_body(exc: Problem | exceptions.APIException) -> dict[str, Any]:
+    """The problem document for a domain Problem or an API exception (validation errors included)."""
     if isinstance(exc, exceptions.ValidationError):
         return _validation_document(exc)
     if isinstance(exc, Problem):
-        return problem_document(exc.status_code, exc.code, str(exc.detail), errors=exc.errors, extra=exc.extra)
+        return problem_document(exc.status_code, exc.code, exc.detail, errors=exc.errors, extra=exc.extra)
     return problem_document(exc.status_code, exc.default_code, str(exc.detail))
+
+
+def problem_from_validation(exc: exceptions.ValidationError) -> Problem:
+    """A serializer's ValidationError as the domain Problem (for code shared with other surfaces)."""
+    body = _validation_document(exc)
+    return Problem(body["detail"], code=body["code"], errors=body["errors"])
 
 
 def problem_response(
@@ -202,6 +123,15 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> HttpRe
     elif isinstance(exc, RequestDataTooBig):
         exc = PayloadTooLarge()
 
+    if isinstance(exc, Problem):
+        set_rollback()
+        headers = {}
+        if isinstance(exc, TooManyRequests) and exc.retry_after is not None:
+            headers["Retry-After"] = str(max(1, exc.retry_after))
+        return problem_response(
+            exc.status_code, exc.code, exc.detail, errors=exc.errors, extra=exc.extra, headers=headers
+        )
+
     if not isinstance(exc, exceptions.APIException):
         logger.exception("Unhandled error in API view", exc_info=exc)
         set_rollback()
@@ -221,12 +151,9 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> HttpRe
     if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
         headers["Retry-After"] = str(max(1, int(exc.wait + 0.999)))
 
-    if isinstance(exc, Problem):
-        code, errors, extra = exc.code, exc.errors, exc.extra
-    else:
-        code = _DRF_CODES.get(type(exc)) or (exc.get_codes() if isinstance(exc.get_codes(), str) else None)
-        code = code or exc.default_code
-        errors, extra = [], getattr(exc, "extra", None)
+    code = _DRF_CODES.get(type(exc)) or (exc.get_codes() if isinstance(exc.get_codes(), str) else None)
+    code = code or exc.default_code
+    errors, extra = [], getattr(exc, "extra", None)
     return problem_response(exc.status_code, code, str(exc.detail), errors=errors, extra=extra, headers=headers)
 
 
@@ -288,7 +215,7 @@ def _replace_with_problem(response: HttpResponse) -> HttpResponse:
     if response.status_code >= 500:
         code, detail = "internal_error", "An unexpected error occurred. It has been logged."
     elif response.status_code not in _STATUS_CODES:
-        code, detail = "error", _TITLES.get(response.status_code, "Error")
+        code, detail = "error", TITLES.get(response.status_code, "Error")
     headers = {
         name: response[name] for name in ("Allow", "Retry-After", "WWW-Authenticate") if response.has_header(name)
     }

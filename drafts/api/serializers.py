@@ -6,6 +6,7 @@ from rest_framework import serializers
 
 from config.api.pagination import PageQuerySerializer
 from config.api.serializers import StrictSerializer
+from drafts.settlement import SETTLEMENT_CURRENCIES
 from payments.enums import Currency, DraftStatus, FeePlacement, Method, Network
 
 INT64_MAX = 2**63 - 1
@@ -229,3 +230,21 @@ class DraftFeesResponseSerializer(serializers.Serializer):
     feeOutputs = FeeOutputInfoSerializer(many=True, allow_null=True)
     feeAccrued = serializers.BooleanField()
     totalToSendSats = serializers.IntegerField(help_text="Receiver amount plus any fee output, in base units")
+
+
+# --- Accrued fees and their settlement (a settlement is a kind of draft) ---------------
+
+
+class AccruedFeesResponseSerializer(serializers.Serializer):
+    outstandingUsd = serializers.FloatField()
+    draftCount = serializers.IntegerField()
+    oldestAccruedAt = serializers.DateTimeField(allow_null=True)
+    maxOutstandingUsd = serializers.FloatField()
+    maxAgeDays = serializers.IntegerField()
+    blocked = serializers.BooleanField()
+    activeSettlementDraftId = serializers.UUIDField(allow_null=True)
+
+
+class SettleAccruedFeesRequestSerializer(StrictSerializer):
+    currency = serializers.ChoiceField(choices=SETTLEMENT_CURRENCIES)
+    network = serializers.ChoiceField(choices=Network.choices)

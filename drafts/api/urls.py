@@ -1,8 +1,13 @@
+from django.urls import path
 from rest_framework.routers import SimpleRouter
 
-from drafts.api.views import DraftViewSet
+from drafts.api.views import AccruedFeesView, DraftViewSet, SettleAccruedFeesView
 
 router = SimpleRouter(trailing_slash=False)
 router.register("drafts", DraftViewSet, basename="draft")
 
-urlpatterns = router.urls
+urlpatterns = [
+    path("fees/accrued", AccruedFeesView.as_view(), name="fees-accrued"),
+    path("fees/accrued/settle", SettleAccruedFeesView.as_view(), name="fees-settle"),
+    *router.urls,
+]

@@ -1,19 +1,22 @@
 from __future__ import annotations
 
 from django.http import HttpResponse
-from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import APIException
+from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from config.api.pagination import page_of
-from config.api.problems import Conflict, problem_body
-from config.api.responses import resource_url
+from config.api.problems import problem_from_validation
+from config.api.responses import created_response, resource_url
+from config.problems import Conflict, Problem
 from drafts import services
+from drafts.api.creation import create_draft_outcome
 from drafts.api.serializers import (
+    AccruedFeesResponseSerializer,
     BatchCreateDraftsRequestSerializer,
     BatchDraftItemSerializer,
     BatchDraftResultSerializer,
@@ -23,35 +26,20 @@ from drafts.api.serializers import (
     DraftListResponseSerializer,
     DraftResponseSerializer,
     DraftStatusResponseSerializer,
+    SettleAccruedFeesRequestSerializer,
     TxTemplateResponseSerializer,
 )
 from drafts.documents import draft_fees_json, draft_pdf, draft_tx_template
-from drafts.idempotency import Outcome, Record, run_idempotently, validate_key
-from drafts.planning import draft_plan
+from drafts.idempotency import Outcome
 from drafts.presenters import draft_json, draft_status_json
 from drafts.selectors import draft_get, draft_list
+from drafts.settlement import settlement_open
+from fees.ledger import balance_of
 
 UUID_PATTERN = "[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}"
 IDEMPOTENCY_HEADER = OpenApiParameter(
     "Idempotency-Key", OpenApiTypes.STR, OpenApiParameter.HEADER, description="Makes retries safe (24 h, per account)"
 )
-
-
-def create_draft_outcome(*, user, body, record: Record) -> Outcome:
-    """Validate, price and write one draft; the shared path of single and batch creation."""
-    request = CreateDraftRequestSerializer(data=body)
-    request.is_valid(raise_exception=True)
-    now = timezone.now()
-    plan = draft_plan(request=request.validated_data, now=now)  # network I/O: before the transaction
-
-    created: dict[str, Outcome] = {}
-
-    def store(draft) -> None:  # inside the draft's transaction: the stored response commits with it
-        created["outcome"] = Outcome(status=201, body=draft_json(draft))
-        record(created["outcome"])
-
-    services.draft_create(user=user, plan=plan, now=now, on_created=store)
-    return created["outcome"]
 
 
 class DraftViewSet(viewsets.ViewSet):
@@ -89,14 +77,8 @@ class DraftViewSet(viewsets.ViewSet):
         responses={201: DraftResponseSerializer},
     )
     def create(self, request):
-        key = request.headers.get("Idempotency-Key")
-        if key is not None:
-            validate_key(key)
-        outcome = run_idempotently(
-            user=request.user,
-            key=key,
-            body=request.data,
-            work=lambda record: create_draft_outcome(user=request.user, body=request.data, record=record),
+        outcome = create_draft_outcome(
+            user=request.user, body=request.data, idempotency_key=request.headers.get("Idempotency-Key")
         )
         response = Response(outcome.body, status=outcome.status)
         if outcome.status == 201:
@@ -123,21 +105,18 @@ class DraftViewSet(viewsets.ViewSet):
 
     @staticmethod
     def _batch_item(user, index: int, raw: dict) -> dict:
+        item = BatchDraftItemSerializer(data=raw)
+        if not item.is_valid():
+            return {"index": index, "draft": None, "error": _error_text(_item_problem(item).document())}
         try:
-            item = BatchDraftItemSerializer(data=raw)
-            item.is_valid(raise_exception=True)
-            key = item.validated_data.get("idempotencyKey")
-            if key is not None:
-                validate_key(key, field="idempotencyKey")
-            draft_body = item.validated_data["draft"]
-            outcome = run_idempotently(
+            outcome = create_draft_outcome(
                 user=user,
-                key=key,
-                body=draft_body,
-                work=lambda record: create_draft_outcome(user=user, body=draft_body, record=record),
+                body=item.validated_data["draft"],
+                idempotency_key=item.validated_data.get("idempotencyKey"),
+                key_field="idempotencyKey",
             )
-        except APIException as exc:
-            outcome = Outcome(status=exc.status_code, body=problem_body(exc))
+        except Problem as exc:
+            outcome = Outcome(status=exc.status_code, body=exc.document())
         if outcome.status >= 400:
             return {"index": index, "draft": None, "error": _error_text(outcome.body)}
         return {"index": index, "draft": outcome.body, "error": None}
@@ -215,3 +194,33 @@ def _error_text(problem: dict) -> str:
     fields = [e["field"] for e in problem.get("errors", []) if e.get("field")]
     where = f" ({', '.join(fields)})" if fields else ""
     return f"{problem['code']}: {problem['detail']}{where}"
+
+
+def _item_problem(item: BatchDraftItemSerializer) -> Problem:
+    return problem_from_validation(ValidationError(item.errors))
+
+
+class AccruedFeesView(APIView):
+    required_scopes = {"GET": "fees:read"}
+
+    @extend_schema(
+        summary="Fees accrued by single-output and Lightning payments, and whether the account is blocked",
+        responses=AccruedFeesResponseSerializer,
+    )
+    def get(self, request):
+        return Response(balance_of(request.user).as_json())
+
+
+class SettleAccruedFeesView(APIView):
+    required_scopes = {"POST": "fees:write"}
+
+    @extend_schema(
+        summary="Open one draft that pays all accrued fees to the operator",
+        request=SettleAccruedFeesRequestSerializer,
+        responses={201: DraftResponseSerializer},
+    )
+    def post(self, request):
+        body = SettleAccruedFeesRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        settlement = settlement_open(user=request.user, **body.validated_data)
+        return created_response(draft_json(settlement), location=resource_url("draft-detail", pk=settlement.id))

@@ -1,9 +1,7 @@
 from django.urls import path
 
-from fees.api.views import AccruedFeesView, FeeScheduleView, SettleAccruedFeesView
+from fees.api.views import FeeScheduleView
 
 urlpatterns = [
     path("fees/schedule", FeeScheduleView.as_view(), name="fee-schedule"),
-    path("fees/accrued", AccruedFeesView.as_view(), name="fees-accrued"),
-    path("fees/accrued/settle", SettleAccruedFeesView.as_view(), name="fees-settle"),
 ]

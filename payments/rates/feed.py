@@ -18,7 +18,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.utils import timezone
 
-from config.api.problems import Problem, ServiceUnavailable
+from config.problems import Problem, ServiceUnavailable
 from payments.rates.fiat import FIAT_CURRENCIES
 from payments.rates.providers import CRYPTO_ASSETS, ProviderError, Quotes, configured_providers
 

@@ -22,10 +22,10 @@ def test_an_exact_payment_is_seen_then_confirmed_at_the_required_count(owner):
     services.draft_payment_observed(draft_id=draft.id, tx_id="0xabc", received_base_units=25_000_000, confirmations=0)
     draft.refresh_from_db()
     assert draft.status == DraftStatus.SEEN and draft.paid_tx_id == "0xabc"
-    services.draft_confirmations_update(draft_id=draft.id, tx_id="0xabc", confirmations=2)
+    services.draft_payment_observed(draft_id=draft.id, tx_id="0xabc", received_base_units=25_000_000, confirmations=2)
     draft.refresh_from_db()
     assert draft.status == DraftStatus.SEEN and draft.confirmations == 2
-    services.draft_confirmations_update(draft_id=draft.id, tx_id="0xabc", confirmations=3)
+    services.draft_payment_observed(draft_id=draft.id, tx_id="0xabc", received_base_units=25_000_000, confirmations=3)
     draft.refresh_from_db()
     assert draft.status == DraftStatus.CONFIRMED
     assert events_of(draft) == ["draft.seen", "draft.confirmed"]
@@ -58,7 +58,7 @@ def test_accepting_a_short_payment_sends_seen_with_accepted_by_owner_then_confir
     draft = make_draft(owner, required_confirmations=2)
     services.draft_payment_observed(draft_id=draft.id, tx_id="0x1", received_base_units=24_000_000, confirmations=0)
     services.draft_accept_received(draft=draft)
-    services.draft_confirmations_update(draft_id=draft.id, tx_id="0x1", confirmations=2)
+    services.draft_payment_observed(draft_id=draft.id, tx_id="0x1", received_base_units=24_000_000, confirmations=2)
     draft.refresh_from_db()
     assert draft.status == DraftStatus.CONFIRMED
     assert events_of(draft) == ["draft.amount_mismatch", "draft.seen", "draft.confirmed"]
@@ -71,7 +71,8 @@ def test_accepting_a_short_payment_sends_seen_with_accepted_by_owner_then_confir
 def test_a_reorged_payment_returns_the_draft_to_pending_and_can_be_seen_again(owner):
     draft = make_draft(owner, required_confirmations=12)
     services.draft_payment_observed(draft_id=draft.id, tx_id="0x1", received_base_units=25_000_000, confirmations=1)
-    services.draft_payment_vanished(draft_id=draft.id, tx_id="0x1")
+    vanished = services.PaymentObservation(tx_id="0x1", received_base_units=25_000_000, vanished=True)
+    services.draft_payment_apply(draft_id=draft.id, observation=vanished)
     draft.refresh_from_db()
     assert draft.status == DraftStatus.PENDING and draft.paid_tx_id is None
     services.draft_payment_observed(draft_id=draft.id, tx_id="0x1", received_base_units=25_000_000, confirmations=1)

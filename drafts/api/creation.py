@@ -1,0 +1,51 @@
+"""Draft creation at the edge, shared by the REST views and the MCP tools.
+
+Validates an API body (CreateDraftRequest), turns it into the typed DraftRequest, and runs
+the one creation door idempotently: the answer is the REST body (201 and the draft) or a
+problem document, exactly what a replay of the same Idempotency-Key returns later.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils import timezone
+from rest_framework.exceptions import ValidationError
+
+from config.api.problems import problem_from_validation
+from drafts.api.serializers import CreateDraftRequestSerializer
+from drafts.idempotency import Outcome, Record, run_idempotently, validate_key
+from drafts.presenters import draft_json
+from drafts.requests import DraftRequest, Origin
+from drafts.services import draft_create_from_request
+
+
+def draft_request_from_body(body: Any) -> DraftRequest:
+    """A CreateDraftRequest body as the typed request; bad input raises the domain Problem."""
+    serializer = CreateDraftRequestSerializer(data=body)
+    try:
+        serializer.is_valid(raise_exception=True)
+    except ValidationError as exc:
+        raise problem_from_validation(exc) from None
+    return DraftRequest.from_api(serializer.validated_data)
+
+
+def create_draft_outcome(
+    *, user, body: Any, idempotency_key: str | None, key_field: str = "Idempotency-Key"
+) -> Outcome:
+    """Create one draft from an API body, once per (account, key, body)."""
+    if idempotency_key is not None:
+        validate_key(idempotency_key, field=key_field)
+
+    def work(record: Record) -> Outcome:
+        request = draft_request_from_body(body)
+
+        def store(draft) -> None:  # inside the draft's transaction: the stored response commits with it
+            created["outcome"] = Outcome(status=201, body=draft_json(draft))
+            record(created["outcome"])
+
+        created: dict[str, Outcome] = {}
+        draft_create_from_request(user=user, request=request, origin=Origin.api(), now=timezone.now(), on_created=store)
+        return created["outcome"]
+
+    return run_idempotently(user=user, key=idempotency_key, body=body, work=work)

@@ -1,0 +1,65 @@
+"""The layers of docs/architecture.md, kept: DRF at the edge, no import circle between apps."""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+# `config` is the ground (settings, problems, wire formats) and also wires the URLs of every
+# app together, so it is left out of the circle check; its domain modules import no app.
+APPS = sorted(p.name for p in ROOT.iterdir() if (p / "apps.py").exists() or (p.is_dir() and p.name in ("outbound",)))
+GROUND_MODULES = ("config/problems.py", "config/wire.py", "config/env.py")
+DRF_ALLOWED = ("/api/", "config/", "accounts/authentication.py", "accounts/permissions.py", "mcp/")
+
+
+def _imports(path: Path) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append(node.module)
+    return found
+
+
+def _source_files():
+    for app in [*APPS, "config"]:
+        for path in (ROOT / app).rglob("*.py"):
+            if "migrations" not in path.parts:
+                yield path
+
+
+def test_rest_framework_is_imported_only_at_the_edge():
+    offenders = [
+        str(path.relative_to(ROOT))
+        for path in _source_files()
+        if any(m.split(".")[0] in ("rest_framework", "drf_spectacular") for m in _imports(path))
+        and not any(part in f"/{path.relative_to(ROOT)}" for part in DRF_ALLOWED)
+    ]
+    assert offenders == []
+
+
+def test_no_two_apps_import_each_other():
+    edges: dict[str, set[str]] = defaultdict(set)
+    for path in _source_files():
+        app = path.relative_to(ROOT).parts[0]
+        if app == "config":
+            continue
+        for module in _imports(path):
+            target = module.split(".")[0]
+            if target in APPS and target != app:
+                edges[app].add(target)
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        return any(n == goal or (n not in seen and reaches(n, goal, seen | {n})) for n in edges[start])
+
+    circles = sorted({tuple(sorted((a, b))) for a in list(edges) for b in edges[a] if reaches(b, a, {b})})
+    assert circles == []
+
+
+def test_the_ground_modules_import_no_app():
+    for name in GROUND_MODULES:
+        imported = {m.split(".")[0] for m in _imports(ROOT / name)}
+        assert not imported & set(APPS), name
