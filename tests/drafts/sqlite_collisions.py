@@ -1,0 +1,35 @@
+"""Run as a script against an SQLite database (see test_collisions_on_sqlite.py): creates the
+same exact-amount draft twice and the same fiat-priced draft twice, and prints the answers."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import django
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
+django.setup()
+
+from django.core.management import call_command  # noqa: E402
+from django.test import Client  # noqa: E402
+from django.test.utils import override_settings  # noqa: E402
+
+from accounts.models import User  # noqa: E402
+from accounts.scopes import ALL_SCOPES  # noqa: E402
+from accounts.services import api_key_create  # noqa: E402
+
+call_command("migrate", verbosity=0)
+user = User.objects.create_user("sqlite@example.com", "a long enough passphrase")
+key = api_key_create(user=user, name="sqlite", scopes=list(ALL_SCOPES)).key
+client = Client(HTTP_AUTHORIZATION=f"Bearer {key}")
+receiver = "0x8617E340B3D01FA5F11F306F4090FD50E238070D"
+exact = {"network": "Base", "currency": "USDC", "receiverAddress": receiver, "amountSats": 5_000_000}
+fiat = {"network": "Base", "currency": "USDC", "receiverAddress": receiver, "fiatCurrency": "EUR", "fiatAmount": 20}
+answers = []
+with override_settings(API_RATE_LIMITS={"read": "10000/min", "write": "10000/min"}):
+    for body in (exact, exact, fiat, fiat):
+        response = client.post("/api/v1/drafts", json.dumps(body), content_type="application/json")
+        answers.append({"status": response.status_code, "body": response.json()})
+json.dump(answers, sys.stdout)
