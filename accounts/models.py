@@ -28,6 +28,8 @@ class UserManager(BaseUserManager):
 class User(AbstractBaseUser, PermissionsMixin):
     """An account: a merchant (or operator) who owns drafts, keys and webhooks."""
 
+    # The id the API shows; the integer primary key never leaves the database.
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     email = models.EmailField(unique=True)
     is_active = models.BooleanField(default=True)
     is_staff = models.BooleanField(default=False)

@@ -47,7 +47,7 @@ class ApiKeyCreatedSerializer(ApiKeySerializer):
 
 
 class MeSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
+    id = serializers.UUIDField(help_text="The account id")
     email = serializers.EmailField()
     authenticatedWith = serializers.ChoiceField(choices=["session", "apiKey"])
     scopes = serializers.ListField(child=serializers.CharField(), help_text="The scopes this request may use")

@@ -64,7 +64,7 @@ class MeView(APIView):
         return Response(
             MeSerializer(
                 {
-                    "id": request.user.pk,
+                    "id": request.user.public_id,
                     "email": request.user.email,
                     "authenticatedWith": "apiKey" if api_key else "session",
                     "scopes": api_key.scopes if api_key else ALL_SCOPES,

@@ -22,7 +22,7 @@ def test_a_valid_key_authenticates_as_its_account(owner, make_key):
     response = bearer(make_key("drafts:read")).get("/api/v1/auth/me")
     assert response.status_code == 200
     assert response.json() == {
-        "id": owner.pk,
+        "id": str(owner.public_id),
         "email": "owner@example.com",
         "authenticatedWith": "apiKey",
         "scopes": ["drafts:read"],
