@@ -1,4 +1,9 @@
-"""Bearer API key authentication for /api/v1 (and the MCP endpoint)."""
+"""Bearer API key authentication, shared by the REST API and the MCP endpoint.
+
+``api_key_authenticate`` is the one check of a presented key (failed guesses limited per
+client, constant-time hash compare, revocation, expiry, disabled accounts, last-used);
+``ApiKeyAuthentication`` is its DRF adapter and the MCP server's token verifier another.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +11,39 @@ from django.conf import settings
 from django.core.cache import cache
 from rest_framework import authentication, exceptions
 
+from accounts.models import ApiKey
 from accounts.selectors import api_key_find
 from accounts.services import api_key_touch
 from config.api.throttling import ApiRateThrottle
+
+
+class KeyRefused(Exception):
+    """A presented API key was not accepted; ``throttled`` when the client is guessing too fast."""
+
+    def __init__(self, detail: str, *, throttled: bool = False) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.throttled = throttled
+
+
+def api_key_authenticate(*, token: str, client_ident: str) -> ApiKey:
+    """The usable key for a presented token, or KeyRefused. ``client_ident`` is the caller's address."""
+    failures_key = f"auth-failures:{client_ident}"
+    if cache.get(failures_key, 0) >= settings.API_AUTH_FAILURES_PER_MINUTE:
+        raise KeyRefused("Too many failed authentication attempts from this address.", throttled=True)
+    api_key = api_key_find(key=token) if token else None
+    if api_key is None:
+        cache.add(failures_key, 0, timeout=60)
+        cache.incr(failures_key)
+        raise KeyRefused("The API key is not valid.")
+    if api_key.revoked_at is not None:
+        raise KeyRefused("The API key has been revoked.")
+    if not api_key.is_usable():
+        raise KeyRefused("The API key has expired.")
+    if not api_key.user.is_active:
+        raise KeyRefused("The account is disabled.")
+    api_key_touch(api_key=api_key)
+    return api_key
 
 
 class ApiKeyAuthentication(authentication.BaseAuthentication):
@@ -21,23 +56,13 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         scheme, _, token = header.partition(" ")
         if scheme.lower() != self.keyword.lower():
             return None
-        token = token.strip()
-        failures_key = f"auth-failures:{ApiRateThrottle().get_ident(request)}"
-        if cache.get(failures_key, 0) >= settings.API_AUTH_FAILURES_PER_MINUTE:
-            # DRF checks throttles only after authentication, so guessing is limited here.
-            raise exceptions.Throttled(wait=60, detail="Too many failed authentication attempts from this address.")
-        api_key = api_key_find(key=token) if token else None
-        if api_key is None:
-            cache.add(failures_key, 0, timeout=60)
-            cache.incr(failures_key)
-            raise exceptions.AuthenticationFailed("The API key is not valid.")
-        if api_key.revoked_at is not None:
-            raise exceptions.AuthenticationFailed("The API key has been revoked.")
-        if not api_key.is_usable():
-            raise exceptions.AuthenticationFailed("The API key has expired.")
-        if not api_key.user.is_active:
-            raise exceptions.AuthenticationFailed("The account is disabled.")
-        api_key_touch(api_key=api_key)
+        try:
+            api_key = api_key_authenticate(token=token.strip(), client_ident=ApiRateThrottle().get_ident(request))
+        except KeyRefused as refused:
+            if refused.throttled:
+                # DRF checks throttles only after authentication, so guessing is limited here.
+                raise exceptions.Throttled(wait=60, detail=refused.detail) from None
+            raise exceptions.AuthenticationFailed(refused.detail) from None
         return api_key.user, api_key
 
     def authenticate_header(self, request) -> str:

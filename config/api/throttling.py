@@ -23,22 +23,30 @@ def parse_rate(rate: str) -> tuple[int, int]:
     return int(count), _PERIODS[period]
 
 
+def rate_limit_take(*, scope: str, ident: str, rate: str | None = None) -> tuple[bool, float]:
+    """Count one request of ``ident`` in ``scope`` ("read" or "write"): (allowed, seconds until the window ends).
+
+    The REST throttle and the MCP tool calls share these counters, so one key has one budget.
+    """
+    limit, period = parse_rate(rate or settings.API_RATE_LIMITS[scope])
+    now = time.time()
+    window = int(now // period)
+    key = f"throttle:{scope}:{ident}:{window}"
+    cache.add(key, 0, timeout=period + 1)
+    try:
+        count = cache.incr(key)
+    except ValueError:  # expired between add and incr: this request opens the window
+        cache.add(key, 1, timeout=period + 1)
+        count = 1
+    return count <= limit, (window + 1) * period - now
+
+
 class ApiRateThrottle(BaseThrottle):
     def allow_request(self, request, view) -> bool:
         scope = "read" if request.method in SAFE_METHODS else "write"
-        rate = getattr(view, "throttle_rates", {}).get(scope) or settings.API_RATE_LIMITS[scope]
-        limit, period = parse_rate(rate)
-        now = time.time()
-        window = int(now // period)
-        key = f"throttle:{scope}:{self.ident_of(request)}:{window}"
-        cache.add(key, 0, timeout=period + 1)
-        try:
-            count = cache.incr(key)
-        except ValueError:  # expired between add and incr: this request opens the window
-            cache.add(key, 1, timeout=period + 1)
-            count = 1
-        self._wait = (window + 1) * period - now
-        return count <= limit
+        rate = getattr(view, "throttle_rates", {}).get(scope)
+        allowed, self._wait = rate_limit_take(scope=scope, ident=self.ident_of(request), rate=rate)
+        return allowed
 
     def wait(self) -> float:
         return self._wait

@@ -64,11 +64,7 @@ class DraftViewSet(viewsets.ViewSet):
         responses=DraftListResponseSerializer,
     )
     def list(self, request):
-        query = DraftListQuerySerializer(data=request.query_params.dict())
-        query.is_valid(raise_exception=True)
-        params = query.validated_data
-        page = page_of(draft_list(user=request.user, filters=params), page=params["page"], page_size=params["pageSize"])
-        return Response(page.envelope([draft_json(d) for d in page.items]))
+        return Response(draft_page_json(user=request.user, query=request.query_params.dict()))
 
     @extend_schema(
         summary="Create a draft (exact amount or fiat-priced)",
@@ -180,14 +176,30 @@ class DraftViewSet(viewsets.ViewSet):
     )
     @action(detail=True, methods=["get"], url_path="tx-template")
     def tx_template(self, request, pk=None):
-        draft = draft_get(user=request.user, draft_id=pk)
-        template = draft_tx_template(draft)
-        if template is None:
-            raise Conflict(
-                "Transaction templates are for on-chain Bitcoin drafts; pay this draft with its paymentUri.",
-                code="tx_template_not_applicable",
-            )
-        return Response(template)
+        return Response(tx_template_json(draft=draft_get(user=request.user, draft_id=pk)))
+
+
+# Edge functions: the bodies of the operations above, shared by the REST views and the MCP tools.
+
+
+def draft_page_json(*, user, query: dict) -> dict:
+    """GET /drafts: one page of the account's drafts for the (unvalidated) query parameters."""
+    params = DraftListQuerySerializer(data=query)
+    params.is_valid(raise_exception=True)
+    filters = params.validated_data
+    page = page_of(draft_list(user=user, filters=filters), page=filters["page"], page_size=filters["pageSize"])
+    return page.envelope([draft_json(d) for d in page.items])
+
+
+def tx_template_json(*, draft) -> dict:
+    """GET /drafts/{id}/tx-template: a 409 for drafts that are not paid by an on-chain Bitcoin transaction."""
+    template = draft_tx_template(draft)
+    if template is None:
+        raise Conflict(
+            "Transaction templates are for on-chain Bitcoin drafts; pay this draft with its paymentUri.",
+            code="tx_template_not_applicable",
+        )
+    return template
 
 
 def _error_text(problem: dict) -> str:
@@ -220,7 +232,12 @@ class SettleAccruedFeesView(APIView):
         responses={201: DraftResponseSerializer},
     )
     def post(self, request):
-        body = SettleAccruedFeesRequestSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        settlement = settlement_open(user=request.user, **body.validated_data)
-        return created_response(draft_json(settlement), location=resource_url("draft-detail", pk=settlement.id))
+        body = settlement_json(user=request.user, body=request.data)
+        return created_response(body, location=resource_url("draft-detail", pk=body["id"]))
+
+
+def settlement_json(*, user, body) -> dict:
+    """POST /fees/accrued/settle: the settlement draft; shared by REST and MCP."""
+    request = SettleAccruedFeesRequestSerializer(data=body)
+    request.is_valid(raise_exception=True)
+    return draft_json(settlement_open(user=user, **request.validated_data))

@@ -20,6 +20,11 @@ class RatesView(APIView):
         responses=RatesResponseSerializer,
     )
     def get(self, request):
-        query = RatesQuerySerializer(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        return Response(rates_list(ccy=query.validated_data["ccy"], asset=query.validated_data.get("asset")))
+        return Response(rates_json(query=request.query_params))
+
+
+def rates_json(*, query) -> dict:
+    """GET /rates for the (unvalidated) query parameters; shared by REST and MCP."""
+    params = RatesQuerySerializer(data=query)
+    params.is_valid(raise_exception=True)
+    return rates_list(ccy=params.validated_data["ccy"], asset=params.validated_data.get("asset"))

@@ -40,8 +40,7 @@ class WebhookViewSet(viewsets.ViewSet):
         responses=WebhookPageSerializer,
     )
     def list(self, request):
-        page = paginate(webhook_list(user=request.user), request.query_params)
-        return Response(page.envelope(WebhookSerializer(page.items, many=True).data))
+        return Response(webhook_page_json(user=request.user, query=request.query_params))
 
     @extend_schema(
         summary="Register a webhook endpoint (the signing secret is shown once)",
@@ -109,3 +108,9 @@ class WebhookViewSet(viewsets.ViewSet):
         delivery = services.delivery_redeliver(delivery=delivery)
         delivery = delivery_list(webhook=delivery.webhook).get(pk=delivery.pk)
         return Response(DeliverySerializer(delivery).data)
+
+
+def webhook_page_json(*, user, query) -> dict:
+    """GET /webhooks: one page of the account's endpoints; shared by REST and MCP."""
+    page = paginate(webhook_list(user=user), query)
+    return page.envelope(WebhookSerializer(page.items, many=True).data)
