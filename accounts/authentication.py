@@ -26,10 +26,19 @@ class KeyRefused(Exception):
         self.throttled = throttled
 
 
+def _failures_key(client_ident: str) -> str:
+    return f"auth-failures:{client_ident}"
+
+
+def auth_failures_exceeded(*, client_ident: str) -> bool:
+    """True while this address has failed too many key checks in the last minute."""
+    return cache.get(_failures_key(client_ident), 0) >= settings.API_AUTH_FAILURES_PER_MINUTE
+
+
 def api_key_authenticate(*, token: str, client_ident: str) -> ApiKey:
     """The usable key for a presented token, or KeyRefused. ``client_ident`` is the caller's address."""
-    failures_key = f"auth-failures:{client_ident}"
-    if cache.get(failures_key, 0) >= settings.API_AUTH_FAILURES_PER_MINUTE:
+    failures_key = _failures_key(client_ident)
+    if auth_failures_exceeded(client_ident=client_ident):
         raise KeyRefused("Too many failed authentication attempts from this address.", throttled=True)
     api_key = api_key_find(key=token) if token else None
     if api_key is None:

@@ -7,8 +7,27 @@ from drf_spectacular.openapi import AutoSchema
 
 from accounts.permissions import required_scope_for
 
+PAGE_ENVELOPE = {"items", "page", "pageSize", "total"}
+
 
 class ServiceAutoSchema(AutoSchema):
+    def _is_list_view(self, serializer=None) -> bool:
+        """A `list` action answering the paged envelope {items, page, pageSize, total} is one object."""
+        if serializer is None:
+            serializer = self.get_response_serializers()
+        if isinstance(serializer, dict) and serializer:
+            serializer = serializer[min(serializer, key=str)]
+        fields = getattr(serializer, "_declared_fields", None)
+        if fields is not None and PAGE_ENVELOPE <= set(fields):
+            return False
+        return super()._is_list_view(serializer)
+
+    def get_operation_id(self) -> str:
+        operation_id = super().get_operation_id()
+        if getattr(self.view, "action", None) == "list" and operation_id.endswith("_retrieve"):
+            return operation_id.removesuffix("_retrieve") + "_list"  # keep "list" for paged lists
+        return operation_id
+
     def get_operation(self, path, path_regex, path_prefix, method, registry):
         operation = super().get_operation(path, path_regex, path_prefix, method, registry)
         if operation is None:

@@ -1,0 +1,88 @@
+"""ASGI entry point of the MCP process: ``uvicorn mcp_server.asgi:application``.
+
+It serves only ``/mcp``; ``make run`` and docker-compose put it behind the same address
+as the WSGI REST server. Lifespan events go to the SDK's app (its session manager needs
+them). Refused keys answer the REST API's problem documents: 401 with WWW-Authenticate,
+or 429 while the address is guessing keys.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import django
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+django.setup()
+
+from rest_framework import exceptions  # noqa: E402
+
+from mcp_server.server import PATH, build_app, problem_of, request_state  # noqa: E402
+
+PROBLEM = b"application/problem+json"
+
+
+class McpApplication:
+    def __init__(self) -> None:
+        self.app = build_app()
+
+    async def __call__(self, scope: dict[str, Any], receive, send) -> None:
+        if scope["type"] == "lifespan":
+            await self.app(scope, receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        if scope["path"] != PATH:
+            await self._send_problem(send, problem_of(exceptions.NotFound("No resource at this address.")), [])
+            return
+        client = scope.get("client")
+        state: dict[str, Any] = {"client": client[0] if client else ""}
+        token = request_state.set(state)
+        try:
+            await self.app(scope, receive, self._refusals(send, state))
+        finally:
+            request_state.reset(token)
+
+    def _refusals(self, send, state: dict[str, Any]):
+        """Replace the SDK's 401 body with the problem document REST sends for the same refusal."""
+        held: dict[str, Any] = {}
+
+        async def wrapped(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start" and message["status"] == 401:
+                held["start"] = message
+                return
+            if "start" not in held:
+                await send(message)
+                return
+            if message.get("more_body"):
+                return
+            refused = state.get("refused")
+            if refused is not None and refused.throttled:
+                document = problem_of(exceptions.Throttled(wait=60, detail=refused.detail))
+                await self._send_problem(send, document, [(b"retry-after", b"60")])
+                return
+            if refused is not None:
+                document = problem_of(exceptions.AuthenticationFailed(refused.detail))
+            else:
+                document = problem_of(exceptions.NotAuthenticated())
+            challenge = [(k, v) for k, v in held["start"]["headers"] if k.lower() == b"www-authenticate"]
+            await self._send_problem(send, document, challenge)
+
+        return wrapped
+
+    @staticmethod
+    async def _send_problem(send, document: dict[str, Any], headers: list[tuple[bytes, bytes]]) -> None:
+        body = json.dumps(document).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": document["status"],
+                "headers": [(b"content-type", PROBLEM), (b"content-length", str(len(body)).encode()), *headers],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+
+application = McpApplication()

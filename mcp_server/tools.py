@@ -1,0 +1,263 @@
+"""The MCP tools: each is one REST operation, run through the same edge and service functions.
+
+A tool names the REST operation it mirrors (method and path). Its scope, summary and
+input and output schemas come from that operation's OpenAPI description, and its body
+calls what the REST view calls, so the JSON a tool returns is the REST body.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from mcp_types import Tool, ToolAnnotations
+
+from accounts.models import ApiKey, User
+from drafts import services as draft_services
+from drafts.api.views import create_draft_outcome, draft_page_json, tx_template_json
+from drafts.documents import draft_fees_json
+from drafts.idempotency import run_idempotently, validate_key
+from drafts.presenters import draft_json, draft_status_json
+from drafts.selectors import draft_get
+from fees.api.views import fee_settle_json
+from fees.calculator import fee_schedule
+from fees.ledger import balance_of
+from mcp_server import schemas
+from payments.api.views import rates_json
+from webhooks.api.views import webhook_page_json
+
+
+class ProblemBody(Exception):
+    """A problem document already rendered (an idempotent replay of a failed creation)."""
+
+    def __init__(self, body: dict[str, Any]) -> None:
+        super().__init__(body.get("detail"))
+        self.body = body
+
+
+@dataclass(frozen=True)
+class Call:
+    user: User
+    api_key: ApiKey
+    arguments: dict[str, Any]
+
+    @property
+    def draft(self):
+        return draft_get(user=self.user, draft_id=self.arguments["id"])
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    method: str
+    path: str  # the REST operation this tool is
+    run: Callable[[Call], Any]
+    guidance: str
+    read_only: bool
+    destructive: bool = False
+    idempotent: bool = False
+    open_world: bool = False
+    descriptions: dict[str, str] | None = None
+
+    @property
+    def scope(self) -> str | None:
+        return schemas.required_scope(self.method, self.path)
+
+    @property
+    def title(self) -> str:
+        return schemas.operation(self.method, self.path).get("summary", self.name)
+
+    @property
+    def description(self) -> str:
+        scope = f" Needs the API key scope `{self.scope}`." if self.scope else ""
+        return f"{self.title}. {self.guidance}{scope} Same as {self.method} {self.path}."
+
+    @property
+    def wraps_result(self) -> bool:
+        return schemas.wraps_result(self.method, self.path)
+
+    def as_mcp(self) -> Tool:
+        return Tool(
+            name=self.name,
+            title=self.title,
+            description=self.description,
+            input_schema=schemas.input_schema(self.method, self.path, descriptions=self.descriptions),
+            output_schema=schemas.output_schema(self.method, self.path),
+            annotations=ToolAnnotations(
+                title=self.title,
+                read_only_hint=self.read_only,
+                destructive_hint=self.destructive,
+                idempotent_hint=self.idempotent,
+                open_world_hint=self.open_world,
+            ),
+        )
+
+
+def create_draft_outcome_for(*, user: User, arguments: dict[str, Any]) -> dict[str, Any]:
+    """POST /drafts with the Idempotency-Key header as the idempotency_key argument."""
+    body = dict(arguments)
+    key = body.pop("idempotency_key", None)
+    if key is not None:
+        validate_key(key, field="idempotency_key")
+    outcome = run_idempotently(
+        user=user, key=key, body=body, work=lambda record: create_draft_outcome(user=user, body=body, record=record)
+    )
+    if outcome.status >= 400:
+        raise ProblemBody(outcome.body)
+    return outcome.body
+
+
+DRAFT_ID = {"id": "The draft's id (a UUID), as returned by create_draft or list_drafts."}
+
+TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        name="create_draft",
+        method="POST",
+        path="/api/v1/drafts",
+        run=lambda c: create_draft_outcome_for(user=c.user, arguments=c.arguments),
+        guidance=(
+            "Give network, currency, receiverAddress and either amountSats (base units) or fiatCurrency plus "
+            "fiatAmount. The result's paymentUri (or, for Bitcoin MultiOutput, get_tx_template) tells the payer "
+            "what to send; follow it with get_draft_status. Pass idempotency_key to make retries safe: the same "
+            "key and input return the same draft."
+        ),
+        read_only=False,
+        open_world=True,  # a Lightning address is resolved at its LNURL server
+        descriptions={
+            "idempotency_key": "Makes retries safe: same key and input return the first result (24 h, per account)."
+        },
+    ),
+    ToolSpec(
+        name="get_draft",
+        method="GET",
+        path="/api/v1/drafts/{id}",
+        run=lambda c: draft_json(c.draft),
+        guidance="The full draft: amounts, quote, fee, payment URI and status.",
+        read_only=True,
+        idempotent=True,
+        descriptions=DRAFT_ID,
+    ),
+    ToolSpec(
+        name="list_drafts",
+        method="GET",
+        path="/api/v1/drafts",
+        run=lambda c: draft_page_json(user=c.user, query=c.arguments),
+        guidance="Paged {items, page, pageSize, total}; filter by status, network, method, currency, q, from, to.",
+        read_only=True,
+        idempotent=True,
+    ),
+    ToolSpec(
+        name="get_draft_status",
+        method="GET",
+        path="/api/v1/drafts/{id}/status",
+        run=lambda c: draft_status_json(c.draft),
+        guidance=(
+            "Poll this to watch a payment: Pending, then Seen once the transfer is seen, Confirmed at the "
+            "required confirmations (also AmountMismatch, Expired, Cancelled)."
+        ),
+        read_only=True,
+        idempotent=True,
+        descriptions=DRAFT_ID,
+    ),
+    ToolSpec(
+        name="cancel_draft",
+        method="POST",
+        path="/api/v1/drafts/{id}/cancel",
+        run=lambda c: draft_json(draft_services.draft_cancel(draft=c.draft)),
+        guidance="Stops watching for the payment; a Confirmed or Expired draft cannot be cancelled.",
+        read_only=False,
+        destructive=True,
+        idempotent=True,
+        descriptions=DRAFT_ID,
+    ),
+    ToolSpec(
+        name="accept_received",
+        method="POST",
+        path="/api/v1/drafts/{id}/accept-received",
+        run=lambda c: draft_json(draft_services.draft_accept_received(draft=c.draft)),
+        guidance="Only for a draft in AmountMismatch: the transfer that arrived then pays the draft.",
+        read_only=False,
+        idempotent=True,
+        descriptions=DRAFT_ID,
+    ),
+    ToolSpec(
+        name="requote_draft",
+        method="POST",
+        path="/api/v1/drafts/{id}/requote",
+        run=lambda c: draft_json(draft_services.draft_requote(draft=c.draft)),
+        guidance="Only for a Pending fiat-priced draft whose quote expired: replaces the amount and fee.",
+        read_only=False,
+        destructive=True,
+        descriptions=DRAFT_ID,
+    ),
+    ToolSpec(
+        name="get_tx_template",
+        method="GET",
+        path="/api/v1/drafts/{id}/tx-template",
+        run=lambda c: tx_template_json(draft=c.draft),
+        guidance=(
+            "For on-chain Bitcoin drafts: the exact outputs (receiver and fee), a bitcoin-cli "
+            "walletcreatefundedpsbt line and a pay-to-many CSV. Other drafts are paid with their paymentUri."
+        ),
+        read_only=True,
+        idempotent=True,
+        descriptions=DRAFT_ID,
+    ),
+    ToolSpec(
+        name="get_draft_fees",
+        method="GET",
+        path="/api/v1/drafts/{id}/fees",
+        run=lambda c: draft_fees_json(c.draft),
+        guidance="The platform fee of a draft and where it goes (an output, accrued or waived).",
+        read_only=True,
+        idempotent=True,
+        descriptions=DRAFT_ID,
+    ),
+    ToolSpec(
+        name="get_rates",
+        method="GET",
+        path="/api/v1/rates",
+        run=lambda c: rates_json(query=c.arguments),
+        guidance="Fiat per one whole unit of each asset.",
+        read_only=True,
+        idempotent=True,
+    ),
+    ToolSpec(
+        name="get_fee_schedule",
+        method="GET",
+        path="/api/v1/fees/schedule",
+        run=lambda c: fee_schedule(),
+        guidance="Tiers by USD value, minimum and maximum fee, and the dust rule.",
+        read_only=True,
+        idempotent=True,
+    ),
+    ToolSpec(
+        name="get_accrued_fees",
+        method="GET",
+        path="/api/v1/fees/accrued",
+        run=lambda c: balance_of(c.user).as_json(),
+        guidance="When blocked is true, settle_accrued_fees before new SingleOutput or Lightning drafts.",
+        read_only=True,
+        idempotent=True,
+    ),
+    ToolSpec(
+        name="settle_accrued_fees",
+        method="POST",
+        path="/api/v1/fees/accrued/settle",
+        run=lambda c: fee_settle_json(user=c.user, body=c.arguments),
+        guidance="Opens one draft paying every accrued fee to the operator; pay it like any other draft.",
+        read_only=False,
+    ),
+    ToolSpec(
+        name="list_webhooks",
+        method="GET",
+        path="/api/v1/webhooks",
+        run=lambda c: webhook_page_json(user=c.user, query=c.arguments),
+        guidance="The account's webhook endpoints (signing secrets are never shown again).",
+        read_only=True,
+        idempotent=True,
+    ),
+)
+
+BY_NAME: dict[str, ToolSpec] = {tool.name: tool for tool in TOOLS}

@@ -1,0 +1,239 @@
+"""The MCP server at /mcp, driven with the SDK's own Streamable HTTP client against a real
+server process: the same keys, scopes, limits, errors and bodies as the REST API."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.test import override_settings
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from accounts.models import ApiKey
+from mcp_server import schemas
+from mcp_server.tools import TOOLS
+from tests.drafts.conftest import ADDRESSES
+from tests.mcp.conftest import INITIALIZE, call_tool, in_session, raw_post
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+BASE_USDC = {
+    "network": "Base",
+    "currency": "USDC",
+    "receiverAddress": ADDRESSES["Base"],
+    "fiatCurrency": "EUR",
+    "fiatAmount": 25,
+}
+
+
+def test_an_agent_initializes_and_lists_every_tool_with_the_rest_schemas(mcp_url, make_key):
+    async def work(session):
+        return await session.list_tools()
+
+    tools = {tool.name: tool for tool in in_session(mcp_url, make_key("drafts:read"), work).tools}
+    assert set(tools) == {tool.name for tool in TOOLS}
+
+    create = tools["create_draft"]
+    body = schemas.openapi_document()["components"]["schemas"]["CreateDraftRequest"]
+    for name, schema in body["properties"].items():  # the REST serializer's fields, as OpenAPI describes them
+        as_defs = json.loads(json.dumps(schema).replace("components/schemas", "$defs"))
+        assert create.input_schema["properties"][name] == as_defs
+    assert "idempotency_key" in create.input_schema["properties"]
+    assert create.input_schema["additionalProperties"] is False
+    assert create.output_schema["properties"]["paymentUri"]
+    assert "drafts:write" in create.description
+
+    assert tools["get_draft"].input_schema["required"] == ["id"]
+    assert tools["get_draft"].annotations.read_only_hint is True
+    assert tools["cancel_draft"].annotations.read_only_hint is False
+    assert tools["cancel_draft"].annotations.destructive_hint is True
+    assert tools["create_draft"].annotations.idempotent_hint is False
+    assert tools["list_webhooks"].description.count("webhooks:manage") == 1
+
+
+def test_a_draft_created_over_mcp_is_read_back_with_every_draft_tool(mcp_url, make_key):
+    key = make_key("drafts:read", "drafts:write")
+    created = call_tool(mcp_url, key, "create_draft", BASE_USDC)
+    assert not created.is_error, created.structured_content
+    draft = created.structured_content
+    assert draft["status"] == "Pending" and draft["paymentUri"].startswith("ethereum:")
+
+    for name in ("get_draft", "get_draft_status", "get_draft_fees"):
+        result = call_tool(mcp_url, key, name, {"id": draft["id"]})
+        assert not result.is_error, (name, result.structured_content)
+    assert call_tool(mcp_url, key, "get_draft", {"id": draft["id"]}).structured_content["id"] == draft["id"]
+    listed = call_tool(mcp_url, key, "list_drafts", {"pageSize": 5}).structured_content
+    assert [d["id"] for d in listed["items"]] == [draft["id"]] and listed["total"] == 1
+
+    template = call_tool(mcp_url, key, "get_tx_template", {"id": draft["id"]})
+    assert template.is_error and template.structured_content["code"] == "tx_template_not_applicable"
+    assert call_tool(mcp_url, key, "requote_draft", {"id": draft["id"]}).structured_content["code"] == (
+        "requote_not_allowed"  # its quote has not expired
+    )
+    assert call_tool(mcp_url, key, "accept_received", {"id": draft["id"]}).structured_content["code"] == (
+        "accept_not_allowed"  # nothing was received
+    )
+    cancelled = call_tool(mcp_url, key, "cancel_draft", {"id": draft["id"]})
+    assert not cancelled.is_error and cancelled.structured_content["status"] == "Cancelled"
+
+
+def test_a_bitcoin_draft_gives_its_transaction_template(mcp_url, make_key):
+    key = make_key("drafts:read", "drafts:write")
+    draft = call_tool(
+        mcp_url,
+        key,
+        "create_draft",
+        {"network": "Testnet", "currency": "BTC", "receiverAddress": ADDRESSES["Testnet"], "amountSats": 150_000},
+    ).structured_content
+    template = call_tool(mcp_url, key, "get_tx_template", {"id": draft["id"]})
+    assert not template.is_error, template.structured_content
+    outputs = template.structured_content["outputs"]
+    assert outputs[0] == {
+        "address": ADDRESSES["Testnet"],
+        "amountSats": 150_000,
+        "amountBtc": "0.00150000",
+        "purpose": "Receiver",
+    }
+    assert template.structured_content["bitcoinCli"].startswith("bitcoin-cli")
+
+
+def test_rates_fees_and_webhook_tools_answer(mcp_url, make_key):
+    key = make_key("rates:read", "fees:read", "fees:write", "webhooks:manage")
+    rates = call_tool(mcp_url, key, "get_rates", {"ccy": "EUR", "asset": "USDC"}).structured_content
+    assert rates["ccy"] == "EUR" and rates["rates"][0]["asset"] == "USDC"
+    schedule = call_tool(mcp_url, key, "get_fee_schedule").structured_content
+    assert schedule["tiers"][0] == {"upToUsd": 10, "percent": 0.49}
+    accrued = call_tool(mcp_url, key, "get_accrued_fees").structured_content
+    assert accrued["draftCount"] == 0 and accrued["blocked"] is False
+    settle = call_tool(mcp_url, key, "settle_accrued_fees", {"currency": "USDC", "network": "Base"})
+    assert settle.is_error and settle.structured_content["status"] in (400, 409)
+    webhooks = call_tool(mcp_url, key, "list_webhooks").structured_content
+    assert webhooks == {"items": [], "page": 1, "pageSize": 20, "total": 0}
+
+
+def test_a_tool_the_key_has_no_scope_for_is_a_tool_error_naming_the_scope(mcp_url, make_key):
+    result = call_tool(mcp_url, make_key("drafts:read"), "create_draft", BASE_USDC)
+    assert result.is_error
+    assert result.structured_content["code"] == "missing_scope"
+    assert result.structured_content["requiredScope"] == "drafts:write"
+    assert "drafts:write" in result.content[0].text
+
+
+def test_bad_input_is_a_tool_error_naming_the_field(mcp_url, make_key):
+    result = call_tool(mcp_url, make_key(), "create_draft", BASE_USDC | {"receiverAddress": "0x1234"})
+    assert result.is_error
+    problem = result.structured_content
+    assert problem["status"] == 400 and problem["code"] == "invalid_address"
+    assert [error["field"] for error in problem["errors"]] == ["receiverAddress"]
+    unknown = call_tool(mcp_url, make_key(), "create_draft", BASE_USDC | {"colour": "red"}).structured_content
+    assert unknown["errors"][0]["field"] == "colour"
+
+
+def test_another_accounts_draft_is_not_found(mcp_url, make_key, other_account):
+    theirs = call_tool(mcp_url, make_key(user=other_account), "create_draft", BASE_USDC).structured_content
+    result = call_tool(mcp_url, make_key(), "get_draft", {"id": theirs["id"]})
+    assert result.is_error and result.structured_content["status"] == 404
+    assert call_tool(mcp_url, make_key(), "get_draft", {"id": "not-a-uuid"}).structured_content["status"] == 404
+
+
+def test_create_draft_is_idempotent_with_a_key(mcp_url, make_key):
+    key = make_key()
+    first = call_tool(mcp_url, key, "create_draft", BASE_USDC | {"idempotency_key": "order-42"})
+    again = call_tool(mcp_url, key, "create_draft", BASE_USDC | {"idempotency_key": "order-42"})
+    assert not again.is_error and again.structured_content == first.structured_content
+    other = call_tool(mcp_url, key, "create_draft", BASE_USDC | {"fiatAmount": 26, "idempotency_key": "order-42"})
+    assert other.is_error and other.structured_content["code"] == "idempotency_key_reused"
+
+
+def test_a_missing_or_unknown_key_is_a_401_with_a_challenge(mcp_url):
+    status, headers, body = raw_post(mcp_url, INITIALIZE)
+    assert status == 401 and headers["www-authenticate"].startswith("Bearer")
+    assert json.loads(body)["code"] == "not_authenticated"
+
+    status, headers, body = raw_post(mcp_url, INITIALIZE, {"Authorization": "Bearer pdk_" + "x" * 40})
+    assert status == 401 and headers["www-authenticate"].startswith("Bearer")
+    assert headers["content-type"] == "application/problem+json"
+    assert json.loads(body) | {"type": None} == {
+        "type": None,
+        "title": "Authentication required",
+        "status": 401,
+        "detail": "The API key is not valid.",
+        "code": "invalid_credentials",
+        "errors": [],
+    }
+
+
+def test_a_revoked_or_expired_key_is_refused_at_once(mcp_url, make_key):
+    key = make_key("drafts:read")
+    assert not call_tool(mcp_url, key, "list_drafts").is_error
+    ApiKey.objects.filter(prefix=key[:12]).update(revoked_at=timezone.now())
+    status, _, body = raw_post(mcp_url, INITIALIZE, {"Authorization": f"Bearer {key}"})
+    assert status == 401 and json.loads(body)["detail"] == "The API key has been revoked."
+
+    expired = make_key("drafts:read", expires_at=timezone.now() + timezone.timedelta(seconds=1))
+    ApiKey.objects.filter(prefix=expired[:12]).update(expires_at=timezone.now() - timezone.timedelta(seconds=1))
+    status, _, body = raw_post(mcp_url, INITIALIZE, {"Authorization": f"Bearer {expired}"})
+    assert status == 401 and json.loads(body)["detail"] == "The API key has expired."
+
+
+def test_using_a_key_over_mcp_records_its_last_use(mcp_url, make_key):
+    key = make_key("fees:read")
+    call_tool(mcp_url, key, "get_fee_schedule")
+    assert ApiKey.objects.get(prefix=key[:12]).last_used_at is not None
+
+
+def test_guessing_keys_is_limited_per_address(mcp_server_with):
+    url = mcp_server_with(API_AUTH_FAILURES_PER_MINUTE="2")
+    guess = {"Authorization": "Bearer pdk_" + "y" * 40}
+    assert [raw_post(url, INITIALIZE, guess)[0] for _ in range(3)] == [401, 401, 429]
+    status, headers, body = raw_post(url, INITIALIZE, guess)
+    assert status == 429 and headers["retry-after"] == "60" and json.loads(body)["code"] == "rate_limited"
+
+
+def test_rest_and_mcp_share_one_rate_limit_per_key(mcp_server_with, make_key):
+    url = mcp_server_with(API_RATE_LIMIT_WRITES="2/min")
+    key = make_key()
+    rest = APIClient()
+    rest.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+    with override_settings(API_RATE_LIMITS={"read": "600/min", "write": "2/min"}):
+        assert rest.post("/api/v1/drafts", BASE_USDC, format="json").status_code == 201
+        assert not call_tool(url, key, "create_draft", BASE_USDC | {"fiatAmount": 30}).is_error
+        assert rest.post("/api/v1/drafts", BASE_USDC, format="json").status_code == 429
+        limited = call_tool(url, key, "create_draft", BASE_USDC | {"fiatAmount": 31})
+        assert limited.is_error and limited.structured_content["code"] == "rate_limited"
+        assert not call_tool(url, key, "list_drafts").is_error  # reads have their own budget
+
+
+def test_resources_give_the_asset_matrix_the_fee_schedule_and_drafts(mcp_url, make_key):
+    key = make_key("drafts:read", "drafts:write", "fees:read")
+    draft = call_tool(mcp_url, key, "create_draft", BASE_USDC).structured_content
+
+    async def work(session):
+        listed = await session.list_resources()
+        templates = await session.list_resource_templates()
+        matrix = await session.read_resource("payments://assets")
+        schedule = await session.read_resource("fees://schedule")
+        read = await session.read_resource(f"draft://{draft['id']}")
+        return listed, templates, matrix, schedule, read
+
+    listed, templates, matrix, schedule, read = in_session(mcp_url, key, work)
+    assert {str(r.uri) for r in listed.resources} == {"payments://assets", "fees://schedule"}
+    assert [t.uri_template for t in templates.resource_templates] == ["draft://{id}"]
+    assets = json.loads(matrix.contents[0].text)["assets"]
+    assert {"currency": "USDC", "network": "Base"}.items() <= next(
+        a for a in assets if a["currency"] == "USDC" and a["network"] == "Base"
+    ).items()
+    assert not any(a["currency"] == "USDT" and a["network"] == "Base" for a in assets)
+    assert json.loads(schedule.contents[0].text)["minFeeUsd"] == 0.01
+    same = call_tool(mcp_url, key, "get_draft", {"id": draft["id"]}).structured_content
+    assert json.loads(read.contents[0].text) == same
+
+
+def test_a_host_not_in_allowed_hosts_is_refused(mcp_url, make_key):
+    status, _, _ = raw_post(mcp_url, INITIALIZE, {"Authorization": f"Bearer {make_key()}", "Host": "evil.example"})
+    assert status == 421
+    status, _, _ = raw_post(
+        mcp_url, INITIALIZE, {"Authorization": f"Bearer {make_key()}", "Origin": "https://evil.example"}
+    )
+    assert status == 403
