@@ -209,6 +209,9 @@ REST_FRAMEWORK = {
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
     "DEFAULT_PAGINATION_CLASS": None,
     "URL_FORMAT_OVERRIDE": None,
+    # Reverse proxies in front of the app (X-Forwarded-For entries to trust); the client's
+    # address counts failed key checks and anonymous rate limits. 0: the socket's peer.
+    "NUM_PROXIES": env_int("NUM_PROXIES", 0, minimum=0),
 }
 
 SPECTACULAR_SETTINGS = {

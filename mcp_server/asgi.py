@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from types import SimpleNamespace
 from typing import Any
 
 import django
@@ -19,6 +20,7 @@ django.setup()
 
 from rest_framework import exceptions  # noqa: E402
 
+from config.api.throttling import ApiRateThrottle  # noqa: E402
 from mcp_server.server import PATH, build_app, problem_of, request_state  # noqa: E402
 
 PROBLEM = b"application/problem+json"
@@ -37,8 +39,7 @@ class McpApplication:
         if scope["path"] != PATH:
             await self._send_problem(send, problem_of(exceptions.NotFound("No resource at this address.")), [])
             return
-        client = scope.get("client")
-        state: dict[str, Any] = {"client": client[0] if client else ""}
+        state: dict[str, Any] = {"client": client_ident(scope)}
         token = request_state.set(state)
         try:
             await self.app(scope, receive, self._refusals(send, state))
@@ -83,6 +84,14 @@ class McpApplication:
             }
         )
         await send({"type": "http.response.body", "body": body})
+
+
+def client_ident(scope: dict[str, Any]) -> str:
+    """The caller's address by REST's rule (X-Forwarded-For only behind NUM_PROXIES proxies)."""
+    client = scope.get("client")
+    headers = {name.decode("latin-1"): value.decode("latin-1") for name, value in scope.get("headers", [])}
+    request = SimpleNamespace(META={"REMOTE_ADDR": client[0] if client else ""}, headers=headers)
+    return ApiRateThrottle().get_ident(request)
 
 
 application = McpApplication()

@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
-# Runs the web server, a Celery worker and Celery beat; Ctrl-C stops all three.
+# Runs the web server (gunicorn), the MCP server (uvicorn), nginx in front of both on
+# PORT, a Celery worker and Celery beat; Ctrl-C stops them all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
 PORT="${PORT:-8000}"
 export DEBUG="${DEBUG:-true}"
 export BASE_URL="${BASE_URL:-http://127.0.0.1:${PORT}}"
-mkdir -p "${VAR_DIR:-var}"
+VAR="$(realpath -m "${VAR_DIR:-var}")"
+mkdir -p "$VAR/nginx"
+# nginx forwards the client's address; the apps trust exactly that one proxy.
+export NUM_PROXIES="${NUM_PROXIES:-1}"
+free_port() { "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+WEB_PORT="$(free_port)"
+MCP_PORT="$(free_port)"
 
 "$PY" manage.py migrate --noinput
 "$PY" manage.py collectstatic --noinput -v 0
@@ -28,8 +35,16 @@ stop() {
 }
 trap stop INT TERM EXIT
 
-.venv/bin/gunicorn config.wsgi:application --bind "127.0.0.1:${PORT}" --workers "${WEB_WORKERS:-2}" \
+.venv/bin/gunicorn config.wsgi:application --bind "127.0.0.1:${WEB_PORT}" --workers "${WEB_WORKERS:-2}" \
   --access-logfile - --graceful-timeout 5 &
+pids+=($!)
+.venv/bin/uvicorn mcp_server.asgi:application --host 127.0.0.1 --port "${MCP_PORT}" \
+  --workers "${MCP_WORKERS:-1}" --timeout-graceful-shutdown 5 --no-server-header &
+pids+=($!)
+NGINX_PREFIX="$VAR/nginx" NGINX_WORKERS=1 LISTEN="127.0.0.1:${PORT}" \
+  WEB_UPSTREAM="127.0.0.1:${WEB_PORT}" MCP_UPSTREAM="127.0.0.1:${MCP_PORT}" \
+  "$PY" scripts/render_template.py deploy/nginx.conf.template > "$VAR/nginx/nginx.conf"
+"$(command -v nginx || echo /usr/sbin/nginx)" -e stderr -p "$VAR/nginx" -c "$VAR/nginx/nginx.conf" -g "daemon off;" &
 pids+=($!)
 .venv/bin/celery -A config worker --loglevel INFO --concurrency "${WORKER_CONCURRENCY:-2}" &
 pids+=($!)
@@ -41,6 +56,7 @@ cat <<TXT
   Service:   ${BASE_URL}/
   API docs:  ${BASE_URL}/swagger   (OpenAPI: ${BASE_URL}/api/v1/schema)
   llms.txt:  ${BASE_URL}/llms.txt
+  MCP:       ${BASE_URL}/mcp        (Streamable HTTP, same Bearer API key)
   Admin:     ${BASE_URL}/admin/     (create a login: .venv/bin/python manage.py createsuperuser)
   Health:    ${BASE_URL}/healthz
 

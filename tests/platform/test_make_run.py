@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.mcp.conftest import call_tool
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -100,6 +102,9 @@ def test_the_launcher_serves_docs_admin_and_health_then_stops_on_ctrl_c(tmp_path
         )
         assert status == 201, body
         assert fetch(f"{base}/api/v1/drafts/{json.loads(body)['id']}/status", key=key)[0] == 200
+        # The MCP server answers on the same address, with the same key.
+        status = call_tool(f"{base}/mcp", key, "get_draft_status", {"id": json.loads(body)["id"]})
+        assert not status.is_error and status.structured_content["status"] == "Pending"
     finally:
         os.killpg(process.pid, signal.SIGINT)
         output = process.communicate(timeout=60)[0].decode()
