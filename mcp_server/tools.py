@@ -15,12 +15,11 @@ from mcp_types import Tool, ToolAnnotations
 
 from accounts.models import ApiKey, User
 from drafts import services as draft_services
-from drafts.api.views import create_draft_outcome, draft_page_json, tx_template_json
+from drafts.api.creation import create_draft_outcome
+from drafts.api.views import draft_batch_json, draft_page_json, settlement_json, tx_template_json
 from drafts.documents import draft_fees_json
-from drafts.idempotency import run_idempotently, validate_key
 from drafts.presenters import draft_json, draft_status_json
 from drafts.selectors import draft_get
-from fees.api.views import fee_settle_json
 from fees.calculator import fee_schedule
 from fees.ledger import balance_of
 from mcp_server import schemas
@@ -98,11 +97,7 @@ def create_draft_outcome_for(*, user: User, arguments: dict[str, Any]) -> dict[s
     """POST /drafts with the Idempotency-Key header as the idempotency_key argument."""
     body = dict(arguments)
     key = body.pop("idempotency_key", None)
-    if key is not None:
-        validate_key(key, field="idempotency_key")
-    outcome = run_idempotently(
-        user=user, key=key, body=body, work=lambda record: create_draft_outcome(user=user, body=body, record=record)
-    )
+    outcome = create_draft_outcome(user=user, body=body, idempotency_key=key, key_field="idempotency_key")
     if outcome.status >= 400:
         raise ProblemBody(outcome.body)
     return outcome.body
@@ -127,6 +122,18 @@ TOOLS: tuple[ToolSpec, ...] = (
         descriptions={
             "idempotency_key": "Makes retries safe: same key and input return the first result (24 h, per account)."
         },
+    ),
+    ToolSpec(
+        name="create_drafts_batch",
+        method="POST",
+        path="/api/v1/drafts/batch",
+        run=lambda c: draft_batch_json(user=c.user, body=c.arguments),
+        guidance=(
+            "Up to 25 items, each {draft: <create_draft input without idempotency_key>, idempotencyKey}; one result "
+            "per item in order: {index, draft, error}. A failed item does not stop the others."
+        ),
+        read_only=False,
+        open_world=True,
     ),
     ToolSpec(
         name="get_draft",
@@ -245,7 +252,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         name="settle_accrued_fees",
         method="POST",
         path="/api/v1/fees/accrued/settle",
-        run=lambda c: fee_settle_json(user=c.user, body=c.arguments),
+        run=lambda c: settlement_json(user=c.user, body=c.arguments),
         guidance="Opens one draft paying every accrued fee to the operator; pay it like any other draft.",
         read_only=False,
     ),

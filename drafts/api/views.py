@@ -92,30 +92,7 @@ class DraftViewSet(viewsets.ViewSet):
     )
     @action(detail=False, methods=["post"])
     def batch(self, request):
-        body = BatchCreateDraftsRequestSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        results = []
-        for index, raw in enumerate(body.validated_data["items"]):
-            results.append(self._batch_item(request.user, index, raw))
-        return Response(results)
-
-    @staticmethod
-    def _batch_item(user, index: int, raw: dict) -> dict:
-        item = BatchDraftItemSerializer(data=raw)
-        if not item.is_valid():
-            return {"index": index, "draft": None, "error": _error_text(_item_problem(item).document())}
-        try:
-            outcome = create_draft_outcome(
-                user=user,
-                body=item.validated_data["draft"],
-                idempotency_key=item.validated_data.get("idempotencyKey"),
-                key_field="idempotencyKey",
-            )
-        except Problem as exc:
-            outcome = Outcome(status=exc.status_code, body=exc.document())
-        if outcome.status >= 400:
-            return {"index": index, "draft": None, "error": _error_text(outcome.body)}
-        return {"index": index, "draft": outcome.body, "error": None}
+        return Response(draft_batch_json(user=request.user, body=request.data))
 
     @extend_schema(summary="Get a draft", responses=DraftResponseSerializer)
     def retrieve(self, request, pk=None):
@@ -189,6 +166,31 @@ def draft_page_json(*, user, query: dict) -> dict:
     filters = params.validated_data
     page = page_of(draft_list(user=user, filters=filters), page=filters["page"], page_size=filters["pageSize"])
     return page.envelope([draft_json(d) for d in page.items])
+
+
+def draft_batch_json(*, user, body) -> list[dict]:
+    """POST /drafts/batch: one result per item, each created (or refused) on its own."""
+    request = BatchCreateDraftsRequestSerializer(data=body)
+    request.is_valid(raise_exception=True)
+    return [_batch_item(user, index, raw) for index, raw in enumerate(request.validated_data["items"])]
+
+
+def _batch_item(user, index: int, raw: dict) -> dict:
+    item = BatchDraftItemSerializer(data=raw)
+    if not item.is_valid():
+        return {"index": index, "draft": None, "error": _error_text(_item_problem(item).document())}
+    try:
+        outcome = create_draft_outcome(
+            user=user,
+            body=item.validated_data["draft"],
+            idempotency_key=item.validated_data.get("idempotencyKey"),
+            key_field="idempotencyKey",
+        )
+    except Problem as exc:
+        outcome = Outcome(status=exc.status_code, body=exc.document())
+    if outcome.status >= 400:
+        return {"index": index, "draft": None, "error": _error_text(outcome.body)}
+    return {"index": index, "draft": outcome.body, "error": None}
 
 
 def tx_template_json(*, draft) -> dict:

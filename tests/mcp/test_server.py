@@ -237,3 +237,16 @@ def test_a_host_not_in_allowed_hosts_is_refused(mcp_url, make_key):
         mcp_url, INITIALIZE, {"Authorization": f"Bearer {make_key()}", "Origin": "https://evil.example"}
     )
     assert status == 403
+
+
+def test_a_batch_creates_each_item_on_its_own(mcp_url, make_key):
+    key = make_key("drafts:read", "drafts:write")
+    items = [
+        {"draft": BASE_USDC, "idempotencyKey": "batch-1"},
+        {"draft": BASE_USDC | {"receiverAddress": "nope"}},
+    ]
+    result = call_tool(mcp_url, key, "create_drafts_batch", {"items": items})
+    assert not result.is_error, result.structured_content
+    first, second = result.structured_content["result"]
+    assert first["index"] == 0 and first["draft"]["status"] == "Pending" and first["error"] is None
+    assert second["index"] == 1 and second["draft"] is None and "receiverAddress" in second["error"]
