@@ -106,7 +106,7 @@ def bench_evm(user, n: int, native: bool = False) -> tuple[int, int, float]:
         node = Anvil(url, 1)
         node.token = node.deploy_token()
         settings.CHAINWATCH_ENDPOINTS = {"Ethereum": {"rpc_url": url}}
-        settings.TOKEN_ADDRESSES = {"Ethereum": {"USDC": node.token.address}}
+        settings.TOKEN_ADDRESSES = {"USDC": {"Ethereum": node.token.address}}
         receivers = [Account.create().address for _ in range(n)]
         make_drafts(
             user,
