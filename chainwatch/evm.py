@@ -3,8 +3,9 @@
 ERC-20 payments come from Transfer logs: one eth_getLogs per (block range, chunk of
 receiver topics), filtered by the watched token contracts, so the number of calls does
 not grow with the number of open drafts. Native ETH needs the block's transactions:
-one eth_getBlockByNumber per block, only while some native-ETH draft is watched.
-Our ETH base unit is gwei; a wei value converts exactly or not at all.
+one eth_getBlockByNumber per block, only while some native-ETH draft is watched, plus the
+node's traces for ETH moved by contracts' internal calls when it offers them
+(chainwatch/traces.py). Our ETH base unit is gwei; a wei value converts exactly or not at all.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from django.conf import settings
 from web3 import Web3
 from web3.providers.rpc import HTTPProvider
 
-from chainwatch.models import NATIVE_INDEX
+from chainwatch import services, traces
+from chainwatch.models import INTERNAL_CALL_INDEX, NATIVE_INDEX
 from chainwatch.networks import EVM, chain_id_of, token_addresses
 from chainwatch.services import TransferData
 from chainwatch.transport import ChainError, RateLimiter
@@ -58,6 +60,10 @@ def topic_address(topic) -> str:
     return "0x" + _hex(topic)[-40:]
 
 
+def _int(value) -> int:
+    return value if isinstance(value, int) else int(str(value), 16)
+
+
 def wei_to_gwei(wei: int) -> tuple[int, bool]:
     """(gwei, exact): exact only when the wei value is a whole number of gwei."""
     return wei // WEI_PER_GWEI, wei % WEI_PER_GWEI == 0
@@ -69,6 +75,8 @@ class EvmSource:
 
     def __init__(self, network: str, rpc_url: str) -> None:
         self.network = network
+        self.rpc_url = rpc_url
+        self.traces = traces.NO_TRACES
         self.provider = CountingProvider(rpc_url, request_kwargs={"timeout": settings.CHAINWATCH_HTTP_TIMEOUT_SECONDS})
         self.w3 = Web3(self.provider)
 
@@ -87,6 +95,9 @@ class EvmSource:
         expected = chain_id_of(self.network)
         if expected is not None and chain_id != expected:
             raise ChainError(f"{self.network} expects chain id {expected}, the node at RPC_URL is chain {chain_id}")
+        self.traces, detected = traces.detect(self.network, self.rpc_url, self.provider.make_request, head)
+        if detected:
+            services.cursor_traces_record(network=self.network, family=EVM, traces=self.traces)
         return head
 
     def block_hashes(self, heights: list[int]) -> dict[int, str | None]:
@@ -143,7 +154,9 @@ class EvmSource:
         natives = self._native_targets(targets)
         end_hash = ""
         if natives:
-            transfers += self._native_transfers(start, end, natives, blocks)
+            found, block_txs = self._native_transfers(start, end, natives, blocks)
+            found += self._internal_transfers(start, end, natives, blocks, block_txs)
+            transfers += self._succeeded(found)
             end_hash = blocks[end]
         if not end_hash:
             end_hash = self.block_hashes([end])[end] or ""
@@ -196,8 +209,10 @@ class EvmSource:
 
     def _native_transfers(
         self, start: int, end: int, receivers: set[str], blocks: dict[int, str]
-    ) -> list[TransferData]:
+    ) -> tuple[list[TransferData], dict[int, list[str]]]:
+        """Top-level ETH to `receivers`, and the transaction hashes of every block read."""
         found: list[TransferData] = []
+        block_txs: dict[int, list[str]] = {}
         heights = list(range(start, end + 1))
         size = settings.CHAINWATCH_JSONRPC_BATCH_SIZE
         for chunk_start in range(0, len(heights), size):
@@ -211,6 +226,7 @@ class EvmSource:
                     raise ChainError(f"{self.network}: block {height} not found")
                 block_hash = _hex(block["hash"])
                 blocks[height] = block_hash
+                block_txs[height] = [_hex(tx["hash"]) for tx in block["transactions"]]
                 for tx in block["transactions"]:
                     to = (tx.get("to") or "").lower()
                     value = int(tx.get("value") or 0)
@@ -232,7 +248,114 @@ class EvmSource:
                             block_hash=block_hash,
                         )
                     )
-        return self._succeeded(found)
+        return found, block_txs
+
+    def _rpc_batch(self, calls: list[tuple[str, list]]) -> list:
+        """Raw JSON-RPC results in call order, CHAINWATCH_JSONRPC_BATCH_SIZE calls per request."""
+        results: list = []
+        size = settings.CHAINWATCH_JSONRPC_BATCH_SIZE
+        for start in range(0, len(calls), size):
+            chunk = calls[start : start + size]
+            answers = self.provider.make_batch_request(chunk)
+            if not isinstance(answers, list) or len(answers) != len(chunk):
+                raise ChainError(f"{self.network}: node answered {answers!r:.200}")
+            for (method, _), answer in zip(chunk, answers, strict=True):
+                if "result" not in answer or answer.get("error"):
+                    raise ChainError(f"{self.network} {method}: {answer.get('error')!r:.200}")
+                results.append(answer["result"])
+        return results
+
+    def _internal_transfers(
+        self, start: int, end: int, receivers: set[str], blocks: dict[int, str], block_txs: dict[int, list[str]]
+    ) -> list[TransferData]:
+        """ETH sent to `receivers` by contracts' internal calls, when the node offers traces."""
+        if self.traces == traces.TRACE_FILTER:
+            paid = self._payments_by_trace_filter(start, end, receivers, blocks)
+        elif self.traces == traces.DEBUG_TRACE:
+            paid = self._payments_by_block_trace(start, end, receivers, block_txs)
+        else:
+            return []
+        found = []
+        for txid, height, payment in paid:
+            gwei, _exact = wei_to_gwei(payment.wei)
+            if gwei > MAX_BASE_UNITS:
+                continue
+            found.append(
+                TransferData(
+                    network=self.network,
+                    txid=txid,
+                    index=INTERNAL_CALL_INDEX - payment.ordinal,
+                    currency=Currency.ETH,
+                    receiver_address=Web3.to_checksum_address(payment.to),
+                    amount_base_units=gwei,
+                    raw_amount=payment.wei,
+                    block_height=height,
+                    block_hash=blocks[height],
+                )
+            )
+        return found
+
+    def _check_block(self, height: int, block_hash: str, blocks: dict[int, str]) -> None:
+        if (blocks.get(height) or "").lower() != block_hash.lower():
+            raise ChainError(f"{self.network}: block {height} changed while its traces were read")
+
+    def _payments_by_trace_filter(
+        self, start: int, end: int, receivers: set[str], blocks: dict[int, str]
+    ) -> list[tuple[str, int, traces.InternalPayment]]:
+        """trace_filter finds the transactions with a call to a receiver (receivers in chunks,
+        all chunks in one batch); trace_transaction then gives each such transaction's whole
+        call tree, so a call under a reverted caller is told apart. Those are few: payments."""
+        ordered = sorted(receivers)
+        size = settings.CHAINWATCH_ADDRESSES_PER_LOG_CALL
+        filters = [
+            (
+                traces.TRACE_FILTER,
+                [{"fromBlock": hex(start), "toBlock": hex(end), "toAddress": ordered[i : i + size]}],
+            )
+            for i in range(0, len(ordered), size)
+        ]
+        candidates: dict[str, None] = {}
+        for answer in self._rpc_batch(filters):
+            for trace in answer or []:
+                action = trace.get("action") or {}
+                if (
+                    trace.get("type") == "call"
+                    and trace.get("traceAddress")
+                    and _int(action.get("value") or 0) > 0
+                    and (action.get("to") or "").lower() in receivers
+                    and trace.get("transactionHash")
+                ):
+                    candidates[trace["transactionHash"]] = None
+        if not candidates:
+            return []
+        paid = []
+        trees = self._rpc_batch([("trace_transaction", [txid]) for txid in candidates])
+        for txid, tree in zip(candidates, trees, strict=True):
+            if not tree:
+                raise ChainError(f"{self.network}: no trace of {txid}")
+            height = _int(tree[0]["blockNumber"])
+            self._check_block(height, tree[0]["blockHash"], blocks)
+            for payment in traces.internal_payments(traces.frames_from_trace_list(tree), receivers):
+                paid.append((txid, height, payment))
+        return paid
+
+    def _payments_by_block_trace(
+        self, start: int, end: int, receivers: set[str], block_txs: dict[int, list[str]]
+    ) -> list[tuple[str, int, traces.InternalPayment]]:
+        """Every block's call trees (one debug_traceBlockByNumber per block, batched)."""
+        heights = list(range(start, end + 1))
+        answers = self._rpc_batch([(traces.DEBUG_TRACE, [hex(height), traces.CALL_TRACER]) for height in heights])
+        paid = []
+        for height, answer in zip(heights, answers, strict=True):
+            txids = block_txs[height]
+            if not isinstance(answer, list) or len(answer) != len(txids):
+                raise ChainError(f"{self.network}: block {height} changed while its traces were read")
+            for txid, item in zip(txids, answer, strict=True):
+                if item.get("txHash") not in (None, txid) or "result" not in item:
+                    raise ChainError(f"{self.network}: trace of {txid} in block {height}: {item!r:.200}")
+                for payment in traces.internal_payments(traces.frames_from_call_tracer(item["result"]), receivers):
+                    paid.append((txid, height, payment))
+        return paid
 
     def _succeeded(self, transfers: list[TransferData]) -> list[TransferData]:
         """Drop reverted transactions: their value never moved (only payments to watched receivers get here)."""

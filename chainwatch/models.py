@@ -12,6 +12,10 @@ from payments.enums import Network
 NATIVE_INDEX = -1  # native ETH value of an EVM transaction
 LIGHTNING_INDEX = -2  # a settled Lightning invoice (txid is the payment hash)
 WHOLE_TX_INDEX = 0  # a Solana transaction
+# Native ETH moved by a contract's internal CALL: this minus the call's ordinal among the
+# transaction's value-moving internal calls (-1000, -1001, ...), so one transaction paying
+# two drafts is two transfers and never collides with a log index.
+INTERNAL_CALL_INDEX = -1000
 
 
 class Cursor(models.Model):
@@ -28,6 +32,9 @@ class Cursor(models.Model):
     last_advanced_at = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True)
     last_error_at = models.DateTimeField(null=True, blank=True)
+    # EVM: the trace method the node answered on the watcher's first pass in its process
+    # ("trace_filter", "debug_traceBlockByNumber"), "none", or empty before it was asked.
+    traces = models.CharField(max_length=32, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -65,7 +72,7 @@ class ObservedTransfer(models.Model):
     transfer, a Solana transaction or a settled Lightning invoice.
 
     `index` is the output index (Bitcoin) or the log index (ERC-20); see NATIVE_INDEX,
-    LIGHTNING_INDEX and WHOLE_TX_INDEX for the rest.
+    INTERNAL_CALL_INDEX, LIGHTNING_INDEX and WHOLE_TX_INDEX for the rest.
     """
 
     network = models.CharField(max_length=16, choices=Network.choices)

@@ -8,7 +8,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from chainwatch.models import Cursor
-from chainwatch.networks import watchers
+from chainwatch.networks import EVM, watchers
 
 
 def stale_watchers(*, now: datetime | None = None) -> list[str]:
@@ -25,3 +25,11 @@ def stale_watchers(*, now: datetime | None = None) -> list[str]:
         if cursor is not None and (cursor.last_advanced_at is None or cursor.last_advanced_at < limit):
             stale.append(f"{network}-{family}")
     return stale
+
+
+def evm_traces() -> dict[str, str]:
+    """The trace method each configured EVM watcher's node answers ("trace_filter",
+    "debug_traceBlockByNumber"), "none", or "" while its watcher has not asked yet."""
+    networks = [network for network, family in watchers(with_endpoint=True) if family == EVM]
+    known = dict(Cursor.objects.filter(network__in=networks, family=EVM).values_list("network", "traces"))
+    return {network: known.get(network, "") for network in networks}

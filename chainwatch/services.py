@@ -164,6 +164,11 @@ def cursor_progress(
     Cursor.objects.filter(network=network, family=family).update(**fields)
 
 
+def cursor_traces_record(*, network: str, family: str, traces: str) -> None:
+    """Note which trace method the watcher's node answers (read by /healthz)."""
+    Cursor.objects.filter(network=network, family=family).exclude(traces=traces).update(traces=traces)
+
+
 def cursor_fail(*, network: str, family: str, error: str, now: datetime | None = None) -> None:
     now = now or timezone.now()
     Cursor.objects.filter(network=network, family=family).update(

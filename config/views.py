@@ -55,8 +55,25 @@ def _check_watchers() -> str | None:
 HEALTH_CHECKS = {"database": _check_database, "broker": _check_broker, "watchers": _check_watchers}
 
 
+def _traces_detail() -> dict[str, str]:
+    """Per EVM watcher, whether ETH moved by contracts' internal calls is seen (it needs traces)."""
+    from chainwatch.selectors import evm_traces
+    from chainwatch.traces import NO_TRACES
+
+    detail = {}
+    for network, mode in evm_traces().items():
+        if mode == NO_TRACES:
+            detail[network] = f"off: internal ETH transfers are not seen on {network}: the node offers no traces"
+        elif mode:
+            detail[network] = f"on ({mode}): internal ETH transfers are seen"
+        else:
+            detail[network] = "unknown: the watcher has not asked its node yet"
+    return detail
+
+
 def healthz(request: HttpRequest) -> JsonResponse:
-    """200 when every part answers, else 503 naming the part that failed."""
+    """200 when every part answers, else 503 naming the part that failed. `detail.traces` says, per
+    EVM watcher, whether its node lets it see ETH moved by contracts' internal calls."""
     checks: dict[str, str] = {}
     for name, check in HEALTH_CHECKS.items():
         try:
@@ -70,10 +87,13 @@ def healthz(request: HttpRequest) -> JsonResponse:
             checks[name] = f"stale: {exc}" if isinstance(exc, WatcherStale) else f"error: {type(exc).__name__}"
     healthy = all(value == "ok" for value in checks.values())
     failed = [name for name, value in checks.items() if value != "ok"]
-    return JsonResponse(
-        {"status": "ok" if healthy else "fail", "checks": checks, "failed": failed},
-        status=200 if healthy else 503,
-    )
+    body: dict = {"status": "ok" if healthy else "fail", "checks": checks, "failed": failed}
+    if checks.get("database") == "ok":
+        # What the watchers can and cannot see; informative, never a failure.
+        traces = _traces_detail()
+        if traces:
+            body["detail"] = {"traces": traces}
+    return JsonResponse(body, status=200 if healthy else 503)
 
 
 class SchemaView(SpectacularAPIView):

@@ -13,8 +13,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+import requests
 from eth_account import Account
 from web3 import Web3
+
+from chainwatch import traces
+from tests.chainwatch import payer_contract
 
 REPO = Path(__file__).resolve().parents[2]
 ANVIL = REPO / "node_modules" / "@foundry-rs" / "anvil-linux-amd64" / "bin" / "anvil"
@@ -51,6 +55,24 @@ class Anvil:
 
     def pay_eth(self, to: str, wei: int) -> str:
         return self.w3.eth.send_transaction({"from": self.payer, "to": to, "value": wei}).to_0x_hex()
+
+    def deploy_wallet(self) -> str:
+        """A contract wallet (tests/chainwatch/payer_contract.py) that pays through internal calls."""
+        tx = self.w3.eth.send_transaction({"from": self.payer, "data": payer_contract.creation_code()})
+        return self.w3.eth.wait_for_transaction_receipt(tx)["contractAddress"]
+
+    def pay_through_wallet(
+        self, wallet: str, calls: list[tuple[str, int, bytes]], *, revert: bool = False, value: int | None = None
+    ) -> str:
+        """Send `value` (default: the sum of the calls) to `wallet`, which makes `calls` as internal CALLs."""
+        tx = {
+            "from": self.payer,
+            "to": wallet,
+            "value": sum(wei for _, wei, _ in calls) if value is None else value,
+            "data": payer_contract.calldata(calls, revert=revert),
+            "gas": 1_000_000,  # no estimate: a transaction that reverts must still be mined
+        }
+        return self.w3.eth.send_transaction(tx).to_0x_hex()
 
     def mine(self, blocks: int = 1) -> None:
         self.w3.provider.make_request("anvil_mine", [hex(blocks)])
@@ -90,6 +112,14 @@ def _start_anvil(chain_id: int) -> tuple[subprocess.Popen, str]:
         time.sleep(0.05)
     process.kill()
     pytest.fail("anvil did not start")
+
+
+@pytest.fixture(autouse=True)
+def fresh_trace_detection() -> Iterator[None]:
+    """Each test is a fresh watcher process as far as trace detection goes (ports get reused)."""
+    traces.forget()
+    yield
+    traces.forget()
 
 
 @pytest.fixture
@@ -189,6 +219,37 @@ def fake_server() -> Iterator[Callable[..., FakeServer]]:
     yield start
     for server in servers:
         server.close()
+
+
+def rpc_proxy(fake_server, upstream: str, *, hide: tuple[str, ...]) -> FakeServer:
+    """A JSON-RPC node in front of `upstream` that answers method-not-found for methods starting
+    with any of `hide` (as nodes without trace support do) and passes everything else on.
+    `server.methods` lists every method asked, in order."""
+    methods: list[str] = []
+
+    def handler(method, path, body, headers):
+        payload = json.loads(body)
+        items = payload if isinstance(payload, list) else [payload]
+        methods.extend(item["method"] for item in items)
+        passed = [item for item in items if not item["method"].startswith(hide)]
+        answers = {}
+        if passed:
+            upstream_answer = requests.post(upstream, json=passed, timeout=30).json()
+            answers = {answer["id"]: answer for answer in upstream_answer}
+        out = [
+            answers.get(item["id"])
+            or {
+                "jsonrpc": "2.0",
+                "id": item["id"],
+                "error": {"code": -32601, "message": f"the method {item['method']} does not exist/is not available"},
+            }
+            for item in items
+        ]
+        return 200, out if isinstance(payload, list) else out[0]
+
+    server = fake_server(handler)
+    server.methods = methods
+    return server
 
 
 def load_fixture(name: str):
