@@ -94,7 +94,8 @@ def measure(network: str, family: str) -> tuple[int, int, float]:
     return COUNT["http"], COUNT["rpc"], time.perf_counter() - started
 
 
-def bench_evm(user, n: int, native: bool = False) -> tuple[int, int, float]:
+def bench_evm(user, n: int, native: bool = False, internal: bool = False) -> tuple[int, int, float]:
+    """`internal`: the native payment comes from a contract wallet's internal call (read from traces)."""
     from eth_account import Account
 
     from chainwatch.tasks import watcher_pass
@@ -107,18 +108,21 @@ def bench_evm(user, n: int, native: bool = False) -> tuple[int, int, float]:
         node.token = node.deploy_token()
         settings.CHAINWATCH_ENDPOINTS = {"Ethereum": {"rpc_url": url}}
         settings.TOKEN_ADDRESSES = {"USDC": {"Ethereum": node.token.address}}
+        wallet = node.deploy_wallet() if internal else None
         receivers = [Account.create().address for _ in range(n)]
         make_drafts(
             user,
             n,
             network=Network.ETHEREUM,
-            currency=Currency.ETH if native else Currency.USDC,
+            currency=Currency.ETH if native or internal else Currency.USDC,
             method=Method.SINGLE_OUTPUT,
             required_confirmations=12,
             per_draft=lambda i: {"receiver_address": receivers[i], "amount_base_units": 1_000_000 + i},
         )
         watcher_pass("Ethereum", "evm")
-        if native:
+        if wallet:
+            node.pay_through_wallet(wallet, [(receivers[0], 1_000_000 * 10**9, b"")])
+        elif native:
             node.pay_eth(receivers[0], 1_000_000 * 10**9)
         else:
             node.pay_token(node.token, receivers[0], 1_000_000)
@@ -220,7 +224,7 @@ def bench_lightning(user, n: int) -> tuple[int, int, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10,1000,10000")
-    parser.add_argument("--backends", default="evm,evm-eth,core,esplora,solana,lightning")
+    parser.add_argument("--backends", default="evm,evm-eth,evm-internal,core,esplora,solana,lightning")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     backends = args.backends.split(",")
@@ -239,17 +243,18 @@ def main() -> None:
         runners = {
             "evm": bench_evm,
             "evm-eth": lambda u, n: bench_evm(u, n, native=True),
+            "evm-internal": lambda u, n: bench_evm(u, n, internal=True),
             "core": lambda u, n: bench_bitcoin(u, n, "core"),
             "esplora": lambda u, n: bench_bitcoin(u, n, "esplora"),
             "solana": bench_solana,
             "lightning": bench_lightning,
         }
-        print(f"{'backend':<10} {'drafts':>7} {'http':>7} {'rpc calls':>10} {'seconds':>8}")
+        print(f"{'backend':<12} {'drafts':>7} {'http':>7} {'rpc calls':>10} {'seconds':>8}")
         for backend in backends:
             for n in sizes:
                 reset()
                 http, rpc, seconds = runners[backend](user, n)
-                print(f"{backend:<10} {n:>7} {http:>7} {rpc:>10} {seconds:>8.2f}", flush=True)
+                print(f"{backend:<12} {n:>7} {http:>7} {rpc:>10} {seconds:>8.2f}", flush=True)
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)
 
