@@ -34,6 +34,8 @@ class User(AbstractBaseUser, PermissionsMixin):
     is_active = models.BooleanField(default=True)
     is_staff = models.BooleanField(default=False)
     date_joined = models.DateTimeField(default=timezone.now)
+    # Set when the owner deleted the account: the row stays (anonymised) for the operator's books.
+    deleted_at = models.DateTimeField(null=True, blank=True)
 
     objects = UserManager()
 
@@ -69,3 +71,79 @@ class ApiKey(models.Model):
     def is_usable(self, at=None) -> bool:
         at = at or timezone.now()
         return self.revoked_at is None and (self.expires_at is None or self.expires_at > at)
+
+
+class CodePurpose(models.TextChoices):
+    REGISTER = "register"
+    LOGIN = "login"
+    PASSWORD_RESET = "password_reset"
+
+
+class EmailCode(models.Model):
+    """A 6-digit code sent by email. Only a keyed hash is stored; single use, a few tries,
+    a short life. `payload` carries what completing it needs (a new account's password hash)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    email = models.EmailField(db_index=True)
+    user = models.ForeignKey(User, on_delete=models.CASCADE, null=True, blank=True, related_name="email_codes")
+    purpose = models.CharField(max_length=16, choices=CodePurpose.choices)
+    code_hash = models.CharField(max_length=64)
+    payload = models.JSONField(default=dict, blank=True)
+    tries = models.PositiveSmallIntegerField(default=0)
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"{self.purpose} code for {self.email}"
+
+
+class Passkey(models.Model):
+    """A WebAuthn credential (discoverable, user-verified) registered to an account."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="passkeys")
+    name = models.CharField(max_length=100, blank=True)
+    credential_id = models.CharField(max_length=1400, unique=True, help_text="base64url of the raw credential id")
+    public_key = models.BinaryField()
+    sign_count = models.BigIntegerField(default=0)
+    transports = models.JSONField(default=list, blank=True)
+    backed_up = models.BooleanField(default=False)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.name or 'passkey'} of {self.user}"
+
+
+class RecoveryCode(models.Model):
+    """A single-use code that stands in for a TOTP code. Only its SHA-256 is stored."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="recovery_codes")
+    code_hash = models.CharField(max_length=64)
+    used_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"recovery code of {self.user} ({'used' if self.used_at else 'unused'})"
+
+
+class KnownDevice(models.Model):
+    """A browser that signed in to an account before (a long-lived random cookie, stored hashed).
+    A sign-in from any other device emails the owner."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="known_devices")
+    device_hash = models.CharField(max_length=64)
+    first_seen_at = models.DateTimeField(default=timezone.now)
+    last_seen_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "device_hash"], name="accounts_device_once")]
+
+    def __str__(self) -> str:
+        return f"device of {self.user} since {self.first_seen_at:%Y-%m-%d}"

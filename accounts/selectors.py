@@ -24,3 +24,17 @@ def api_key_find(*, key: str) -> ApiKey | None:
         if hmac.compare_digest(candidate.key_hash, presented):
             found = candidate
     return found
+
+
+def account_summary(*, user: User) -> dict:
+    """The account as the API and pages show it (ids are UUIDs)."""
+    from accounts.totp import totp_enabled
+
+    return {
+        "id": user.public_id,
+        "email": user.email,
+        "createdAt": user.date_joined,
+        "hasPassword": user.has_usable_password(),
+        "totpEnabled": totp_enabled(user=user),
+        "passkeys": list(user.passkeys.all()),
+    }

@@ -46,6 +46,8 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "django_otp",
+    "django_otp.plugins.otp_totp",
     "accounts",
     "payments",
     "fees",
@@ -135,9 +137,16 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {}
 CELERY_DB_REUSE_MAX = 1000
 
 # --- Passwords, i18n, static ------------------------------------------------------
+# Argon2id first; older hashes still verify and are re-hashed with Argon2 at the next login.
+PASSWORD_HASHERS = [
+    "django.contrib.auth.hashers.Argon2PasswordHasher",
+    "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+    "django.contrib.auth.hashers.PBKDF2SHA1PasswordHasher",
+    "django.contrib.auth.hashers.ScryptPasswordHasher",
+]
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 10}},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
@@ -172,6 +181,9 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+SESSION_COOKIE_AGE = env_int("SESSION_COOKIE_AGE_SECONDS", 14 * 24 * 3600, minimum=300)
+CSRF_COOKIE_SAMESITE = "Lax"
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
@@ -433,6 +445,21 @@ CELERY_BEAT_SCHEDULE["notifications-send-due-emails"] = {
 }
 
 WEBHOOKS_SETTINGS_END = True
+
+# --- Human accounts (docs/accounts.md) ----------------------------------------------
+# Login, emailed-code and TOTP attempts per account and per IP address (decisions.md).
+AUTH_ATTEMPTS_PER_MINUTE = env_int("AUTH_ATTEMPTS_PER_MINUTE", 10, minimum=1)
+AUTH_EMAIL_CODE_MINUTES = env_int("AUTH_EMAIL_CODE_MINUTES", 10, minimum=1)
+AUTH_EMAIL_CODE_MAX_TRIES = env_int("AUTH_EMAIL_CODE_MAX_TRIES", 5, minimum=1)
+AUTH_REAUTH_MINUTES = env_int("AUTH_REAUTH_MINUTES", 5, minimum=1)
+# WebAuthn: the RP ID is BASE_URL's host name and the origin its scheme, host and port.
+WEBAUTHN_RP_NAME = env_str("WEBAUTHN_RP_NAME", "Payment drafts")
+WEBAUTHN_CHALLENGE_SECONDS = 300
+OTP_TOTP_ISSUER = env_str("OTP_TOTP_ISSUER", WEBAUTHN_RP_NAME)
+# Exactly one 30-second step of drift either way; django-otp does not learn a drift (which
+# would let the window creep).
+OTP_TOTP_SYNC = False
+LOGIN_URL = "/account/sign-in"
 
 # --- Health -------------------------------------------------------------------------
 HEALTHZ_BROKER_TIMEOUT_SECONDS = env_int("HEALTHZ_BROKER_TIMEOUT_SECONDS", 3, minimum=1)

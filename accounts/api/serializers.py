@@ -46,8 +46,191 @@ class ApiKeyCreatedSerializer(ApiKeySerializer):
     key = serializers.CharField(help_text="The API key itself. Shown only in this response.")
 
 
-class MeSerializer(serializers.Serializer):
+# --- Human accounts: request bodies the spec names and leaves open -------------------------
+
+PASSWORD_HELP = "At least 10 characters, not a common or mostly numeric password, not like the email address."
+
+
+class PasswordRegisterRequestSerializer(StrictSerializer):
+    """Starts a password registration: a 6-digit code is emailed to the address."""
+
+    email = serializers.EmailField(max_length=254)
+    password = serializers.CharField(max_length=1024, trim_whitespace=False, help_text=PASSWORD_HELP)
+
+
+class EmailCodeCompleteRequestSerializer(StrictSerializer):
+    """Completes a step that sent a code: the 6-digit emailed code, or, for a password
+    sign-in with an authenticator app, its 6-digit code or a recovery code. The step in
+    progress is bound to the session cookie the first step set."""
+
+    code = serializers.CharField(max_length=64)
+
+
+class PasswordLoginRequestSerializer(StrictSerializer):
+    email = serializers.EmailField(max_length=254)
+    password = serializers.CharField(max_length=1024, trim_whitespace=False)
+
+
+class PasswordForgotRequestSerializer(StrictSerializer):
+    email = serializers.EmailField(max_length=254)
+
+
+class PasswordForgotCompleteRequestSerializer(StrictSerializer):
+    email = serializers.EmailField(max_length=254)
+    code = serializers.CharField(max_length=64, help_text="The 6-digit code from the email")
+    newPassword = serializers.CharField(max_length=1024, trim_whitespace=False, help_text=PASSWORD_HELP)
+
+
+class PasswordChangeRequestSerializer(StrictSerializer):
+    currentPassword = serializers.CharField(
+        max_length=1024,
+        trim_whitespace=False,
+        allow_blank=True,
+        help_text="Empty only for an account that has no password yet (passkey only)",
+    )
+    newPassword = serializers.CharField(max_length=1024, trim_whitespace=False, help_text=PASSWORD_HELP)
+
+
+class TotpCodeRequestSerializer(StrictSerializer):
+    code = serializers.CharField(
+        max_length=64, help_text="A 6-digit code from the authenticator app (disable: or a recovery code)"
+    )
+
+
+# --- WebAuthn structures, as the spec shows them (base64 or base64url strings) ---------------
+
+
+class AttestationResponseSerializer(serializers.Serializer):
+    attestationObject = serializers.CharField()
+    clientDataJSON = serializers.CharField()
+    transports = serializers.ListField(
+        child=serializers.CharField(max_length=20),
+        required=False,
+        help_text="AuthenticatorTransport: Usb, Nfc, Ble, SmartCard, Hybrid, Internal (or WebAuthn's names)",
+    )
+
+
+class AssertionResponseSerializer(serializers.Serializer):
+    authenticatorData = serializers.CharField()
+    signature = serializers.CharField()
+    clientDataJSON = serializers.CharField()
+    userHandle = serializers.CharField(required=False, allow_null=True, allow_blank=True)
+
+
+class AuthenticatorAttestationRawResponseSerializer(serializers.Serializer):
+    id = serializers.CharField(min_length=1)
+    rawId = serializers.CharField()
+    type = serializers.CharField(help_text="public-key")
+    response = AttestationResponseSerializer()
+    clientExtensionResults = serializers.DictField(required=False, default=dict)
+    extensions = serializers.DictField(required=False, allow_null=True)
+    authenticatorAttachment = serializers.CharField(required=False, allow_null=True)
+
+
+class AuthenticatorAssertionRawResponseSerializer(serializers.Serializer):
+    id = serializers.CharField(min_length=1)
+    rawId = serializers.CharField()
+    type = serializers.CharField(help_text="public-key")
+    response = AssertionResponseSerializer()
+    clientExtensionResults = serializers.DictField(required=False, default=dict)
+    extensions = serializers.DictField(required=False, allow_null=True)
+    authenticatorAttachment = serializers.CharField(required=False, allow_null=True)
+
+
+class RegisterBeginRequestSerializer(StrictSerializer):
+    """Signed in: send nothing (or {}) to add a passkey. New account: first `email` (a code is
+    emailed), then `email` and `code` to get the creation options."""
+
+    email = serializers.EmailField(max_length=254, required=False)
+    code = serializers.CharField(max_length=64, required=False)
+
+
+class RegisterCompleteRequestSerializer(StrictSerializer):
+    credential = AuthenticatorAttestationRawResponseSerializer(help_text="What navigator.credentials.create() returned")
+    name = serializers.CharField(max_length=100, required=False, allow_blank=True, help_text="e.g. 'Laptop'")
+
+
+class LoginCompleteRequestSerializer(StrictSerializer):
+    credential = AuthenticatorAssertionRawResponseSerializer(help_text="What navigator.credentials.get() returned")
+
+
+class PasskeyRenameRequestSerializer(StrictSerializer):
+    name = serializers.CharField(max_length=100)
+
+
+# --- Responses --------------------------------------------------------------------------------
+
+
+class PasskeySerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    name = serializers.CharField()
+    createdAt = serializers.DateTimeField(source="created_at")
+    lastUsedAt = serializers.DateTimeField(source="last_used_at", allow_null=True)
+    backedUp = serializers.BooleanField(source="backed_up")
+
+
+class AccountSerializer(serializers.Serializer):
     id = serializers.UUIDField(help_text="The account id")
     email = serializers.EmailField()
+    createdAt = serializers.DateTimeField()
+    hasPassword = serializers.BooleanField()
+    totpEnabled = serializers.BooleanField()
+    passkeys = PasskeySerializer(many=True)
+
+
+AUTH_STATUSES = [
+    "emailCodeSent",
+    "totpRequired",
+    "signedIn",
+    "signedOut",
+    "passwordReset",
+    "passwordChanged",
+    "passkeyAdded",
+    "options",
+    "totpEnabled",
+    "totpDisabled",
+    "accountDeleted",
+]
+
+
+class AuthStepSerializer(serializers.Serializer):
+    """What happened and what the client does next. `account` is there once signed in."""
+
+    status = serializers.ChoiceField(choices=AUTH_STATUSES)
+    detail = serializers.CharField()
+    account = AccountSerializer(required=False, allow_null=True)
+
+
+class PublicKeyOptionsSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=["options", "emailCodeSent"])
+    detail = serializers.CharField()
+    publicKey = serializers.DictField(
+        allow_null=True,
+        help_text="PublicKeyCredentialCreationOptions / RequestOptions for navigator.credentials "
+        "(binary members as base64url strings)",
+    )
+
+
+class TotpSetupSerializer(serializers.Serializer):
+    otpauthUri = serializers.CharField(help_text="otpauth://totp/... for an authenticator app")
+    secret = serializers.CharField(help_text="The same secret in base32, to type in by hand")
+    qrSvg = serializers.CharField(help_text="The otpauth URI as an SVG QR code")
+
+
+class TotpEnabledSerializer(serializers.Serializer):
+    totpEnabled = serializers.BooleanField()
+    recoveryCodes = serializers.ListField(
+        child=serializers.CharField(), help_text="Ten single-use codes, shown only in this response"
+    )
+
+
+class TotpDisabledSerializer(serializers.Serializer):
+    totpEnabled = serializers.BooleanField()
+
+
+class MeSerializer(AccountSerializer):
     authenticatedWith = serializers.ChoiceField(choices=["session", "apiKey"])
+    sessionMethod = serializers.ChoiceField(
+        choices=["password", "passkey"], allow_null=True, help_text="How this session signed in (null for a key)"
+    )
     scopes = serializers.ListField(child=serializers.CharField(), help_text="The scopes this request may use")

@@ -4,16 +4,12 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import viewsets
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from accounts.api.serializers import (
     ApiKeyCreatedSerializer,
     ApiKeySerializer,
     CreateApiKeyRequestSerializer,
-    MeSerializer,
 )
-from accounts.models import ApiKey
-from accounts.scopes import ALL_SCOPES
 from accounts.selectors import api_key_list
 from accounts.services import api_key_create, api_key_revoke
 from config.api.pagination import PageQuerySerializer, paged_envelope_serializer, paginate
@@ -55,19 +51,3 @@ class ApiKeyViewSet(viewsets.ViewSet):
     def destroy(self, request, pk=None):
         api_key = get_object_or_404(api_key_list(user=request.user), pk=pk)
         return Response(ApiKeySerializer(api_key_revoke(api_key=api_key)).data)
-
-
-class MeView(APIView):
-    @extend_schema(summary="The account and credentials behind this request", responses=MeSerializer)
-    def get(self, request):
-        api_key = request.auth if isinstance(request.auth, ApiKey) else None
-        return Response(
-            MeSerializer(
-                {
-                    "id": request.user.public_id,
-                    "email": request.user.email,
-                    "authenticatedWith": "apiKey" if api_key else "session",
-                    "scopes": api_key.scopes if api_key else ALL_SCOPES,
-                }
-            ).data
-        )

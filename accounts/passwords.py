@@ -1,0 +1,241 @@
+"""Password accounts: registration with an emailed code, sign-in in two steps (password,
+then TOTP or an emailed code), forgotten and changed passwords.
+
+No enumeration: registering, signing in and asking for a reset answer the same, after the
+same work (one password hash), for addresses with and without an account. Emails go out
+after commit through the notifications outbox, so they add no time to the answer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.contrib.auth import update_session_auth_hash
+from django.contrib.auth.hashers import make_password
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from accounts import sessions
+from accounts.codes import CodeInvalid, email_code_issue, email_code_redeem
+from accounts.models import CodePurpose, EmailCode, User
+from accounts.ratelimit import attempt_count
+from accounts.sessions import Client
+from accounts.totp import totp_enabled, totp_verify
+from config.problems import Problem
+from notifications import kinds
+from notifications.services import email_enqueue
+
+
+class InvalidCredentials(Problem):
+    status_code = 401
+    default_code = "invalid_credentials"
+    default_detail = "The email address or password is wrong."
+
+
+@dataclass(frozen=True)
+class Step:
+    """What the client does next: "emailCodeSent", "totpRequired", "signedIn", ..."""
+
+    status: str
+    user: User | None = None
+    device_token: str | None = None
+
+
+def email_normalize(email: str) -> str:
+    return User.objects.normalize_email(email.strip()).lower()
+
+
+def active_user(email: str) -> User | None:
+    return User.objects.filter(email=email, is_active=True, deleted_at__isnull=True).first()
+
+
+def password_check_strength(password: str, *, email: str, field: str = "password") -> None:
+    try:
+        validate_password(password, user=User(email=email))
+    except ValidationError as exc:
+        errors = [{"field": field, "code": "weak_password", "message": message} for message in exc.messages]
+        raise Problem(" ".join(exc.messages), code="weak_password", errors=errors) from None
+
+
+def lockout_notice(email: str, client: Client):
+    """The callback a rate limit runs when an account's attempts first overflow."""
+
+    def notify() -> None:
+        user = active_user(email)
+        if user is not None:
+            email_enqueue(
+                user=user,
+                kind=kinds.SECURITY_NOTICE,
+                context=sessions.notice_context("lockout", client=client, at=timezone.now()),
+            )
+
+    return notify
+
+
+# --- Registration ---------------------------------------------------------------------------
+
+
+def registration_code_send(request, *, email: str, flow: str, client: Client, payload: dict | None = None) -> None:
+    """Email a registration code, or, when the address already has an account, a notice
+    instead: the caller's answer is the same either way."""
+    with transaction.atomic():
+        user = User.objects.filter(email=email).first()
+        if user is None:
+            code = email_code_issue(email=email, purpose=CodePurpose.REGISTER, payload=payload)
+            sessions.pending_set(request, flow=flow, email=email, codeId=str(code.id))
+        else:
+            if user.is_active and user.deleted_at is None:
+                email_enqueue(
+                    user=user,
+                    kind=kinds.SECURITY_NOTICE,
+                    context=sessions.notice_context("register_attempt", client=client, at=timezone.now()),
+                )
+            sessions.pending_set(request, flow=flow, email=email, codeId=None)
+
+
+def password_register_begin(request, *, email: str, password: str, client: Client) -> Step:
+    email = email_normalize(email)
+    attempt_count(action="code", email=email, ip=client.ip)
+    password_check_strength(password, email=email)
+    password_hash = make_password(password)
+    registration_code_send(
+        request, email=email, flow="password_register", client=client, payload={"passwordHash": password_hash}
+    )
+    return Step("emailCodeSent")
+
+
+def account_create(*, email: str, password_hash: str | None = None, public_id=None) -> User:
+    """A new account for a verified address. A concurrent registration of the same address
+    makes the code invalid rather than a 500."""
+    try:
+        with transaction.atomic():
+            user = User(email=email)
+            if public_id is not None:
+                user.public_id = public_id
+            if password_hash:
+                user.password = password_hash
+            else:
+                user.set_unusable_password()
+            user.save()
+            return user
+    except IntegrityError:
+        raise CodeInvalid(field="code") from None
+
+
+def password_register_complete(request, *, code: str, client: Client) -> Step:
+    pending = sessions.pending_get(request, flow="password_register") or {}
+    attempt_count(action="code", email=pending.get("email"), ip=client.ip)
+    row = email_code_redeem(code_id=pending.get("codeId"), code=code, purpose=CodePurpose.REGISTER)
+    user = account_create(email=row.email, password_hash=row.payload.get("passwordHash"))
+    EmailCode.objects.filter(pk=row.pk).update(payload={})
+    token = sessions.session_sign_in(request, user=user, method="password", client=client, first=True)
+    return Step("signedIn", user=user, device_token=token)
+
+
+# --- Sign-in --------------------------------------------------------------------------------
+
+
+def password_login_begin(request, *, email: str, password: str, client: Client) -> Step:
+    email = email_normalize(email)
+    attempt_count(action="login", email=email, ip=client.ip, on_lockout=lockout_notice(email, client))
+    user = active_user(email)
+    if user is None or not user.has_usable_password():
+        make_password(password)  # the same work as checking a real password
+        raise InvalidCredentials()
+    if not user.check_password(password):  # re-hashes an older hash with Argon2 when it matches
+        raise InvalidCredentials()
+    if totp_enabled(user=user):
+        sessions.pending_set(request, flow="password_login", user=str(user.public_id), second="totp")
+        return Step("totpRequired")
+    code = email_code_issue(email=email, purpose=CodePurpose.LOGIN, user=user)
+    sessions.pending_set(request, flow="password_login", user=str(user.public_id), second="email", codeId=str(code.id))
+    return Step("emailCodeSent")
+
+
+def password_login_complete(request, *, code: str, client: Client) -> Step:
+    pending = sessions.pending_get(request, flow="password_login")
+    user = active_user_by_public_id(pending.get("user")) if pending else None
+    email = user.email if user else None
+    if pending and pending.get("second") == "totp":
+        attempt_count(action="totp", email=email, ip=client.ip, on_lockout=lockout_notice(email or "", client))
+        if user is None or not totp_verify(user=user, code=code):
+            raise CodeInvalid(field="code")
+    else:
+        attempt_count(action="code", email=email, ip=client.ip, on_lockout=lockout_notice(email or "", client))
+        email_code_redeem(code_id=(pending or {}).get("codeId"), code=code, purpose=CodePurpose.LOGIN)
+        if user is None:
+            raise CodeInvalid(field="code")
+    token = sessions.session_sign_in(request, user=user, method="password", client=client)
+    return Step("signedIn", user=user, device_token=token)
+
+
+def active_user_by_public_id(public_id: str | None) -> User | None:
+    if not public_id:
+        return None
+    return User.objects.filter(public_id=public_id, is_active=True, deleted_at__isnull=True).first()
+
+
+# --- Forgotten and changed passwords ---------------------------------------------------------
+
+
+def password_forgot_begin(*, email: str, client: Client) -> Step:
+    email = email_normalize(email)
+    attempt_count(action="code", email=email, ip=client.ip)
+    user = active_user(email)
+    if user is not None:
+        email_code_issue(email=email, purpose=CodePurpose.PASSWORD_RESET, user=user)
+    return Step("emailCodeSent")
+
+
+def password_forgot_complete(*, email: str, code: str, new_password: str, client: Client) -> Step:
+    """Set a new password with an emailed code. Every session of the account ends (the
+    session hash changes with the password)."""
+    email = email_normalize(email)
+    attempt_count(action="code", email=email, ip=client.ip, on_lockout=lockout_notice(email, client))
+    password_check_strength(new_password, email=email, field="newPassword")
+    latest = (
+        EmailCode.objects.filter(email=email, purpose=CodePurpose.PASSWORD_RESET, used_at__isnull=True)
+        .order_by("-created_at")
+        .values_list("id", flat=True)
+        .first()
+    )
+    row = email_code_redeem(code_id=latest, code=code, purpose=CodePurpose.PASSWORD_RESET)
+    with transaction.atomic():
+        user = User.objects.select_for_update().filter(pk=row.user_id, is_active=True, deleted_at__isnull=True).first()
+        if user is None:
+            raise CodeInvalid(field="code")
+        user.set_password(new_password)
+        user.save(update_fields=["password"])
+        email_enqueue(
+            user=user,
+            kind=kinds.SECURITY_NOTICE,
+            context=sessions.notice_context("password_reset", client=client, at=timezone.now()),
+        )
+    return Step("passwordReset", user=user)
+
+
+class WrongPassword(Problem):
+    default_code = "wrong_password"
+    default_detail = "The current password is wrong."
+
+
+def password_change(request, *, user: User, current_password: str, new_password: str, client: Client) -> Step:
+    """Needs the current password (an account without one sets its first password here with
+    an empty current password). This session stays signed in; every other one ends."""
+    attempt_count(action="login", email=user.email, ip=client.ip, on_lockout=lockout_notice(user.email, client))
+    if user.has_usable_password() and not user.check_password(current_password or ""):
+        raise WrongPassword(field="currentPassword")
+    if not user.has_usable_password() and not sessions.authenticated_recently(request):
+        raise sessions.ReauthenticationRequired()
+    password_check_strength(new_password, email=user.email, field="newPassword")
+    with transaction.atomic():
+        user.set_password(new_password)
+        user.save(update_fields=["password"])
+        email_enqueue(
+            user=user,
+            kind=kinds.SECURITY_NOTICE,
+            context=sessions.notice_context("password_changed", client=client, at=timezone.now()),
+        )
+    update_session_auth_hash(request, user)  # a new session key; other sessions' hash no longer matches
+    return Step("passwordChanged", user=user)

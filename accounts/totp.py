@@ -1,0 +1,141 @@
+"""TOTP second factor (django-otp) and its recovery codes.
+
+A code is checked with the device row locked (SELECT ... FOR UPDATE): django-otp refuses a
+code whose time step is not after the last one used, and the lock makes two requests racing
+with the same code take turns, so only one of them can succeed. One step (30 s) of clock
+drift is tolerated. Recovery codes: ten, shown once, single use, stored as SHA-256."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import secrets
+from dataclasses import dataclass
+
+import segno
+from django.db import transaction
+from django.utils import timezone
+from django_otp.plugins.otp_totp.models import TOTPDevice
+
+from accounts.models import RecoveryCode, User
+from accounts.ratelimit import attempt_count
+from accounts.sessions import Client, notice_context
+from config.problems import Conflict, Problem
+from notifications import kinds
+from notifications.services import email_enqueue
+
+RECOVERY_CODES = 10
+_RECOVERY_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"  # no look-alikes (0/o, 1/l/i)
+
+
+class TotpCodeInvalid(Problem):
+    default_code = "invalid_code"
+    default_detail = "The code is wrong, already used or out of time."
+
+
+@dataclass(frozen=True)
+class TotpSetup:
+    otpauth_uri: str
+    secret: str  # base32, for typing into an app by hand
+    qr_svg: str
+
+
+def totp_enabled(*, user: User) -> bool:
+    return TOTPDevice.objects.filter(user=user, confirmed=True).exists()
+
+
+def totp_setup(*, user: User) -> TotpSetup:
+    """A new, unconfirmed device (replacing an earlier unconfirmed one). Enabling it needs a
+    valid code from the app."""
+    if totp_enabled(user=user):
+        raise Conflict("An authenticator app is already on; turn it off first.", code="totp_already_enabled")
+    with transaction.atomic():
+        TOTPDevice.objects.filter(user=user, confirmed=False).delete()
+        device = TOTPDevice.objects.create(user=user, name="Authenticator app", confirmed=False, tolerance=1)
+    uri = device.config_url
+    buf = io.BytesIO()
+    segno.make_qr(uri, error="m").save(buf, kind="svg", xmldecl=False, svgns=True, scale=4, border=4)
+    return TotpSetup(
+        otpauth_uri=uri,
+        secret=base64.b32encode(device.bin_key).decode("ascii").rstrip("="),
+        qr_svg=buf.getvalue().decode("utf-8"),
+    )
+
+
+def _device_verify(*, user: User, code: str, confirmed: bool) -> bool:
+    code = (code or "").strip().replace(" ", "")
+    if not (code.isdigit() and len(code) == 6):
+        return False
+    with transaction.atomic():
+        device = TOTPDevice.objects.select_for_update().filter(user=user, confirmed=confirmed).first()
+        return device is not None and device.verify_token(code)
+
+
+def _recovery_hash(code: str) -> str:
+    return hashlib.sha256(code.strip().lower().replace("-", "").replace(" ", "").encode()).hexdigest()
+
+
+def _recovery_use(*, user: User, code: str) -> bool:
+    # A conditional UPDATE claims the code: of two racing requests only one changes the row.
+    return bool(
+        RecoveryCode.objects.filter(user=user, code_hash=_recovery_hash(code), used_at__isnull=True).update(
+            used_at=timezone.now()
+        )
+    )
+
+
+def totp_verify(*, user: User, code: str) -> bool:
+    """A current TOTP code or an unused recovery code, each usable once."""
+    code = (code or "").strip()
+    if len(code.replace(" ", "")) == 6:
+        return _device_verify(user=user, code=code, confirmed=True)
+    return _recovery_use(user=user, code=code)
+
+
+def _recovery_codes_make(*, user: User) -> list[str]:
+    codes = []
+    for _ in range(RECOVERY_CODES):
+        raw = "".join(secrets.choice(_RECOVERY_ALPHABET) for _ in range(16))
+        codes.append("-".join(raw[i : i + 4] for i in range(0, 16, 4)))
+    RecoveryCode.objects.filter(user=user).delete()
+    RecoveryCode.objects.bulk_create([RecoveryCode(user=user, code_hash=_recovery_hash(c)) for c in codes])
+    return codes
+
+
+def totp_enable(*, user: User, code: str, client: Client) -> list[str]:
+    """Confirm the device set up last with a code from the app. Returns the recovery codes
+    (shown this once)."""
+    attempt_count(action="totp", email=user.email, ip=client.ip)
+    if totp_enabled(user=user):
+        raise Conflict("An authenticator app is already on.", code="totp_already_enabled")
+    if not TOTPDevice.objects.filter(user=user, confirmed=False).exists():
+        raise Conflict("Set up the authenticator app first (POST /api/v1/auth/totp/setup).", code="totp_not_set_up")
+    if not _device_verify(user=user, code=code, confirmed=False):
+        raise TotpCodeInvalid(field="code")
+    with transaction.atomic():
+        TOTPDevice.objects.filter(user=user, confirmed=False).update(confirmed=True)
+        codes = _recovery_codes_make(user=user)
+        email_enqueue(
+            user=user,
+            kind=kinds.SECURITY_NOTICE,
+            context=notice_context("totp_enabled", client=client, at=timezone.now()),
+        )
+    return codes
+
+
+def totp_disable(*, user: User, code: str, client: Client) -> None:
+    """Needs a current code (or a recovery code)."""
+    attempt_count(action="totp", email=user.email, ip=client.ip)
+    if not totp_enabled(user=user):
+        raise Conflict("No authenticator app is on.", code="totp_not_enabled")
+    if not totp_verify(user=user, code=code):
+        raise TotpCodeInvalid(field="code")
+    with transaction.atomic():
+        TOTPDevice.objects.filter(user=user).delete()
+        RecoveryCode.objects.filter(user=user).delete()
+        email_enqueue(
+            user=user,
+            kind=kinds.SECURITY_NOTICE,
+            context=notice_context("totp_disabled", client=client, at=timezone.now()),
+        )
