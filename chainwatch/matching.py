@@ -10,12 +10,15 @@ has already recorded, so two passes running at once never confirm or announce tw
 from __future__ import annotations
 
 import logging
+from collections import defaultdict
 from datetime import datetime, timedelta
+from itertools import combinations
 
 from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
+from chainwatch import unmatched
 from chainwatch.models import LIGHTNING_INDEX, ObservedTransfer
 from chainwatch.networks import token_address
 from drafts import services as draft_services
@@ -108,34 +111,66 @@ def _confirmations(transfer: ObservedTransfer, head: int | None) -> int:
     return max(head - transfer.block_height + 1, 0)
 
 
-def transfer_apply(transfer: ObservedTransfer, *, head: int | None, now: datetime) -> Draft | None:
-    """Find the draft one stored transfer pays, hand the observation to the drafts door, and
-    record the link on the transfer."""
-    draft = transfer.draft
-    if draft is None:
-        if transfer.orphaned:
-            return None
-        draft = find_draft(transfer, now=now)
-        if draft is None:
-            return None
-    confirmations = _confirmations(transfer, head)
-    fee_output_present = _fee_output_present(transfer, draft)
-    observation = draft_services.PaymentObservation(
-        tx_id=transfer.txid,
-        received_base_units=transfer.amount_base_units,
-        confirmations=confirmations,
-        amount_exact=_is_exact(transfer, draft),
-        fee_output_present=fee_output_present,
-        final=transfer.finalized,
-        vanished=transfer.orphaned,
+def _observation(transfers: list[ObservedTransfer], draft: Draft, head: int | None):
+    """One observation of a draft's payment from the transfers that make it up (one, or the
+    parts of a split payment): their sum, the fewest confirmations, final only when all are."""
+    first = transfers[0]
+    return draft_services.PaymentObservation(
+        tx_id=first.txid,
+        received_base_units=sum(t.amount_base_units for t in transfers),
+        confirmations=min(_confirmations(t, head) for t in transfers),
+        amount_exact=all(_is_exact_part(t) for t in transfers) if len(transfers) > 1 else _is_exact(first, draft),
+        fee_output_present=_fee_output_present(first, draft) if len(transfers) == 1 else None,
+        final=all(t.finalized for t in transfers),
+        vanished=any(t.orphaned for t in transfers),
+        parts=tuple(t.txid for t in transfers) if len(transfers) > 1 else (),
     )
-    result = draft_services.draft_payment_apply(draft_id=draft.id, observation=observation, now=now)
-    if not transfer.orphaned and result.paid_tx_id == transfer.txid:
-        updates = {"confirmations": confirmations}
+
+
+def _is_exact_part(transfer: ObservedTransfer) -> bool:
+    return transfer.raw_amount is None or transfer.raw_amount % 10**9 == 0 or transfer.currency != "ETH"
+
+
+def _apply(draft: Draft, transfers: list[ObservedTransfer], *, head: int | None, now: datetime) -> Draft:
+    """Hand the observation to the drafts door and record the link on the transfers it took."""
+    transfers = sorted(transfers, key=lambda t: (t.txid != draft.paid_tx_id, t.first_seen_at, t.pk))
+    result = draft_services.draft_payment_apply(
+        draft_id=draft.id, observation=_observation(transfers, draft, head), now=now
+    )
+    paid = set(result.paid_tx_ids or ([result.paid_tx_id] if result.paid_tx_id else []))
+    for transfer in transfers:
+        if transfer.orphaned or transfer.txid not in paid:
+            continue
+        updates = {"confirmations": _confirmations(transfer, head)}
         if transfer.draft_id is None:
-            updates |= {"draft": draft, "fee_output_present": fee_output_present}
+            updates |= {"draft": draft, "fee_output_present": _fee_output_present(transfer, draft)}
         ObservedTransfer.objects.filter(pk=transfer.pk).update(**updates)
+        transfer.draft_id = draft.id
+    if paid:
+        unmatched.reports_matched(transfer_ids=[t.pk for t in transfers if t.txid in paid], draft=result, now=now)
     return result
+
+
+def _apply_linked(draft: Draft, transfers: list[ObservedTransfer], *, head: int | None, now: datetime) -> None:
+    """Transfers already linked to a draft: its current payment (confirmations, reorgs), or, for a
+    draft sent back to Pending by a reorg, the linked transfers that are on chain again."""
+    current = set(draft.paid_tx_ids or ([draft.paid_tx_id] if draft.paid_tx_id else []))
+    if current:
+        parts = [t for t in transfers if t.txid in current]
+    else:
+        parts = [t for t in transfers if not t.orphaned]
+    if parts:
+        _apply(draft, parts, head=head, now=now)
+
+
+def transfer_apply(transfer: ObservedTransfer, *, head: int | None, now: datetime) -> Draft | None:
+    """Find the draft one stored, unlinked transfer pays (exact or within 10%) and apply it."""
+    if transfer.orphaned:
+        return None
+    draft = find_draft(transfer, now=now)
+    if draft is None:
+        return None
+    return _apply(draft, [transfer], head=head, now=now)
 
 
 def transfers_to_apply(*, network: str, lightning: bool, now: datetime):
@@ -149,10 +184,95 @@ def transfers_to_apply(*, network: str, lightning: bool, now: datetime):
 
 
 def match_network(*, network: str, head: int | None, lightning: bool = False, now: datetime | None = None) -> int:
-    """Apply every transfer that can still matter on `network`; returns how many were applied."""
+    """Apply every transfer that can still matter on `network`; returns how many were applied.
+
+    1. Transfers already paying a draft: one observation per draft (confirmations, reorgs).
+    2. Each other transfer: the draft it pays alone, exact or within 10%.
+    3. What is left: split payments — parts that together pay a draft exactly.
+    4. What is still left, once settled on chain: reported as unmatched to each account with
+       a draft at that address (chainwatch.unmatched).
+    """
     now = now or timezone.now()
-    count = 0
-    for transfer in transfers_to_apply(network=network, lightning=lightning, now=now):
+    transfers = list(transfers_to_apply(network=network, lightning=lightning, now=now))
+    linked: dict = defaultdict(list)
+    free: list[ObservedTransfer] = []
+    for transfer in transfers:
+        (linked[transfer.draft_id] if transfer.draft_id else free).append(transfer)
+    for parts in linked.values():
+        _apply_linked(parts[0].draft, parts, head=head, now=now)
+    for transfer in free:
         transfer_apply(transfer, head=head, now=now)
-        count += 1
-    return count
+    left = [t for t in free if t.draft_id is None]
+    if not lightning:
+        left = _split_payments(left, head=head, now=now)
+        unmatched.reports_record(transfers=left, head=head, now=now)
+    return len(transfers)
+
+
+# --- Split payments -----------------------------------------------------------------------
+
+MAX_SPLIT_PARTS = 3
+MAX_SPLIT_CANDIDATES = 20  # most recent free transfers per address considered for one split
+
+
+def _group_key(transfer: ObservedTransfer) -> tuple:
+    if transfer.solana_reference:
+        return ("reference", transfer.solana_reference)
+    return ("address", transfer.receiver_address.lower(), transfer.currency, transfer.token_address.lower())
+
+
+def _split_payments(free: list[ObservedTransfer], *, head: int | None, now: datetime) -> list[ObservedTransfer]:
+    """Pay Pending drafts whose exact amount is the sum of 2..3 transfers that pay nothing alone.
+
+    Rules (docs/decisions.md): every part arrived after the draft was created, each is smaller
+    than the draft, the parts are whole base units; a draft takes the earliest such set; a set
+    that would fit drafts of two accounts, or one transfer that could complete two drafts, is
+    not guessed — those transfers stay unmatched. Returns the transfers still unmatched.
+    """
+    groups: dict[tuple, list[ObservedTransfer]] = defaultdict(list)
+    for transfer in free:
+        if not transfer.orphaned and transfer.draft_id is None:
+            groups[_group_key(transfer)].append(transfer)
+    used: set[int] = set()
+    for key, transfers in groups.items():
+        if len(transfers) < 2:
+            continue
+        transfers = sorted(transfers, key=lambda t: (t.first_seen_at, t.pk))[-MAX_SPLIT_CANDIDATES:]
+        proposals = []
+        for draft in _split_candidates(key, transfers[0], now=now):
+            parts = _earliest_subset(draft, transfers)
+            if parts:
+                proposals.append((draft, parts))
+        claims: dict[int, int] = defaultdict(int)
+        for _, parts in proposals:
+            for part in parts:
+                claims[part.pk] += 1
+        for draft, parts in proposals:
+            if any(claims[part.pk] > 1 for part in parts):
+                logger.warning("split payment to %s fits several drafts; not matched", draft.receiver_address)
+                continue
+            _apply(draft, parts, head=head, now=now)
+            used.update(p.pk for p in parts)
+    return [t for t in free if t.pk not in used and t.draft_id is None]
+
+
+def _split_candidates(key: tuple, sample: ObservedTransfer, *, now: datetime) -> list[Draft]:
+    drafts = watched_drafts(network=sample.network, now=now).filter(status__in=_PAYABLE)
+    if key[0] == "reference":
+        drafts = drafts.filter(solana_reference=key[1])
+    else:
+        drafts = drafts.filter(receiver_address__iexact=sample.receiver_address).exclude(method=Method.LIGHTNING)
+    return [d for d in drafts if _same_asset(d, sample)]
+
+
+def _earliest_subset(draft: Draft, transfers: list[ObservedTransfer]) -> list[ObservedTransfer] | None:
+    eligible = [
+        t
+        for t in transfers
+        if t.first_seen_at >= draft.created_at and t.amount_base_units < draft.amount_base_units and _is_exact_part(t)
+    ]
+    for size in range(2, MAX_SPLIT_PARTS + 1):
+        for parts in combinations(eligible, size):
+            if sum(t.amount_base_units for t in parts) == draft.amount_base_units:
+                return list(parts)
+    return None

@@ -3,6 +3,9 @@ transfer it has observed (stored once under its on-chain key)."""
 
 from __future__ import annotations
 
+import uuid
+
+from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
@@ -116,3 +119,28 @@ class ObservedTransfer(models.Model):
 
     def __str__(self) -> str:
         return f"{self.network} {self.txid}:{self.index} {self.amount_base_units} {self.currency}"
+
+
+class UnmatchedTransfer(models.Model):
+    """A transfer to an address where the account has (or had, within the late-payment grace
+    window) a draft for the same asset, which pays none of them: an amount too far off, a
+    second payment, a payment before the draft existed or after its grace window. Kept per
+    account so the owner can account for it or attach it to a draft."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="unmatched_transfers")
+    transfer = models.ForeignKey(ObservedTransfer, on_delete=models.CASCADE, related_name="unmatched_reports")
+    candidate_draft_ids = models.JSONField(default=list)
+    created_at = models.DateTimeField(default=timezone.now)
+    # Set when it later pays a draft (the last part of a split payment, or attached by the owner).
+    matched_draft = models.ForeignKey(
+        "drafts.Draft", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    matched_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [models.UniqueConstraint(fields=["user", "transfer"], name="unmatched_transfer_once_per_account")]
+
+    def __str__(self) -> str:
+        return f"{self.transfer} for {self.user_id}"

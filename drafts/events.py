@@ -47,7 +47,10 @@ def draft_event_data(draft: Draft, *, occurred_at: datetime | None = None) -> di
         "isFeeSettlement": draft.is_fee_settlement,
         "occurredAt": json_datetime(occurred_at or timezone.now()),
     }
-    if draft.received_base_units is not None and draft.received_base_units != draft.amount_base_units:
+    split = len(draft.paid_tx_ids or []) > 1
+    if split:
+        data["txIds"] = list(draft.paid_tx_ids)
+    if draft.received_base_units is not None and (split or draft.received_base_units != draft.amount_base_units):
         data["receivedAmountSats"] = draft.received_base_units
         data["receivedAmount"] = format_amount(draft.received_base_units, asset)
     if draft.accepted_by_owner:

@@ -74,6 +74,8 @@ class Draft(models.Model):
     # Lifecycle
     status = models.CharField(max_length=16, choices=DraftStatus.choices, default=DraftStatus.PENDING)
     paid_tx_id = models.CharField(max_length=128, null=True, blank=True)
+    # Every transaction that pays the draft: one, or the parts of a split payment.
+    paid_tx_ids = models.JSONField(default=list, blank=True)
     confirmations = models.IntegerField(default=0)
     required_confirmations = models.IntegerField()
     received_base_units = models.BigIntegerField(null=True, blank=True)

@@ -88,6 +88,8 @@ class PaymentObservation:
     final: bool = False
     # The transfer left the chain (reorg) or the mempool before it was confirmed.
     vanished: bool = False
+    # A split payment: every transaction of it (`tx_id` is the first); their sum is received_base_units.
+    parts: tuple[str, ...] = ()
 
 
 def is_within_mismatch_window(expected: int, received: int) -> bool:
@@ -124,6 +126,7 @@ def draft_payment_apply(*, draft_id: UUID, observation: PaymentObservation, now:
             draft.fee_placement = FeePlacement.ACCRUED
             draft.platform_fee = {**draft.platform_fee, "placement": FeePlacement.ACCRUED, "accrued": True}
         draft.paid_tx_id, draft.received_base_units = obs.tx_id, obs.received_base_units
+        draft.paid_tx_ids = list(obs.parts) or [obs.tx_id]
         draft.confirmations, draft.seen_at = max(obs.confirmations, 0), now
         draft.paid_late = draft.paid_late or draft.status == S.EXPIRED
         if exact:
@@ -175,6 +178,7 @@ def _update_confirmations(draft: Draft, confirmations: int, now: datetime, *, fi
 def _payment_vanished(draft: Draft, now: datetime) -> Draft:
     """The paying transaction left the chain before confirmation: back to Pending."""
     draft.paid_tx_id, draft.received_base_units, draft.confirmations = None, None, 0
+    draft.paid_tx_ids = []
     draft.amount_mismatch, draft.seen_at, draft.accepted_by_owner = None, None, False
     _transition(draft, S.PENDING, event=None, now=now)
     return draft
@@ -195,6 +199,59 @@ def draft_accept_received(*, draft: Draft, now: datetime | None = None) -> Draft
         locked.amount_mismatch = {**locked.amount_mismatch, "acceptedAt": json_datetime(now)}
         _transition(locked, S.SEEN, event=EventType.DRAFT_SEEN, now=now)
         return _update_confirmations(locked, locked.confirmations, now)
+
+
+class AmountNotAccepted(Conflict):
+    default_code = "amount_not_accepted"
+
+
+def draft_payment_attach(
+    *, draft: Draft, observation: PaymentObservation, accept_amount: bool = False, now: datetime | None = None
+) -> Draft:
+    """The owner says an unmatched transfer pays this draft (Pending or Expired).
+
+    The exact amount pays it as a watcher's match would. Within 10% it is accepted as
+    accept-received accepts a mismatch (draft.seen with acceptedByOwner); further off only with
+    `accept_amount`. Confirmation then follows the transfer's confirmations as usual.
+    """
+    now = now or timezone.now()
+    obs = observation
+    with transaction.atomic():
+        locked = _locked(draft.id)
+        if locked.status not in (S.PENDING, S.EXPIRED):
+            raise TransitionNotAllowed(
+                f"A {locked.status} draft cannot take another payment.",
+                code="attach_not_allowed",
+                extra={"draftStatus": locked.status},
+            )
+        exact = obs.amount_exact and obs.received_base_units == locked.amount_base_units
+        if (
+            not exact
+            and not accept_amount
+            and not is_within_mismatch_window(locked.amount_base_units, obs.received_base_units)
+        ):
+            raise AmountNotAccepted(
+                "The transfer differs from the billed amount by more than 10%; send acceptAmount: true to "
+                "accept it as payment of this draft anyway.",
+                field="acceptAmount",
+            )
+        locked.paid_tx_id, locked.received_base_units = obs.tx_id, obs.received_base_units
+        locked.paid_tx_ids = list(obs.parts) or [obs.tx_id]
+        locked.confirmations, locked.seen_at = max(obs.confirmations, 0), now
+        locked.paid_late = locked.paid_late or locked.status == S.EXPIRED
+        if not exact:
+            locked.accepted_by_owner = True
+            locked.amount_mismatch = {
+                "txId": obs.tx_id,
+                "expectedBaseUnits": locked.amount_base_units,
+                "receivedBaseUnits": obs.received_base_units,
+                "differenceBaseUnits": obs.received_base_units - locked.amount_base_units,
+                "confirmations": locked.confirmations,
+                "detectedAt": json_datetime(now),
+                "acceptedAt": json_datetime(now),
+            }
+        _transition(locked, S.SEEN, event=EventType.DRAFT_SEEN, now=now)
+        return _update_confirmations(locked, obs.confirmations, now, final=obs.final)
 
 
 def draft_cancel(*, draft: Draft, now: datetime | None = None) -> Draft:

@@ -18,6 +18,7 @@ class EmailKind:
 
 
 DRAFT_EVENT = "draft_event"
+TRANSFER_UNMATCHED = "transfer_unmatched"
 WEBHOOK_DISABLED = "webhook_disabled"
 EMAIL_CODE = "email_code"
 SECURITY_NOTICE = "security_notice"
@@ -26,6 +27,7 @@ KINDS: dict[str, EmailKind] = {
     kind.name: kind
     for kind in (
         EmailKind(DRAFT_EVENT, optional=True),
+        EmailKind(TRANSFER_UNMATCHED, optional=True),
         EmailKind(WEBHOOK_DISABLED),
         EmailKind(EMAIL_CODE, secret=True),
         EmailKind(SECURITY_NOTICE),

@@ -14,7 +14,13 @@ class EventType(models.TextChoices):
     DRAFT_AMOUNT_MISMATCH = "draft.amount_mismatch"
     DRAFT_EXPIRED = "draft.expired"
     DRAFT_CANCELLED = "draft.cancelled"
+    TRANSFER_UNMATCHED = "transfer.unmatched"
     TEST = "test"
+
+
+# Events beyond the interface spec's list: sent only to endpoints that name them in `events`,
+# so a receiver subscribed to "everything" keeps getting exactly what the spec promised.
+OPT_IN_EVENT_TYPES = frozenset({EventType.TRANSFER_UNMATCHED})
 
 
 class Event(models.Model):
@@ -59,7 +65,9 @@ class Webhook(models.Model):
         return self.url
 
     def wants(self, event_type: str) -> bool:
-        return not self.events or event_type in self.events
+        if not self.events:
+            return event_type not in OPT_IN_EVENT_TYPES
+        return event_type in self.events
 
 
 class DeliveryStatus(models.TextChoices):

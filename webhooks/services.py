@@ -45,11 +45,13 @@ logger = logging.getLogger(__name__)
 MAX_ATTEMPTS = 8
 # Waits after attempt 1..7 (decisions.md: 1, 2, 4, 8, 16, 32, 64 minutes).
 RETRY_WAITS = [timedelta(minutes=2**n) for n in range(MAX_ATTEMPTS - 1)]
-EMAIL_EVENT_TYPES = {
-    EventType.DRAFT_SEEN,
-    EventType.DRAFT_CONFIRMED,
-    EventType.DRAFT_AMOUNT_MISMATCH,
-    EventType.DRAFT_EXPIRED,
+# Events also announced by email to the account (unless it turned emails off), and how.
+EMAIL_KIND_OF_EVENT = {
+    EventType.DRAFT_SEEN: email_kinds.DRAFT_EVENT,
+    EventType.DRAFT_CONFIRMED: email_kinds.DRAFT_EVENT,
+    EventType.DRAFT_AMOUNT_MISMATCH: email_kinds.DRAFT_EVENT,
+    EventType.DRAFT_EXPIRED: email_kinds.DRAFT_EVENT,
+    EventType.TRANSFER_UNMATCHED: email_kinds.TRANSFER_UNMATCHED,
 }
 OPEN_STATES = (AttemptState.CLAIMED, AttemptState.SENDING)
 CLAIM_RESEND_AFTER = timedelta(minutes=2)
@@ -92,10 +94,10 @@ def event_record(*, user, type: str, data: dict[str, Any], draft_id: UUID | None
     event = Event.objects.create(user=user, type=type, data=data, draft_id=draft_id)
     if type != EventType.TEST:  # a test event goes only to the endpoint it tests
         _deliveries_create(event=event, webhooks=[w for w in Webhook.objects.filter(user=user) if w.wants(type)])
-    if type in EMAIL_EVENT_TYPES:  # unless the owner turned them off (an optional kind)
+    if type in EMAIL_KIND_OF_EVENT:  # unless the owner turned them off (an optional kind)
         email_enqueue(
             user=user,
-            kind=email_kinds.DRAFT_EVENT,
+            kind=EMAIL_KIND_OF_EVENT[type],
             context={"event": type, "data": data},
             dedup_key=f"event:{event.id}",
         )

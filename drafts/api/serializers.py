@@ -177,6 +177,7 @@ class DraftResponseSerializer(serializers.Serializer):
     amount = serializers.CharField(help_text="amountSats as a decimal string in whole asset units")
     confirmations = serializers.IntegerField()
     receivedAmountSats = serializers.IntegerField(allow_null=True)
+    paidTxIds = serializers.ListField(child=serializers.CharField())
     paidLate = serializers.BooleanField()
     paymentHash = serializers.CharField(allow_null=True)
     solanaReference = serializers.CharField(allow_null=True)
@@ -195,6 +196,10 @@ class DraftStatusResponseSerializer(serializers.Serializer):
     id = serializers.UUIDField()
     status = serializers.ChoiceField(choices=DraftStatus.choices)
     txId = serializers.CharField(allow_null=True)
+    txIds = serializers.ListField(
+        child=serializers.CharField(), help_text="Every transaction paying the draft (several for a split payment)"
+    )
+    receivedAmountSats = serializers.IntegerField(allow_null=True)
     confirmations = serializers.IntegerField()
     requiredConfirmations = serializers.IntegerField()
     updatedAt = serializers.DateTimeField()

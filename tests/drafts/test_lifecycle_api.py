@@ -37,6 +37,8 @@ def test_a_draft_can_be_read_back_and_polled_for_status(api_client, create):
         "id": draft["id"],
         "status": "Pending",
         "txId": None,
+        "txIds": [],
+        "receivedAmountSats": None,
         "confirmations": 0,
         "requiredConfirmations": draft["requiredConfirmations"],
         "updatedAt": draft["updatedAt"],

@@ -9,7 +9,7 @@ import uuid
 import pytest
 
 from tests.webhooks.conftest import deliver_due, record
-from webhooks.models import Delivery, EventType, Webhook
+from webhooks.models import OPT_IN_EVENT_TYPES, Delivery, EventType, Webhook
 
 pytestmark = pytest.mark.django_db
 
@@ -44,13 +44,22 @@ def test_each_webhook_gets_its_own_secret(api_client, loopback):
 
 
 @pytest.mark.parametrize("events", [None, []])
-def test_null_or_empty_events_subscribe_to_every_event(api_client, loopback, owner, events):
+def test_null_or_empty_events_subscribe_to_every_event_of_the_spec(api_client, loopback, owner, events):
     response = api_client.post("/api/v1/webhooks", {"url": "http://127.0.0.1:9/", "events": events}, format="json")
 
     assert response.status_code == 200
     assert response.json()["events"] is None
     webhook = Webhook.objects.get(id=response.json()["id"], user=owner)
-    assert all(webhook.wants(event_type) for event_type in EventType.values)
+    assert all(webhook.wants(event_type) for event_type in EventType.values if event_type not in OPT_IN_EVENT_TYPES)
+    assert not webhook.wants("transfer.unmatched")  # beyond the spec: only when named
+
+
+def test_an_endpoint_naming_an_opt_in_event_gets_it(api_client, loopback, owner):
+    body = {"url": "http://127.0.0.1:9/", "events": ["transfer.unmatched", "draft.confirmed"]}
+    response = api_client.post("/api/v1/webhooks", body, format="json")
+    assert response.status_code == 200
+    webhook = Webhook.objects.get(id=response.json()["id"], user=owner)
+    assert webhook.wants("transfer.unmatched") and not webhook.wants("draft.seen")
 
 
 def test_an_unknown_event_type_is_a_400_naming_the_events_field(api_client, loopback):

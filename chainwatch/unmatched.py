@@ -1,0 +1,197 @@
+"""Transfers that pay no draft, reported to the accounts whose addresses received them.
+
+A transfer is reported once it is settled on chain (the asset's default confirmations, or
+final) and still pays nothing: to every account with a draft for that address and asset that
+was open around the time of the transfer (created before the grace window after it, not
+expired before the grace window before it). Each account gets one `transfer.unmatched` event
+and email; the owner can attach the transfer to one of their drafts.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime, timedelta
+from uuid import UUID
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from chainwatch.models import LIGHTNING_INDEX, ObservedTransfer, UnmatchedTransfer
+from chainwatch.networks import token_address
+from config.problems import Conflict, NotFound, Problem
+from config.wire import json_datetime
+from drafts import services as draft_services
+from drafts.models import Draft
+from payments.enums import Method
+from payments.registry import format_amount, get_asset
+from webhooks.models import EventType
+from webhooks.services import event_record
+
+
+def _settled(transfer: ObservedTransfer, head: int | None) -> bool:
+    if transfer.finalized:
+        return True
+    if transfer.block_height is None or head is None:
+        return False
+    required = get_asset(transfer.currency, transfer.network).default_confirmations
+    return head - transfer.block_height + 1 >= required
+
+
+def _same_asset(draft: Draft, transfer: ObservedTransfer) -> bool:
+    expected = draft.token_address or token_address(draft.network, draft.currency) or ""
+    return draft.currency == transfer.currency and expected.lower() == transfer.token_address.lower()
+
+
+def candidate_drafts(transfer: ObservedTransfer) -> list[Draft]:
+    """Drafts of any account for this address (or Solana reference) and asset, open around the transfer."""
+    grace = timedelta(hours=settings.DRAFT_LATE_PAYMENT_GRACE_HOURS)
+    where = Q(receiver_address__iexact=transfer.receiver_address)
+    if transfer.solana_reference:
+        where |= Q(solana_reference=transfer.solana_reference)
+    drafts = (
+        Draft.objects.filter(where, network=transfer.network, currency=transfer.currency)
+        .exclude(method=Method.LIGHTNING)
+        .filter(created_at__lte=transfer.first_seen_at + grace, expires_at__gte=transfer.first_seen_at - grace)
+        .order_by("created_at")
+    )
+    return [d for d in drafts if _same_asset(d, transfer)]
+
+
+def reports_record(*, transfers: list[ObservedTransfer], head: int | None, now: datetime) -> int:
+    """Report settled transfers that pay nothing; each (account, transfer) once. Returns how many."""
+    settled = [
+        t
+        for t in transfers
+        if t.draft_id is None and not t.orphaned and t.index != LIGHTNING_INDEX and _settled(t, head)
+    ]
+    if not settled:
+        return 0
+    reported = set(UnmatchedTransfer.objects.filter(transfer__in=settled).values_list("transfer_id", "user_id"))
+    count = 0
+    for transfer in settled:
+        by_user: dict[int, list[Draft]] = defaultdict(list)
+        for draft in candidate_drafts(transfer):
+            by_user[draft.user_id].append(draft)
+        for user_id, drafts in by_user.items():
+            if (transfer.pk, user_id) in reported:
+                continue
+            count += _report(transfer=transfer, user_id=user_id, drafts=drafts, now=now)
+    return count
+
+
+def _report(*, transfer: ObservedTransfer, user_id: int, drafts: list[Draft], now: datetime) -> int:
+    with transaction.atomic():
+        report, created = UnmatchedTransfer.objects.get_or_create(
+            user_id=user_id,
+            transfer=transfer,
+            defaults={"candidate_draft_ids": [str(d.id) for d in drafts], "created_at": now},
+        )
+        if created:
+            user = get_user_model().objects.get(pk=user_id)
+            event_record(user=user, type=EventType.TRANSFER_UNMATCHED, data=unmatched_event_data(report, now=now))
+        return int(created)
+
+
+def reports_matched(*, transfer_ids: list[int], draft: Draft, now: datetime) -> None:
+    """Transfers reported unmatched went on to pay a draft (a split payment completed, or the
+    owner attached them): the draft's owner sees which; other accounts only that it is settled."""
+    reports = UnmatchedTransfer.objects.filter(transfer_id__in=transfer_ids, matched_at__isnull=True)
+    reports.filter(user_id=draft.user_id).update(matched_draft=draft, matched_at=now)
+    reports.exclude(user_id=draft.user_id).update(matched_at=now)
+
+
+def unmatched_json(report: UnmatchedTransfer) -> dict:
+    transfer = report.transfer
+    asset = get_asset(transfer.currency, transfer.network)
+    return {
+        "id": str(report.id),
+        "network": transfer.network,
+        "currency": transfer.currency,
+        "tokenAddress": transfer.token_address or None,
+        "receiverAddress": transfer.receiver_address,
+        "txId": transfer.txid,
+        "outputIndex": transfer.index if transfer.index >= 0 else None,
+        "amountSats": transfer.amount_base_units,
+        "amount": format_amount(transfer.amount_base_units, asset),
+        "blockHeight": transfer.block_height,
+        "onChain": not transfer.orphaned,
+        "candidateDraftIds": list(report.candidate_draft_ids),
+        "matched": report.matched_at is not None,
+        "matchedDraftId": str(report.matched_draft_id) if report.matched_draft_id else None,
+        "firstSeenAt": json_datetime(transfer.first_seen_at),
+        "reportedAt": json_datetime(report.created_at),
+    }
+
+
+def unmatched_event_data(report: UnmatchedTransfer, *, now: datetime) -> dict:
+    body = unmatched_json(report)
+    return {
+        "transferId": body["id"],
+        **{k: body[k] for k in ("network", "currency", "tokenAddress", "receiverAddress", "txId", "outputIndex")},
+        "amountSats": body["amountSats"],
+        "amount": body["amount"],
+        "blockHeight": body["blockHeight"],
+        "candidateDraftIds": body["candidateDraftIds"],
+        "occurredAt": json_datetime(now),
+    }
+
+
+def unmatched_list(*, user, matched: bool | None):
+    reports = UnmatchedTransfer.objects.filter(user=user).select_related("transfer").order_by("-created_at", "-pk")
+    if matched is not None:
+        reports = reports.filter(matched_at__isnull=not matched)
+    return reports
+
+
+class TransferAlreadyMatched(Conflict):
+    default_code = "transfer_already_matched"
+
+
+def transfer_attach(
+    *, user, report_id: UUID, draft_id: UUID, accept_amount: bool = False, now: datetime | None = None
+) -> Draft:
+    """The owner attaches a reported transfer to one of their drafts (Pending or Expired)."""
+    now = now or timezone.now()
+    report = UnmatchedTransfer.objects.select_related("transfer").filter(pk=report_id, user=user).first()
+    if report is None:
+        raise NotFound("No such unmatched transfer.")
+    draft = Draft.objects.filter(pk=draft_id, user=user).first()
+    if draft is None:
+        raise NotFound("No such draft.", field="draftId")
+    transfer = report.transfer
+    if not candidate_fits(draft, transfer):
+        raise Problem(
+            "The transfer went to another address or asset than this draft bills.",
+            code="not_this_draft",
+            field="draftId",
+        )
+    with transaction.atomic():
+        locked = ObservedTransfer.objects.select_for_update().get(pk=transfer.pk)
+        if locked.draft_id is not None or report.matched_at is not None:
+            raise TransferAlreadyMatched("This transfer already pays a draft.")
+        if locked.orphaned:
+            raise Conflict("This transfer is no longer on chain.", code="transfer_not_on_chain")
+        observation = draft_services.PaymentObservation(
+            tx_id=locked.txid,
+            received_base_units=locked.amount_base_units,
+            confirmations=locked.confirmations,
+            amount_exact=locked.raw_amount is None or locked.raw_amount % 10**9 == 0 or locked.currency != "ETH",
+            final=locked.finalized,
+        )
+        paid = draft_services.draft_payment_attach(
+            draft=draft, observation=observation, accept_amount=accept_amount, now=now
+        )
+        ObservedTransfer.objects.filter(pk=locked.pk).update(draft=paid)
+        reports_matched(transfer_ids=[locked.pk], draft=paid, now=now)
+        return paid
+
+
+def candidate_fits(draft: Draft, transfer: ObservedTransfer) -> bool:
+    if draft.network != transfer.network or not _same_asset(draft, transfer):
+        return False
+    if transfer.solana_reference and draft.solana_reference == transfer.solana_reference:
+        return True
+    return (draft.receiver_address or "").lower() == transfer.receiver_address.lower()
