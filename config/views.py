@@ -146,7 +146,34 @@ def llms_txt_text() -> str:
             scopes = operation.get("x-required-scopes")
             needs = f" (scope {scopes[0]})" if scopes else ""
             lines.append(f"- {method.upper()} {path}: {operation.get('summary', '').strip()}{needs}")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + _mcp_lines(base)) + "\n"
+
+
+def _mcp_lines(base: str) -> list[str]:
+    """The MCP section, from the tool list the MCP server itself answers."""
+    from mcp_server.server import DRAFT_TEMPLATE, INSTRUCTIONS, RESOURCES
+    from mcp_server.tools import tool_list
+
+    lines = [
+        "",
+        "## MCP server",
+        "",
+        f"- Endpoint: {base}/mcp (MCP over Streamable HTTP, stateless, JSON responses)",
+        "- Authentication: the same API key as the REST API, `Authorization: Bearer pdk_...`; a missing or bad key "
+        "is a 401 with `WWW-Authenticate`. A tool whose scope the key lacks answers a tool error with code "
+        "`missing_scope` naming the scope.",
+        "- Errors: tool errors (isError) whose JSON is the REST problem document: `code`, `detail`, `errors[].field`.",
+        f"- Resources: {', '.join([*RESOURCES, DRAFT_TEMPLATE])}",
+        f"- {INSTRUCTIONS}",
+        "",
+        "### MCP tools",
+        "",
+    ]
+    for tool in tool_list():
+        scope = (tool.meta or {}).get("requiredScope")
+        needs = f" (scope {scope})" if scope else ""
+        lines.append(f"- `{tool.name}`{needs}: {tool.description}")
+    return lines
 
 
 def llms_txt(request: HttpRequest) -> HttpResponse:

@@ -41,7 +41,7 @@ from config.api.throttling import rate_limit_take
 from drafts.presenters import draft_json
 from drafts.selectors import draft_get
 from fees.calculator import fee_schedule
-from mcp_server.tools import BY_NAME, TOOLS, Call, ProblemBody, ToolSpec
+from mcp_server.tools import BY_NAME, Call, ProblemBody, ToolSpec, tool_list
 from payments.registry import all_assets
 
 logger = logging.getLogger(__name__)
@@ -156,7 +156,7 @@ def _check_id(value: Any) -> None:
 
 
 async def handle_list_tools(ctx, params) -> types.ListToolsResult:
-    return types.ListToolsResult(tools=[tool.as_mcp() for tool in TOOLS])
+    return types.ListToolsResult(tools=tool_list())
 
 
 async def handle_call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:

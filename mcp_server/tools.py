@@ -70,7 +70,7 @@ class ToolSpec:
     @property
     def description(self) -> str:
         scope = f" Needs the API key scope `{self.scope}`." if self.scope else ""
-        return f"{self.title}. {self.guidance}{scope} Same as {self.method} {self.path}."
+        return f"{self.title}. {self.guidance}{scope}"
 
     @property
     def wraps_result(self) -> bool:
@@ -90,6 +90,7 @@ class ToolSpec:
                 idempotent_hint=self.idempotent,
                 open_world_hint=self.open_world,
             ),
+            _meta={"requiredScope": self.scope, "restOperation": f"{self.method} {self.path}"},
         )
 
 
@@ -268,3 +269,8 @@ TOOLS: tuple[ToolSpec, ...] = (
 )
 
 BY_NAME: dict[str, ToolSpec] = {tool.name: tool for tool in TOOLS}
+
+
+def tool_list() -> list[Tool]:
+    """What tools/list answers (and what llms.txt lists)."""
+    return [tool.as_mcp() for tool in TOOLS]

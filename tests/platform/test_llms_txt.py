@@ -23,3 +23,13 @@ def test_llms_txt_tells_how_to_authenticate_and_where_the_docs_are(anon_client):
     assert "http://testserver/swagger" in text
     assert "http://testserver/mcp" in text
     assert "drafts:write" in text
+
+
+def test_llms_txt_lists_every_mcp_tool_with_its_scope_from_the_live_tool_list(anon_client):
+    from mcp_server.tools import tool_list
+
+    text = anon_client.get("/llms.txt").content.decode()
+    assert "- Endpoint: http://testserver/mcp" in text
+    for tool in tool_list():
+        scope = tool.meta["requiredScope"]
+        assert f"- `{tool.name}` (scope {scope}): {tool.description}" in text
