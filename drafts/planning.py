@@ -100,12 +100,7 @@ def _check_amount(amount: int, asset: Asset, field: str, *, fee: FeeQuote | None
 def draft_plan(*, request: DraftRequest, now: datetime, is_fee_settlement: bool = False) -> DraftPlan:
     """Validate a creation request against the registry, rates and invoices, and price it."""
     network = request.network
-    require_network_enabled(network)
-    currency = request.currency or (Currency.BTC if network in BITCOIN_NETWORKS else None)
-    if currency is None:
-        raise Problem("Name the currency to pay in.", code="required", field="currency")
-    asset = get_asset(currency, network)
-    method = _method(asset, request)
+    asset, method = _asset_and_method(request)
 
     expiry_hours = request.expiry_hours or DEFAULT_EXPIRY_HOURS
     expires_at = now + timedelta(hours=expiry_hours)
@@ -115,23 +110,9 @@ def draft_plan(*, request: DraftRequest, now: datetime, is_fee_settlement: bool 
     if request.sender_address:
         plan_fields["sender_address"] = validate_address(network, request.sender_address, field="senderAddress")
 
-    usd_rate = quote_lock(asset=asset, fiat_currency="USD", now=now).rate
-    fiat_currency = request.fiat_currency
+    quote, usd_rate, amount = _price(request, asset, now)
+    fiat_currency = request.fiat_currency.upper() if request.fiat_currency else None
     fiat_amount = request.fiat_amount
-    if fiat_currency:
-        fiat_currency = fiat_currency.upper()
-        quote = quote_lock(asset=asset, fiat_currency=fiat_currency, now=now)
-        amount = fiat_to_base_units(fiat_amount, quote.rate, asset.decimals)
-        if amount <= 0:
-            raise Problem(
-                "fiatAmount is worth less than one base unit of the asset.", code="amount_too_small", field="fiatAmount"
-            )
-        _check_amount(amount, asset, "fiatAmount")
-    else:
-        quote = quote_lock(asset=asset, fiat_currency="USD", now=now)
-        amount = request.amount_base_units
-        if amount is not None:
-            _check_amount(amount, asset, "amountSats")
 
     if method == Method.LIGHTNING:
         amount, plan_fields = _plan_lightning(request, network, amount, fiat_currency, now, plan_fields)
@@ -150,20 +131,7 @@ def draft_plan(*, request: DraftRequest, now: datetime, is_fee_settlement: bool 
                 "The receiver address is the operator's fee address.", code="invalid_address", field="receiverAddress"
             )
 
-    if fiat_currency:  # price the fee on what was asked, not on the rounded base units
-        usd_value = fiat_amount if fiat_currency == "USD" else fiat_amount * usd_rate / quote.rate
-    else:
-        usd_value = base_units_to_fiat(amount, usd_rate, asset.decimals)
-    fee = None
-    if not is_fee_settlement:
-        fee = fee_quote(
-            usd_value=usd_value,
-            asset=asset,
-            usd_rate=usd_rate,
-            fiat_currency=quote.fiat_currency,
-            fiat_rate=quote.rate,
-        )
-        _check_amount(amount, asset, "fiatAmount" if fiat_currency else "amountSats", fee=fee)
+    fee = None if is_fee_settlement else _fee(request, asset, amount, quote, usd_rate)
     return DraftPlan(
         asset=asset,
         method=method,
@@ -179,6 +147,72 @@ def draft_plan(*, request: DraftRequest, now: datetime, is_fee_settlement: bool 
         is_fee_settlement=is_fee_settlement,
         **plan_fields,
     )
+
+
+def fee_estimate(*, request: DraftRequest, now: datetime) -> DraftPlan:
+    """The price and platform fee a draft of this amount would get now, creating nothing.
+
+    The same registry checks, rates and fee rules as draft_plan; no receiver, invoice or
+    Lightning address is looked at.
+    """
+    asset, method = _asset_and_method(request)
+    quote, usd_rate, amount = _price(request, asset, now)
+    if amount is None:
+        raise Problem("Give amountSats or fiatCurrency with fiatAmount.", code="required", field="amountSats")
+    return DraftPlan(
+        asset=asset,
+        method=method,
+        amount_base_units=amount,
+        quote=quote,
+        usd_rate=usd_rate,
+        fee=_fee(request, asset, amount, quote, usd_rate),
+        expires_at=quote.expires_at,
+        required_confirmations=asset.default_confirmations,
+        fiat_currency=quote.fiat_currency if request.fiat_currency else None,
+        fiat_amount=request.fiat_amount,
+    )
+
+
+def _asset_and_method(request: DraftRequest) -> tuple[Asset, str]:
+    network = request.network
+    require_network_enabled(network)
+    currency = request.currency or (Currency.BTC if network in BITCOIN_NETWORKS else None)
+    if currency is None:
+        raise Problem("Name the currency to pay in.", code="required", field="currency")
+    asset = get_asset(currency, network)
+    return asset, _method(asset, request)
+
+
+def _price(request: DraftRequest, asset: Asset, now: datetime) -> tuple[Quote, Decimal, int | None]:
+    """(the locked quote, USD per whole unit, the amount in base units or None for an invoice's amount)."""
+    usd_rate = quote_lock(asset=asset, fiat_currency="USD", now=now).rate
+    if request.fiat_currency:
+        quote = quote_lock(asset=asset, fiat_currency=request.fiat_currency.upper(), now=now)
+        amount = fiat_to_base_units(request.fiat_amount, quote.rate, asset.decimals)
+        if amount <= 0:
+            raise Problem(
+                "fiatAmount is worth less than one base unit of the asset.", code="amount_too_small", field="fiatAmount"
+            )
+        _check_amount(amount, asset, "fiatAmount")
+    else:
+        quote = quote_lock(asset=asset, fiat_currency="USD", now=now)
+        amount = request.amount_base_units
+        if amount is not None:
+            _check_amount(amount, asset, "amountSats")
+    return quote, usd_rate, amount
+
+
+def _fee(request: DraftRequest, asset: Asset, amount: int, quote: Quote, usd_rate: Decimal) -> FeeQuote:
+    if request.fiat_currency:  # price the fee on what was asked, not on the rounded base units
+        fiat_amount = request.fiat_amount
+        usd_value = fiat_amount if quote.fiat_currency == "USD" else fiat_amount * usd_rate / quote.rate
+    else:
+        usd_value = base_units_to_fiat(amount, usd_rate, asset.decimals)
+    fee = fee_quote(
+        usd_value=usd_value, asset=asset, usd_rate=usd_rate, fiat_currency=quote.fiat_currency, fiat_rate=quote.rate
+    )
+    _check_amount(amount, asset, "fiatAmount" if request.fiat_currency else "amountSats", fee=fee)
+    return fee
 
 
 def _plan_lightning(request: DraftRequest, network, amount, fiat_currency, now, plan_fields):

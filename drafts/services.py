@@ -289,13 +289,23 @@ class AmountCollision(Conflict):
     default_code = "amount_collision"
 
 
-def _fee_placement(*, user, plan: DraftPlan, draft_id: UUID) -> tuple[str, str | None]:
-    """Where the fee goes: an output of the payer's transaction, the accrued balance, or waived."""
+def fee_placement_estimate(*, plan: DraftPlan) -> str:
+    """Where a draft's fee would go, claiming nothing (a dust fee: waived while the daily allowance lasts)."""
+    return _fee_placement(user=None, plan=plan, draft_id=None)[0]
+
+
+def _fee_placement(*, user, plan: DraftPlan, draft_id: UUID | None) -> tuple[str, str | None]:
+    """Where the fee goes: an output of the payer's transaction, the accrued balance, or waived.
+
+    Without a draft (an estimate) a dust fee is not claimed against the daily waiver allowance.
+    """
     if plan.fee is None:
         return FeePlacement.WAIVED, None
     if plan.method != Method.MULTI_OUTPUT:
         return FeePlacement.ACCRUED, None
     if is_dust(asset=plan.asset, fee_base_units=plan.fee.fee_base_units):
+        if draft_id is None:
+            return FeePlacement.WAIVED, None
         waived = dust_waiver_claim(user=user, draft_id=draft_id, fee_base_units=plan.fee.fee_base_units)
         return (FeePlacement.WAIVED if waived else FeePlacement.ACCRUED), None
     fee_address = settings.PLATFORM_FEE_ADDRESSES.get(plan.asset.network)

@@ -134,7 +134,8 @@ def _tool_error(document: dict[str, Any]) -> types.CallToolResult:
 def execute(spec: ToolSpec, api_key: ApiKey, arguments: dict[str, Any]) -> types.CallToolResult:
     """Run one tool call (in a worker thread)."""
     try:
-        _guard(api_key, scope=spec.scope, write=not spec.read_only)
+        # The budget follows the REST operation's method, so both surfaces spend the same one.
+        _guard(api_key, scope=spec.scope, write=spec.method not in ("GET", "HEAD", "OPTIONS"))
         if "id" in arguments:
             _check_id(arguments["id"])
         body = _as_json(spec.run(Call(user=api_key.user, api_key=api_key, arguments=arguments)))

@@ -16,7 +16,7 @@ from mcp_types import Tool, ToolAnnotations
 from accounts.models import ApiKey, User
 from drafts import services as draft_services
 from drafts.api.creation import create_draft_outcome
-from drafts.api.views import draft_batch_json, draft_page_json, settlement_json, tx_template_json
+from drafts.api.views import draft_batch_json, draft_page_json, fee_quote_json, settlement_json, tx_template_json
 from drafts.documents import draft_fees_json
 from drafts.presenters import draft_json, draft_status_json
 from drafts.selectors import draft_get
@@ -237,6 +237,19 @@ TOOLS: tuple[ToolSpec, ...] = (
         path="/api/v1/fees/schedule",
         run=lambda c: fee_schedule(),
         guidance="Tiers by USD value, minimum and maximum fee, and the dust rule.",
+        read_only=True,
+        idempotent=True,
+    ),
+    ToolSpec(
+        name="quote_fee",
+        method="POST",
+        path="/api/v1/fees/quote",
+        run=lambda c: fee_quote_json(body=c.arguments),
+        guidance=(
+            "Give network, currency and amountSats (base units) or fiatCurrency plus fiatAmount, optionally "
+            "paymentMethod; creates nothing. platformFee.placement says whether the fee would be an output of the "
+            "payer's transaction (Output), accrue to the account (Accrued) or be waived as dust (Waived)."
+        ),
         read_only=True,
         idempotent=True,
     ),

@@ -58,6 +58,18 @@ class CreateDraftRequestSerializer(StrictSerializer):
         return attrs
 
 
+class FeeQuoteRequestSerializer(CreateDraftRequestSerializer):
+    """An amount, currency and network (and optionally the method) to price; nothing is created."""
+
+    receiverAddress = None
+    senderAddress = None
+    bolt11 = None
+    lightningAddress = None
+    memo = None
+    expiryHours = None
+    requiredConfirmations = None
+
+
 class BatchDraftItemSerializer(StrictSerializer):
     draft = serializers.DictField(help_text="A CreateDraftRequest")
     idempotencyKey = serializers.CharField(max_length=255, allow_null=True, required=False)
@@ -253,3 +265,15 @@ class AccruedFeesResponseSerializer(serializers.Serializer):
 class SettleAccruedFeesRequestSerializer(StrictSerializer):
     currency = serializers.ChoiceField(choices=SETTLEMENT_CURRENCIES)
     network = serializers.ChoiceField(choices=Network.choices)
+
+
+class FeeQuoteResponseSerializer(serializers.Serializer):
+    network = serializers.ChoiceField(choices=Network.choices)
+    currency = serializers.ChoiceField(choices=Currency.choices)
+    paymentMethod = serializers.ChoiceField(choices=Method.choices)
+    amountSats = serializers.IntegerField(help_text="The amount in base units of the asset")
+    amount = serializers.CharField(help_text="The amount in whole units of the asset")
+    fiatCurrency = serializers.CharField(allow_null=True)
+    fiatAmount = serializers.FloatField(allow_null=True)
+    quote = QuoteInfoSerializer()
+    platformFee = PlatformFeeInfoSerializer(help_text="placement: where the fee of such a draft would go")

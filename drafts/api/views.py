@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.http import HttpResponse
+from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import viewsets
@@ -13,6 +14,7 @@ from config.api.pagination import page_of
 from config.api.problems import problem_from_validation
 from config.api.responses import created_response, resource_url
 from config.problems import Conflict, Problem
+from config.wire import json_number
 from drafts import services
 from drafts.api.creation import create_draft_outcome
 from drafts.api.serializers import (
@@ -26,15 +28,21 @@ from drafts.api.serializers import (
     DraftListResponseSerializer,
     DraftResponseSerializer,
     DraftStatusResponseSerializer,
+    FeeQuoteRequestSerializer,
+    FeeQuoteResponseSerializer,
     SettleAccruedFeesRequestSerializer,
     TxTemplateResponseSerializer,
 )
 from drafts.documents import draft_fees_json, draft_pdf, draft_tx_template
 from drafts.idempotency import Outcome
+from drafts.planning import fee_estimate
 from drafts.presenters import draft_json, draft_status_json
+from drafts.requests import DraftRequest
 from drafts.selectors import draft_get, draft_list
+from drafts.services import fee_placement_estimate
 from drafts.settlement import settlement_open
 from fees.ledger import balance_of
+from payments.registry import format_amount
 
 UUID_PATTERN = "[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}"
 IDEMPOTENCY_HEADER = OpenApiParameter(
@@ -243,3 +251,33 @@ def settlement_json(*, user, body) -> dict:
     request = SettleAccruedFeesRequestSerializer(data=body)
     request.is_valid(raise_exception=True)
     return draft_json(settlement_open(user=user, **request.validated_data))
+
+
+class FeeQuoteView(APIView):
+    required_scopes = {"POST": "fees:read"}
+
+    @extend_schema(
+        summary="The platform fee for an amount, currency and network, without creating anything",
+        request=FeeQuoteRequestSerializer,
+        responses=FeeQuoteResponseSerializer,
+    )
+    def post(self, request):
+        return Response(fee_quote_json(body=request.data))
+
+
+def fee_quote_json(*, body) -> dict:
+    """POST /fees/quote: what a draft of this amount would be charged now; shared by REST and MCP."""
+    request = FeeQuoteRequestSerializer(data=body)
+    request.is_valid(raise_exception=True)
+    plan = fee_estimate(request=DraftRequest.from_api(request.validated_data), now=timezone.now())
+    return {
+        "network": str(plan.asset.network),
+        "currency": str(plan.asset.currency),
+        "paymentMethod": str(plan.method),
+        "amountSats": plan.amount_base_units,
+        "amount": format_amount(plan.amount_base_units, plan.asset),
+        "fiatCurrency": plan.fiat_currency,
+        "fiatAmount": json_number(plan.fiat_amount),
+        "quote": plan.quote.as_json() | {"nudgeBaseUnits": 0},
+        "platformFee": plan.fee.as_json(fee_placement_estimate(plan=plan)),
+    }

@@ -110,7 +110,20 @@ def settle_accrued_fees(both: Both):
     ]
 
 
+def quote_fee(both: Both):
+    def unstamped(body: dict) -> dict:  # the quote is locked at the time of each call
+        return body | {"quote": body["quote"] | {"lockedAt": None, "expiresAt": None}} if "quote" in body else body
+
+    body = {"network": "Testnet", "currency": "BTC", "amountSats": 10_000}
+    bad = {"network": "Base", "currency": "USDT", "amountSats": 5}
+    return [
+        (unstamped(both.post("/api/v1/fees/quote", body)), unstamped(both.mcp("quote_fee", body))),
+        (both.post("/api/v1/fees/quote", bad), both.mcp("quote_fee", bad)),
+    ]
+
+
 PARITY: dict[str, Callable[[Both], list]] = {
+    "quote_fee": quote_fee,
     "create_draft": create_draft,
     "create_drafts_batch": create_drafts_batch,
     "get_draft": by_id("get_draft", "/api/v1/drafts/{id}"),
