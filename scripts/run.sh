@@ -39,7 +39,7 @@ trap stop INT TERM EXIT
   --access-logfile - --graceful-timeout 5 &
 pids+=($!)
 .venv/bin/uvicorn mcp_server.asgi:application --host 127.0.0.1 --port "${MCP_PORT}" \
-  --workers "${MCP_WORKERS:-1}" --timeout-graceful-shutdown 5 --no-server-header &
+  --workers "${MCP_WORKERS:-1}" --timeout-graceful-shutdown 5 --no-server-header --no-proxy-headers &
 pids+=($!)
 NGINX_PREFIX="$VAR/nginx" NGINX_WORKERS=1 LISTEN="127.0.0.1:${PORT}" \
   WEB_UPSTREAM="127.0.0.1:${WEB_PORT}" MCP_UPSTREAM="127.0.0.1:${MCP_PORT}" \
