@@ -43,11 +43,5 @@ def test_an_agent_reading_only_llms_txt_creates_a_draft_fetches_the_template_and
     assert template["draftId"] == draft["id"]
     assert template["outputs"][0]["address"] == ADDRESSES["Testnet"]
     assert "walletcreatefundedpsbt" in template["bitcoinCli"]
-    assert status == {
-        "id": draft["id"],
-        "status": "Pending",
-        "txId": None,
-        "confirmations": 0,
-        "requiredConfirmations": draft["requiredConfirmations"],
-        "updatedAt": draft["updatedAt"],
-    }
+    assert status["id"] == draft["id"] and status["status"] == "Pending"
+    assert status["txId"] is None and status["confirmations"] == 0
