@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "payments",
     "fees",
     "drafts",
+    "paylinks",
     "notifications",
     "webhooks",
     "chainwatch",
@@ -242,6 +243,7 @@ SPECTACULAR_SETTINGS = {
         "PaymentMethod": "payments.enums.Method",
         "DraftStatus": "payments.enums.DraftStatus",
         "FeePlacement": "payments.enums.FeePlacement",
+        "PaymentRequestStatus": "paylinks.models.PaymentRequestStatus",
         "SettlementCurrency": "drafts.settlement.SETTLEMENT_CURRENCIES",
     },
     "SWAGGER_UI_DIST": "SIDECAR",
@@ -409,6 +411,22 @@ for _n in ENABLED_NETWORKS:
         }
 
 CHAINWATCH_SETTINGS_END = True
+
+# --- Pay links (paylinks/) -------------------------------------------------------------
+# How long the draft created when a payer picks an option stays payable (whole hours; its
+# rate is locked for QUOTE_LOCK_MINUTES, and a late payment is still matched in the grace window).
+PAYLINKS_DRAFT_EXPIRY_HOURS = env_int("PAYLINKS_DRAFT_EXPIRY_HOURS", 1, minimum=1)
+# Per client IP on the anonymous checkout endpoints and the pay page.
+CHECKOUT_RATE_LIMITS = {
+    "read": env_str("CHECKOUT_RATE_LIMIT_READS", "120/min"),
+    "write": env_str("CHECKOUT_RATE_LIMIT_WRITES", "20/min"),
+}
+PAYLINKS_EXPIRE_INTERVAL_SECONDS = env_int("PAYLINKS_EXPIRE_INTERVAL_SECONDS", 60, minimum=1)
+CELERY_BEAT_SCHEDULE["paylinks-expire-due"] = {
+    "task": "paylinks.expire_due",
+    "schedule": float(PAYLINKS_EXPIRE_INTERVAL_SECONDS),
+    "options": {"expires": float(PAYLINKS_EXPIRE_INTERVAL_SECONDS)},
+}
 
 # --- Outbound requests to user-supplied URLs (outbound/) ---------------------------------
 # One guard for webhook endpoints, Lightning addresses (LNURL-pay) and LUD-21 verify URLs,

@@ -9,6 +9,7 @@ api_v1 = [
     path("", include("payments.api.urls")),
     path("", include("fees.api.urls")),
     path("", include("drafts.api.urls")),
+    path("", include("paylinks.api.urls")),
     path("", include("webhooks.api.urls")),
     path("", include("notifications.api.urls")),
     path("", include("chainwatch.api.urls")),

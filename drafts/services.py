@@ -59,6 +59,12 @@ def _transition(draft: Draft, to: str, *, event: str | None, now: datetime) -> N
     _settle_fees_on(draft, to, now)
     if event:
         event_record(user=draft.user, type=event, data=draft_event_data(draft, occurred_at=now), draft_id=draft.id)
+    if to == S.CONFIRMED and draft.payment_request_id is not None:
+        # Pay links build on drafts (imported here, not at the top): the request becomes Paid
+        # in this same transaction.
+        from paylinks.services import payment_request_draft_confirmed
+
+        payment_request_draft_confirmed(draft=draft, now=now)
 
 
 def _settle_fees_on(draft: Draft, to: str, now: datetime) -> None:

@@ -22,6 +22,8 @@ TRANSFER_UNMATCHED = "transfer_unmatched"
 WEBHOOK_DISABLED = "webhook_disabled"
 EMAIL_CODE = "email_code"
 SECURITY_NOTICE = "security_notice"
+PAYMENT_REQUEST_PAID = "payment_request_paid"
+PAYMENT_RECEIPT = "payment_receipt"
 
 KINDS: dict[str, EmailKind] = {
     kind.name: kind
@@ -31,6 +33,9 @@ KINDS: dict[str, EmailKind] = {
         EmailKind(WEBHOOK_DISABLED),
         EmailKind(EMAIL_CODE, secret=True),
         EmailKind(SECURITY_NOTICE),
+        EmailKind(PAYMENT_REQUEST_PAID, optional=True),
+        # To a payer who asked for it on the pay page (no account, so no preference).
+        EmailKind(PAYMENT_RECEIPT),
     )
 }
 

@@ -258,6 +258,20 @@ def _pay_request_url(address: str, field: str) -> str:
     return f"{scheme}://{netloc}/.well-known/lnurlp/{match['user']}"
 
 
+def lightning_address_check(address: str, *, field: str = "lightningAddress") -> str:
+    """The address in its normal form (lower case), or a 400 ``invalid_lightning_address``:
+    its form, and whether the outbound guard would let us call its server (a DNS lookup;
+    no request is made). The guard checks it again when an invoice is fetched."""
+    url = _pay_request_url(address, field)
+    try:
+        outbound.target_resolve(url)
+    except outbound.UrlNotAllowed as exc:
+        raise Problem(
+            f"This Lightning address's server may not be called: {exc}", code="invalid_lightning_address", field=field
+        ) from exc
+    return address.strip().lower()
+
+
 def _positive_int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 

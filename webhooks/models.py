@@ -15,6 +15,8 @@ class EventType(models.TextChoices):
     DRAFT_EXPIRED = "draft.expired"
     DRAFT_CANCELLED = "draft.cancelled"
     TRANSFER_UNMATCHED = "transfer.unmatched"
+    PAYMENT_REQUEST_PAID = "payment_request.paid"
+    PAYMENT_REQUEST_EXPIRED = "payment_request.expired"
     TEST = "test"
 
 

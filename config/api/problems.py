@@ -63,6 +63,8 @@ def flatten_validation_errors(detail: Any, prefix: str = "") -> list[dict[str, A
         for key, value in detail.items():
             if key in ("non_field_errors", "__all__"):
                 found.extend(flatten_validation_errors(value, prefix))
+            elif isinstance(key, int):  # list items (ListSerializer, ListField) are keyed by index
+                found.extend(flatten_validation_errors(value, f"{prefix}[{key}]"))
             else:
                 found.extend(flatten_validation_errors(value, f"{prefix}.{key}" if prefix else str(key)))
     elif isinstance(detail, list):

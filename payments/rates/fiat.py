@@ -174,3 +174,20 @@ FIAT_CURRENCIES: tuple[str, ...] = (
     "ZWL",
 )
 assert len(FIAT_CURRENCIES) == 165 and len(set(FIAT_CURRENCIES)) == 165
+
+# ISO 4217 minor units (decimal places of an amount); every code not listed has 2. XDR has
+# none in ISO 4217 ("N.A."): 2 here, as the IMF quotes it.
+_MINOR_UNITS: dict[str, int] = {
+    **dict.fromkeys(
+        ("BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF", "UGX", "UYI", "VND", "VUV", "XAF")
+        + ("XOF", "XPF"),
+        0,
+    ),
+    **dict.fromkeys(("BHD", "IQD", "JOD", "KWD", "LYD", "OMR", "TND"), 3),
+    "CLF": 4,
+}
+
+
+def fiat_minor_units(code: str) -> int:
+    """How many decimal places an amount in this fiat currency may have (JPY 0, USD 2, KWD 3)."""
+    return _MINOR_UNITS.get(code, 2)

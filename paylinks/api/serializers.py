@@ -1,0 +1,119 @@
+"""Request and response shapes of the payment-request and checkout APIs."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from config.api.pagination import PageQuerySerializer
+from config.api.serializers import StrictSerializer
+from paylinks.models import PaymentRequestStatus
+from payments.enums import Currency, DraftStatus, Method, Network
+
+MAX_EXPIRY_HOURS = 720
+
+
+class PaymentRequestOptionSerializer(StrictSerializer):
+    currency = serializers.ChoiceField(choices=Currency.choices)
+    network = serializers.ChoiceField(choices=Network.choices)
+    receiverAddress = serializers.CharField(max_length=320, trim_whitespace=False)
+
+
+class CreatePaymentRequestSerializer(StrictSerializer):
+    fiatCurrency = serializers.CharField(max_length=8)
+    fiatAmount = serializers.DecimalField(max_digits=20, decimal_places=8, coerce_to_string=False)
+    options = PaymentRequestOptionSerializer(many=True, allow_empty=False, max_length=20)
+    orderId = serializers.CharField(max_length=200, allow_null=True, allow_blank=True, required=False)
+    memo = serializers.CharField(max_length=500, allow_null=True, allow_blank=True, required=False)
+    expiryHours = serializers.IntegerField(min_value=1, max_value=MAX_EXPIRY_HOURS, allow_null=True, required=False)
+
+
+class PaymentRequestListQuerySerializer(StrictSerializer, PageQuerySerializer):
+    status = serializers.ChoiceField(choices=PaymentRequestStatus.choices, required=False)
+    orderId = serializers.CharField(max_length=200, required=False)
+
+
+class CheckoutSelectSerializer(StrictSerializer):
+    currency = serializers.ChoiceField(choices=Currency.choices)
+    network = serializers.ChoiceField(choices=Network.choices)
+    method = serializers.ChoiceField(choices=Method.choices, allow_null=True, required=False)
+
+
+class CheckoutReceiptSerializer(StrictSerializer):
+    email = serializers.EmailField(max_length=254)
+
+
+# --- Response shapes (schema) ---------------------------------------------------------
+
+
+class PaymentRequestOptionResponseSerializer(serializers.Serializer):
+    currency = serializers.ChoiceField(choices=Currency.choices)
+    network = serializers.ChoiceField(choices=Network.choices)
+    receiverAddress = serializers.CharField()
+
+
+class PaymentRequestResponseSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    token = serializers.CharField(help_text="The pay link's secret (256 bits, URL-safe)")
+    payUrl = serializers.URLField(help_text="{BASE_URL}/pay/{token}: the hosted page to send the payer to")
+    fiatCurrency = serializers.CharField()
+    fiatAmount = serializers.FloatField()
+    options = PaymentRequestOptionResponseSerializer(many=True)
+    orderId = serializers.CharField(allow_null=True)
+    memo = serializers.CharField(allow_null=True)
+    status = serializers.ChoiceField(choices=PaymentRequestStatus.choices)
+    expiresAt = serializers.DateTimeField()
+    createdAt = serializers.DateTimeField()
+    draftId = serializers.UUIDField(allow_null=True, help_text="The draft of the payer's current (or paying) choice")
+
+
+class CheckoutOptionSerializer(serializers.Serializer):
+    currency = serializers.ChoiceField(choices=Currency.choices)
+    network = serializers.ChoiceField(choices=Network.choices)
+    method = serializers.ChoiceField(choices=Method.choices)
+    label = serializers.CharField()
+
+
+class CheckoutSelectionSerializer(serializers.Serializer):
+    draftId = serializers.UUIDField()
+    status = serializers.ChoiceField(choices=DraftStatus.choices)
+    currency = serializers.ChoiceField(choices=Currency.choices)
+    network = serializers.ChoiceField(choices=Network.choices)
+    method = serializers.ChoiceField(choices=Method.choices)
+    receiverAddress = serializers.CharField(allow_null=True)
+    amount = serializers.CharField(help_text="Exact amount in whole units of the asset")
+    amountSats = serializers.IntegerField(help_text="The same amount in base units")
+    tokenAddress = serializers.CharField(allow_null=True)
+    bolt11 = serializers.CharField(allow_null=True)
+    paymentUri = serializers.CharField(allow_null=True)
+    qrSvg = serializers.CharField(allow_null=True, help_text="The payment URI as a QR code: data:image/svg+xml")
+    fiatCurrency = serializers.CharField(allow_null=True)
+    fiatAmount = serializers.FloatField(allow_null=True)
+    rate = serializers.FloatField(allow_null=True, help_text="Locked rate: fiat per whole unit of the asset")
+    quoteExpiresAt = serializers.DateTimeField(allow_null=True)
+    expiresAt = serializers.DateTimeField()
+    confirmations = serializers.IntegerField()
+    requiredConfirmations = serializers.IntegerField()
+    paidTxId = serializers.CharField(allow_null=True)
+    paidLate = serializers.BooleanField()
+    receivedAmount = serializers.CharField(allow_null=True, help_text="What arrived, when it differs from amount")
+
+
+class CheckoutResponseSerializer(serializers.Serializer):
+    merchantName = serializers.CharField(allow_null=True)
+    fiatCurrency = serializers.CharField()
+    fiatAmount = serializers.FloatField()
+    memo = serializers.CharField(allow_null=True)
+    orderId = serializers.CharField(allow_null=True)
+    status = serializers.ChoiceField(choices=PaymentRequestStatus.choices)
+    expiresAt = serializers.DateTimeField()
+    options = CheckoutOptionSerializer(many=True)
+    selection = CheckoutSelectionSerializer(allow_null=True)
+
+
+class CheckoutStatusSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=PaymentRequestStatus.choices)
+    draftId = serializers.UUIDField(allow_null=True)
+    draftStatus = serializers.ChoiceField(choices=DraftStatus.choices, allow_null=True)
+    confirmations = serializers.IntegerField()
+    requiredConfirmations = serializers.IntegerField(allow_null=True)
+    paidTxId = serializers.CharField(allow_null=True)

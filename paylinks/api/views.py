@@ -1,0 +1,205 @@
+"""Payment requests (owner, API key or session) and the checkout (anonymous payer, token
+in the path). Thin: validate, call one service or selector, present."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import viewsets
+from rest_framework.decorators import action
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from config.api.pagination import page_of
+from config.api.responses import resource_url
+from config.api.throttling import ApiRateThrottle
+from drafts.api.views import IDEMPOTENCY_HEADER, UUID_PATTERN
+from drafts.idempotency import Outcome, run_idempotently, validate_key
+from paylinks import services
+from paylinks.api.serializers import (
+    CheckoutReceiptSerializer,
+    CheckoutResponseSerializer,
+    CheckoutSelectionSerializer,
+    CheckoutSelectSerializer,
+    CheckoutStatusSerializer,
+    CreatePaymentRequestSerializer,
+    PaymentRequestListQuerySerializer,
+    PaymentRequestResponseSerializer,
+)
+from paylinks.presenters import checkout_json, checkout_selection_json, checkout_status_json, payment_request_json
+from paylinks.selectors import payment_request_by_token, payment_request_get, payment_request_list
+
+TOKEN_PATTERN = r"[A-Za-z0-9_-]{20,64}"
+
+
+class PaymentRequestViewSet(viewsets.ViewSet):
+    lookup_value_regex = UUID_PATTERN
+    required_scopes = {
+        "list": "paylinks:read",
+        "retrieve": "paylinks:read",
+        "create": "paylinks:write",
+        "cancel": "paylinks:write",
+    }
+
+    @extend_schema(
+        summary="List payment requests, newest first (a plain array; the total is in X-Total-Count)",
+        parameters=[PaymentRequestListQuerySerializer],
+        responses=PaymentRequestResponseSerializer(many=True),
+    )
+    def list(self, request):
+        query = PaymentRequestListQuerySerializer(data=request.query_params.dict())
+        query.is_valid(raise_exception=True)
+        params = query.validated_data
+        page = page_of(
+            payment_request_list(user=request.user, filters=params), page=params["page"], page_size=params["pageSize"]
+        )
+        return Response([payment_request_json(p) for p in page.items], headers={"X-Total-Count": str(page.total)})
+
+    @extend_schema(
+        summary="Create a payment request (pay link) priced in fiat, payable in any of its options",
+        request=CreatePaymentRequestSerializer,
+        parameters=[IDEMPOTENCY_HEADER],
+        responses={201: PaymentRequestResponseSerializer},
+    )
+    def create(self, request):
+        key = request.headers.get("Idempotency-Key")
+        if key is not None:
+            validate_key(key)
+        # Keys are per account and shared with draft creation: the body is namespaced so a
+        # key reused across the two endpoints is a 422, never the other endpoint's answer.
+        outcome = run_idempotently(
+            user=request.user,
+            key=key,
+            body={"paymentRequest": request.data},
+            work=lambda record: self._create(request.user, request.data, record),
+        )
+        response = Response(outcome.body, status=outcome.status)
+        if outcome.status == 201:
+            response["Location"] = resource_url("payment-request-detail", pk=outcome.body["id"])
+        if outcome.status >= 400:
+            response.content_type = "application/problem+json"
+        if outcome.replayed:
+            response["Idempotent-Replayed"] = "true"
+        return response
+
+    @staticmethod
+    def _create(user, body, record) -> Outcome:
+        data = CreatePaymentRequestSerializer(data=body)
+        data.is_valid(raise_exception=True)
+        fields = data.validated_data
+        created: dict[str, Outcome] = {}
+
+        def store(payment_request) -> None:  # inside the request's transaction
+            created["outcome"] = Outcome(status=201, body=payment_request_json(payment_request))
+            record(created["outcome"])
+
+        services.payment_request_create(
+            user=user,
+            fiat_currency=fields["fiatCurrency"],
+            fiat_amount=fields["fiatAmount"],
+            options=fields["options"],
+            order_id=fields.get("orderId"),
+            memo=fields.get("memo"),
+            expiry_hours=fields.get("expiryHours"),
+            on_created=store,
+        )
+        return created["outcome"]
+
+    @extend_schema(summary="Get a payment request", responses=PaymentRequestResponseSerializer)
+    def retrieve(self, request, pk=None):
+        return Response(payment_request_json(payment_request_get(user=request.user, payment_request_id=pk)))
+
+    @extend_schema(
+        summary="Cancel an Open payment request (and its pending draft)",
+        request=None,
+        responses=PaymentRequestResponseSerializer,
+    )
+    @action(detail=True, methods=["post"])
+    def cancel(self, request, pk=None):
+        payment_request = payment_request_get(user=request.user, payment_request_id=pk)
+        return Response(payment_request_json(services.payment_request_cancel(payment_request=payment_request)))
+
+
+# --- Checkout (payer side) -------------------------------------------------------------
+
+
+class CheckoutThrottle(ApiRateThrottle):
+    """Per client IP, with its own budget (CHECKOUT_RATE_LIMITS): the payer has no key."""
+
+    def ident_of(self, request) -> str:
+        return f"checkout-ip:{self.get_ident(request)}"
+
+
+class CheckoutView(APIView):
+    """Anonymous: the token in the path is the payer's only credential. No session is
+    read, so a merchant testing their own link in a logged-in browser is a payer too."""
+
+    public = True
+    authentication_classes: list = []
+    throttle_classes = [CheckoutThrottle]
+
+    @property
+    def throttle_rates(self) -> dict[str, str]:
+        return settings.CHECKOUT_RATE_LIMITS
+
+
+TOKEN_PARAMETER = OpenApiParameter("token", str, OpenApiParameter.PATH, description="The pay link's token")
+
+
+class CheckoutDetailView(CheckoutView):
+    @extend_schema(
+        summary="What the payer needs to choose how to pay (no owner data)",
+        parameters=[TOKEN_PARAMETER],
+        responses=CheckoutResponseSerializer,
+        auth=[],
+    )
+    def get(self, request, token: str):
+        return Response(checkout_json(payment_request_by_token(token=token)))
+
+
+class CheckoutSelectView(CheckoutView):
+    @extend_schema(
+        summary="Choose an option: creates the draft (its rate locks now) or returns the current one",
+        parameters=[TOKEN_PARAMETER],
+        request=CheckoutSelectSerializer,
+        responses=CheckoutSelectionSerializer,
+        auth=[],
+    )
+    def post(self, request, token: str):
+        payment_request_by_token(token=token)  # 404 before any work for an unknown token
+        body = CheckoutSelectSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        draft = services.checkout_select(
+            token=token,
+            currency=body.validated_data["currency"],
+            network=body.validated_data["network"],
+            method=body.validated_data.get("method"),
+        )
+        return Response(checkout_selection_json(draft))
+
+
+class CheckoutStatusView(CheckoutView):
+    @extend_schema(
+        summary="Status of the request and of the payer's draft (poll with back-off)",
+        parameters=[TOKEN_PARAMETER],
+        responses=CheckoutStatusSerializer,
+        auth=[],
+    )
+    def get(self, request, token: str):
+        return Response(checkout_status_json(payment_request_by_token(token=token)))
+
+
+class CheckoutReceiptView(CheckoutView):
+    @extend_schema(
+        summary="Ask for an emailed receipt, sent when the request is paid",
+        parameters=[TOKEN_PARAMETER],
+        request=CheckoutReceiptSerializer,
+        responses=CheckoutStatusSerializer,
+        auth=[],
+    )
+    def post(self, request, token: str):
+        payment_request_by_token(token=token)
+        body = CheckoutReceiptSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        payment_request = services.checkout_receipt_request(token=token, email=body.validated_data["email"])
+        return Response(checkout_status_json(payment_request))

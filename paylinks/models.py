@@ -1,0 +1,63 @@
+"""Payment requests (pay links): a fiat amount the payer settles in one of the offered
+assets, through a draft created when the payer picks one."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from payments.money import MoneyField
+
+
+class PaymentRequestStatus(models.TextChoices):
+    OPEN = "Open"
+    PAID = "Paid"
+    EXPIRED = "Expired"
+    CANCELLED = "Cancelled"
+
+
+class PaymentRequest(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="payment_requests")
+    # The pay link's bearer secret (256 random bits, URL-safe). Kept in clear: the owner
+    # reads the pay URL back from the API, as with any share link.
+    token = models.CharField(max_length=64, unique=True)
+
+    fiat_currency = models.CharField(max_length=3)
+    fiat_amount = MoneyField()
+    # [{"currency", "network", "receiverAddress", "method"}], validated at creation.
+    options = models.JSONField()
+    order_id = models.CharField(max_length=200, null=True, blank=True)
+    memo = models.CharField(max_length=500, null=True, blank=True)
+
+    status = models.CharField(max_length=16, choices=PaymentRequestStatus.choices, default=PaymentRequestStatus.OPEN)
+    expires_at = models.DateTimeField()
+    # The draft of the payer's current choice (the one that paid, once Paid).
+    draft = models.ForeignKey("drafts.Draft", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    payer_email = models.EmailField(null=True, blank=True)
+    paid_at = models.DateTimeField(null=True, blank=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["user", "-created_at"]),
+            models.Index(fields=["user", "order_id"]),
+            models.Index(fields=["expires_at"], condition=Q(status="Open"), name="payment_request_open_expiry"),
+        ]
+        constraints = [
+            models.CheckConstraint(condition=Q(fiat_amount__gt=0), name="payment_request_amount_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.fiat_amount} {self.fiat_currency} ({self.status})"
+
+    @property
+    def is_open(self) -> bool:
+        return self.status == PaymentRequestStatus.OPEN

@@ -1,0 +1,426 @@
+"""Writes for payment requests (pay links) and the payer's checkout.
+
+A request offers options (asset, network, receiver); when the payer picks one, a draft
+is created through the drafts door with the request as its origin. The request keeps one
+current draft: picking the same option again returns it, picking another cancels it and
+creates a new one, all under the request's row lock so two payers racing one link end
+with one pending draft. The request becomes Paid in the same transaction as the draft's
+move to Confirmed (`payment_request_draft_confirmed`, called by the drafts state machine).
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import Any
+from uuid import UUID
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from config.api.problems import Conflict, Problem
+from drafts.models import Draft
+from drafts.planning import draft_plan
+from drafts.services import draft_cancel, draft_create
+from fees import ledger
+from fees.ledger import FeesOutstanding
+from notifications import kinds as email_kinds
+from notifications.services import email_enqueue
+from paylinks.events import payment_request_event_data
+from paylinks.models import PaymentRequest, PaymentRequestStatus
+from payments.addresses import validate_address
+from payments.enums import Currency, Method, Network
+from payments.enums import DraftStatus as D
+from payments.lightning import lightning_address_check
+from payments.rates import normalise_fiat
+from payments.rates.fiat import fiat_minor_units
+from payments.registry import get_asset, require_network_enabled
+from webhooks.models import EventType
+from webhooks.services import event_record
+
+R = PaymentRequestStatus
+TOKEN_BYTES = 32  # 256 bits, 43 URL-safe characters
+MAX_OPTIONS = 20
+DEFAULT_EXPIRY_HOURS = 24
+# The assets a payer can choose on a pay link (interface spec, Payment request).
+PAY_LINK_CURRENCIES = (Currency.BTC, Currency.USDC, Currency.USDT, Currency.EURC)
+BITCOIN_NETWORKS = (Network.MAINNET, Network.TESTNET)
+
+
+# --- Options --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PaymentOption:
+    """One way to pay a request: an asset on a network, to the owner's receiver."""
+
+    currency: str
+    network: str
+    method: str
+    receiver_address: str
+
+    def as_json(self) -> dict[str, str]:
+        return {
+            "currency": self.currency,
+            "network": self.network,
+            "method": self.method,
+            "receiverAddress": self.receiver_address,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, str]) -> PaymentOption:
+        return cls(data["currency"], data["network"], data["method"], data["receiverAddress"])
+
+    def matches(self, draft: Draft) -> bool:
+        return (draft.currency, draft.network, draft.method) == (self.currency, self.network, self.method)
+
+
+def payment_option_check(*, currency: str, network: str, receiver_address: str, field: str) -> PaymentOption:
+    """An option the registry supports, with a receiver valid for its network. A Lightning
+    address (user@domain) on Bitcoin makes it a Lightning option; its server is asked for
+    an invoice only when a payer picks it."""
+    if currency not in PAY_LINK_CURRENCIES:
+        raise Problem(
+            f"Pay links accept {', '.join(PAY_LINK_CURRENCIES)}; {currency} is not one of them.",
+            code="unsupported_currency",
+            field=f"{field}.currency",
+        )
+    try:
+        require_network_enabled(network)
+        get_asset(currency, network)
+    except Problem as exc:
+        raise Problem(str(exc.detail), code=exc.code, field=f"{field}.network") from exc
+    if network in BITCOIN_NETWORKS and "@" in receiver_address:
+        address = lightning_address_check(receiver_address, field=f"{field}.receiverAddress")
+        return PaymentOption(currency, network, Method.LIGHTNING, address)
+    address = validate_address(network, receiver_address, field=f"{field}.receiverAddress")
+    if address == settings.PLATFORM_FEE_ADDRESSES.get(network):
+        raise Problem(
+            "The receiver address is the operator's fee address.",
+            code="invalid_address",
+            field=f"{field}.receiverAddress",
+        )
+    return PaymentOption(currency, network, Method.SINGLE_OUTPUT, address)
+
+
+def _fiat_amount_check(fiat_currency: str, fiat_amount: Decimal) -> Decimal:
+    if fiat_amount <= 0:
+        raise Problem("fiatAmount must be positive.", code="min_value", field="fiatAmount")
+    places = fiat_minor_units(fiat_currency)
+    if fiat_amount != fiat_amount.quantize(Decimal(1).scaleb(-places)):
+        raise Problem(
+            f"{fiat_currency} amounts have {places} decimal places; {fiat_amount} is more precise than that.",
+            code="too_precise",
+            field="fiatAmount",
+        )
+    return fiat_amount
+
+
+# --- Owner side -----------------------------------------------------------------------
+
+
+def payment_request_create(
+    *,
+    user,
+    fiat_currency: str,
+    fiat_amount: Decimal,
+    options: list[dict[str, str]],
+    order_id: str | None = None,
+    memo: str | None = None,
+    expiry_hours: int | None = None,
+    now: datetime | None = None,
+    on_created: Any = None,
+) -> PaymentRequest:
+    """Check the request against the registry and write it. `on_created` runs inside the
+    transaction (the idempotency record is stored with the request)."""
+    now = now or timezone.now()
+    fiat_currency = normalise_fiat(fiat_currency)
+    fiat_amount = _fiat_amount_check(fiat_currency, fiat_amount)
+    if not options:
+        raise Problem("Offer at least one option to pay with.", code="required", field="options")
+    if len(options) > MAX_OPTIONS:
+        raise Problem(f"Offer at most {MAX_OPTIONS} options.", code="max_length", field="options")
+    checked: list[PaymentOption] = []
+    for index, option in enumerate(options):
+        where = f"options[{index}]"
+        checked_option = payment_option_check(
+            currency=option["currency"],
+            network=option["network"],
+            receiver_address=option["receiverAddress"],
+            field=where,
+        )
+        if any(
+            (o.currency, o.network, o.method)
+            == (checked_option.currency, checked_option.network, checked_option.method)
+            for o in checked
+        ):
+            raise Problem(
+                f"{checked_option.currency} on {checked_option.network} ({checked_option.method}) is offered twice.",
+                code="duplicate_option",
+                field=where,
+            )
+        checked.append(checked_option)
+    with transaction.atomic():
+        ledger.ensure_not_blocked(user)  # a pay link accrues its fee: 402 while fees are overdue
+        payment_request = PaymentRequest.objects.create(
+            user=user,
+            token=secrets.token_urlsafe(TOKEN_BYTES),
+            fiat_currency=fiat_currency,
+            fiat_amount=fiat_amount,
+            options=[o.as_json() for o in checked],
+            order_id=order_id or None,
+            memo=memo or None,
+            expires_at=now + timedelta(hours=expiry_hours or DEFAULT_EXPIRY_HOURS),
+            created_at=now,
+        )
+        if on_created is not None:
+            on_created(payment_request)
+    return payment_request
+
+
+def _locked(payment_request_id: UUID) -> PaymentRequest:
+    # No select_related("draft"): after waiting for the lock, PostgreSQL re-reads the locked
+    # row but not the joined one, so a joined draft could be the one from before the wait.
+    # `locked.draft` is read after the lock, in its own query.
+    return PaymentRequest.objects.select_for_update().get(pk=payment_request_id)
+
+
+class PaymentInProgress(Conflict):
+    default_code = "payment_in_progress"
+
+
+def payment_request_cancel(*, payment_request: PaymentRequest, now: datetime | None = None) -> PaymentRequest:
+    """Open -> Cancelled by its owner; its pending draft is cancelled with it. Refused while
+    a payment for it has been seen (it may still confirm)."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        locked = _locked(payment_request.id)
+        if locked.status != R.OPEN:
+            raise Conflict(
+                f"A {locked.status} payment request cannot be cancelled.",
+                code="cancel_not_allowed",
+                extra={"paymentRequestStatus": locked.status},
+            )
+        draft = locked.draft
+        if draft is not None and draft.status in (D.SEEN, D.AMOUNT_MISMATCH):
+            raise PaymentInProgress(
+                "A payment for this request has been seen; it cannot be cancelled now.",
+                extra={"draftId": str(draft.id), "draftStatus": draft.status},
+            )
+        if draft is not None and draft.status == D.PENDING:
+            draft_cancel(draft=draft, now=now)
+        locked.status, locked.closed_at = R.CANCELLED, now
+        locked.save(update_fields=["status", "closed_at", "updated_at"])
+        return locked
+
+
+def payment_request_expire(*, payment_request_id: UUID, now: datetime | None = None) -> PaymentRequest | None:
+    """Open past its expiry -> Expired (payment_request.expired). Safe to call twice. Its
+    draft is left alone: a payment already on its way is still matched and marks the
+    request Paid."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        locked = _locked(payment_request_id)
+        if locked.status != R.OPEN or locked.expires_at > now:
+            return None
+        locked.status, locked.closed_at = R.EXPIRED, now
+        locked.save(update_fields=["status", "closed_at", "updated_at"])
+        event_record(
+            user=locked.user,
+            type=EventType.PAYMENT_REQUEST_EXPIRED,
+            data=payment_request_event_data(locked, occurred_at=now),
+            draft_id=locked.draft_id,
+        )
+        return locked
+
+
+def payment_requests_expire_due(*, now: datetime | None = None, batch: int = 500) -> int:
+    """Expire a bounded batch of Open requests past their expiry (the beat task)."""
+    now = now or timezone.now()
+    due = PaymentRequest.objects.filter(status=R.OPEN, expires_at__lte=now).values_list("id", flat=True)[:batch]
+    return sum(1 for pk in list(due) if payment_request_expire(payment_request_id=pk, now=now) is not None)
+
+
+def payment_request_draft_confirmed(*, draft: Draft, now: datetime) -> None:
+    """Called by the drafts state machine inside the transaction that confirms `draft`
+    (a draft with a payment_request_id): the request becomes Paid in that same transaction,
+    whatever its state (a late payment after expiry or cancellation still paid it)."""
+    payment_request = (
+        PaymentRequest.objects.select_for_update(of=("self",))
+        .select_related("user")
+        .filter(pk=draft.payment_request_id)
+        .first()
+    )
+    if payment_request is None or payment_request.status == R.PAID:
+        return
+    paid_late = payment_request.status != R.OPEN
+    payment_request.status, payment_request.draft = R.PAID, draft
+    payment_request.paid_at = payment_request.closed_at = now
+    payment_request.save(update_fields=["status", "draft", "paid_at", "closed_at", "updated_at"])
+    # The payer paid an earlier choice after switching: the newer pending draft must not be paid too.
+    for other in Draft.objects.filter(payment_request_id=payment_request.id, status=D.PENDING).exclude(pk=draft.pk):
+        draft_cancel(draft=other, now=now)
+    data = payment_request_event_data(payment_request, occurred_at=now, draft=draft, paid_late=paid_late)
+    event_record(user=payment_request.user, type=EventType.PAYMENT_REQUEST_PAID, data=data, draft_id=draft.id)
+    email_enqueue(
+        user=payment_request.user,
+        kind=email_kinds.PAYMENT_REQUEST_PAID,
+        context={"data": data, "memo": payment_request.memo},
+        dedup_key=f"payment_request_paid:{payment_request.id}",
+    )
+    if payment_request.payer_email:
+        _receipt_send(payment_request, data)
+
+
+def _receipt_send(payment_request: PaymentRequest, data: dict[str, Any]) -> None:
+    email_enqueue(
+        to=payment_request.payer_email,
+        kind=email_kinds.PAYMENT_RECEIPT,
+        context={"data": data, "memo": payment_request.memo, "merchant": merchant_name(payment_request)},
+        dedup_key=f"payment_receipt:{payment_request.id}",
+    )
+
+
+def merchant_name(payment_request: PaymentRequest) -> str:
+    """The name a payer sees: the account's display name when it has one, else the
+    deployment's label (PAYMENT_URI_LABEL). Never the owner's email."""
+    name = getattr(payment_request.user, "display_name", "") or ""
+    return name or settings.PAYMENT_URI_LABEL
+
+
+# --- Payer side (checkout) ------------------------------------------------------------
+
+
+class PaymentRequestClosed(Conflict):
+    default_code = "payment_request_closed"
+
+
+def _check_open(payment_request: PaymentRequest, now: datetime) -> None:
+    status = payment_request.status
+    if status == R.OPEN and payment_request.expires_at <= now:
+        status = R.EXPIRED
+    if status == R.OPEN:
+        return
+    details = {
+        R.PAID: ("This payment request is already paid.", "payment_request_paid"),
+        R.EXPIRED: ("This payment request has expired; ask the merchant for a new link.", "payment_request_expired"),
+        R.CANCELLED: ("The merchant cancelled this payment request.", "payment_request_cancelled"),
+    }
+    detail, code = details[status]
+    raise PaymentRequestClosed(detail, code=code, extra={"paymentRequestStatus": status})
+
+
+def _option_for(payment_request: PaymentRequest, currency: str, network: str, method: str | None) -> PaymentOption:
+    offered = [PaymentOption.from_json(o) for o in payment_request.options]
+    found = [o for o in offered if o.currency == currency and o.network == network]
+    if method:
+        found = [o for o in found if o.method == method]
+    if not found:
+        raise Problem(
+            f"This payment request does not offer {currency} on {network}{f' ({method})' if method else ''}.",
+            code="option_not_offered",
+            errors=[
+                {"field": "currency", "code": "option_not_offered", "message": "Not offered by this request."},
+                {"field": "network", "code": "option_not_offered", "message": "Not offered by this request."},
+            ],
+        )
+    return found[0]
+
+
+def _reusable(draft: Draft | None, option: PaymentOption, now: datetime) -> bool:
+    return draft is not None and draft.status == D.PENDING and draft.expires_at > now and option.matches(draft)
+
+
+def _in_progress(draft: Draft | None) -> None:
+    if draft is not None and draft.status in (D.SEEN, D.AMOUNT_MISMATCH):
+        raise PaymentInProgress(
+            "A payment for this request has already been seen; wait for it to confirm.",
+            extra={"draftStatus": draft.status},
+        )
+
+
+class _AlreadyChosen(Exception):
+    """Another payer chose the same option first: roll back our draft, use theirs."""
+
+    def __init__(self, draft_id: UUID) -> None:
+        self.draft_id = draft_id
+
+
+def _draft_request(payment_request: PaymentRequest, option: PaymentOption) -> dict[str, Any]:
+    request: dict[str, Any] = {
+        "network": option.network,
+        "currency": option.currency,
+        "paymentMethod": option.method,
+        "fiatCurrency": payment_request.fiat_currency,
+        "fiatAmount": payment_request.fiat_amount,
+        "memo": payment_request.memo,
+        "expiryHours": settings.PAYLINKS_DRAFT_EXPIRY_HOURS,
+    }
+    if option.method == Method.LIGHTNING:
+        request["lightningAddress"] = option.receiver_address
+    else:
+        request["receiverAddress"] = option.receiver_address
+    return request
+
+
+def checkout_select(
+    *, token: str, currency: str, network: str, method: str | None = None, now: datetime | None = None
+) -> Draft:
+    """The payer picks an option: the current pending draft when it is the same option,
+    else a new draft (its rate locks now) that replaces the previous pending one."""
+    now = now or timezone.now()
+    payment_request = PaymentRequest.objects.select_related("draft").get(token=token)
+    _check_open(payment_request, now)
+    option = _option_for(payment_request, currency, network, method)
+    if _reusable(payment_request.draft, option, now):
+        return payment_request.draft
+    _in_progress(payment_request.draft)
+
+    def link(draft: Draft) -> None:  # inside the new draft's transaction
+        locked = _locked(payment_request.id)
+        _check_open(locked, now)
+        current = locked.draft
+        if _reusable(current, option, now):
+            raise _AlreadyChosen(current.id)
+        _in_progress(current)
+        if current is not None and current.status == D.PENDING:
+            draft_cancel(draft=current, now=now)
+        locked.draft = draft
+        locked.save(update_fields=["draft", "updated_at"])
+
+    # Rates and any Lightning-address fetch happen here, before any lock is taken.
+    plan = draft_plan(request=_draft_request(payment_request, option), now=now)
+    try:
+        return draft_create(
+            user=payment_request.user,
+            plan=plan,
+            now=now,
+            on_created=link,
+            payment_request_id=payment_request.id,
+            order_id=payment_request.order_id,
+        )
+    except _AlreadyChosen as chosen:
+        return Draft.objects.get(pk=chosen.draft_id)
+    except FeesOutstanding as exc:
+        # The payer needs no view of the owner's fee balance.
+        raise Conflict(
+            "The merchant cannot take payments through this link right now.", code="payment_request_unavailable"
+        ) from exc
+
+
+def checkout_receipt_request(*, token: str, email: str) -> PaymentRequest:
+    """The payer asks for an emailed receipt: sent when the request is paid (now, if it is)."""
+    with transaction.atomic():
+        payment_request = PaymentRequest.objects.select_for_update().get(token=token)
+        if payment_request.status in (R.EXPIRED, R.CANCELLED) and payment_request.draft_id is None:
+            _check_open(payment_request, timezone.now())
+        payment_request.payer_email = email
+        payment_request.save(update_fields=["payer_email", "updated_at"])
+        if payment_request.status == R.PAID and payment_request.draft is not None:
+            draft = payment_request.draft
+            data = payment_request_event_data(payment_request, occurred_at=payment_request.paid_at, draft=draft)
+            _receipt_send(payment_request, data)
+        return payment_request
