@@ -3,20 +3,12 @@
 from __future__ import annotations
 
 from datetime import datetime
-from decimal import Decimal
 from typing import Any
 
+from config.wire import json_datetime, json_number
 from drafts.models import Draft
 from paylinks.models import PaymentRequest
 from payments.registry import format_amount, get_asset
-
-
-def _number(value: Decimal) -> int | float:
-    return int(value) if value == value.to_integral_value() else float(value)
-
-
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat().replace("+00:00", "Z") if value else None
 
 
 def payment_request_event_data(
@@ -32,8 +24,8 @@ def payment_request_event_data(
         "orderId": payment_request.order_id,
         "status": payment_request.status,
         "fiatCurrency": payment_request.fiat_currency,
-        "fiatAmount": _number(payment_request.fiat_amount),
-        "expiresAt": _iso(payment_request.expires_at),
+        "fiatAmount": json_number(payment_request.fiat_amount),
+        "expiresAt": json_datetime(payment_request.expires_at),
         "draftId": str(draft.id) if draft else None,
         "sentCurrency": draft.currency if draft else None,
         "network": draft.network if draft else None,
@@ -43,6 +35,6 @@ def payment_request_event_data(
         else None,
         "txId": draft.paid_tx_id if draft else None,
         "paidLate": paid_late,
-        "occurredAt": _iso(occurred_at),
+        "occurredAt": json_datetime(occurred_at),
     }
     return data

@@ -7,28 +7,18 @@ never other drafts or the option addresses the payer did not pick.
 from __future__ import annotations
 
 from datetime import datetime
-from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
 
+from config.wire import json_datetime, json_number
 from drafts.models import Draft
 from paylinks.models import PaymentRequest, PaymentRequestStatus
 from paylinks.services import PaymentOption, merchant_name
 from payments.enums import Method, Network
 from payments.qr import qr_svg_data_uri
 from payments.registry import format_amount, get_asset
-
-
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat().replace("+00:00", "Z") if value else None
-
-
-def _number(value: Decimal | None) -> int | float | None:
-    if value is None:
-        return None
-    return int(value) if value == value.to_integral_value() else float(value)
 
 
 def pay_url(payment_request: PaymentRequest) -> str:
@@ -42,7 +32,7 @@ def payment_request_json(payment_request: PaymentRequest) -> dict[str, Any]:
         "token": payment_request.token,
         "payUrl": pay_url(payment_request),
         "fiatCurrency": payment_request.fiat_currency,
-        "fiatAmount": _number(payment_request.fiat_amount),
+        "fiatAmount": json_number(payment_request.fiat_amount),
         "options": [
             {"currency": o["currency"], "network": o["network"], "receiverAddress": o["receiverAddress"]}
             for o in payment_request.options
@@ -50,8 +40,8 @@ def payment_request_json(payment_request: PaymentRequest) -> dict[str, Any]:
         "orderId": payment_request.order_id,
         "memo": payment_request.memo,
         "status": payment_request.status,
-        "expiresAt": _iso(payment_request.expires_at),
-        "createdAt": _iso(payment_request.created_at),
+        "expiresAt": json_datetime(payment_request.expires_at),
+        "createdAt": json_datetime(payment_request.created_at),
         "draftId": str(payment_request.draft_id) if payment_request.draft_id else None,
     }
 
@@ -81,11 +71,11 @@ def checkout_json(payment_request: PaymentRequest, *, now: datetime | None = Non
     return {
         "merchantName": merchant_name(payment_request) or None,
         "fiatCurrency": payment_request.fiat_currency,
-        "fiatAmount": _number(payment_request.fiat_amount),
+        "fiatAmount": json_number(payment_request.fiat_amount),
         "memo": payment_request.memo,
         "orderId": payment_request.order_id,
         "status": payer_status(payment_request, now),
-        "expiresAt": _iso(payment_request.expires_at),
+        "expiresAt": json_datetime(payment_request.expires_at),
         "options": [
             {"currency": o.currency, "network": o.network, "method": o.method, "label": option_label(o)}
             for o in checkout_options(payment_request)
@@ -112,10 +102,10 @@ def checkout_selection_json(draft: Draft) -> dict[str, Any]:
         "paymentUri": draft.payment_uri,
         "qrSvg": qr_svg_data_uri(draft.payment_uri) if draft.payment_uri else None,
         "fiatCurrency": draft.fiat_currency,
-        "fiatAmount": _number(draft.fiat_amount),
-        "rate": _number(draft.rate),
-        "quoteExpiresAt": _iso(draft.quote_expires_at),
-        "expiresAt": _iso(draft.expires_at),
+        "fiatAmount": json_number(draft.fiat_amount),
+        "rate": json_number(draft.rate),
+        "quoteExpiresAt": json_datetime(draft.quote_expires_at),
+        "expiresAt": json_datetime(draft.expires_at),
         "confirmations": draft.confirmations,
         "requiredConfirmations": draft.required_confirmations,
         "paidTxId": draft.paid_tx_id,

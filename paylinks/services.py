@@ -21,10 +21,10 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from config.api.problems import Conflict, Problem
+from config.problems import Conflict, Problem
 from drafts.models import Draft
-from drafts.planning import draft_plan
-from drafts.services import draft_cancel, draft_create
+from drafts.requests import DraftRequest, Origin
+from drafts.services import draft_cancel, draft_create_from_request
 from fees import ledger
 from fees.ledger import FeesOutstanding
 from notifications import kinds as email_kinds
@@ -349,21 +349,19 @@ class _AlreadyChosen(Exception):
         self.draft_id = draft_id
 
 
-def _draft_request(payment_request: PaymentRequest, option: PaymentOption) -> dict[str, Any]:
-    request: dict[str, Any] = {
-        "network": option.network,
-        "currency": option.currency,
-        "paymentMethod": option.method,
-        "fiatCurrency": payment_request.fiat_currency,
-        "fiatAmount": payment_request.fiat_amount,
-        "memo": payment_request.memo,
-        "expiryHours": settings.PAYLINKS_DRAFT_EXPIRY_HOURS,
-    }
-    if option.method == Method.LIGHTNING:
-        request["lightningAddress"] = option.receiver_address
-    else:
-        request["receiverAddress"] = option.receiver_address
-    return request
+def _draft_request(payment_request: PaymentRequest, option: PaymentOption) -> DraftRequest:
+    lightning = option.method == Method.LIGHTNING
+    return DraftRequest(
+        network=option.network,
+        currency=option.currency,
+        payment_method=option.method,
+        receiver_address=None if lightning else option.receiver_address,
+        lightning_address=option.receiver_address if lightning else None,
+        fiat_currency=payment_request.fiat_currency,
+        fiat_amount=payment_request.fiat_amount,
+        memo=payment_request.memo,
+        expiry_hours=settings.PAYLINKS_DRAFT_EXPIRY_HOURS,
+    )
 
 
 def checkout_select(
@@ -391,16 +389,15 @@ def checkout_select(
         locked.draft = draft
         locked.save(update_fields=["draft", "updated_at"])
 
-    # Rates and any Lightning-address fetch happen here, before any lock is taken.
-    plan = draft_plan(request=_draft_request(payment_request, option), now=now)
     try:
-        return draft_create(
+        # The door prices it (rates, a Lightning-address invoice through the outbound guard)
+        # before its transaction opens; `link` runs inside that transaction.
+        return draft_create_from_request(
             user=payment_request.user,
-            plan=plan,
+            request=_draft_request(payment_request, option),
+            origin=Origin.payment_request(payment_request.id, payment_request.order_id),
             now=now,
             on_created=link,
-            payment_request_id=payment_request.id,
-            order_id=payment_request.order_id,
         )
     except _AlreadyChosen as chosen:
         return Draft.objects.get(pk=chosen.draft_id)

@@ -7,10 +7,12 @@ from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.api.pagination import page_of
+from config.api.problems import problem_from_validation
 from config.api.responses import resource_url
 from config.api.throttling import ApiRateThrottle
 from drafts.api.views import IDEMPOTENCY_HEADER, UUID_PATTERN
@@ -85,7 +87,10 @@ class PaymentRequestViewSet(viewsets.ViewSet):
     @staticmethod
     def _create(user, body, record) -> Outcome:
         data = CreatePaymentRequestSerializer(data=body)
-        data.is_valid(raise_exception=True)
+        try:
+            data.is_valid(raise_exception=True)
+        except ValidationError as exc:  # as a Problem, so the idempotency record keeps the 400
+            raise problem_from_validation(exc) from None
         fields = data.validated_data
         created: dict[str, Outcome] = {}
 

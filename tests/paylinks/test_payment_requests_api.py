@@ -223,13 +223,14 @@ def test_an_idempotency_key_reused_with_another_body_or_on_drafts_is_a_422(api_c
     assert PaymentRequest.objects.count() == 1 and not Draft.objects.exists()
 
 
-def test_a_bad_request_under_an_idempotency_key_is_replayed_too(api_client):
-    body = link_body(fiatCurrency="XYZ")
+@pytest.mark.parametrize("bad", [{"fiatCurrency": "XYZ"}, {"fiatAmount": "lots"}])
+def test_a_bad_request_under_an_idempotency_key_is_replayed_too(api_client, bad):
+    body = link_body(**bad)
     first = api_client.post("/api/v1/payment-requests", body, format="json", HTTP_IDEMPOTENCY_KEY="k-3")
     again = api_client.post("/api/v1/payment-requests", body, format="json", HTTP_IDEMPOTENCY_KEY="k-3")
 
     assert first.status_code == again.status_code == 400
-    assert again.json() == first.json()
+    assert again.json() == first.json() and again["Idempotent-Replayed"] == "true"
 
 
 @override_settings(FEE_MAX_OUTSTANDING_USD=Decimal("0.01"))
