@@ -19,6 +19,7 @@ urlpatterns = [
     path("api/v1/schema", SchemaView.as_view(), name="schema"),
     path("api/v1/", include(api_v1)),
     path("swagger", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger"),
+    path("pay/", include("paylinks.urls")),
     path("llms.txt", llms_txt, name="llms-txt"),
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),

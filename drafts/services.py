@@ -44,6 +44,19 @@ class TransitionNotAllowed(Conflict):
     default_code = "invalid_state"
 
 
+# Apps built on drafts that keep a status following a draft's (a pay link becomes Paid)
+# register here from their AppConfig.ready, so drafts imports none of them. A listener runs
+# inside the transaction that confirms the draft, with the draft's row locked.
+_confirmed_listeners: list[Callable[..., None]] = []
+
+
+def on_draft_confirmed(listener: Callable[..., None]) -> Callable[..., None]:
+    """Call `listener(draft=..., now=...)` whenever a draft becomes Confirmed."""
+    if listener not in _confirmed_listeners:
+        _confirmed_listeners.append(listener)
+    return listener
+
+
 def _locked(draft_id: UUID) -> Draft:
     return Draft.objects.select_for_update().get(pk=draft_id)
 
@@ -59,12 +72,9 @@ def _transition(draft: Draft, to: str, *, event: str | None, now: datetime) -> N
     _settle_fees_on(draft, to, now)
     if event:
         event_record(user=draft.user, type=event, data=draft_event_data(draft, occurred_at=now), draft_id=draft.id)
-    if to == S.CONFIRMED and draft.payment_request_id is not None:
-        # Pay links build on drafts (imported here, not at the top): the request becomes Paid
-        # in this same transaction.
-        from paylinks.services import payment_request_draft_confirmed
-
-        payment_request_draft_confirmed(draft=draft, now=now)
+    if to == S.CONFIRMED:
+        for listener in _confirmed_listeners:
+            listener(draft=draft, now=now)
 
 
 def _settle_fees_on(draft: Draft, to: str, now: datetime) -> None:

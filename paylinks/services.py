@@ -245,9 +245,11 @@ def payment_requests_expire_due(*, now: datetime | None = None, batch: int = 500
 
 
 def payment_request_draft_confirmed(*, draft: Draft, now: datetime) -> None:
-    """Called by the drafts state machine inside the transaction that confirms `draft`
-    (a draft with a payment_request_id): the request becomes Paid in that same transaction,
-    whatever its state (a late payment after expiry or cancellation still paid it)."""
+    """Registered with the drafts state machine (PaylinksConfig.ready); runs inside the
+    transaction that confirms `draft`. A pay link's draft makes its request Paid in that same
+    transaction, whatever its state (a late payment after expiry or cancellation still paid it)."""
+    if draft.payment_request_id is None:
+        return
     payment_request = (
         PaymentRequest.objects.select_for_update(of=("self",))
         .select_related("user")

@@ -28,6 +28,24 @@ def qr_svg(data: str) -> str:
     return buf.getvalue().decode("utf-8")
 
 
+def qr_svg_responsive(data: str, *, title: str) -> str:
+    """An ``<svg>`` that scales to its box (viewBox, no fixed size), with a white quiet zone
+    (cameras need dark on light, also in a dark-mode page) and a title for screen readers."""
+    buf = io.BytesIO()
+    _make(data).save(
+        buf,
+        kind="svg",
+        xmldecl=False,
+        svgns=True,
+        scale=_SCALE,
+        border=_BORDER,
+        omitsize=True,
+        light="#fff",
+        title=title,
+    )
+    return buf.getvalue().decode("utf-8")
+
+
 def qr_svg_data_uri(data: str) -> str:
     """The same SVG as ``data:image/svg+xml;base64,...`` for an ``<img src>``."""
     encoded = base64.b64encode(qr_svg(data).encode("utf-8")).decode("ascii")

@@ -1,0 +1,12 @@
+"""The hosted pay page (no /api prefix: it is what the payer's browser opens)."""
+
+from django.urls import re_path
+
+from paylinks import views
+from paylinks.api.views import TOKEN_PATTERN
+
+urlpatterns = [
+    re_path(rf"^(?P<token>{TOKEN_PATTERN})$", views.pay_page, name="pay-page"),
+    re_path(rf"^(?P<token>{TOKEN_PATTERN})/select$", views.pay_select, name="pay-select"),
+    re_path(rf"^(?P<token>{TOKEN_PATTERN})/receipt$", views.pay_receipt, name="pay-receipt"),
+]

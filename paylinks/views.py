@@ -1,0 +1,206 @@
+"""The hosted pay page, /pay/{token}: server-rendered, usable without JavaScript.
+
+Choosing an option is a plain form post (the same service as the checkout API), answered
+with a redirect back to the page, so the essentials work with scripts off; pay.js only adds
+copy buttons, countdowns and live status. Every response carries a strict
+Content-Security-Policy (no inline script or style, nothing from other origins) and
+`Referrer-Policy: no-referrer`: the token in the URL is the payer's bearer secret.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from functools import wraps
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_POST
+
+from config.problems import Problem
+from paylinks import services
+from paylinks.api.views import CheckoutThrottle
+from paylinks.models import PaymentRequest, PaymentRequestStatus
+from paylinks.presenters import checkout_options, checkout_selection_json, option_label, payer_status
+from paylinks.selectors import payment_request_by_token
+from paylinks.services import PaymentOption, merchant_name
+from payments.enums import DraftStatus, Method, Network
+from payments.qr import qr_svg_responsive
+from payments.rates.fiat import fiat_minor_units
+
+CONTENT_SECURITY_POLICY = "; ".join(
+    [
+        "default-src 'none'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "img-src 'self'",
+        "connect-src 'self'",
+        "form-action 'self'",
+        "base-uri 'none'",
+        "frame-ancestors 'none'",
+    ]
+)
+
+
+def _page_headers(view):
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        response = view(request, *args, **kwargs)
+        response["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
+        response["Referrer-Policy"] = "no-referrer"
+        response["X-Frame-Options"] = "DENY"
+        response["Cache-Control"] = "no-store"
+        return response
+
+    return wrapped
+
+
+class _PageRates:
+    @property
+    def throttle_rates(self) -> dict[str, str]:
+        return settings.CHECKOUT_RATE_LIMITS
+
+
+def _throttled(request: HttpRequest) -> HttpResponse | None:
+    throttle = CheckoutThrottle()
+    if throttle.allow_request(request, _PageRates()):
+        return None
+    response = render(request, "paylinks/busy.html", status=429)
+    response["Retry-After"] = str(max(1, int(throttle.wait())))
+    return response
+
+
+def _option_key(option: PaymentOption) -> str:
+    return f"{option.currency}:{option.network}:{option.method}"
+
+
+@dataclass(frozen=True)
+class Choice:
+    key: str
+    label: str
+    currency: str
+    network: str
+    method: str
+    selected: bool
+
+
+def _fiat(amount, currency: str) -> str:
+    return f"{amount:,.{fiat_minor_units(currency)}f} {currency}"
+
+
+def _rate(rate: Decimal) -> str:
+    """A locked rate at a readable precision (6 significant digits), for display only."""
+    return f"{rate:,.{max(0, 6 - rate.adjusted() - 1)}f}"
+
+
+def _context(payment_request: PaymentRequest, *, error: str | None = None, receipt: bool = False) -> dict:
+    now = timezone.now()
+    status = payer_status(payment_request, now)
+    draft = payment_request.draft
+    selection = checkout_selection_json(draft) if draft is not None else None
+    current_key = f"{draft.currency}:{draft.network}:{draft.method}" if draft is not None else None
+    choices = [
+        Choice(_option_key(o), option_label(o), o.currency, o.network, o.method, _option_key(o) == current_key)
+        for o in checkout_options(payment_request)
+    ]
+    draft_status = draft.status if draft is not None else None
+    if status == PaymentRequestStatus.PAID:
+        state = "paid"
+    elif status == PaymentRequestStatus.CANCELLED:
+        state = "cancelled"
+    elif draft_status == DraftStatus.AMOUNT_MISMATCH:
+        state = "mismatch"
+    elif draft_status == DraftStatus.SEEN:
+        state = "seen"
+    elif status == PaymentRequestStatus.EXPIRED:
+        state = "expired"
+    elif draft_status == DraftStatus.PENDING and draft.expires_at > now:
+        state = "pending"
+    else:
+        state = "choose"  # nothing chosen yet, or the chosen draft expired unpaid
+    qr = None
+    if selection and selection["paymentUri"] and state == "pending":
+        qr = qr_svg_responsive(selection["paymentUri"], title=_("QR code of the payment request for your wallet"))
+    return {
+        "request": payment_request,
+        "token": payment_request.token,
+        "merchant": merchant_name(payment_request),
+        "fiat": _fiat(payment_request.fiat_amount, payment_request.fiat_currency),
+        "status": status,
+        "state": state,
+        "choices": choices,
+        "selection": selection,
+        "draft": draft,
+        "lightning": draft is not None and draft.method == Method.LIGHTNING,
+        "qr_svg": qr,
+        "network_label": Network(draft.network).label if draft is not None else "",
+        "rate": _rate(draft.rate) if draft is not None and draft.rate else None,
+        "confirmations": draft.confirmations if draft is not None else 0,
+        "draft_expired": draft_status == DraftStatus.EXPIRED and status == PaymentRequestStatus.OPEN,
+        "polling": state in ("pending", "seen", "mismatch") or (state == "expired" and draft_status is not None),
+        "status_url": reverse("checkout-status", kwargs={"token": payment_request.token}),
+        "state_key": f"{status}:{draft_status or ''}",
+        "error": error,
+        "receipt_asked": receipt or bool(payment_request.payer_email),
+    }
+
+
+@_page_headers
+@require_GET
+def pay_page(request: HttpRequest, token: str) -> HttpResponse:
+    if (busy := _throttled(request)) is not None:
+        return busy
+    payment_request = _request_or_none(token)
+    if payment_request is None:
+        return render(request, "paylinks/not_found.html", status=404)
+    return render(request, "paylinks/pay.html", _context(payment_request, receipt=request.GET.get("receipt") == "1"))
+
+
+@_page_headers
+@require_POST
+def pay_select(request: HttpRequest, token: str) -> HttpResponse:
+    """The picker's form post: the JavaScript-free path to a payment QR."""
+    if (busy := _throttled(request)) is not None:
+        return busy
+    payment_request = _request_or_none(token)
+    if payment_request is None:
+        return render(request, "paylinks/not_found.html", status=404)
+    currency, _sep, rest = request.POST.get("option", "").partition(":")
+    network, _sep, method = rest.partition(":")
+    try:
+        services.checkout_select(token=token, currency=currency, network=network, method=method or None)
+    except Problem as problem:
+        payment_request.refresh_from_db()
+        return render(request, "paylinks/pay.html", _context(payment_request, error=problem.detail), status=200)
+    return HttpResponseRedirect(reverse("pay-page", kwargs={"token": token}), status=303)
+
+
+@_page_headers
+@require_POST
+def pay_receipt(request: HttpRequest, token: str) -> HttpResponse:
+    if (busy := _throttled(request)) is not None:
+        return busy
+    payment_request = _request_or_none(token)
+    if payment_request is None:
+        return render(request, "paylinks/not_found.html", status=404)
+    email = request.POST.get("email", "").strip()
+    try:
+        validate_email(email)
+        services.checkout_receipt_request(token=token, email=email)
+    except (ValidationError, Problem):
+        context = _context(payment_request, error=_("Enter a valid email address for the receipt."))
+        return render(request, "paylinks/pay.html", context, status=200)
+    return HttpResponseRedirect(reverse("pay-page", kwargs={"token": token}) + "?receipt=1", status=303)
+
+
+def _request_or_none(token: str) -> PaymentRequest | None:
+    try:
+        return payment_request_by_token(token=token)
+    except Http404:
+        return None
