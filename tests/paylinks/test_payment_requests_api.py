@@ -7,6 +7,7 @@ from decimal import Decimal
 
 import pytest
 from django.test import override_settings
+from django.utils import timezone
 
 from drafts.models import Draft
 from paylinks.models import PaymentRequest
@@ -243,3 +244,30 @@ def test_an_account_with_overdue_fees_cannot_create_pay_links(api_client, create
 
     assert refused.status_code == 402 and refused.json()["code"] == "fees_outstanding"
     assert PaymentRequest.objects.count() == 1
+
+
+def test_deleting_the_account_cancels_its_open_pay_links_and_clears_their_personal_fields(
+    create_link, select, anon_client
+):
+    from accounts.closure import _closers
+    from paylinks.closure import payment_requests_close_for_account
+
+    link = create_link()
+    paid = create_link(orderId="order-paid")
+    pay(select(paid["token"]).json()["draftId"], confirmations=12)
+    anon_client.post(f"/api/v1/checkout/{paid['token']}/receipt", {"email": "payer@example.net"}, format="json")
+    owner = PaymentRequest.objects.get(pk=link["id"]).user
+
+    assert payment_requests_close_for_account in _closers  # registered for account deletion
+    payment_requests_close_for_account(user=owner, now=timezone.now())
+
+    closed, kept = PaymentRequest.objects.get(pk=link["id"]), PaymentRequest.objects.get(pk=paid["id"])
+    assert closed.status == "Cancelled" and kept.status == "Paid"
+    for request in (closed, kept):
+        assert (request.memo, request.order_id, request.payer_email) == (None, None, None)
+    assert (
+        anon_client.post(
+            f"/api/v1/checkout/{link['token']}/select", {"currency": "USDC", "network": "Base"}, format="json"
+        ).json()["code"]
+        == "payment_request_cancelled"
+    )
