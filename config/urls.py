@@ -23,4 +23,5 @@ urlpatterns = [
     path("llms.txt", llms_txt, name="llms-txt"),
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
+    path("account/", include("accounts.urls")),
 ]

@@ -1,0 +1,212 @@
+"""Server-rendered account pages: register, sign in (password, then the emailed or app code),
+the signed-in account page and sign-out. Plain forms, no scripts; each view calls the same
+account services as the REST API and shows a Problem next to the field it names. Strict
+Content-Security-Policy: our own stylesheet only, nothing inline."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+
+from django import forms
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme, urlencode
+from django.views.decorators.http import require_http_methods, require_POST
+
+from accounts import passwords, sessions
+from accounts.selectors import account_summary
+from config.problems import Problem
+
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+
+
+def strict_headers(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        response = view(request, *args, **kwargs)
+        response["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
+        response["X-Frame-Options"] = "DENY"
+        response["Referrer-Policy"] = "same-origin"
+        response["Cache-Control"] = "no-store"
+        return response
+
+    return wrapped
+
+
+class RegisterForm(forms.Form):
+    email = forms.EmailField(max_length=254, widget=forms.EmailInput(attrs={"autocomplete": "email"}))
+    password = forms.CharField(
+        max_length=1024,
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+        help_text="At least 10 characters; not a common password.",
+    )
+
+
+class SignInForm(forms.Form):
+    email = forms.EmailField(max_length=254, widget=forms.EmailInput(attrs={"autocomplete": "username"}))
+    password = forms.CharField(
+        max_length=1024, strip=False, widget=forms.PasswordInput(attrs={"autocomplete": "current-password"})
+    )
+
+
+class CodeForm(forms.Form):
+    code = forms.CharField(
+        max_length=64,
+        widget=forms.TextInput(attrs={"autocomplete": "one-time-code", "inputmode": "numeric", "spellcheck": "false"}),
+    )
+
+
+def _next_url(request: HttpRequest) -> str:
+    target = request.POST.get("next") or request.GET.get("next") or ""
+    if target and url_has_allowed_host_and_scheme(target, {request.get_host()}, require_https=request.is_secure()):
+        return target
+    return "/account/"
+
+
+def _show_problem(form: forms.Form, problem: Problem) -> int:
+    """Put a Problem's field errors on the form (the rest on top); returns the HTTP status."""
+    placed = False
+    for field, message in problem.fields.items():
+        if field in form.fields:
+            form.add_error(field, message)
+            placed = True
+    if not placed:
+        form.add_error(None, problem.detail)
+    return problem.status_code
+
+
+def _page(request, template: str, context: dict, status: int = 200) -> HttpResponse:
+    return render(request, f"accounts/{template}", {"next": _next_url(request), **context}, status=status)
+
+
+def _signed_in(request, step: passwords.Step) -> HttpResponse:
+    response = redirect(_next_url(request))
+    if step.device_token:
+        sessions.device_cookie_set(response, step.device_token)
+    return response
+
+
+@strict_headers
+@require_http_methods(["GET", "POST"])
+def register(request: HttpRequest) -> HttpResponse:
+    form = RegisterForm(request.POST or None)
+    status = 200
+    if request.method == "POST" and form.is_valid():
+        try:
+            passwords.password_register_begin(
+                request,
+                email=form.cleaned_data["email"],
+                password=form.cleaned_data["password"],
+                client=sessions.client_of(request),
+            )
+        except Problem as problem:
+            status = _show_problem(form, problem)
+        else:
+            return redirect("register_code")
+    elif request.method == "POST":
+        status = 400
+    return _page(request, "register.html", {"form": form}, status)
+
+
+@strict_headers
+@require_http_methods(["GET", "POST"])
+def register_code(request: HttpRequest) -> HttpResponse:
+    form = CodeForm(request.POST or None)
+    status = 200
+    if request.method == "POST" and form.is_valid():
+        try:
+            step = passwords.password_register_complete(
+                request, code=form.cleaned_data["code"], client=sessions.client_of(request)
+            )
+        except Problem as problem:
+            status = _show_problem(form, problem)
+        else:
+            return _signed_in(request, step)
+    elif request.method == "POST":
+        status = 400
+    pending = sessions.pending_get(request, flow="password_register") or {}
+    return _page(
+        request,
+        "code.html",
+        {
+            "form": form,
+            "title": "Check your email",
+            "lead": "We sent a 6-digit code to finish creating your account.",
+            "email": pending.get("email"),
+        },
+        status,
+    )
+
+
+@strict_headers
+@require_http_methods(["GET", "POST"])
+def sign_in(request: HttpRequest) -> HttpResponse:
+    form = SignInForm(request.POST or None)
+    status = 200
+    if request.method == "POST" and form.is_valid():
+        try:
+            passwords.password_login_begin(
+                request,
+                email=form.cleaned_data["email"],
+                password=form.cleaned_data["password"],
+                client=sessions.client_of(request),
+            )
+        except Problem as problem:
+            status = _show_problem(form, problem)
+        else:
+            return redirect(f"{reverse('login_code')}?{urlencode({'next': _next_url(request)})}")
+    elif request.method == "POST":
+        status = 400
+    return _page(request, "sign_in.html", {"form": form}, status)
+
+
+@strict_headers
+@require_http_methods(["GET", "POST"])
+def sign_in_code(request: HttpRequest) -> HttpResponse:
+    form = CodeForm(request.POST or None)
+    status = 200
+    if request.method == "POST" and form.is_valid():
+        try:
+            step = passwords.password_login_complete(
+                request, code=form.cleaned_data["code"], client=sessions.client_of(request)
+            )
+        except Problem as problem:
+            status = _show_problem(form, problem)
+        else:
+            return _signed_in(request, step)
+    elif request.method == "POST":
+        status = 400
+    pending = sessions.pending_get(request, flow="password_login") or {}
+    app = pending.get("second") == "totp"
+    return _page(
+        request,
+        "code.html",
+        {
+            "form": form,
+            "title": "Authenticator code" if app else "Check your email",
+            "lead": "Enter the 6-digit code from your authenticator app, or a recovery code."
+            if app
+            else "We sent you a 6-digit code to finish signing in.",
+        },
+        status,
+    )
+
+
+@strict_headers
+def account(request: HttpRequest) -> HttpResponse:
+    if not request.user.is_authenticated:
+        return redirect(f"{settings.LOGIN_URL}?next=/account/")
+    return _page(request, "account.html", {"account": account_summary(user=request.user)})
+
+
+@strict_headers
+@require_POST
+def sign_out(request: HttpRequest) -> HttpResponse:
+    sessions.session_sign_out(request)
+    return redirect("login")

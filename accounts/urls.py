@@ -1,0 +1,12 @@
+from django.urls import path
+
+from accounts import pages
+
+urlpatterns = [
+    path("", pages.account, name="account"),
+    path("register", pages.register, name="register"),
+    path("register/code", pages.register_code, name="register_code"),
+    path("sign-in", pages.sign_in, name="login"),
+    path("sign-in/code", pages.sign_in_code, name="login_code"),
+    path("sign-out", pages.sign_out, name="logout"),
+]
