@@ -56,6 +56,7 @@ INSTALLED_APPS = [
     "notifications",
     "webhooks",
     "chainwatch",
+    "dashboard",
 ]
 
 MIDDLEWARE = [
@@ -83,6 +84,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "dashboard.context.navigation",
             ],
         },
     },

@@ -3,6 +3,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularSwaggerView
 
 from config.views import SchemaView, healthz, llms_txt
+from dashboard.views import home
 
 api_v1 = [
     path("", include("accounts.api.urls")),
@@ -24,4 +25,6 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("account/", include("accounts.urls")),
+    path("dashboard/", include("dashboard.urls")),
+    path("", home, name="home"),
 ]

@@ -1,0 +1,22 @@
+"""Navigation of the dashboard, for every page that extends dashboard/base.html."""
+
+from __future__ import annotations
+
+from django.utils.translation import gettext_lazy as _
+
+NAV = [
+    ("dashboard:overview", _("Overview")),
+    ("dashboard:drafts", _("Drafts")),
+    ("dashboard:webhooks", _("Webhooks")),
+    ("dashboard:api_keys", _("API keys")),
+    ("dashboard:fees", _("Fees")),
+]
+# Pages that belong to a section of the navigation.
+SECTIONS = {
+    "dashboard:drafts": ("dashboard:draft", "dashboard:draft_new"),
+    "dashboard:webhooks": ("dashboard:webhook",),
+}
+
+
+def navigation(request) -> dict:
+    return {"nav": NAV, "nav_sections": SECTIONS}

@@ -1,0 +1,87 @@
+"""Dashboard forms. Field names are the API's (camelCase) so a domain Problem's field errors
+land next to the right input without a mapping table."""
+
+from __future__ import annotations
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from accounts.scopes import Scope
+from drafts.settlement import SETTLEMENT_CURRENCIES
+from payments.enums import Currency, DraftStatus, Method, Network
+from webhooks.models import EventType
+
+BLANK = [("", "—")]
+
+
+class DraftFilterForm(forms.Form):
+    status = forms.ChoiceField(label=_("Status"), choices=BLANK + DraftStatus.choices, required=False)
+    network = forms.ChoiceField(label=_("Network"), choices=BLANK + Network.choices, required=False)
+    method = forms.ChoiceField(label=_("Method"), choices=BLANK + Method.choices, required=False)
+    currency = forms.ChoiceField(label=_("Currency"), choices=BLANK + [(c, c) for c in Currency.values], required=False)
+    q = forms.CharField(
+        label=_("Search"), max_length=200, required=False, help_text=_("Memo, address, tx id, order id")
+    )
+    page = forms.IntegerField(min_value=1, max_value=1_000_000, required=False)
+
+
+class CreateDraftForm(forms.Form):
+    network = forms.ChoiceField(label=_("Network"), choices=Network.choices)
+    currency = forms.ChoiceField(label=_("Currency"), choices=[(c, c) for c in Currency.values])
+    paymentMethod = forms.ChoiceField(
+        label=_("Method"), choices=BLANK + Method.choices, required=False, help_text=_("Empty: the network's default")
+    )
+    receiverAddress = forms.CharField(label=_("Receiving address"), max_length=320)
+    pricing = forms.ChoiceField(
+        label=_("Price"),
+        choices=[("fiat", _("In a fiat currency")), ("exact", _("Exact amount of the asset"))],
+        widget=forms.RadioSelect,
+        initial="fiat",
+    )
+    fiatCurrency = forms.CharField(label=_("Fiat currency"), max_length=3, required=False, initial="USD")
+    fiatAmount = forms.DecimalField(label=_("Fiat amount"), max_digits=20, decimal_places=8, required=False)
+    amountSats = forms.IntegerField(
+        label=_("Amount in base units"), min_value=1, required=False, help_text=_("Sats, token units, lamports or gwei")
+    )
+    memo = forms.CharField(label=_("Memo"), max_length=500, required=False)
+    expiryHours = forms.IntegerField(label=_("Expires after (hours)"), min_value=1, max_value=720, initial=24)
+
+    def clean(self):
+        data = super().clean()
+        if data.get("pricing") == "fiat":
+            if not data.get("fiatCurrency"):
+                self.add_error("fiatCurrency", _("Name the fiat currency."))
+            if data.get("fiatAmount") is None:
+                self.add_error("fiatAmount", _("Give the amount."))
+            data["amountSats"] = None
+        else:
+            if data.get("amountSats") is None:
+                self.add_error("amountSats", _("Give the amount in base units."))
+            data["fiatCurrency"] = data["fiatAmount"] = None
+        return data
+
+
+class WebhookForm(forms.Form):
+    url = forms.URLField(label=_("Endpoint URL"), max_length=2048, assume_scheme="https", help_text=_("HTTPS, public"))
+    events = forms.MultipleChoiceField(
+        label=_("Events"),
+        choices=[(v, v) for v in EventType.values if v != EventType.TEST],
+        widget=forms.CheckboxSelectMultiple,
+        required=False,
+        help_text=_("None ticked: every event of the specification"),
+    )
+
+
+class ApiKeyForm(forms.Form):
+    name = forms.CharField(label=_("Name"), max_length=100)
+    scopes = forms.MultipleChoiceField(
+        label=_("Scopes"), choices=Scope.choices, widget=forms.CheckboxSelectMultiple, initial=["drafts:read"]
+    )
+    expiresInDays = forms.IntegerField(
+        label=_("Expires after (days)"), min_value=1, max_value=3650, required=False, help_text=_("Empty: never")
+    )
+
+
+class SettleForm(forms.Form):
+    currency = forms.ChoiceField(label=_("Pay in"), choices=[(c, c) for c in SETTLEMENT_CURRENCIES])
+    network = forms.ChoiceField(label=_("Network"), choices=Network.choices)

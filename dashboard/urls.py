@@ -1,0 +1,23 @@
+from django.urls import path
+
+from dashboard import views
+
+app_name = "dashboard"
+
+urlpatterns = [
+    path("", views.overview, name="overview"),
+    path("drafts/", views.drafts, name="drafts"),
+    path("drafts/new", views.draft_new, name="draft_new"),
+    path("drafts/fee-preview", views.fee_preview, name="fee_preview"),
+    path("drafts/<uuid:draft_id>/", views.draft_detail, name="draft"),
+    path("drafts/<uuid:draft_id>/pdf", views.draft_pdf_download, name="draft_pdf"),
+    path("drafts/<uuid:draft_id>/tx-template.json", views.draft_template_download, name="draft_template"),
+    path("drafts/<uuid:draft_id>/<slug:action>", views.draft_action, name="draft_action"),
+    path("webhooks/", views.webhooks, name="webhooks"),
+    path("webhooks/<uuid:webhook_id>/", views.webhook_detail, name="webhook"),
+    path("webhooks/<uuid:webhook_id>/<slug:action>", views.webhook_action, name="webhook_action"),
+    path("api-keys/", views.api_keys, name="api_keys"),
+    path("api-keys/<uuid:key_id>/revoke", views.api_key_revoke_view, name="api_key_revoke"),
+    path("fees/", views.fees, name="fees"),
+    path("signout", views.signout, name="signout"),
+]

@@ -1,0 +1,404 @@
+"""The merchant dashboard: server-rendered pages, each a thin caller of the same services the
+API uses (drafts door, state machine, webhooks, API keys, fee settlement). A domain Problem is
+shown next to the form field it names."""
+
+from __future__ import annotations
+
+import csv
+import json
+from datetime import timedelta
+
+from django.conf import settings
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from accounts.selectors import api_key_list
+from accounts.services import api_key_create, api_key_revoke
+from accounts.sessions import session_sign_out
+from config.problems import Problem
+from dashboard import charts
+from dashboard.forms import ApiKeyForm, CreateDraftForm, DraftFilterForm, SettleForm, WebhookForm
+from dashboard.security import merchant_page, page_headers
+from drafts import services as draft_services
+from drafts.documents import draft_pdf, draft_tx_template
+from drafts.models import Draft
+from drafts.planning import draft_plan
+from drafts.requests import DraftRequest, Origin
+from drafts.selectors import draft_get, draft_list
+from drafts.settlement import settlement_open
+from fees.ledger import balance_of
+from fees.models import AccruedFee
+from payments.qr import qr_svg
+from payments.registry import format_amount, get_asset
+from webhooks import services as webhook_services
+from webhooks.models import Delivery, Event
+from webhooks.selectors import delivery_list, webhook_list
+
+PAGE_SIZE = 20
+
+
+def home(request: HttpRequest) -> HttpResponse:
+    """`/`: a merchant goes to the overview, a visitor to sign-in."""
+    if request.user.is_authenticated:
+        return page_headers(redirect("dashboard:overview"))
+    return page_headers(redirect(settings.LOGIN_URL))
+
+
+@require_POST
+def signout(request: HttpRequest) -> HttpResponse:
+    session_sign_out(request)
+    return page_headers(redirect(settings.LOGIN_URL))
+
+
+def _show_problem(form, problem: Problem) -> None:
+    """A domain Problem next to the field it names (or at the top of the form)."""
+    placed = False
+    for field, message in problem.fields.items():
+        if field in form.fields:
+            form.add_error(field, message)
+            placed = True
+    if not placed:
+        form.add_error(None, problem.detail)
+
+
+# --- Overview -------------------------------------------------------------------------
+
+
+@merchant_page
+def overview(request: HttpRequest) -> HttpResponse:
+    currency = (request.GET.get("ccy") or "USD").upper()[:3]
+    balance = balance_of(request.user)
+    volume = charts.confirmed_volume(user=request.user, days=30, display_currency=currency)
+    return render(
+        request,
+        "dashboard/overview.html",
+        {
+            "balance": balance,
+            "cap_usd": settings.FEE_MAX_OUTSTANDING_USD,
+            "cap_days": settings.FEE_MAX_AGE_DAYS,
+            "recent": Draft.objects.filter(user=request.user).order_by("-created_at")[:8],
+            "chart": volume,
+            "chart_svg": charts.volume_svg(volume),
+            "legend": [(asset, charts.legend_swatch(i)) for i, asset in enumerate(volume.assets)],
+        },
+    )
+
+
+# --- Drafts ---------------------------------------------------------------------------
+
+
+def _filtered_drafts(request: HttpRequest):
+    form = DraftFilterForm(request.GET or None)
+    filters = form.cleaned_data if form.is_valid() else {}
+    return form, draft_list(user=request.user, filters={k: v for k, v in filters.items() if v})
+
+
+@merchant_page
+def drafts(request: HttpRequest) -> HttpResponse:
+    form, queryset = _filtered_drafts(request)
+    if request.GET.get("format") == "csv":
+        return _drafts_csv(queryset)
+    page = Paginator(queryset, PAGE_SIZE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    return render(request, "dashboard/drafts.html", {"form": form, "page": page, "query": query.urlencode()})
+
+
+def _drafts_csv(queryset) -> HttpResponse:
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = 'attachment; filename="drafts.csv"'
+    writer = csv.writer(response)
+    writer.writerow(
+        ["id", "createdAt", "status", "network", "currency", "method", "amount", "amountSats", "fiatCurrency",
+         "fiatAmount", "receiverAddress", "paidTxId", "orderId", "memo"]
+    )  # fmt: skip
+    for draft in queryset.iterator():
+        asset = get_asset(draft.currency, draft.network)
+        writer.writerow(
+            [
+                draft.id,
+                draft.created_at.isoformat().replace("+00:00", "Z"),
+                draft.status,
+                draft.network,
+                draft.currency,
+                draft.method,
+                format_amount(draft.amount_base_units, asset),
+                draft.amount_base_units,
+                draft.fiat_currency or "",
+                draft.fiat_amount if draft.fiat_amount is not None else "",
+                draft.receiver_address or "",
+                draft.paid_tx_id or "",
+                draft.order_id or "",
+                _csv_safe(draft.memo or ""),
+            ]
+        )
+    return response
+
+
+def _csv_safe(text: str) -> str:
+    # A cell starting with = + - @ is a formula to spreadsheet programs: keep it text.
+    return f"'{text}" if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def _draft_request(data: dict) -> DraftRequest:
+    return DraftRequest(
+        network=data["network"],
+        currency=data["currency"],
+        payment_method=data.get("paymentMethod") or None,
+        receiver_address=data["receiverAddress"].strip(),
+        amount_base_units=data.get("amountSats"),
+        fiat_currency=(data.get("fiatCurrency") or "").upper() or None,
+        fiat_amount=data.get("fiatAmount"),
+        memo=data.get("memo") or None,
+        expiry_hours=data.get("expiryHours"),
+    )
+
+
+def _fee_preview_text(request: DraftRequest) -> str:
+    plan = draft_plan(request=request, now=timezone.now())
+    asset = plan.asset
+    amount = format_amount(plan.amount_base_units, asset)
+    if plan.fee is None:
+        return _("No fee.")
+    fee = format_amount(plan.fee.fee_base_units, asset)
+    where = (
+        _("paid as a separate output of the payer's transaction")
+        if plan.method == "MultiOutput"
+        else _("accrued to your account and settled later")
+    )
+    return _("The payer sends %(amount)s %(cur)s. Fee: %(fee)s %(cur)s (%(pct)s%%, %(usd)s USD), %(where)s.") % {
+        "amount": amount,
+        "cur": asset.currency,
+        "fee": fee,
+        "pct": plan.fee.percent,
+        "usd": plan.fee.fee_usd.quantize(plan.fee.fee_usd.__class__("0.01")),
+        "where": where,
+    }
+
+
+@merchant_page
+def draft_new(request: HttpRequest) -> HttpResponse:
+    form = CreateDraftForm(request.POST or None)
+    preview = None
+    if request.method == "POST" and form.is_valid():
+        try:
+            if "preview" in request.POST:
+                preview = _fee_preview_text(_draft_request(form.cleaned_data))
+            else:
+                draft = draft_services.draft_create_from_request(
+                    user=request.user, request=_draft_request(form.cleaned_data), origin=Origin.api()
+                )
+                messages.success(request, _("Draft created."))
+                return redirect("dashboard:draft", draft_id=draft.id)
+        except Problem as problem:
+            _show_problem(form, problem)
+    return render(request, "dashboard/draft_new.html", {"form": form, "preview": preview})
+
+
+@merchant_page
+def fee_preview(request: HttpRequest) -> HttpResponse:
+    """The live fee preview of the create form (JSON for app.js): the same planner as creation."""
+    form = CreateDraftForm(request.GET)
+    if not form.is_valid():
+        return JsonResponse({"text": _("Fill in the network, address and amount to see the fee.")})
+    try:
+        return JsonResponse({"text": _fee_preview_text(_draft_request(form.cleaned_data))})
+    except Problem as problem:
+        return JsonResponse({"text": problem.detail})
+
+
+def _own_draft(request: HttpRequest, draft_id) -> Draft:
+    return draft_get(user=request.user, draft_id=draft_id)
+
+
+@merchant_page
+def draft_detail(request: HttpRequest, draft_id) -> HttpResponse:
+    draft = _own_draft(request, draft_id)
+    events = Event.objects.filter(draft_id=draft.id, user=request.user).order_by("created_at")
+    deliveries = (
+        Delivery.objects.filter(event__draft_id=draft.id, webhook__user=request.user)
+        .select_related("event", "webhook")
+        .prefetch_related("attempts")
+        .order_by("-created_at")[:50]
+    )
+    asset = get_asset(draft.currency, draft.network)
+    return render(
+        request,
+        "dashboard/draft_detail.html",
+        {
+            "draft": draft,
+            "amount": format_amount(draft.amount_base_units, asset),
+            "events": events,
+            "deliveries": deliveries,
+            "qr": qr_svg(draft.payment_uri) if draft.payment_uri else None,
+            "has_template": draft.network in ("Mainnet", "Testnet") and draft.method != "Lightning",
+            "can_requote": draft.status == "Pending"
+            and draft.fiat_amount is not None
+            and draft.quote_expires_at is not None
+            and draft.quote_expires_at <= timezone.now(),
+        },
+    )
+
+
+@merchant_page
+@require_POST
+def draft_action(request: HttpRequest, draft_id, action: str) -> HttpResponse:
+    draft = _own_draft(request, draft_id)
+    operations = {
+        "cancel": (draft_services.draft_cancel, _("Draft cancelled.")),
+        "accept": (draft_services.draft_accept_received, _("Received amount accepted.")),
+        "requote": (draft_services.draft_requote, _("A new rate is locked.")),
+    }
+    if action not in operations:
+        raise Http404
+    operation, done = operations[action]
+    try:
+        operation(draft=draft)
+        messages.success(request, done)
+    except Problem as problem:
+        messages.error(request, problem.detail)
+    return redirect("dashboard:draft", draft_id=draft.id)
+
+
+@merchant_page
+def draft_pdf_download(request: HttpRequest, draft_id) -> HttpResponse:
+    draft = _own_draft(request, draft_id)
+    response = HttpResponse(draft_pdf(draft), content_type="application/pdf")
+    response["Content-Disposition"] = f'attachment; filename="draft-{draft.id}.pdf"'
+    return response
+
+
+@merchant_page
+def draft_template_download(request: HttpRequest, draft_id) -> HttpResponse:
+    template = draft_tx_template(_own_draft(request, draft_id))
+    if template is None:
+        raise Http404
+    response = HttpResponse(json.dumps(template, indent=2), content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="tx-template-{draft_id}.json"'
+    return response
+
+
+# --- Webhooks -------------------------------------------------------------------------
+
+
+@merchant_page
+def webhooks(request: HttpRequest) -> HttpResponse:
+    form = WebhookForm(request.POST or None)
+    created = None
+    if request.method == "POST" and form.is_valid():
+        try:
+            created = webhook_services.webhook_create(
+                user=request.user, url=form.cleaned_data["url"], events=form.cleaned_data["events"] or None
+            )
+            form = WebhookForm()
+        except Problem as problem:
+            _show_problem(form, problem)
+    return render(
+        request,
+        "dashboard/webhooks.html",
+        {"form": form, "created": created, "webhooks": webhook_list(user=request.user)},
+    )
+
+
+def _own_webhook(request: HttpRequest, webhook_id):
+    return get_object_or_404(webhook_list(user=request.user), pk=webhook_id)
+
+
+@merchant_page
+def webhook_detail(request: HttpRequest, webhook_id) -> HttpResponse:
+    webhook = _own_webhook(request, webhook_id)
+    page = Paginator(
+        delivery_list(webhook=webhook).select_related("event").prefetch_related("attempts"), PAGE_SIZE
+    ).get_page(request.GET.get("page"))
+    can_rotate = hasattr(webhook_services, "webhook_secret_rotate")
+    return render(
+        request, "dashboard/webhook_detail.html", {"webhook": webhook, "page": page, "can_rotate": can_rotate}
+    )
+
+
+@merchant_page
+@require_POST
+def webhook_action(request: HttpRequest, webhook_id, action: str) -> HttpResponse:
+    webhook = _own_webhook(request, webhook_id)
+    try:
+        if action == "test":
+            webhook_services.webhook_send_test(webhook=webhook)
+            messages.success(request, _("A test event is on its way."))
+        elif action == "delete":
+            webhook_services.webhook_delete(webhook=webhook)
+            messages.success(request, _("Webhook removed."))
+            return redirect("dashboard:webhooks")
+        elif action == "redeliver":
+            delivery = get_object_or_404(delivery_list(webhook=webhook), pk=request.POST.get("delivery"))
+            webhook_services.delivery_redeliver(delivery=delivery)
+            messages.success(request, _("Delivery queued again."))
+        else:
+            raise Http404
+    except Problem as problem:
+        messages.error(request, problem.detail)
+    return redirect("dashboard:webhook", webhook_id=webhook.id)
+
+
+# --- API keys -------------------------------------------------------------------------
+
+
+@merchant_page
+def api_keys(request: HttpRequest) -> HttpResponse:
+    form = ApiKeyForm(request.POST or None)
+    issued = None
+    if request.method == "POST" and form.is_valid():
+        days = form.cleaned_data.get("expiresInDays")
+        try:
+            issued = api_key_create(
+                user=request.user,
+                name=form.cleaned_data["name"],
+                scopes=form.cleaned_data["scopes"],
+                expires_at=timezone.now() + timedelta(days=days) if days else None,
+            )
+            form = ApiKeyForm()
+        except Problem as problem:
+            _show_problem(form, problem)
+    return render(
+        request, "dashboard/api_keys.html", {"form": form, "issued": issued, "keys": api_key_list(user=request.user)}
+    )
+
+
+@merchant_page
+@require_POST
+def api_key_revoke_view(request: HttpRequest, key_id) -> HttpResponse:
+    key = get_object_or_404(api_key_list(user=request.user), pk=key_id)
+    api_key_revoke(api_key=key)
+    messages.success(request, _("Key revoked. It stops working at once."))
+    return redirect("dashboard:api_keys")
+
+
+# --- Accrued fees ---------------------------------------------------------------------
+
+
+@merchant_page
+def fees(request: HttpRequest) -> HttpResponse:
+    form = SettleForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            settlement = settlement_open(user=request.user, **form.cleaned_data)
+            messages.success(request, _("Settlement draft created: pay it like any other draft."))
+            return redirect("dashboard:draft", draft_id=settlement.id)
+        except Problem as problem:
+            _show_problem(form, problem)
+    entries = AccruedFee.objects.filter(user=request.user).select_related("draft").order_by("-accrued_at")[:100]
+    return render(
+        request,
+        "dashboard/fees.html",
+        {
+            "form": form,
+            "balance": balance_of(request.user),
+            "entries": entries,
+            "cap_usd": settings.FEE_MAX_OUTSTANDING_USD,
+            "cap_days": settings.FEE_MAX_AGE_DAYS,
+        },
+    )

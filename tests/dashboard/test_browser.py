@@ -1,0 +1,128 @@
+"""The dashboard in a real browser (Debian's chromium through playwright) at phone and desktop
+widths: create a fiat-priced draft with the live fee preview, find it in the list, open it,
+download its PDF, add a webhook and see its secret once. Every page is checked with axe-core
+(vendored through package.json) for serious accessibility violations. Screenshots go to
+var/screenshots/ (git-ignored)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from django.conf import settings as django_settings
+from django.test import Client, override_settings
+
+from drafts.models import Draft
+from tests.drafts.conftest import ADDRESSES, FEE_ADDRESSES
+from webhooks.models import Webhook
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(240)]
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+SHOTS = ROOT / "var" / "screenshots"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run"]  # fmt: skip
+
+
+@pytest.fixture
+def chromium(monkeypatch):
+    if not shutil.which(CHROMIUM):
+        pytest.fail("chromium is missing: run scripts/system-deps.sh")
+    if not AXE.exists():
+        pytest.fail("axe-core is missing: run `make test` (npm ci)")
+    from playwright.sync_api import sync_playwright
+
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield browser
+        browser.close()
+
+
+def _signed_in_context(browser, live_server, user, width: int, height: int):
+    client = Client()
+    client.force_login(user)
+    cookie = client.cookies[django_settings.SESSION_COOKIE_NAME]
+    # bypass_csp lets the test inject axe-core; the page's own policy is checked from the headers.
+    context = browser.new_context(viewport={"width": width, "height": height}, bypass_csp=True, accept_downloads=True)
+    context.add_cookies([{"name": cookie.key, "value": cookie.value, "url": live_server.url}])
+    return context
+
+
+def _axe_serious(page) -> list[str]:
+    page.add_script_tag(path=str(AXE))
+    result = page.evaluate("async () => (await axe.run(document, {resultTypes: ['violations']})).violations")
+    return [f"{v['id']}: {v['help']}" for v in result if v["impact"] in ("serious", "critical")]
+
+
+def _no_horizontal_overflow(page) -> bool:
+    return page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth + 1")
+
+
+@pytest.mark.parametrize(("width", "height", "name"), [(360, 780, "phone"), (1280, 860, "desktop")])
+def test_a_merchant_creates_a_draft_and_a_webhook_in_the_browser(chromium, live_server, owner, width, height, name):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with override_settings(PLATFORM_FEE_ADDRESSES=FEE_ADDRESSES, OUTBOUND_ALLOW_LOOPBACK=True):
+        context = _signed_in_context(chromium, live_server, owner, width, height)
+        page = context.new_page()
+        problems: list[str] = []
+
+        response = page.goto(f"{live_server.url}/dashboard/drafts/new")
+        assert response.status == 200 and "default-src 'none'" in response.headers["content-security-policy"]
+        page.get_by_label("Network").select_option("Base")
+        page.get_by_label("Currency", exact=True).select_option("USDC")
+        page.get_by_label("Receiving address").fill(ADDRESSES["Base"])
+        page.get_by_label("Fiat currency", exact=True).fill("EUR")
+        page.get_by_label("Fiat amount", exact=True).fill("120")
+        page.get_by_label("Memo").fill(f"Order {name}")
+        preview = page.locator("#fee-preview")
+        try:
+            preview.filter(has_text="Fee:").wait_for(timeout=20000)  # the live preview, by app.js
+        except Exception:
+            raise AssertionError(f"fee preview says: {preview.inner_text()!r}") from None
+        assert "USDC" in preview.inner_text()
+        problems += _axe_serious(page)
+        assert _no_horizontal_overflow(page)
+        page.screenshot(path=str(SHOTS / f"dashboard-new-draft-{name}.png"), full_page=True)
+        page.get_by_role("button", name="Create draft").click()
+
+        page.wait_for_url("**/dashboard/drafts/*/")
+        draft = Draft.objects.get(memo=f"Order {name}")
+        assert page.get_by_role("heading", level=1).inner_text().startswith("Draft")
+        assert page.locator(".qr svg").is_visible()
+        problems += _axe_serious(page)
+        assert _no_horizontal_overflow(page)
+        page.screenshot(path=str(SHOTS / f"dashboard-draft-{name}.png"), full_page=True)
+        with page.expect_download() as download:
+            page.get_by_role("link", name="Download PDF").click()
+        assert Path(download.value.path()).read_bytes().startswith(b"%PDF")
+
+        page.goto(f"{live_server.url}/dashboard/drafts/")
+        assert page.get_by_role("link", name=draft.created_at.strftime("%Y-%m-%d %H:%M")).first.is_visible()
+        problems += _axe_serious(page)
+        assert _no_horizontal_overflow(page)
+        page.screenshot(path=str(SHOTS / f"dashboard-drafts-{name}.png"), full_page=True)
+
+        page.goto(f"{live_server.url}/dashboard/webhooks/")
+        page.get_by_label("Endpoint URL").fill(f"http://127.0.0.1:9/{name}")
+        page.get_by_role("button", name="Add endpoint").click()
+        secret = page.locator("#webhook-secret").inner_text()
+        assert secret == Webhook.objects.get(url=f"http://127.0.0.1:9/{name}").secret
+        problems += _axe_serious(page)
+        page.screenshot(path=str(SHOTS / f"dashboard-webhook-secret-{name}.png"), full_page=True)
+        page.goto(f"{live_server.url}/dashboard/webhooks/")
+        assert secret not in page.content()
+
+        page.goto(f"{live_server.url}/dashboard/")
+        problems += _axe_serious(page)
+        assert _no_horizontal_overflow(page)
+        page.screenshot(path=str(SHOTS / f"dashboard-overview-{name}.png"), full_page=True)
+        for path in ("/dashboard/api-keys/", "/dashboard/fees/"):
+            page.goto(f"{live_server.url}{path}")
+            problems += _axe_serious(page)
+            assert _no_horizontal_overflow(page), path
+        context.close()
+    assert problems == []

@@ -1,0 +1,172 @@
+"""The merchant dashboard through the Django test client: every page for the owner, another
+account and an anonymous visitor; actions call the same services as the API."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+from django.test import Client, override_settings
+
+from accounts.models import ApiKey
+from drafts.models import Draft
+from payments.enums import DraftStatus
+from tests.drafts.conftest import ADDRESSES, FEE_ADDRESSES
+from tests.factories import make_draft
+from webhooks.models import Webhook
+
+pytestmark = pytest.mark.django_db
+PAGES = ["/dashboard/", "/dashboard/drafts/", "/dashboard/drafts/new", "/dashboard/webhooks/",
+         "/dashboard/api-keys/", "/dashboard/fees/"]  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def _operator():
+    with override_settings(PLATFORM_FEE_ADDRESSES=FEE_ADDRESSES, OUTBOUND_ALLOW_LOOPBACK=True):
+        yield
+
+
+@pytest.fixture
+def browser(owner) -> Client:
+    client = Client(enforce_csrf_checks=False)
+    client.force_login(owner)
+    return client
+
+
+@pytest.fixture
+def stranger(other_account) -> Client:
+    client = Client()
+    client.force_login(other_account)
+    return client
+
+
+def test_the_root_sends_a_visitor_to_sign_in_and_a_merchant_to_the_overview(client, browser, settings):
+    assert client.get("/")["Location"].startswith(settings.LOGIN_URL)
+    assert browser.get("/")["Location"] == "/dashboard/"
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_every_page_asks_a_visitor_to_sign_in(client, path, settings):
+    response = client.get(path)
+    assert response.status_code == 302 and response["Location"].startswith(settings.LOGIN_URL)
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_every_page_renders_for_the_owner_with_strict_headers(browser, path):
+    response = browser.get(path)
+    assert response.status_code == 200
+    policy = response["Content-Security-Policy"]
+    assert "default-src 'none'" in policy and "script-src 'self'" in policy and "unsafe-inline" not in policy
+    assert response["X-Frame-Options"] == "DENY"
+    html = response.content.decode()
+    assert "<script>" not in html and " style=" not in html and "onclick" not in html
+    assert 'name="viewport"' in html and 'lang="' in html
+
+
+def test_a_draft_created_in_the_form_shows_up_in_the_list_and_detail(browser, owner):
+    body = {
+        "network": "Base",
+        "currency": "USDC",
+        "receiverAddress": ADDRESSES["Base"],
+        "pricing": "fiat",
+        "fiatCurrency": "EUR",
+        "fiatAmount": "49.90",
+        "memo": "Invoice 7",
+        "expiryHours": "24",
+    }
+    preview = browser.post("/dashboard/drafts/new", {**body, "preview": "1"})
+    assert preview.status_code == 200 and "Fee:" in preview.content.decode() and not Draft.objects.exists()
+    created = browser.post("/dashboard/drafts/new", body)
+    draft = Draft.objects.get(user=owner)
+    assert created.status_code == 302 and created["Location"] == f"/dashboard/drafts/{draft.id}/"
+    assert draft.fiat_currency == "EUR" and draft.origin == "Api"
+    listing = browser.get("/dashboard/drafts/?q=Invoice").content.decode()
+    assert str(draft.id) in listing
+    detail = browser.get(f"/dashboard/drafts/{draft.id}/").content.decode()
+    assert draft.receiver_address in detail and "<svg" in detail and "draft.created" in detail
+
+
+def test_a_domain_error_is_shown_next_to_its_field(browser):
+    body = {"network": "Base", "currency": "USDC", "receiverAddress": "not-an-address", "pricing": "exact",
+            "amountSats": "1000", "expiryHours": "24"}  # fmt: skip
+    response = browser.post("/dashboard/drafts/new", body)
+    assert response.status_code == 200
+    form = response.context["form"]
+    assert form.errors["receiverAddress"] and not Draft.objects.exists()
+
+
+def test_the_live_fee_preview_prices_with_the_same_calculator(browser):
+    query = {"network": "Base", "currency": "USDC", "receiverAddress": ADDRESSES["Base"], "pricing": "exact",
+             "amountSats": "25000000", "expiryHours": "24"}  # fmt: skip
+    text = browser.get("/dashboard/drafts/fee-preview", query).json()["text"]
+    assert "25.000000 USDC" in text and "0.39%" in text
+
+
+def test_the_csv_export_follows_the_filters_and_neutralises_formulas(browser, owner):
+    make_draft(owner, memo="=HYPERLINK(1)")
+    make_draft(owner, amount_base_units=30_000_000, status=DraftStatus.CANCELLED)
+    response = browser.get("/dashboard/drafts/?status=Pending&format=csv")
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert response["Content-Type"].startswith("text/csv") and len(rows) == 1
+    assert rows[0]["memo"] == "'=HYPERLINK(1)" and rows[0]["amount"] == "25.000000"
+
+
+def test_cancel_from_the_detail_page_goes_through_the_state_machine(browser, owner):
+    draft = make_draft(owner)
+    response = browser.post(f"/dashboard/drafts/{draft.id}/cancel")
+    draft.refresh_from_db()
+    assert response.status_code == 302 and draft.status == DraftStatus.CANCELLED
+    again = browser.post(f"/dashboard/drafts/{draft.id}/cancel", follow=True)
+    assert "cannot be cancelled" in again.content.decode()
+
+
+def test_another_account_sees_none_of_my_drafts_webhooks_or_keys(browser, stranger, owner):
+    draft = make_draft(owner)
+    browser.post("/dashboard/webhooks/", {"url": "http://127.0.0.1:9/hook"})
+    webhook = Webhook.objects.get(user=owner)
+    browser.post("/dashboard/api-keys/", {"name": "ci", "scopes": ["drafts:read"]})
+    key = ApiKey.objects.get(user=owner)
+    for path in (
+        f"/dashboard/drafts/{draft.id}/",
+        f"/dashboard/drafts/{draft.id}/pdf",
+        f"/dashboard/webhooks/{webhook.id}/",
+    ):
+        assert stranger.get(path).status_code == 404
+    assert stranger.post(f"/dashboard/drafts/{draft.id}/cancel").status_code == 404
+    assert stranger.post(f"/dashboard/api-keys/{key.id}/revoke").status_code == 404
+    listing = stranger.get("/dashboard/drafts/").content.decode()
+    assert str(draft.id) not in listing
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.PENDING
+
+
+def test_a_webhook_secret_and_an_api_key_are_shown_once(browser, owner):
+    created = browser.post("/dashboard/webhooks/", {"url": "http://127.0.0.1:9/hook"}).content.decode()
+    webhook = Webhook.objects.get(user=owner)
+    assert webhook.secret in created
+    assert webhook.secret not in browser.get("/dashboard/webhooks/").content.decode()
+    assert webhook.secret not in browser.get(f"/dashboard/webhooks/{webhook.id}/").content.decode()
+    issued = browser.post("/dashboard/api-keys/", {"name": "ci", "scopes": ["drafts:read"]}).content.decode()
+    key = ApiKey.objects.get(user=owner)
+    assert f"{key.prefix}" in issued and "pdk_" in issued
+    assert "pdk_" not in browser.get("/dashboard/api-keys/").content.decode().replace(key.prefix, "")
+    browser.post(f"/dashboard/api-keys/{key.id}/revoke")
+    key.refresh_from_db()
+    assert key.revoked_at is not None
+
+
+def test_forms_need_a_csrf_token(owner):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(owner)
+    assert client.post("/dashboard/api-keys/", {"name": "x", "scopes": ["drafts:read"]}).status_code == 403
+    assert not ApiKey.objects.exists()
+
+
+def test_the_overview_charts_confirmed_volume_without_relying_on_colour(browser, owner):
+    from django.utils import timezone
+
+    make_draft(owner, status=DraftStatus.CONFIRMED, confirmed_at=timezone.now(), usd_rate=1)
+    html = browser.get("/dashboard/").content.decode()
+    assert '<svg viewBox="0 0 640 220" role="img"' in html and "url(#p-solid)" in html
+    assert "25.00" in html  # the table beside the chart carries the figures
