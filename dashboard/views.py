@@ -315,10 +315,7 @@ def webhook_detail(request: HttpRequest, webhook_id) -> HttpResponse:
     page = Paginator(
         delivery_list(webhook=webhook).select_related("event").prefetch_related("attempts"), PAGE_SIZE
     ).get_page(request.GET.get("page"))
-    can_rotate = hasattr(webhook_services, "webhook_secret_rotate")
-    return render(
-        request, "dashboard/webhook_detail.html", {"webhook": webhook, "page": page, "can_rotate": can_rotate}
-    )
+    return render(request, "dashboard/webhook_detail.html", {"webhook": webhook, "page": page})
 
 
 @merchant_page
