@@ -7,6 +7,7 @@ from django.utils.translation import gettext_lazy as _
 NAV = [
     ("dashboard:overview", _("Overview")),
     ("dashboard:drafts", _("Drafts")),
+    ("dashboard:paylinks", _("Pay links")),
     ("dashboard:webhooks", _("Webhooks")),
     ("dashboard:api_keys", _("API keys")),
     ("dashboard:fees", _("Fees")),
@@ -15,6 +16,7 @@ NAV = [
 SECTIONS = {
     "dashboard:drafts": ("dashboard:draft", "dashboard:draft_new"),
     "dashboard:webhooks": ("dashboard:webhook",),
+    "dashboard:paylinks": ("dashboard:paylink", "dashboard:paylink_new"),
 }
 
 

@@ -85,3 +85,66 @@ class ApiKeyForm(forms.Form):
 class SettleForm(forms.Form):
     currency = forms.ChoiceField(label=_("Pay in"), choices=[(c, c) for c in SETTLEMENT_CURRENCIES])
     network = forms.ChoiceField(label=_("Network"), choices=Network.choices)
+
+
+OPTION_SLOTS = 4
+PAY_CURRENCIES = [("", "—"), ("BTC", "BTC"), ("USDC", "USDC"), ("USDT", "USDT"), ("EURC", "EURC")]
+
+
+class PaymentRequestForm(forms.Form):
+    """A pay link: a fiat amount and up to four ways to pay it (asset, network, receiving address).
+    Field names follow the API so `options[0].receiverAddress` lands on `option0_receiverAddress`."""
+
+    fiatCurrency = forms.CharField(label=_("Currency"), max_length=3, initial="USD")
+    fiatAmount = forms.DecimalField(label=_("Amount"), max_digits=20, decimal_places=8)
+    orderId = forms.CharField(label=_("Order id"), max_length=200, required=False)
+    memo = forms.CharField(label=_("Memo"), max_length=500, required=False, help_text=_("Shown to the payer"))
+    expiryHours = forms.IntegerField(label=_("Open for (hours)"), min_value=1, max_value=720, initial=72)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for i in range(OPTION_SLOTS):
+            self.fields[f"option{i}_currency"] = forms.ChoiceField(
+                label=_("Asset"), choices=PAY_CURRENCIES, required=False
+            )
+            self.fields[f"option{i}_network"] = forms.ChoiceField(
+                label=_("Network"), choices=BLANK + Network.choices, required=False
+            )
+            self.fields[f"option{i}_receiverAddress"] = forms.CharField(
+                label=_("Receiving address"), max_length=320, required=False
+            )
+
+    @property
+    def option_rows(self):
+        return [
+            (i, self[f"option{i}_currency"], self[f"option{i}_network"], self[f"option{i}_receiverAddress"])
+            for i in range(OPTION_SLOTS)
+        ]
+
+    def options(self) -> list[dict[str, str]]:
+        data = self.cleaned_data
+        return [
+            {
+                "currency": data[f"option{i}_currency"],
+                "network": data[f"option{i}_network"],
+                "receiverAddress": data[f"option{i}_receiverAddress"].strip(),
+            }
+            for i in range(OPTION_SLOTS)
+            if data.get(f"option{i}_currency") or data.get(f"option{i}_receiverAddress")
+        ]
+
+    def clean(self):
+        data = super().clean()
+        for i in range(OPTION_SLOTS):
+            row = [data.get(f"option{i}_{name}") for name in ("currency", "network", "receiverAddress")]
+            if any(row) and not all(row):
+                self.add_error(f"option{i}_receiverAddress", _("Give the asset, the network and the address."))
+        return data
+
+    def field_for(self, api_field: str) -> str | None:
+        """`options[1].receiverAddress` -> `option1_receiverAddress`."""
+        if api_field.startswith("options["):
+            index, _sep, name = api_field[len("options[") :].partition("]")
+            name = name.lstrip(".") or "receiverAddress"
+            return f"option{index}_{name}" if f"option{index}_{name}" in self.fields else "option0_currency"
+        return api_field if api_field in self.fields else None

@@ -19,5 +19,9 @@ urlpatterns = [
     path("api-keys/", views.api_keys, name="api_keys"),
     path("api-keys/<uuid:key_id>/revoke", views.api_key_revoke_view, name="api_key_revoke"),
     path("fees/", views.fees, name="fees"),
+    path("pay-links/", views.paylinks, name="paylinks"),
+    path("pay-links/new", views.paylink_new, name="paylink_new"),
+    path("pay-links/<uuid:payment_request_id>/", views.paylink_detail, name="paylink"),
+    path("pay-links/<uuid:payment_request_id>/cancel", views.paylink_cancel, name="paylink_cancel"),
     path("signout", views.signout, name="signout"),
 ]

@@ -22,7 +22,14 @@ from accounts.services import api_key_create, api_key_revoke
 from accounts.sessions import session_sign_out
 from config.problems import Problem
 from dashboard import charts
-from dashboard.forms import ApiKeyForm, CreateDraftForm, DraftFilterForm, SettleForm, WebhookForm
+from dashboard.forms import (
+    ApiKeyForm,
+    CreateDraftForm,
+    DraftFilterForm,
+    PaymentRequestForm,
+    SettleForm,
+    WebhookForm,
+)
 from dashboard.security import merchant_page, page_headers
 from drafts import services as draft_services
 from drafts.documents import draft_pdf, draft_tx_template
@@ -33,6 +40,9 @@ from drafts.selectors import draft_get, draft_list
 from drafts.settlement import settlement_open
 from fees.ledger import balance_of
 from fees.models import AccruedFee
+from paylinks.presenters import pay_url
+from paylinks.selectors import payment_request_get, payment_request_list
+from paylinks.services import payment_request_cancel, payment_request_create
 from payments.qr import qr_svg
 from payments.registry import format_amount, get_asset
 from webhooks import services as webhook_services
@@ -59,8 +69,9 @@ def _show_problem(form, problem: Problem) -> None:
     """A domain Problem next to the field it names (or at the top of the form)."""
     placed = False
     for field, message in problem.fields.items():
-        if field in form.fields:
-            form.add_error(field, message)
+        name = form.field_for(field) if hasattr(form, "field_for") else (field if field in form.fields else None)
+        if name:
+            form.add_error(name, message)
             placed = True
     if not placed:
         form.add_error(None, problem.detail)
@@ -399,3 +410,60 @@ def fees(request: HttpRequest) -> HttpResponse:
             "cap_days": settings.FEE_MAX_AGE_DAYS,
         },
     )
+
+
+# --- Pay links ------------------------------------------------------------------------
+
+
+@merchant_page
+def paylinks(request: HttpRequest) -> HttpResponse:
+    status = request.GET.get("status") or None
+    page = Paginator(payment_request_list(user=request.user, filters={"status": status}), PAGE_SIZE).get_page(
+        request.GET.get("page")
+    )
+    return render(request, "dashboard/paylinks.html", {"page": page, "status": status})
+
+
+@merchant_page
+def paylink_new(request: HttpRequest) -> HttpResponse:
+    form = PaymentRequestForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            created = payment_request_create(
+                user=request.user,
+                fiat_currency=form.cleaned_data["fiatCurrency"],
+                fiat_amount=form.cleaned_data["fiatAmount"],
+                options=form.options(),
+                order_id=form.cleaned_data["orderId"] or None,
+                memo=form.cleaned_data["memo"] or None,
+                expiry_hours=form.cleaned_data["expiryHours"],
+            )
+            messages.success(request, _("Pay link created. Send it to the payer."))
+            return redirect("dashboard:paylink", payment_request_id=created.id)
+        except Problem as problem:
+            _show_problem(form, problem)
+    return render(request, "dashboard/paylink_new.html", {"form": form})
+
+
+@merchant_page
+def paylink_detail(request: HttpRequest, payment_request_id) -> HttpResponse:
+    payment_request = payment_request_get(user=request.user, payment_request_id=payment_request_id)
+    url = pay_url(payment_request)
+    drafts = Draft.objects.filter(user=request.user, payment_request_id=payment_request.id).order_by("-created_at")
+    return render(
+        request,
+        "dashboard/paylink_detail.html",
+        {"pr": payment_request, "url": url, "qr": qr_svg(url), "options": payment_request.options, "drafts": drafts},
+    )
+
+
+@merchant_page
+@require_POST
+def paylink_cancel(request: HttpRequest, payment_request_id) -> HttpResponse:
+    payment_request = payment_request_get(user=request.user, payment_request_id=payment_request_id)
+    try:
+        payment_request_cancel(payment_request=payment_request)
+        messages.success(request, _("Pay link cancelled."))
+    except Problem as problem:
+        messages.error(request, problem.detail)
+    return redirect("dashboard:paylink", payment_request_id=payment_request.id)

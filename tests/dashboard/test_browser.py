@@ -116,11 +116,29 @@ def test_a_merchant_creates_a_draft_and_a_webhook_in_the_browser(chromium, live_
         page.goto(f"{live_server.url}/dashboard/webhooks/")
         assert secret not in page.content()
 
+        page.goto(f"{live_server.url}/dashboard/pay-links/new")
+        page.get_by_label("Amount", exact=True).fill("35")
+        page.locator("#id_option0_currency").select_option("USDC")
+        page.locator("#id_option0_network").select_option("Ethereum")
+        page.locator("#id_option0_receiverAddress").fill(ADDRESSES["Ethereum"])
+        problems += _axe_serious(page)
+        assert _no_horizontal_overflow(page)
+        page.get_by_role("button", name="Create pay link").click()
+        page.wait_for_url("**/dashboard/pay-links/*/")
+        pay_url = page.locator("#pay-url").inner_text()
+        assert "/pay/" in pay_url
+        problems += _axe_serious(page)
+        page.screenshot(path=str(SHOTS / f"dashboard-paylink-{name}.png"), full_page=True)
+        hosted = context.new_page()
+        assert hosted.goto(pay_url.replace(django_settings.BASE_URL, live_server.url)).status == 200
+        assert "35" in hosted.content()
+        hosted.close()
+
         page.goto(f"{live_server.url}/dashboard/")
         problems += _axe_serious(page)
         assert _no_horizontal_overflow(page)
         page.screenshot(path=str(SHOTS / f"dashboard-overview-{name}.png"), full_page=True)
-        for path in ("/dashboard/api-keys/", "/dashboard/fees/"):
+        for path in ("/dashboard/api-keys/", "/dashboard/fees/", "/dashboard/pay-links/"):
             page.goto(f"{live_server.url}{path}")
             problems += _axe_serious(page)
             assert _no_horizontal_overflow(page), path

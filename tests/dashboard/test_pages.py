@@ -18,7 +18,7 @@ from webhooks.models import Webhook
 
 pytestmark = pytest.mark.django_db
 PAGES = ["/dashboard/", "/dashboard/drafts/", "/dashboard/drafts/new", "/dashboard/webhooks/",
-         "/dashboard/api-keys/", "/dashboard/fees/"]  # fmt: skip
+         "/dashboard/api-keys/", "/dashboard/fees/", "/dashboard/pay-links/", "/dashboard/pay-links/new"]  # fmt: skip
 
 
 @pytest.fixture(autouse=True)
@@ -170,3 +170,51 @@ def test_the_overview_charts_confirmed_volume_without_relying_on_colour(browser,
     html = browser.get("/dashboard/").content.decode()
     assert '<svg viewBox="0 0 640 220" role="img"' in html and "url(#p-solid)" in html
     assert "25.00" in html  # the table beside the chart carries the figures
+
+
+PAY_LINK = {
+    "fiatCurrency": "EUR",
+    "fiatAmount": "35.00",
+    "option0_currency": "USDC",
+    "option0_network": "Ethereum",
+    "option0_receiverAddress": ADDRESSES["Ethereum"],
+    "option1_currency": "BTC",
+    "option1_network": "Mainnet",
+    "option1_receiverAddress": ADDRESSES["Mainnet"],
+    "orderId": "A-100",
+    "expiryHours": "72",
+}
+
+
+def test_a_pay_link_is_created_with_its_options_and_can_be_cancelled(browser, owner):
+    from paylinks.models import PaymentRequest
+
+    response = browser.post("/dashboard/pay-links/new", PAY_LINK)
+    created = PaymentRequest.objects.get(user=owner)
+    assert response.status_code == 302 and response["Location"] == f"/dashboard/pay-links/{created.id}/"
+    assert [o["currency"] for o in created.options] == ["USDC", "BTC"] and created.order_id == "A-100"
+    detail = browser.get(f"/dashboard/pay-links/{created.id}/").content.decode()
+    assert f"/pay/{created.token}" in detail and "<svg" in detail
+    assert "A-100" in browser.get("/dashboard/pay-links/").content.decode()
+    browser.post(f"/dashboard/pay-links/{created.id}/cancel")
+    created.refresh_from_db()
+    assert created.status == "Cancelled"
+
+
+def test_a_bad_option_address_is_shown_next_to_that_option(browser):
+    from paylinks.models import PaymentRequest
+
+    response = browser.post("/dashboard/pay-links/new", {**PAY_LINK, "option1_receiverAddress": "tb1-nonsense"})
+    assert response.status_code == 200
+    assert response.context["form"].errors["option1_receiverAddress"]
+    assert not PaymentRequest.objects.exists()
+
+
+def test_another_account_cannot_see_or_cancel_my_pay_link(browser, stranger, owner):
+    from paylinks.models import PaymentRequest
+
+    browser.post("/dashboard/pay-links/new", PAY_LINK)
+    created = PaymentRequest.objects.get(user=owner)
+    assert stranger.get(f"/dashboard/pay-links/{created.id}/").status_code == 404
+    assert stranger.post(f"/dashboard/pay-links/{created.id}/cancel").status_code == 404
+    assert created.token not in stranger.get("/dashboard/pay-links/").content.decode()
