@@ -83,15 +83,18 @@ def step_response(step: Step, *, login_code: bool = False) -> Response:
 
 
 class AuthView(APIView):
-    """Anonymous by default: these steps are how a session comes to exist."""
+    """Anonymous by default: these steps are how a session comes to exist. A signed-in
+    session calling one still needs its CSRF token (403)."""
 
     public = True
+    problem_statuses = {"POST": [403]}
 
 
 class SessionView(APIView):
     """Needs a signed-in browser session; an API key gets 403 session_required."""
 
     session_only = True
+    problem_statuses = {"POST": [409], "DELETE": [409]}
 
 
 def _schema(summary: str, request=None, response=AuthStepSerializer, **kwargs):
@@ -117,6 +120,8 @@ class PasswordRegisterCompleteView(AuthView):
 
 
 class PasswordLoginView(AuthView):
+    problem_statuses = {"POST": [401, 403]}
+
     @_schema("Sign in with a password, step 1 (then a TOTP or emailed code)", PasswordLoginRequestSerializer)
     def post(self, request):
         data = _body(PasswordLoginRequestSerializer, request)
@@ -188,6 +193,8 @@ class RegisterBeginView(AuthView):
 
 
 class RegisterCompleteView(AuthView):
+    problem_statuses = {"POST": [403, 409]}
+
     @_schema("Passkey registration, complete (a new account is signed in)", RegisterCompleteRequestSerializer)
     def post(self, request):
         data = _body(RegisterCompleteRequestSerializer, request)
@@ -211,6 +218,8 @@ class LoginBeginView(AuthView):
 
 
 class LoginCompleteView(AuthView):
+    problem_statuses = {"POST": [401, 403]}
+
     @_schema("Passkey sign-in, complete", LoginCompleteRequestSerializer)
     def post(self, request):
         _body(LoginCompleteRequestSerializer, request)

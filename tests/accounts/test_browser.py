@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import re
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
 from django.core import mail
+from django.db import connection
 
 from notifications.services import emails_send_due
 
@@ -28,22 +30,34 @@ ARGS = [
 
 
 @pytest.fixture
-def chromium(monkeypatch):
+def chromium():
     if not shutil.which(CHROMIUM):
         pytest.fail("chromium is missing: run scripts/system-deps.sh")
     from playwright.sync_api import sync_playwright
 
-    # playwright's sync API keeps an event loop in this thread; the test's own database calls
-    # (reading the outbox) are plain synchronous code all the same.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         yield browser
         browser.close()
 
 
+def _send_due_emails() -> None:
+    """What the worker does after commit. In a thread of its own: this thread runs
+    playwright's event loop, where Django would give the call a connection nobody closes."""
+
+    def work() -> None:
+        try:
+            emails_send_due()
+        finally:
+            connection.close()
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    worker.join()
+
+
 def _code_from_outbox(to: str) -> str:
-    emails_send_due()  # what the worker does after commit
+    _send_due_emails()
     message = [m for m in mail.outbox if to in m.to][-1]
     return re.search(r"\b(\d{6})\b", message.body).group(1)
 

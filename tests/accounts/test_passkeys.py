@@ -190,3 +190,25 @@ def test_a_malformed_credential_names_the_field():
 
     assert response.status_code == 400
     assert any(e["field"].startswith("credential") for e in response.json()["errors"])
+
+
+def test_done_when_register_add_a_passkey_sign_out_sign_in_with_it_and_create_an_api_key():
+    from tests.accounts.conftest import register
+
+    browser = APIClient(enforce_csrf_checks=True)
+    register(browser, "person@example.com")
+    authenticator = Authenticator()
+    options = csrf_post(browser, "/api/v1/auth/register/begin").json()["publicKey"]
+    added = csrf_post(
+        browser, "/api/v1/auth/register/complete", {"credential": authenticator.create_json(options, ORIGIN)}
+    )
+    assert added.status_code == 200 and len(added.json()["account"]["passkeys"]) == 1
+    assert csrf_post(browser, "/api/v1/auth/logout").status_code == 200
+
+    assert passkey_sign_in(browser, authenticator).status_code == 200
+    key = csrf_post(browser, "/api/v1/api-keys", {"name": "shop", "scopes": ["drafts:read", "drafts:write"]})
+
+    assert key.status_code == 200
+    agent = APIClient()
+    agent.credentials(HTTP_AUTHORIZATION=f"Bearer {key.json()['key']}")
+    assert agent.get("/api/v1/auth/me").json()["email"] == "person@example.com"

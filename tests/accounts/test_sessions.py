@@ -105,3 +105,23 @@ def test_every_auth_body_the_spec_leaves_open_is_documented(anon_client):
     for path in auth_paths:
         for operation in document["paths"][path].values():
             assert "200" in operation["responses"], path
+
+
+def test_a_sign_in_from_a_new_browser_emails_the_owner_and_a_known_one_does_not(registered, caplog):
+    from django.core import mail
+
+    from notifications.services import emails_send_due
+    from tests.accounts.conftest import sign_in
+
+    caplog.set_level("INFO", logger="accounts.security")
+    csrf_post(registered, "/api/v1/auth/logout")
+    sign_in(registered, "merchant@example.com")  # the browser that registered: known (its device cookie)
+    emails_send_due()
+    before = [m.subject for m in mail.outbox]
+    sign_in(APIClient(), "merchant@example.com")  # a new browser
+    emails_send_due()
+    after = [m.subject for m in mail.outbox]
+
+    assert "New sign-in to your account" not in before
+    assert after.count("New sign-in to your account") == 1
+    assert "Sign-in from a new device" in caplog.text and PASSWORD not in caplog.text

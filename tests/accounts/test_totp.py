@@ -162,3 +162,18 @@ def test_two_requests_racing_with_the_same_code_let_only_one_through(browser):
             thread.join()
 
     assert sorted(results) == [200, 400]
+
+
+def test_guessing_app_codes_hits_the_attempt_limit(registered):
+    enable(registered)
+    guesser = APIClient()
+    guesser.post("/api/v1/auth/password/login", {"email": "merchant@example.com", "password": PASSWORD}, format="json")
+
+    answers = [
+        guesser.post("/api/v1/auth/password/login/complete", {"code": f"{n:06d}"}, format="json") for n in range(11)
+    ]
+
+    # Turning the app on counted one attempt of this account's ten for the minute.
+    assert {a.status_code for a in answers[:9]} == {400}
+    assert answers[9].status_code == answers[10].status_code == 429
+    assert int(answers[10]["Retry-After"]) >= 1
