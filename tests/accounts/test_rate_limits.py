@@ -52,3 +52,30 @@ def test_code_guessing_hits_the_limit(browser):
     ]
 
     assert answers[-1] == 429 and set(answers[:8]) == {400}
+
+
+def test_behind_a_trusted_proxy_each_client_address_has_its_own_budget(db, settings):
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "NUM_PROXIES": 1}
+
+    def guess(n: int, client: str):
+        return APIClient(REMOTE_ADDR="127.0.0.1", HTTP_X_FORWARDED_FOR=client).post(
+            "/api/v1/auth/password/login",
+            {"email": f"u{n}@example.com", "password": "guess-guess-guess"},
+            format="json",
+        )
+
+    first = [guess(n, "198.51.100.1").status_code for n in range(11)]
+    other = guess(99, "198.51.100.2")
+
+    assert first[-1] == 429 and other.status_code == 401
+
+
+def test_without_a_trusted_proxy_a_forged_forwarded_for_changes_nothing(db):
+    answers = [
+        APIClient(REMOTE_ADDR="203.0.113.9", HTTP_X_FORWARDED_FOR=f"198.51.100.{n}")
+        .post("/api/v1/auth/password/login", {"email": f"u{n}@example.com", "password": "guess-guess"}, format="json")
+        .status_code
+        for n in range(11)
+    ]
+
+    assert answers[-1] == 429
