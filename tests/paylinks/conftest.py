@@ -5,6 +5,7 @@ from django.test import override_settings
 
 from drafts.models import Draft
 from drafts.services import draft_payment_observed
+from tests.chainwatch.conftest import anvil_factory, ethereum  # noqa: F401 - anvil for the browser test
 from tests.drafts.conftest import ADDRESSES
 from tests.formats.conftest import lnurl_server, node_key  # noqa: F401 - Lightning fixtures
 

@@ -76,7 +76,8 @@
         if (c.kind !== "quote") schedule(0); // the state changes: ask the server now
         return;
       }
-      c.el.textContent = (c.kind === "quote" ? word("for", "for") : word("in", "in")) + " " + left(remaining);
+      var prefix = c.el.getAttribute("data-prefix");
+      c.el.textContent = (prefix ? prefix + " " : "") + left(remaining);
     });
   }
   if (countdowns.length) {
