@@ -10,7 +10,10 @@ NAV = [
     ("dashboard:paylinks", _("Pay links")),
     ("dashboard:webhooks", _("Webhooks")),
     ("dashboard:api_keys", _("API keys")),
+    ("dashboard:transfers", _("Transfers")),
     ("dashboard:fees", _("Fees")),
+    ("dashboard:security", _("Security")),
+    ("dashboard:notifications", _("Notifications")),
 ]
 # Pages that belong to a section of the navigation.
 SECTIONS = {

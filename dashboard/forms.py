@@ -148,3 +148,41 @@ class PaymentRequestForm(forms.Form):
             name = name.lstrip(".") or "receiverAddress"
             return f"option{index}_{name}" if f"option{index}_{name}" in self.fields else "option0_currency"
         return api_field if api_field in self.fields else None
+
+
+class PasswordChangeForm(forms.Form):
+    currentPassword = forms.CharField(
+        label=_("Current password"),
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+        required=False,
+    )
+    newPassword = forms.CharField(
+        label=_("New password"), widget=forms.PasswordInput(attrs={"autocomplete": "new-password"})
+    )
+
+
+class CodeForm(forms.Form):
+    code = forms.CharField(
+        label=_("Code from your authenticator app"),
+        max_length=20,
+        widget=forms.TextInput(attrs={"autocomplete": "one-time-code", "inputmode": "numeric"}),
+    )
+
+
+class DeleteAccountForm(forms.Form):
+    confirm = forms.BooleanField(label=_("Yes, delete my account. Open drafts and pay links are cancelled."))
+
+
+class NotificationsForm(forms.Form):
+    emailEnabled = forms.BooleanField(
+        label=_("Email me when payments are seen, confirmed or need attention"), required=False
+    )
+
+
+class AttachForm(forms.Form):
+    draftId = forms.ChoiceField(label=_("Draft it pays"))
+    acceptAmount = forms.BooleanField(label=_("Accept the amount even if it differs by more than 10%"), required=False)
+
+    def __init__(self, *args, drafts=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["draftId"].choices = [(str(d.id), f"{str(d.id)[:8]} · {d.status} · {d.memo or ''}") for d in drafts]

@@ -23,5 +23,9 @@ urlpatterns = [
     path("pay-links/new", views.paylink_new, name="paylink_new"),
     path("pay-links/<uuid:payment_request_id>/", views.paylink_detail, name="paylink"),
     path("pay-links/<uuid:payment_request_id>/cancel", views.paylink_cancel, name="paylink_cancel"),
+    path("transfers/", views.transfers, name="transfers"),
+    path("transfers/<uuid:report_id>/attach", views.transfer_attach_view, name="transfer_attach"),
+    path("security/", views.security, name="security"),
+    path("notifications/", views.notifications, name="notifications"),
     path("signout", views.signout, name="signout"),
 ]

@@ -17,15 +17,25 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from accounts.closure import account_delete
+from accounts.passkeys import passkey_delete
+from accounts.passwords import password_change
 from accounts.selectors import api_key_list
 from accounts.services import api_key_create, api_key_revoke
-from accounts.sessions import session_sign_out
+from accounts.sessions import client_of, session_sign_out
+from accounts.totp import totp_disable, totp_enable, totp_enabled, totp_setup
+from chainwatch.unmatched import transfer_attach, unmatched_json, unmatched_list
 from config.problems import Problem
 from dashboard import charts
 from dashboard.forms import (
     ApiKeyForm,
+    AttachForm,
+    CodeForm,
     CreateDraftForm,
+    DeleteAccountForm,
     DraftFilterForm,
+    NotificationsForm,
+    PasswordChangeForm,
     PaymentRequestForm,
     SettleForm,
     WebhookForm,
@@ -40,6 +50,8 @@ from drafts.selectors import draft_get, draft_list
 from drafts.settlement import settlement_open
 from fees.ledger import balance_of
 from fees.models import AccruedFee
+from notifications.selectors import notification_email_enabled
+from notifications.services import notification_preference_update
 from paylinks.presenters import pay_url
 from paylinks.selectors import payment_request_get, payment_request_list
 from paylinks.services import payment_request_cancel, payment_request_create
@@ -467,3 +479,116 @@ def paylink_cancel(request: HttpRequest, payment_request_id) -> HttpResponse:
     except Problem as problem:
         messages.error(request, problem.detail)
     return redirect("dashboard:paylink", payment_request_id=payment_request.id)
+
+
+# --- Account security and notifications -------------------------------------------------
+
+
+def _security_context(request: HttpRequest, **extra) -> dict:
+    return {
+        "password_form": PasswordChangeForm(),
+        "code_form": CodeForm(),
+        "delete_form": DeleteAccountForm(),
+        "totp_on": totp_enabled(user=request.user),
+        "passkeys": request.user.passkeys.order_by("created_at"),
+        "has_password": request.user.has_usable_password(),
+        **extra,
+    }
+
+
+@merchant_page
+def security(request: HttpRequest) -> HttpResponse:
+    if request.method != "POST":
+        return render(request, "dashboard/security.html", _security_context(request))
+    action, client = request.POST.get("action"), client_of(request)
+    extra: dict = {}
+    try:
+        if action == "password":
+            form = extra["password_form"] = PasswordChangeForm(request.POST)
+            if form.is_valid():
+                password_change(request, user=request.user, client=client, **{
+                    "current_password": form.cleaned_data["currentPassword"],
+                    "new_password": form.cleaned_data["newPassword"],
+                })  # fmt: skip
+                messages.success(request, _("Password changed. Other sessions were signed out."))
+                return redirect("dashboard:security")
+        elif action == "totp_setup":
+            extra["totp_setup"] = totp_setup(user=request.user)
+        elif action in ("totp_enable", "totp_disable"):
+            form = extra["code_form"] = CodeForm(request.POST)
+            if form.is_valid():
+                if action == "totp_enable":
+                    extra["recovery_codes"] = totp_enable(
+                        user=request.user, code=form.cleaned_data["code"], client=client
+                    )
+                    extra["code_form"] = CodeForm()
+                else:
+                    totp_disable(user=request.user, code=form.cleaned_data["code"], client=client)
+                    messages.success(request, _("The authenticator app is off."))
+                    return redirect("dashboard:security")
+        elif action == "passkey_delete":
+            passkey_delete(user=request.user, passkey_id=request.POST.get("passkey"))
+            messages.success(request, _("Passkey removed."))
+            return redirect("dashboard:security")
+        elif action == "delete_account":
+            form = extra["delete_form"] = DeleteAccountForm(request.POST)
+            if form.is_valid():
+                account_delete(request, user=request.user, client=client)
+                return redirect(settings.LOGIN_URL)
+        else:
+            raise Http404
+    except Problem as problem:
+        target = next((f for f in extra.values() if hasattr(f, "add_error")), None)
+        if target is not None:
+            _show_problem(target, problem)
+        else:
+            messages.error(request, problem.detail)
+    return render(request, "dashboard/security.html", _security_context(request, **extra))
+
+
+@merchant_page
+def notifications(request: HttpRequest) -> HttpResponse:
+    bound = request.POST if request.method == "POST" else None  # an unticked box posts nothing
+    form = NotificationsForm(bound, initial={"emailEnabled": notification_email_enabled(user=request.user)})
+    if request.method == "POST" and form.is_valid():
+        notification_preference_update(user=request.user, email_enabled=form.cleaned_data["emailEnabled"])
+        messages.success(request, _("Saved."))
+        return redirect("dashboard:notifications")
+    return render(request, "dashboard/notifications.html", {"form": form})
+
+
+# --- Unmatched transfers -------------------------------------------------------------------
+
+
+@merchant_page
+def transfers(request: HttpRequest) -> HttpResponse:
+    matched = {"true": True, "false": False}.get(request.GET.get("matched", "false"))
+    page = Paginator(unmatched_list(user=request.user, matched=matched), PAGE_SIZE).get_page(request.GET.get("page"))
+    rows = []
+    for report in page.object_list:
+        drafts = Draft.objects.filter(user=request.user, id__in=report.candidate_draft_ids).order_by("-created_at")
+        rows.append((unmatched_json(report), AttachForm(drafts=drafts, prefix=str(report.id))))
+    return render(request, "dashboard/transfers.html", {"page": page, "rows": rows, "matched": matched})
+
+
+@merchant_page
+@require_POST
+def transfer_attach_view(request: HttpRequest, report_id) -> HttpResponse:
+    report = get_object_or_404(unmatched_list(user=request.user, matched=None), pk=report_id)
+    drafts = Draft.objects.filter(user=request.user, id__in=report.candidate_draft_ids)
+    form = AttachForm(request.POST, drafts=drafts, prefix=str(report.id))
+    if not form.is_valid():
+        messages.error(request, _("Pick one of your drafts."))
+        return redirect("dashboard:transfers")
+    try:
+        draft = transfer_attach(
+            user=request.user,
+            report_id=report.id,
+            draft_id=form.cleaned_data["draftId"],
+            accept_amount=form.cleaned_data["acceptAmount"],
+        )
+        messages.success(request, _("The transfer now pays this draft."))
+        return redirect("dashboard:draft", draft_id=draft.id)
+    except Problem as problem:
+        messages.error(request, problem.detail)
+        return redirect("dashboard:transfers")

@@ -138,7 +138,14 @@ def test_a_merchant_creates_a_draft_and_a_webhook_in_the_browser(chromium, live_
         problems += _axe_serious(page)
         assert _no_horizontal_overflow(page)
         page.screenshot(path=str(SHOTS / f"dashboard-overview-{name}.png"), full_page=True)
-        for path in ("/dashboard/api-keys/", "/dashboard/fees/", "/dashboard/pay-links/"):
+        for path in (
+            "/dashboard/api-keys/",
+            "/dashboard/fees/",
+            "/dashboard/pay-links/",
+            "/dashboard/transfers/",
+            "/dashboard/security/",
+            "/dashboard/notifications/",
+        ):
             page.goto(f"{live_server.url}{path}")
             problems += _axe_serious(page)
             assert _no_horizontal_overflow(page), path

@@ -18,7 +18,8 @@ from webhooks.models import Webhook
 
 pytestmark = pytest.mark.django_db
 PAGES = ["/dashboard/", "/dashboard/drafts/", "/dashboard/drafts/new", "/dashboard/webhooks/",
-         "/dashboard/api-keys/", "/dashboard/fees/", "/dashboard/pay-links/", "/dashboard/pay-links/new"]  # fmt: skip
+         "/dashboard/api-keys/", "/dashboard/fees/", "/dashboard/pay-links/", "/dashboard/pay-links/new",
+         "/dashboard/transfers/", "/dashboard/security/", "/dashboard/notifications/"]  # fmt: skip
 
 
 @pytest.fixture(autouse=True)
@@ -218,3 +219,61 @@ def test_another_account_cannot_see_or_cancel_my_pay_link(browser, stranger, own
     assert stranger.get(f"/dashboard/pay-links/{created.id}/").status_code == 404
     assert stranger.post(f"/dashboard/pay-links/{created.id}/cancel").status_code == 404
     assert created.token not in stranger.get("/dashboard/pay-links/").content.decode()
+
+
+def test_the_authenticator_app_is_set_up_and_turned_on_from_the_security_page(browser, owner):
+    from django_otp.oath import totp
+    from django_otp.plugins.otp_totp.models import TOTPDevice
+
+    setup = browser.post("/dashboard/security/", {"action": "totp_setup"}).content.decode()
+    assert "<svg" in setup
+    device = TOTPDevice.objects.get(user=owner)
+    code = f"{totp(device.bin_key, step=device.step, t0=device.t0, digits=device.digits):06d}"
+    enabled = browser.post("/dashboard/security/", {"action": "totp_enable", "code": code}).content.decode()
+    assert 'id="recovery-codes"' in enabled
+    device.refresh_from_db()
+    assert device.confirmed
+
+
+def test_the_password_change_needs_the_current_password(browser, owner):
+    wrong = browser.post("/dashboard/security/", {"action": "password", "currentPassword": "nope",
+                                                  "newPassword": "violet-harbor-42-lantern"})  # fmt: skip
+    assert wrong.context["password_form"].errors["currentPassword"]
+    right = browser.post("/dashboard/security/", {"action": "password", "currentPassword": "correct horse battery staple",
+                                                  "newPassword": "violet-harbor-42-lantern"})  # fmt: skip
+    owner.refresh_from_db()
+    assert right.status_code == 302 and owner.check_password("violet-harbor-42-lantern")
+
+
+def test_email_notifications_can_be_turned_off(browser, owner):
+    from notifications.selectors import notification_email_enabled
+
+    browser.post("/dashboard/notifications/", {})
+    assert notification_email_enabled(user=owner) is False
+    browser.post("/dashboard/notifications/", {"emailEnabled": "on"})
+    assert notification_email_enabled(user=owner) is True
+
+
+def test_an_unmatched_transfer_is_listed_and_attached_from_the_page(browser, owner):
+    from chainwatch.matching import match_network
+    from chainwatch.models import ObservedTransfer, UnmatchedTransfer
+
+    draft = make_draft(owner, amount_base_units=25_000_000, required_confirmations=1)
+    ObservedTransfer.objects.create(network="Ethereum", txid="0xfar", index=0, currency="USDC",
+                                    token_address="0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48",
+                                    receiver_address=draft.receiver_address.lower(), amount_base_units=20_000_000,
+                                    block_height=100, block_hash="0xb")  # fmt: skip
+    match_network(network="Ethereum", head=200)
+    report = UnmatchedTransfer.objects.get()
+    page = browser.get("/dashboard/transfers/").content.decode()
+    assert "0xfar" in page and "20.000000 USDC" in page
+    prefix = str(report.id)
+    refused = browser.post(
+        f"/dashboard/transfers/{report.id}/attach", {f"{prefix}-draftId": str(draft.id)}, follow=True
+    )
+    assert "acceptAmount" in refused.content.decode() or "10%" in refused.content.decode()
+    browser.post(
+        f"/dashboard/transfers/{report.id}/attach", {f"{prefix}-draftId": str(draft.id), f"{prefix}-acceptAmount": "on"}
+    )
+    draft.refresh_from_db()
+    assert draft.status in (DraftStatus.SEEN, DraftStatus.CONFIRMED) and draft.received_base_units == 20_000_000
