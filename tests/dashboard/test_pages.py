@@ -236,11 +236,10 @@ def test_the_authenticator_app_is_set_up_and_turned_on_from_the_security_page(br
 
 
 def test_the_password_change_needs_the_current_password(browser, owner):
-    wrong = browser.post("/dashboard/security/", {"action": "password", "currentPassword": "nope",
-                                                  "newPassword": "violet-harbor-42-lantern"})  # fmt: skip
+    change = {"action": "password", "newPassword": "violet-harbor-42-lantern"}
+    wrong = browser.post("/dashboard/security/", {**change, "currentPassword": "nope"})
     assert wrong.context["password_form"].errors["currentPassword"]
-    right = browser.post("/dashboard/security/", {"action": "password", "currentPassword": "correct horse battery staple",
-                                                  "newPassword": "violet-harbor-42-lantern"})  # fmt: skip
+    right = browser.post("/dashboard/security/", {**change, "currentPassword": "correct horse battery staple"})
     owner.refresh_from_db()
     assert right.status_code == 302 and owner.check_password("violet-harbor-42-lantern")
 
