@@ -43,7 +43,9 @@ from drafts_bench import (  # noqa: E402 - shared process and database helpers
     VENV_BIN,
     Cleanup,
     _on_sigterm,
+    children,
     clear_rate_limit_keys,
+    cpu_seconds,
     drop_database,
     free_port,
     recreate_database,
@@ -120,6 +122,11 @@ def wrk(url: str, *, seconds: float, connections: int, headers: dict[str, str], 
     }
 
 
+def tree_cpu(pid: int) -> float:
+    """CPU seconds of a server process and its workers (exited workers included)."""
+    return cpu_seconds(pid, reaped_children=True) + sum(cpu_seconds(child) for child in children(pid))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=10.0, help="load per measurement (default 10)")
@@ -179,12 +186,13 @@ def main() -> int:
             cleanup.add(f"stop {name}", lambda: stop_process(process))
             return process
 
-        start(
+        servers: dict[str, subprocess.Popen] = {}
+        servers["gunicorn"] = start(
             "gunicorn",
             [str(VENV_BIN / "gunicorn"), "config.wsgi:application", "--bind", f"127.0.0.1:{web_port}"]
             + ["--workers", str(args.workers), "--backlog", "2048", "--log-level", "warning"],
         )
-        start(
+        servers["uvicorn"] = start(
             "uvicorn",
             [str(VENV_BIN / "uvicorn"), "mcp_server.asgi:application", "--host", "127.0.0.1", "--port", str(mcp_port)]
             + ["--workers", str(args.mcp_workers), "--log-level", "warning", "--no-access-log", "--backlog", "2048"]
@@ -206,7 +214,7 @@ def main() -> int:
             check=True,
         ).stdout
         (tmp / "nginx" / "nginx.conf").write_text(conf)
-        start(
+        servers["nginx"] = start(
             "nginx",
             [nginx, "-e", "stderr", "-p", str(tmp / "nginx"), "-c", str(tmp / "nginx" / "nginx.conf")]
             + ["-g", "daemon off;"],
@@ -240,21 +248,33 @@ def main() -> int:
             ("REST GET /api/v1/drafts/{id}, via nginx", f"{front}/api/v1/drafts/{draft['id']}", auth, None),
             ("MCP  get_draft, via nginx", f"{front}/mcp", draft_call[1], draft_call[0]),
         ]
-        print(f"\n{'Measurement':<44} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'non-2xx':>8}")
+        print(
+            f"\n{'Measurement':<44} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'non-2xx':>8}"
+            f"   CPU ms/request: {'gunicorn':>8} {'uvicorn':>8} {'nginx':>6}"
+        )
         results = {}
         for name, url, headers, body in runs:
+            before = {part: tree_cpu(process.pid) for part, process in servers.items()}
             result = wrk(url, seconds=args.seconds, connections=args.connections, headers=headers, body=body, tmp=tmp)
-            results[name] = result
+            done = max(1.0, result["rate"] * max(1, round(args.seconds)))
+            cpu = {part: (tree_cpu(process.pid) - before[part]) * 1000 / done for part, process in servers.items()}
+            results[name] = result | {"cpu": cpu}
             extra = f"  socket errors: {result['socket_errors']}" if result["socket_errors"] else ""
             print(
                 f"{name:<44} {result['rate']:>8.0f} {result['p50']:>8.1f} {result['p99']:>8.1f} "
-                f"{result['non2xx']:>8}{extra}"
+                f"{result['non2xx']:>8}                   {cpu['gunicorn']:>8.2f} {cpu['uvicorn']:>8.2f} "
+                f"{cpu['nginx']:>6.2f}{extra}"
             )
         before = results[runs[0][0]]["rate"]
         after = results[runs[1][0]]["rate"]
-        print(f"\nREST through the dispatcher / direct: {after / before:.2f}")
-        print(f"MCP get_fee_schedule / REST (via nginx): {results[runs[2][0]]['rate'] / after:.2f}")
-        print(f"MCP get_draft / REST (via nginx): {results[runs[4][0]]['rate'] / results[runs[3][0]]['rate']:.2f}")
+        direct_cpu = sum(results[runs[0][0]]["cpu"].values())
+        front_cpu = sum(results[runs[1][0]]["cpu"].values())
+        ratio = f"{after / before:.2f} by req/s, {front_cpu / direct_cpu:.2f} by CPU"
+        print(f"\nREST through the dispatcher / direct: {ratio}")
+        for mcp_run, rest_run in ((runs[2][0], runs[1][0]), (runs[4][0], runs[3][0])):
+            by_rate = results[mcp_run]["rate"] / results[rest_run]["rate"]
+            by_cpu = sum(results[rest_run]["cpu"].values()) / sum(results[mcp_run]["cpu"].values())
+            print(f"{mcp_run.split(',')[0]} / {rest_run.split(',')[0]}: {by_rate:.2f} by req/s, {by_cpu:.2f} by CPU")
         failed = sum(r["non2xx"] for r in results.values())
         return 1 if failed else 0
     except KeyboardInterrupt:

@@ -39,6 +39,10 @@ def required_scope(method: str, path: str) -> str | None:
     return scopes[0] if scopes else None
 
 
+def path_parameters(method: str, path: str) -> list[str]:
+    return [p["name"] for p in operation(method, path).get("parameters", []) if p["in"] == "path"]
+
+
 def argument_name(parameter: dict[str, Any]) -> str:
     """Header parameters become snake_case arguments (Idempotency-Key -> idempotency_key)."""
     if parameter["in"] == "header":

@@ -38,9 +38,11 @@ from accounts.models import ApiKey
 from accounts.permissions import MissingScope
 from config.api.problems import problem_exception_handler
 from config.api.throttling import rate_limit_take
+from config.problems import Problem
 from drafts.presenters import draft_json
 from drafts.selectors import draft_get
 from fees.calculator import fee_schedule
+from mcp_server import schemas
 from mcp_server.tools import BY_NAME, Call, ProblemBody, ToolSpec, tool_list
 from payments.registry import all_assets
 
@@ -136,8 +138,10 @@ def execute(spec: ToolSpec, api_key: ApiKey, arguments: dict[str, Any]) -> types
     try:
         # The budget follows the REST operation's method, so both surfaces spend the same one.
         _guard(api_key, scope=spec.scope, write=spec.method not in ("GET", "HEAD", "OPTIONS"))
-        if "id" in arguments:
-            _check_id(arguments["id"])
+        for name in schemas.path_parameters(spec.method, spec.path):
+            if name not in arguments:
+                raise Problem(f"{name}: This field is required.", code="required", field=name)
+            _check_id(arguments[name])
         body = _as_json(spec.run(Call(user=api_key.user, api_key=api_key, arguments=arguments)))
     except ProblemBody as stored:
         return _tool_error(stored.body)

@@ -135,6 +135,8 @@ def test_another_accounts_draft_is_not_found(mcp_url, make_key, other_account):
     result = call_tool(mcp_url, make_key(), "get_draft", {"id": theirs["id"]})
     assert result.is_error and result.structured_content["status"] == 404
     assert call_tool(mcp_url, make_key(), "get_draft", {"id": "not-a-uuid"}).structured_content["status"] == 404
+    missing = call_tool(mcp_url, make_key(), "get_draft", {}).structured_content
+    assert missing["status"] == 400 and missing["errors"][0]["field"] == "id"
 
 
 def test_create_draft_is_idempotent_with_a_key(mcp_url, make_key):
