@@ -36,6 +36,17 @@ class McpApplication:
             return
         if scope["type"] != "http":
             return
+        if scope["path"] == "/healthz":  # liveness of this process (the proxy sends it only /mcp)
+            body = b'{"status": "ok"}'
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", b"16")],
+                }
+            )
+            await send({"type": "http.response.body", "body": body})
+            return
         if scope["path"] != PATH:
             await self._send_problem(send, problem_of(exceptions.NotFound("No resource at this address.")), [])
             return

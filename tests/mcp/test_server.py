@@ -4,6 +4,7 @@ server process: the same keys, scopes, limits, errors and bodies as the REST API
 from __future__ import annotations
 
 import json
+import urllib.request
 
 import pytest
 from django.test import override_settings
@@ -252,3 +253,11 @@ def test_a_batch_creates_each_item_on_its_own(mcp_url, make_key):
     first, second = result.structured_content["result"]
     assert first["index"] == 0 and first["draft"]["status"] == "Pending" and first["error"] is None
     assert second["index"] == 1 and second["draft"] is None and "receiverAddress" in second["error"]
+
+
+def test_the_mcp_process_answers_its_liveness_check_and_nothing_but_mcp(mcp_url):
+    base = mcp_url.removesuffix("/mcp")
+    with urllib.request.urlopen(f"{base}/healthz", timeout=10) as response:
+        assert response.status == 200 and json.loads(response.read()) == {"status": "ok"}
+    status, headers, body = raw_post(f"{base}/api/v1/drafts", {})
+    assert status == 404 and headers["content-type"] == "application/problem+json"
