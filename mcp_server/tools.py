@@ -23,6 +23,10 @@ from drafts.selectors import draft_get
 from fees.calculator import fee_schedule
 from fees.ledger import balance_of
 from mcp_server import schemas
+from paylinks import services as paylink_services
+from paylinks.api.views import payment_request_create_outcome, payment_request_page
+from paylinks.presenters import payment_request_json
+from paylinks.selectors import payment_request_get
 from payments.api.views import rates_json
 from webhooks.api.views import webhook_page_json
 
@@ -102,6 +106,20 @@ def create_draft_outcome_for(*, user: User, arguments: dict[str, Any]) -> dict[s
     if outcome.status >= 400:
         raise ProblemBody(outcome.body)
     return outcome.body
+
+
+def create_payment_request_for(*, user: User, arguments: dict[str, Any]) -> dict[str, Any]:
+    """POST /payment-requests with the Idempotency-Key header as the idempotency_key argument."""
+    body = dict(arguments)
+    key = body.pop("idempotency_key", None)
+    outcome = payment_request_create_outcome(user=user, body=body, idempotency_key=key, key_field="idempotency_key")
+    if outcome.status >= 400:
+        raise ProblemBody(outcome.body)
+    return outcome.body
+
+
+def payment_request_of(call: Call):
+    return payment_request_get(user=call.user, payment_request_id=call.arguments["id"])
 
 
 DRAFT_ID = {"id": "The draft's id (a UUID), as returned by create_draft or list_drafts."}
@@ -221,6 +239,54 @@ TOOLS: tuple[ToolSpec, ...] = (
         read_only=True,
         idempotent=True,
         descriptions=DRAFT_ID,
+    ),
+    ToolSpec(
+        name="create_payment_request",
+        method="POST",
+        path="/api/v1/payment-requests",
+        run=lambda c: create_payment_request_for(user=c.user, arguments=c.arguments),
+        guidance=(
+            "A pay link priced in fiat (fiatCurrency, fiatAmount) with the options the payer may pick from "
+            "(currency, network, receiverAddress each); share the result's payUrl with the payer. The rate locks "
+            "when the payer picks; the draft made then carries paymentRequestId and orderId. Pass idempotency_key "
+            "to make retries safe."
+        ),
+        read_only=False,
+        descriptions={
+            "idempotency_key": "Makes retries safe: same key and input return the first result (24 h, per account)."
+        },
+    ),
+    ToolSpec(
+        name="get_payment_request",
+        method="GET",
+        path="/api/v1/payment-requests/{id}",
+        run=lambda c: payment_request_json(payment_request_of(c)),
+        guidance="Its status (Open, Paid, Expired, Cancelled), options, payUrl and the draft the payer's pick made.",
+        read_only=True,
+        idempotent=True,
+        descriptions={"id": "The payment request's id (a UUID)."},
+    ),
+    ToolSpec(
+        name="list_payment_requests",
+        method="GET",
+        path="/api/v1/payment-requests",
+        run=lambda c: payment_request_page(user=c.user, query=c.arguments)[0],
+        guidance="Newest first, paged with page and pageSize; the result is the list.",
+        read_only=True,
+        idempotent=True,
+    ),
+    ToolSpec(
+        name="cancel_payment_request",
+        method="POST",
+        path="/api/v1/payment-requests/{id}/cancel",
+        run=lambda c: payment_request_json(
+            paylink_services.payment_request_cancel(payment_request=payment_request_of(c))
+        ),
+        guidance="Closes an Open pay link (and cancels its pending draft); a paid one cannot be cancelled.",
+        read_only=False,
+        destructive=True,
+        idempotent=True,
+        descriptions={"id": "The payment request's id (a UUID)."},
     ),
     ToolSpec(
         name="get_rates",

@@ -49,13 +49,8 @@ class PaymentRequestViewSet(viewsets.ViewSet):
         responses=PaymentRequestResponseSerializer(many=True),
     )
     def list(self, request):
-        query = PaymentRequestListQuerySerializer(data=request.query_params.dict())
-        query.is_valid(raise_exception=True)
-        params = query.validated_data
-        page = page_of(
-            payment_request_list(user=request.user, filters=params), page=params["page"], page_size=params["pageSize"]
-        )
-        return Response([payment_request_json(p) for p in page.items], headers={"X-Total-Count": str(page.total)})
+        items, total = payment_request_page(user=request.user, query=request.query_params.dict())
+        return Response(items, headers={"X-Total-Count": str(total)})
 
     @extend_schema(
         summary="Create a payment request (pay link) priced in fiat, payable in any of its options",
@@ -64,16 +59,8 @@ class PaymentRequestViewSet(viewsets.ViewSet):
         responses={201: PaymentRequestResponseSerializer},
     )
     def create(self, request):
-        key = request.headers.get("Idempotency-Key")
-        if key is not None:
-            validate_key(key)
-        # Keys are per account and shared with draft creation: the body is namespaced so a
-        # key reused across the two endpoints is a 422, never the other endpoint's answer.
-        outcome = run_idempotently(
-            user=request.user,
-            key=key,
-            body={"paymentRequest": request.data},
-            work=lambda record: self._create(request.user, request.data, record),
+        outcome = payment_request_create_outcome(
+            user=request.user, body=request.data, idempotency_key=request.headers.get("Idempotency-Key")
         )
         response = Response(outcome.body, status=outcome.status)
         if outcome.status == 201:
@@ -83,32 +70,6 @@ class PaymentRequestViewSet(viewsets.ViewSet):
         if outcome.replayed:
             response["Idempotent-Replayed"] = "true"
         return response
-
-    @staticmethod
-    def _create(user, body, record) -> Outcome:
-        data = CreatePaymentRequestSerializer(data=body)
-        try:
-            data.is_valid(raise_exception=True)
-        except ValidationError as exc:  # as a Problem, so the idempotency record keeps the 400
-            raise problem_from_validation(exc) from None
-        fields = data.validated_data
-        created: dict[str, Outcome] = {}
-
-        def store(payment_request) -> None:  # inside the request's transaction
-            created["outcome"] = Outcome(status=201, body=payment_request_json(payment_request))
-            record(created["outcome"])
-
-        services.payment_request_create(
-            user=user,
-            fiat_currency=fields["fiatCurrency"],
-            fiat_amount=fields["fiatAmount"],
-            options=fields["options"],
-            order_id=fields.get("orderId"),
-            memo=fields.get("memo"),
-            expiry_hours=fields.get("expiryHours"),
-            on_created=store,
-        )
-        return created["outcome"]
 
     @extend_schema(summary="Get a payment request", responses=PaymentRequestResponseSerializer)
     def retrieve(self, request, pk=None):
@@ -123,6 +84,61 @@ class PaymentRequestViewSet(viewsets.ViewSet):
     def cancel(self, request, pk=None):
         payment_request = payment_request_get(user=request.user, payment_request_id=pk)
         return Response(payment_request_json(services.payment_request_cancel(payment_request=payment_request)))
+
+
+# Edge functions: the bodies of the operations above, shared by the REST views and the MCP tools.
+
+
+def payment_request_page(*, user, query: dict) -> tuple[list[dict], int]:
+    """GET /payment-requests: one page (a plain array) and the total for X-Total-Count."""
+    params = PaymentRequestListQuerySerializer(data=query)
+    params.is_valid(raise_exception=True)
+    filters = params.validated_data
+    found = payment_request_list(user=user, filters=filters)
+    page = page_of(found, page=filters["page"], page_size=filters["pageSize"])
+    return [payment_request_json(p) for p in page.items], page.total
+
+
+def payment_request_create_outcome(
+    *, user, body, idempotency_key: str | None, key_field: str = "Idempotency-Key"
+) -> Outcome:
+    """POST /payment-requests: create once per (account, key, body); 201 and the request, or a problem."""
+    if idempotency_key is not None:
+        validate_key(idempotency_key, field=key_field)
+    # Keys are per account and shared with draft creation: the body is namespaced so a
+    # key reused across the two endpoints is a 422, never the other endpoint's answer.
+    return run_idempotently(
+        user=user,
+        key=idempotency_key,
+        body={"paymentRequest": body},
+        work=lambda record: _create(user, body, record),
+    )
+
+
+def _create(user, body, record) -> Outcome:
+    data = CreatePaymentRequestSerializer(data=body)
+    try:
+        data.is_valid(raise_exception=True)
+    except ValidationError as exc:  # as a Problem, so the idempotency record keeps the 400
+        raise problem_from_validation(exc) from None
+    fields = data.validated_data
+    created: dict[str, Outcome] = {}
+
+    def store(payment_request) -> None:  # inside the request's transaction
+        created["outcome"] = Outcome(status=201, body=payment_request_json(payment_request))
+        record(created["outcome"])
+
+    services.payment_request_create(
+        user=user,
+        fiat_currency=fields["fiatCurrency"],
+        fiat_amount=fields["fiatAmount"],
+        options=fields["options"],
+        order_id=fields.get("orderId"),
+        memo=fields.get("memo"),
+        expiry_hours=fields.get("expiryHours"),
+        on_created=store,
+    )
+    return created["outcome"]
 
 
 # --- Checkout (payer side) -------------------------------------------------------------

@@ -122,7 +122,60 @@ def quote_fee(both: Both):
     ]
 
 
+PAY_LINK = {
+    "fiatCurrency": "EUR",
+    "fiatAmount": 40,
+    "options": [
+        {"currency": "USDC", "network": "Base", "receiverAddress": ADDRESSES["Base"]},
+        {"currency": "BTC", "network": "Testnet", "receiverAddress": ADDRESSES["Testnet"]},
+    ],
+    "orderId": "order-9",
+}
+
+
+def create_payment_request(both: Both):
+    mcp = both.mcp("create_payment_request", PAY_LINK | {"idempotency_key": "link-1"})
+    rest = both.post("/api/v1/payment-requests", PAY_LINK, HTTP_IDEMPOTENCY_KEY="link-1")  # replays the MCP result
+    bad = PAY_LINK | {"options": [{"currency": "USDT", "network": "Base", "receiverAddress": ADDRESSES["Base"]}]}
+    return [(rest, mcp), (both.post("/api/v1/payment-requests", bad), both.mcp("create_payment_request", bad))]
+
+
+def pay_link(both: Both) -> dict:
+    response = both.rest.post("/api/v1/payment-requests", PAY_LINK, format="json")
+    assert response.status_code == 201, response.json()
+    return response.json()
+
+
+def get_payment_request(both: Both):
+    link = pay_link(both)
+    path = f"/api/v1/payment-requests/{link['id']}"
+    return [(both.get(path), both.mcp("get_payment_request", {"id": link["id"]}))]
+
+
+def list_payment_requests(both: Both):
+    pay_link(both)
+    pay_link(both)
+    return [
+        (both.get("/api/v1/payment-requests", pageSize=1), both.mcp("list_payment_requests", {"pageSize": 1})),
+        (both.get("/api/v1/payment-requests", status="Open"), both.mcp("list_payment_requests", {"status": "Open"})),
+    ]
+
+
+def cancel_payment_request(both: Both):
+    link = pay_link(both)
+    first = both.mcp("cancel_payment_request", {"id": link["id"]})
+    path = f"/api/v1/payment-requests/{link['id']}"
+    return [
+        (both.get(path), first),
+        (both.post(f"{path}/cancel"), both.mcp("cancel_payment_request", {"id": link["id"]})),
+    ]
+
+
 PARITY: dict[str, Callable[[Both], list]] = {
+    "create_payment_request": create_payment_request,
+    "get_payment_request": get_payment_request,
+    "list_payment_requests": list_payment_requests,
+    "cancel_payment_request": cancel_payment_request,
     "quote_fee": quote_fee,
     "create_draft": create_draft,
     "create_drafts_batch": create_drafts_batch,

@@ -261,3 +261,28 @@ def test_the_mcp_process_answers_its_liveness_check_and_nothing_but_mcp(mcp_url)
         assert response.status == 200 and json.loads(response.read()) == {"status": "ok"}
     status, headers, body = raw_post(f"{base}/api/v1/drafts", {})
     assert status == 404 and headers["content-type"] == "application/problem+json"
+
+
+def test_pay_link_tools_create_read_list_and_cancel_a_payment_request(mcp_url, make_key):
+    key = make_key("paylinks:read", "paylinks:write")
+    body = {
+        "fiatCurrency": "EUR",
+        "fiatAmount": 12.5,
+        "options": [{"currency": "USDC", "network": "Base", "receiverAddress": ADDRESSES["Base"]}],
+        "orderId": "A-100",
+    }
+    created = call_tool(mcp_url, key, "create_payment_request", body | {"idempotency_key": "link-7"})
+    assert not created.is_error, created.structured_content
+    link = created.structured_content
+    assert link["status"] == "Open" and link["orderId"] == "A-100" and link["payUrl"]
+    again = call_tool(mcp_url, key, "create_payment_request", body | {"idempotency_key": "link-7"})
+    assert again.structured_content == link
+
+    assert call_tool(mcp_url, key, "get_payment_request", {"id": link["id"]}).structured_content == link
+    listed = call_tool(mcp_url, key, "list_payment_requests").structured_content["result"]
+    assert [item["id"] for item in listed] == [link["id"]]
+    cancelled = call_tool(mcp_url, key, "cancel_payment_request", {"id": link["id"]}).structured_content
+    assert cancelled["status"] == "Cancelled"
+
+    refused = call_tool(mcp_url, make_key("paylinks:read"), "create_payment_request", body)
+    assert refused.is_error and refused.structured_content["requiredScope"] == "paylinks:write"
