@@ -24,7 +24,9 @@ from paylinks.models import PaymentRequest
 from tests.drafts.conftest import ADDRESSES
 from tests.paylinks.conftest import pay
 
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "pay-page"
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts" / "pay-page"
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"  # vendored through package.json
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -66,6 +68,13 @@ def chromium():
 
 def shot(page: Page, name: str) -> None:
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def axe_serious(page: Page) -> list[str]:
+    """Serious and critical accessibility violations axe-core finds (contrast, labels, names)."""
+    page.add_script_tag(path=str(AXE))
+    result = page.evaluate("async () => (await axe.run(document, {resultTypes: ['violations']})).violations")
+    return [f"{v['id']}: {v['help']}" for v in result if v["impact"] in ("serious", "critical")]
 
 
 def decode_qr(png: bytes) -> str:
@@ -218,12 +227,17 @@ def test_every_other_state_reads_plainly_on_a_phone_in_light_and_dark(browser_en
         "pay-solana": "Waiting for your payment.",
         "not-found": "Do not send a payment for this link.",
     }
+    states["choose"] = create_link(api_client)["token"]
+    expected["choose"] = "Choose how you want to pay."
+    assert AXE.exists(), "axe-core is missing: run `make test` (npm ci)"
     for scheme in ("light", "dark"):
-        context = chromium.new_context(viewport=PHONE, device_scale_factor=2, color_scheme=scheme)
+        # bypass_csp lets the test inject axe-core; the page's own policy is tested from its headers.
+        context = chromium.new_context(viewport=PHONE, device_scale_factor=2, color_scheme=scheme, bypass_csp=True)
         page = context.new_page()
         for name, token in states.items():
             page.goto(f"{browser_env.url}/pay/{token}")
             expect(page.get_by_text(expected[name])).to_be_visible()
             assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"], name
             shot(page, f"phone-{scheme}-{name}")
+            assert axe_serious(page) == [], f"{scheme} {name}"
         context.close()
