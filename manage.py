@@ -4,6 +4,9 @@ import sys
 
 
 def main() -> None:
+    from config.env import load_local_env
+
+    load_local_env()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     from django.core.management import execute_from_command_line
 

@@ -23,16 +23,6 @@ def chain_id_of(network: str) -> int | None:
     return network_info(network).chain_id
 
 
-def env_suffix(network: str) -> str:
-    """Network name as it appears in setting names: BaseSepolia -> BASE_SEPOLIA."""
-    out = ""
-    for i, ch in enumerate(network):
-        if ch.isupper() and i:
-            out += "_"
-        out += ch.upper()
-    return out
-
-
 def token_addresses(network: str) -> dict[str, str]:
     """Currency -> contract/mint on `network`, as the registry has it (TOKEN_ADDRESSES included)."""
     return {a.currency: a.token_address for a in all_assets() if a.network == network and a.kind == "token"}

@@ -76,7 +76,7 @@ def watcher_run(network: str, family: str, *, max_passes: int | None = None) -> 
     return reports
 
 
-@shared_task(name="chainwatch.tasks.chainwatch_run", ignore_result=True)
+@shared_task(name="chainwatch.run", ignore_result=True)
 def chainwatch_run(network: str, family: str) -> None:
     if (network, family) not in networks.watchers():
         return  # disabled or no endpoint configured

@@ -1,4 +1,7 @@
-"""Django's Redis cache, reusing one client per connection pool.
+"""Cache backends: Django's Redis cache reusing one client per connection pool, and a
+process-safe file cache for the embedded default.
+
+Redis:
 
 Django builds a new redis.Redis object for every cache call; construction alone cost
 about 0.1 ms each, several times per API request (rate limits, rate tables). redis-py
@@ -7,6 +10,15 @@ clients are thread-safe and share the pool, so one per pool is enough.
 
 from __future__ import annotations
 
+import fcntl
+import os
+import pickle
+import time
+import zlib
+from contextlib import contextmanager
+
+from django.core.cache.backends.base import DEFAULT_TIMEOUT
+from django.core.cache.backends.filebased import FileBasedCache
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 
 
@@ -27,3 +39,43 @@ class PooledRedisCache(RedisCache):
     def __init__(self, server, params) -> None:
         super().__init__(server, params)
         self._class = PooledRedisCacheClient
+
+
+class LockedFileCache(FileBasedCache):
+    """Django's file cache with add() and incr() made atomic across processes by a file lock.
+
+    The embedded default (no CACHE_URL) runs several gunicorn workers and Celery processes on
+    one machine: they must share rate-limit counters, and an unlocked read-modify-write would
+    lose increments made at the same moment.
+    """
+
+    @contextmanager
+    def _locked(self):
+        os.makedirs(self._dir, 0o700, exist_ok=True)
+        with open(os.path.join(self._dir, ".lock"), "a") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def add(self, key, value, timeout=DEFAULT_TIMEOUT, version=None) -> bool:
+        with self._locked():
+            return super().add(key, value, timeout, version)
+
+    def incr(self, key, delta=1, version=None) -> int:
+        """Add delta and keep the key's expiry (Django's generic incr resets it to the default)."""
+        with self._locked():
+            fname = self._key_to_file(key, version)
+            try:
+                with open(fname, "rb") as f:  # our own cache files, written by set() below
+                    expiry = pickle.load(f)  # noqa: S301
+                    value = pickle.loads(zlib.decompress(f.read()))  # noqa: S301
+            except (FileNotFoundError, EOFError):
+                raise ValueError(f"Key '{key}' not found") from None
+            if expiry is not None and expiry < time.time():
+                self._delete(fname)
+                raise ValueError(f"Key '{key}' not found")
+            value += delta
+            self.set(key, value, None if expiry is None else max(expiry - time.time(), 0.001), version)
+            return value

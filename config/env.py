@@ -78,3 +78,52 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None:
         return list(default)
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def network_env_suffix(network: str) -> str:
+    """The environment-variable spelling of a network name: BaseSepolia -> BASE_SEPOLIA.
+
+    Every per-network setting (FEE_ADDRESS_, RPC_URL_, ESPLORA_URL_, BITCOIN_RPC_URL_,
+    BITCOIN_SOURCE_) builds its name with this one function.
+    """
+    return "".join(("_" + c if c.isupper() and i else c) for i, c in enumerate(network)).upper()
+
+
+LOCAL_ENV_FILE = Path(__file__).resolve().parent.parent / ".env"
+
+
+def load_local_env() -> None:
+    """Read the local settings file into the environment: ENV_FILE, by default the checkout's
+    `.env` (written by `make run`); ENV_FILE set empty reads none (the test suite). Every entry
+    point (manage.py, WSGI, ASGI, Celery) calls this before Django reads its settings."""
+    path = os.environ.get("ENV_FILE")
+    if path is None:
+        load_env_file(LOCAL_ENV_FILE)
+    elif path:
+        if not Path(path).is_file():
+            raise ImproperlyConfigured(f"ENV_FILE={path!r} is not a file.")
+        load_env_file(Path(path))
+
+
+def load_env_file(path: Path) -> None:
+    """Fill os.environ from a KEY=value file (`make run` writes `.env`); the real environment wins.
+
+    Lines are `NAME=value`; blank lines and lines starting with # are skipped; a value may be
+    wrapped in single or double quotes. No variable expansion.
+    """
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return
+    for number, line in enumerate(text.splitlines(), start=1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        name, sep, value = line.partition("=")
+        name = name.strip().removeprefix("export ").strip()
+        if not sep or not name.isidentifier():
+            raise ImproperlyConfigured(f"{path}:{number} is not a NAME=value line.")
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        os.environ.setdefault(name, value)

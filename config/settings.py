@@ -9,7 +9,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import env_bool, env_decimal, env_int, env_list, env_secret, env_str
+from config.env import env_bool, env_decimal, env_int, env_list, env_secret, env_str, network_env_suffix
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var")))
@@ -57,9 +57,11 @@ INSTALLED_APPS = [
     "webhooks",
     "chainwatch",
     "dashboard",
+    "config",  # last: its ready() runs after every other app has imported what it needs
 ]
 
 MIDDLEWARE = [
+    "config.requests.RequestIdMiddleware",
     "config.api.problems.ApiProblemMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -98,15 +100,35 @@ DATABASES = {
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60, minimum=0),
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Several gunicorn workers and Celery write at once: WAL lets readers run beside the writer,
+    # IMMEDIATE takes the write lock when a transaction starts (no deadlocking lock upgrade), and
+    # the timeout makes a writer wait for the lock instead of failing with "database is locked".
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "transaction_mode": "IMMEDIATE",
+            "timeout": env_int("SQLITE_TIMEOUT_SECONDS", 20, minimum=1),
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        }
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "accounts.User"
 
 # --- Cache (rate limits, rate feed) ----------------------------------------------
+# Shared by every process: Redis in production; on the embedded default a file cache under
+# VAR_DIR whose counters are incremented under a file lock, so every gunicorn worker and
+# Celery process counts rate limits together.
 CACHE_URL = env_str("CACHE_URL", "")
 if CACHE_URL:
     CACHES = {"default": {"BACKEND": "config.cache.PooledRedisCache", "LOCATION": CACHE_URL}}
 else:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    CACHES = {
+        "default": {
+            "BACKEND": "config.cache.LockedFileCache",
+            "LOCATION": str(VAR_DIR / "cache"),
+            "OPTIONS": {"MAX_ENTRIES": 10000},
+        }
+    }
 
 # --- Celery ---------------------------------------------------------------------
 # Embedded default: kombu's filesystem transport under VAR_DIR/broker, so `make run`
@@ -199,6 +221,10 @@ if env_bool("TRUST_X_FORWARDED_PROTO", False):
 # --- API ----------------------------------------------------------------------------
 API_MAX_BODY_BYTES = env_int("API_MAX_BODY_BYTES", 256 * 1024, minimum=1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
+# Deeper JSON is a 400 before parsing (the parser recurses once per level).
+API_MAX_JSON_DEPTH = env_int("API_MAX_JSON_DEPTH", 32, minimum=2)
+if API_MAX_JSON_DEPTH > 200:
+    raise ImproperlyConfigured("API_MAX_JSON_DEPTH must be at most 200 (the parser recurses once per level).")
 API_AUTH_FAILURES_PER_MINUTE = env_int("API_AUTH_FAILURES_PER_MINUTE", 30, minimum=1)
 API_RATE_LIMITS = {
     "read": env_str("API_RATE_LIMIT_READS", "600/min"),
@@ -304,8 +330,8 @@ for _setting, _providers, _known in (
     _names = [item.partition("=")[0].strip() for item in _providers]
     if not _names or set(_names) - _known:
         raise ImproperlyConfigured(f"{_setting} must list providers among {sorted(_known)}; got {_providers}.")
-CELERY_BEAT_SCHEDULE["payments.rates_refresh"] = {
-    "task": "payments.tasks.rates_refresh",
+CELERY_BEAT_SCHEDULE["payments-rates-refresh"] = {
+    "task": "payments.rates_refresh",
     "schedule": float(RATES_REFRESH_SECONDS),
     "options": {"expires": float(RATES_REFRESH_SECONDS)},
 }
@@ -329,24 +355,30 @@ FEE_DUST_WAIVERS_PER_DAY = env_int("FEE_DUST_WAIVERS_PER_DAY", 10, minimum=0)
 FEE_MAX_OUTSTANDING_USD = env_decimal("FEE_MAX_OUTSTANDING_USD", "25")
 FEE_MAX_AGE_DAYS = env_int("FEE_MAX_AGE_DAYS", 30, minimum=1)
 
-MONEY_CORE_SETTINGS_END = True
-
 # --- Drafts (drafts/) ----------------------------------------------------------------
-# (settings of drafts go here)
 DRAFT_LATE_PAYMENT_GRACE_HOURS = env_int("DRAFT_LATE_PAYMENT_GRACE_HOURS", 72, minimum=0)
-# The operator's fee addresses per network: FEE_ADDRESS_MAINNET, FEE_ADDRESS_ETHEREUM, ...
+
+
+def _fee_address(network: str) -> tuple[str, str]:
+    """(variable, address) of FEE_ADDRESS_<NETWORK>; the joined spelling (FEE_ADDRESS_BASESEPOLIA)
+    of earlier versions is still read."""
+    name, legacy = f"FEE_ADDRESS_{network_env_suffix(network)}", f"FEE_ADDRESS_{network.upper()}"
+    address, old = env_str(name, ""), env_str(legacy, "") if legacy != name else ""
+    if address and old and address != old:
+        raise ImproperlyConfigured(f"{name} and {legacy} name different addresses; set only {name}.")
+    return (name, address) if address or not old else (legacy, old)
+
+
+# The operator's fee addresses per network: FEE_ADDRESS_MAINNET, FEE_ADDRESS_BASE_SEPOLIA, ...
+PLATFORM_FEE_ADDRESS_VARIABLES = {network: _fee_address(network) for network in MAINNET_NETWORKS + TEST_NETWORKS}
 PLATFORM_FEE_ADDRESSES = {
-    network: address
-    for network in MAINNET_NETWORKS + TEST_NETWORKS
-    if (address := env_str(f"FEE_ADDRESS_{network.upper()}", ""))
+    network: address for network, (_, address) in PLATFORM_FEE_ADDRESS_VARIABLES.items() if address
 }
 PAYMENT_URI_LABEL = env_str("PAYMENT_URI_LABEL", "")
 IDEMPOTENCY_KEY_TTL_HOURS = env_int("IDEMPOTENCY_KEY_TTL_HOURS", 24, minimum=1)
-CELERY_BEAT_SCHEDULE["drafts-expire"] = {"task": "drafts.tasks.expire_drafts", "schedule": 60.0}
-CELERY_BEAT_SCHEDULE["drafts-idempotency-cleanup"] = {"task": "drafts.tasks.purge_idempotency_keys", "schedule": 3600.0}
+CELERY_BEAT_SCHEDULE["drafts-expire"] = {"task": "drafts.expire_drafts", "schedule": 60.0}
+CELERY_BEAT_SCHEDULE["drafts-idempotency-cleanup"] = {"task": "drafts.purge_idempotency_keys", "schedule": 3600.0}
 LNURL_TIMEOUT_SECONDS = env_int("LNURL_TIMEOUT_SECONDS", 10, minimum=1)
-
-DRAFTS_SETTINGS_END = True
 
 
 # --- Chain watching (chainwatch/) --------------------------------------------------------
@@ -354,25 +386,21 @@ DRAFTS_SETTINGS_END = True
 # BITCOIN_RPC_URL_<NETWORK> (Bitcoin; user:password@ in the URL for Core). <NETWORK> is the
 # network name in upper snake case: MAINNET, TESTNET, ETHEREUM, BASE, SEPOLIA, BASE_SEPOLIA,
 # SOLANA, SOLANA_DEVNET.
-def _chainwatch_suffix(network: str) -> str:
-    return "".join(("_" + c if c.isupper() and i else c) for i, c in enumerate(network)).upper()
-
-
 CHAINWATCH_ENDPOINTS = {
     _n: {
-        "rpc_url": env_secret(f"RPC_URL_{_chainwatch_suffix(_n)}") or "",
-        "esplora_url": env_str(f"ESPLORA_URL_{_chainwatch_suffix(_n)}", ""),
-        "bitcoin_rpc_url": env_secret(f"BITCOIN_RPC_URL_{_chainwatch_suffix(_n)}") or "",
+        "rpc_url": env_secret(f"RPC_URL_{network_env_suffix(_n)}") or "",
+        "esplora_url": env_str(f"ESPLORA_URL_{network_env_suffix(_n)}", ""),
+        "bitcoin_rpc_url": env_secret(f"BITCOIN_RPC_URL_{network_env_suffix(_n)}") or "",
     }
     for _n in MAINNET_NETWORKS + TEST_NETWORKS
 }
 # "core" or "esplora" per Bitcoin network; empty picks Core when BITCOIN_RPC_URL_<NETWORK> is set.
 CHAINWATCH_BITCOIN_SOURCE = {
-    _n: env_str(f"BITCOIN_SOURCE_{_chainwatch_suffix(_n)}", "") for _n in ("Mainnet", "Testnet")
+    _n: env_str(f"BITCOIN_SOURCE_{network_env_suffix(_n)}", "") for _n in ("Mainnet", "Testnet")
 }
 for _n, _source in CHAINWATCH_BITCOIN_SOURCE.items():
     if _source not in ("", "core", "esplora"):
-        raise ImproperlyConfigured(f"BITCOIN_SOURCE_{_chainwatch_suffix(_n)} must be core or esplora.")
+        raise ImproperlyConfigured(f"BITCOIN_SOURCE_{network_env_suffix(_n)} must be core or esplora.")
 # Token contracts and mints: TOKEN_ADDRESSES in the money-core section (the registry).
 
 CHAINWATCH_INTERVAL_SECONDS = env_int("CHAINWATCH_INTERVAL_SECONDS", 15, minimum=1)
@@ -405,14 +433,12 @@ _CHAINWATCH_FAMILIES = {
 }
 for _n in ENABLED_NETWORKS:
     for _family in _CHAINWATCH_FAMILIES.get(_n, ("evm",)):
-        CELERY_BEAT_SCHEDULE[f"chainwatch-{_n}-{_family}"] = {
-            "task": "chainwatch.tasks.chainwatch_run",
+        CELERY_BEAT_SCHEDULE[f"chainwatch-{_n.lower()}-{_family}"] = {
+            "task": "chainwatch.run",
             "schedule": float(CHAINWATCH_INTERVAL_SECONDS),
             "args": (_n, _family),
             "options": {"expires": float(CHAINWATCH_INTERVAL_SECONDS)},
         }
-
-CHAINWATCH_SETTINGS_END = True
 
 # --- Pay links (paylinks/) -------------------------------------------------------------
 # How long the draft created when a payer picks an option stays payable (whole hours; its
@@ -444,7 +470,6 @@ OUTBOUND_RESOLVER = env_str("OUTBOUND_RESOLVER", env_str("WEBHOOKS_RESOLVER", "o
 OUTBOUND_CA_BUNDLE = env_str("OUTBOUND_CA_BUNDLE", env_str("WEBHOOKS_CA_BUNDLE", ""))
 
 # --- Webhooks and email notifications (webhooks/) ----------------------------------------
-# (settings of webhooks go here)
 WEBHOOKS_TIMEOUT_SECONDS = env_int("WEBHOOKS_TIMEOUT_SECONDS", 15, minimum=1)
 WEBHOOKS_RESPONSE_MAX_BYTES = env_int("WEBHOOKS_RESPONSE_MAX_BYTES", 4096, minimum=0)
 WEBHOOKS_MAX_IN_FLIGHT_PER_ENDPOINT = env_int("WEBHOOKS_MAX_IN_FLIGHT_PER_ENDPOINT", 2, minimum=1)
@@ -463,8 +488,6 @@ CELERY_BEAT_SCHEDULE["notifications-send-due-emails"] = {
     "schedule": float(NOTIFICATIONS_EMAIL_INTERVAL_SECONDS),
     "options": {"expires": float(NOTIFICATIONS_EMAIL_INTERVAL_SECONDS)},
 }
-
-WEBHOOKS_SETTINGS_END = True
 
 # --- Human accounts (docs/accounts.md) ----------------------------------------------
 # Login, emailed-code and TOTP attempts per account and per IP address (decisions.md).
@@ -487,7 +510,8 @@ HEALTHZ_BROKER_TIMEOUT_SECONDS = env_int("HEALTHZ_BROKER_TIMEOUT_SECONDS", 3, mi
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"request_id": {"()": "config.requests.RequestIdFilter"}},
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["request_id"]}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
 }

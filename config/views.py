@@ -14,6 +14,7 @@ from drf_spectacular.views import SpectacularAPIView
 from kombu import Connection
 
 from accounts.scopes import Scope
+from config.notices import setup_notices
 
 logger = logging.getLogger(__name__)
 
@@ -72,8 +73,9 @@ def _traces_detail() -> dict[str, str]:
 
 
 def healthz(request: HttpRequest) -> JsonResponse:
-    """200 when every part answers, else 503 naming the part that failed. `detail.traces` says, per
-    EVM watcher, whether its node lets it see ETH moved by contracts' internal calls."""
+    """200 when every part answers, else 503 naming the part that failed. `notices` says what this
+    deployment leaves off (no fee address, no node endpoint) and `detail.traces`, per EVM watcher,
+    whether its node lets it see ETH moved by contracts' internal calls; neither fails the check."""
     checks: dict[str, str] = {}
     for name, check in HEALTH_CHECKS.items():
         try:
@@ -87,7 +89,7 @@ def healthz(request: HttpRequest) -> JsonResponse:
             checks[name] = f"stale: {exc}" if isinstance(exc, WatcherStale) else f"error: {type(exc).__name__}"
     healthy = all(value == "ok" for value in checks.values())
     failed = [name for name, value in checks.items() if value != "ok"]
-    body: dict = {"status": "ok" if healthy else "fail", "checks": checks, "failed": failed}
+    body: dict = {"status": "ok" if healthy else "fail", "checks": checks, "failed": failed, "notices": setup_notices()}
     if checks.get("database") == "ok":
         # What the watchers can and cannot see; informative, never a failure.
         traces = _traces_detail()

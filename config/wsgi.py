@@ -2,6 +2,11 @@ import os
 
 from django.core.wsgi import get_wsgi_application
 
+from config.env import load_local_env
+from config.runtime import apply_runtime_guards
+
+load_local_env()
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 application = get_wsgi_application()
+apply_runtime_guards()  # also done in the platform app's ready(); repeated here as the last word

@@ -10,7 +10,7 @@ from payments.enums import DraftStatus
 EXPIRY_BATCH = 500
 
 
-@shared_task
+@shared_task(name="drafts.expire_drafts", ignore_result=True)
 def expire_drafts() -> int:
     """Move unpaid Pending drafts past their expiry to Expired (draft.expired). Safe to run twice."""
     now = timezone.now()
@@ -22,6 +22,6 @@ def expire_drafts() -> int:
     return sum(1 for draft_id in due if services.draft_expire(draft_id=draft_id, now=now))
 
 
-@shared_task
+@shared_task(name="drafts.purge_idempotency_keys", ignore_result=True)
 def purge_idempotency_keys() -> int:
     return idempotency.purge_expired()

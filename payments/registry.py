@@ -221,8 +221,9 @@ def _matrix(overrides_key: tuple[tuple[tuple[str, str], str], ...]) -> dict[tupl
             try:
                 address = check_address(entry.network, address)
             except AddressError as exc:
+                source = "TOKEN_ADDRESSES" if entry.key in overrides else "The registry's"
                 raise ImproperlyConfigured(
-                    f"Token address for {entry.currency} on {entry.network} is invalid: {exc}"
+                    f"{source}: the token address for {entry.currency} on {entry.network} is invalid: {exc}"
                 ) from exc
         matrix[entry.key] = None if entry.kind == "token" and address is None else _build(entry, address)
     return matrix

@@ -4,8 +4,40 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
+
+# Local settings: written once, git-ignored, read by manage.py and every process started here
+# (the real environment wins over the file). Production mode, with plain HTTP because it
+# serves on loopback only.
+if [ ! -f .env ]; then
+  (
+    umask 077
+    cat > .env <<ENV
+# Local settings written by \`make run\` (git-ignored; edit freely). manage.py, the web server,
+# the worker and beat read this file; variables set in the environment win over it.
+SECRET_KEY=$("$PY" -c 'import secrets; print(secrets.token_urlsafe(50))')
+DEBUG=false
+# Plain HTTP: the service listens on 127.0.0.1 only. Behind TLS, drop these four lines.
+SECURE_SSL_REDIRECT=false
+SESSION_COOKIE_SECURE=false
+CSRF_COOKIE_SECURE=false
+SECURE_HSTS_SECONDS=0
+EMAIL_BACKEND=django.core.mail.backends.console.EmailBackend
+ENABLED_NETWORKS=Mainnet,Solana,Ethereum,Base,Testnet,SolanaDevnet,Sepolia,BaseSepolia
+# A complete local test setup (README, "Quick start"): operator fee addresses and a node, e.g.
+# FEE_ADDRESS_SEPOLIA=0x...
+# RPC_URL_SEPOLIA=http://127.0.0.1:8545
+ENV
+  )
+  echo "Wrote .env (local settings with a new SECRET_KEY)."
+fi
+while IFS= read -r line || [ -n "$line" ]; do
+  case "$line" in ''|'#'*) continue ;; esac
+  name="${line%%=*}"; value="${line#*=}"
+  [[ "$name" =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || continue
+  [ -z "${!name+set}" ] && export "$name=$value"
+done < .env
+
 PORT="${PORT:-8000}"
-export DEBUG="${DEBUG:-true}"
 export BASE_URL="${BASE_URL:-http://127.0.0.1:${PORT}}"
 VAR="$(realpath -m "${VAR_DIR:-var}")"
 mkdir -p "$VAR/nginx"
@@ -36,7 +68,8 @@ stop() {
 trap stop INT TERM EXIT
 
 .venv/bin/gunicorn config.wsgi:application --bind "127.0.0.1:${WEB_PORT}" --workers "${WEB_WORKERS:-2}" \
-  --access-logfile - --graceful-timeout 5 &
+  --access-logfile - --access-logformat '%(h)s "%(r)s" %(s)s %(b)s %(M)sms request_id=%({x-request-id}o)s' \
+  --graceful-timeout 5 &
 pids+=($!)
 .venv/bin/uvicorn mcp_server.asgi:application --host 127.0.0.1 --port "${MCP_PORT}" \
   --workers "${MCP_WORKERS:-1}" --timeout-graceful-shutdown 5 --no-server-header --no-proxy-headers &
@@ -62,6 +95,9 @@ cat <<TXT
 
   Get an API key:
     .venv/bin/python manage.py issue_api_key --email you@example.com --scopes drafts:read,drafts:write,rates:read,fees:read
+
+  Settings: .env (see README)
+$("$PY" manage.py notices | sed 's/^/  /')
 
   Press Ctrl-C to stop.
 TXT

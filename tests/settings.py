@@ -6,6 +6,7 @@ Override any of these through the environment, e.g. a separate DATABASE_URL per 
 
 import os
 
+os.environ.setdefault("ENV_FILE", "")  # never a developer's local .env from `make run`
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/payments")
 os.environ.setdefault("CELERY_BROKER_URL", "redis://127.0.0.1:6379/0")
 os.environ.setdefault("CACHE_URL", "redis://127.0.0.1:6379/1")

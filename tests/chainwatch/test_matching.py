@@ -10,7 +10,8 @@ from django.utils import timezone
 from chainwatch.evm import wei_to_gwei
 from chainwatch.matching import match_network
 from chainwatch.models import ObservedTransfer
-from chainwatch.networks import env_suffix, token_address
+from chainwatch.networks import token_address
+from config.env import network_env_suffix
 from payments.enums import Currency, DraftStatus, Network
 from tests.factories import make_draft
 
@@ -92,7 +93,7 @@ def test_token_addresses_can_be_overridden_per_network(settings):
 
 
 def test_network_names_map_to_setting_suffixes():
-    assert [env_suffix(n) for n in ("Mainnet", "BaseSepolia", "SolanaDevnet")] == [
+    assert [network_env_suffix(n) for n in ("Mainnet", "BaseSepolia", "SolanaDevnet")] == [
         "MAINNET",
         "BASE_SEPOLIA",
         "SOLANA_DEVNET",

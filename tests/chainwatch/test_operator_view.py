@@ -71,7 +71,7 @@ def test_beat_schedules_a_named_watcher_entry_per_enabled_network(settings):
     from config import settings as project_settings
 
     names = set(project_settings.CELERY_BEAT_SCHEDULE)
-    assert {"chainwatch-Ethereum-evm", "chainwatch-Base-evm", "chainwatch-Solana-solana"} <= names
-    assert {"chainwatch-Mainnet-bitcoin", "chainwatch-Mainnet-lightning"} <= names
-    entry = project_settings.CELERY_BEAT_SCHEDULE["chainwatch-Ethereum-evm"]
-    assert entry["task"] == "chainwatch.tasks.chainwatch_run" and entry["args"] == ("Ethereum", "evm")
+    assert {"chainwatch-ethereum-evm", "chainwatch-base-evm", "chainwatch-solana-solana"} <= names
+    assert {"chainwatch-mainnet-bitcoin", "chainwatch-mainnet-lightning"} <= names
+    entry = project_settings.CELERY_BEAT_SCHEDULE["chainwatch-ethereum-evm"]
+    assert entry["task"] == "chainwatch.run" and entry["args"] == ("Ethereum", "evm")

@@ -17,7 +17,12 @@ PRINT = (
 
 def settings_under(env: dict[str, str], *names: str) -> subprocess.CompletedProcess:
     clean = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")}
-    clean |= {"DJANGO_SETTINGS_MODULE": "config.settings", "VAR_DIR": "/tmp/settings-test-var", "DEBUG": "true"}
+    clean |= {
+        "ENV_FILE": "",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "VAR_DIR": "/tmp/settings-test-var",
+        "DEBUG": "true",
+    }
     return subprocess.run(
         [sys.executable, "-c", PRINT % (list(names),)],
         cwd=ROOT,
@@ -68,7 +73,7 @@ def test_providers_and_token_overrides_are_read_from_the_environment():
     values = json.loads(result.stdout)
     assert values["RATES_CRYPTO_PROVIDERS"] == ["coingecko=http://127.0.0.1:8001", "coingecko"]
     assert values["TOKEN_ADDRESSES"]["USDC"]["Ethereum"].startswith("0x5FbDB")
-    assert "payments.rates_refresh" in values["CELERY_BEAT_SCHEDULE"]
+    assert "payments-rates-refresh" in values["CELERY_BEAT_SCHEDULE"]
 
 
 @pytest.mark.parametrize(

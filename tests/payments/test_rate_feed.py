@@ -201,8 +201,8 @@ def test_an_unknown_fiat_code_is_a_400():
 
 
 def test_the_beat_schedule_names_the_refresh_task(settings):
-    entry = settings.CELERY_BEAT_SCHEDULE["payments.rates_refresh"]
-    assert entry["task"] == "payments.tasks.rates_refresh"
+    entry = settings.CELERY_BEAT_SCHEDULE["payments-rates-refresh"]
+    assert entry["task"] == "payments.rates_refresh"
 
 
 def test_the_refresh_task_stores_the_rates(http_feed):

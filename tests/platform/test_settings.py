@@ -15,7 +15,7 @@ PRINT = (
 
 def settings_under(env: dict[str, str], *names: str) -> subprocess.CompletedProcess:
     clean = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")}
-    clean |= {"DJANGO_SETTINGS_MODULE": "config.settings", "VAR_DIR": "/tmp/settings-test-var"} | env
+    clean |= {"ENV_FILE": "", "DJANGO_SETTINGS_MODULE": "config.settings", "VAR_DIR": "/tmp/settings-test-var"} | env
     return subprocess.run(
         [sys.executable, "-c", PRINT % (list(names),)], cwd=ROOT, env=clean, capture_output=True, text=True, timeout=60
     )

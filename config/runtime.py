@@ -1,0 +1,22 @@
+"""Process-wide runtime guards every entry point applies (web, worker, beat, and the MCP process).
+
+py_ecc (imported by web3) raises the interpreter's recursion limit to 100,000 on import. With
+that limit a deeply nested JSON body makes CPython's C parser overflow the C stack and the
+process dies of SIGSEGV instead of raising RecursionError. ``apply_runtime_guards()`` imports
+those modules first (so a later import cannot raise the limit again) and then restores a sane one.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+SANE_RECURSION_LIMIT = 1000
+# Modules known to change the recursion limit when imported.
+_LIMIT_RAISING_MODULES = ("web3", "py_ecc")
+
+
+def apply_runtime_guards() -> None:
+    for name in _LIMIT_RAISING_MODULES:
+        importlib.import_module(name)
+    sys.setrecursionlimit(SANE_RECURSION_LIMIT)
