@@ -24,6 +24,7 @@ TITLES = {
     405: "Method not allowed",
     406: "Not acceptable",
     409: "Conflict",
+    411: "Length required",
     413: "Request body too large",
     415: "Unsupported media type",
     422: "Unprocessable request",

@@ -4,11 +4,11 @@ from django.utils import timezone
 from rest_framework import serializers
 
 from accounts.scopes import ALL_SCOPES
-from config.api.serializers import StrictSerializer
+from config.api.serializers import PlainTextField, StrictSerializer
 
 
 class CreateApiKeyRequestSerializer(StrictSerializer):
-    name = serializers.CharField(max_length=100, allow_null=True, allow_blank=True, required=False)
+    name = PlainTextField(max_length=100, allow_null=True, allow_blank=True, required=False)
     scopes = serializers.ListField(
         child=serializers.ChoiceField(choices=ALL_SCOPES), allow_null=True, required=False, allow_empty=False
     )

@@ -1,27 +1,96 @@
 """Request bodies: application/json, text/json and any application/*+json.
 
-JSON numbers with a fraction or exponent parse as Decimal, so money never passes
-through a binary float.
+Strict on purpose: JSON numbers with a fraction or exponent parse as Decimal (money never
+passes through a binary float), NaN/Infinity and duplicate keys are refused, nesting deeper
+than API_MAX_JSON_DEPTH is refused before the parser runs (CPython's C parser recurses per
+level), and an integer too long to convert cheaply becomes a Decimal that every integer field
+refuses by range, so no error text shows interpreter internals.
 """
 
 from __future__ import annotations
 
-import codecs
 import json
 from decimal import Decimal
+from itertools import accumulate
 
+from django.conf import settings
 from rest_framework.exceptions import ParseError
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.parsers import JSONParser
 from rest_framework.utils.json import strict_constant
 
+# Longer integers stay exact as Decimal; int() of thousands of digits is slow and refused by
+# CPython past 4300 digits with a message about sys.set_int_max_str_digits().
+MAX_INT_DIGITS = 100
+_OPENERS = frozenset(b"[{")
+_BRACKETS_ONLY = bytes(range(256)).translate(None, b"[]{}")  # every byte except the brackets
 
-def is_json_media_type(content_type: str) -> bool:
-    media_type = content_type.split(";", 1)[0].strip().lower()
-    if media_type in ("application/json", "text/json"):
-        return True
-    main, _, sub = media_type.partition("/")
-    return main == "application" and sub.endswith("+json")
+
+class LongInteger(Decimal):
+    """A JSON integer with more than MAX_INT_DIGITS digits (always out of any field's range)."""
+
+
+def _parse_int(text: str) -> int | Decimal:
+    if len(text) > MAX_INT_DIGITS:
+        return LongInteger(text)
+    return int(text)
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict:
+    found: dict = {}
+    for key, value in pairs:
+        if key in found:
+            raise ParseError(f"JSON parse error - duplicate key {key!r}.", code="duplicate_key")
+        found[key] = value
+    return found
+
+
+def _strip_strings(data: str) -> str:
+    """The body without the contents of its strings, so brackets inside strings do not count."""
+    out, index, length = [], 0, len(data)
+    while index < length:
+        quote = data.find('"', index)
+        if quote < 0:
+            out.append(data[index:])
+            break
+        out.append(data[index:quote])
+        index = quote + 1
+        while True:  # find the closing quote, skipping escaped characters
+            end = data.find('"', index)
+            if end < 0:
+                return "".join(out)  # unterminated string: the parser reports it
+            backslashes = 0
+            while data[end - 1 - backslashes] == "\\":
+                backslashes += 1
+            index = end + 1
+            if backslashes % 2 == 0:
+                break
+    return "".join(out)
+
+
+def json_depth(data: str) -> int:
+    """Deepest nesting of arrays and objects in a JSON text (0 for a scalar)."""
+    brackets = _strip_strings(data).encode("utf-8", "surrogatepass").translate(None, _BRACKETS_ONLY)
+    if not brackets:
+        return 0
+    return max(accumulate(1 if byte in _OPENERS else -1 for byte in brackets))
+
+
+def parse_json(data: str):
+    """Parse a JSON text strictly (see the module docstring); ParseError says why not."""
+    limit = settings.API_MAX_JSON_DEPTH
+    if json_depth(data) > limit:
+        raise ParseError(f"JSON parse error - nesting deeper than {limit} levels.", code="too_deep")
+    try:
+        return json.loads(
+            data,
+            parse_float=Decimal,
+            parse_int=_parse_int,
+            parse_constant=strict_constant,
+            object_pairs_hook=_no_duplicate_keys,
+        )
+    except ValueError as exc:
+        raise ParseError(f"JSON parse error - {exc}") from exc
 
 
 class JsonParser(JSONParser):
@@ -29,10 +98,12 @@ class JsonParser(JSONParser):
 
     def parse(self, stream, media_type=None, parser_context=None):
         encoding = (parser_context or {}).get("encoding") or "utf-8"
+        raw = stream.read() if stream is not None else b""
         try:
-            return json.load(codecs.getreader(encoding)(stream), parse_float=Decimal, parse_constant=strict_constant)
-        except ValueError as exc:
-            raise ParseError(f"JSON parse error - {exc}") from exc
+            text = raw.decode(encoding)
+        except (UnicodeDecodeError, LookupError) as exc:
+            raise ParseError(f"JSON parse error - the body is not valid {encoding}.") from exc
+        return parse_json(text)
 
 
 class TextJsonParser(JsonParser):
@@ -55,3 +126,11 @@ class JsonNegotiation(DefaultContentNegotiation):
                 if isinstance(parser, JSONParser):
                     return parser
         return super().select_parser(request, parsers)
+
+
+def is_json_media_type(content_type: str) -> bool:
+    media_type = content_type.split(";", 1)[0].strip().lower()
+    if media_type in ("application/json", "text/json"):
+        return True
+    main, _, sub = media_type.partition("/")
+    return main == "application" and sub.endswith("+json")

@@ -17,6 +17,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from rest_framework import exceptions
 
+from config.api.throttling import rate_limit_headers
 from config.problems import TITLES, PayloadTooLarge, Problem, TooManyRequests, problem_document
 
 logger = logging.getLogger(__name__)
@@ -175,19 +176,39 @@ class ApiProblemMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        if "HTTP_TRANSFER_ENCODING" in request.META and not request.META.get("CONTENT_LENGTH"):
+            # Django reads a body without Content-Length as empty; refuse rather than act on nothing.
+            detail = "Send the request body with a Content-Length header (chunked bodies are not read)."
+            if not _is_api_path(request.path):
+                return HttpResponse(detail, status=411, content_type="text/plain; charset=utf-8")
+            return problem_response(411, "length_required", detail)
         if not _is_api_path(request.path):
             return self.get_response(request)
         try:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
             return problem_response(400, "invalid_content_length", "Content-Length is not a number.")
+        repeated = sorted({name for name, values in request.GET.lists() if len(values) > 1})
+        if repeated:
+            # One value per parameter: a second one is a client bug, never silently dropped.
+            return problem_response(
+                400,
+                "repeated_parameter",
+                f"Query parameters given more than once: {', '.join(repeated)}.",
+                errors=[
+                    {"field": name, "code": "repeated_parameter", "message": "Give this parameter once."}
+                    for name in repeated
+                ],
+            )
         if length > settings.API_MAX_BODY_BYTES:
             return problem_response(
                 413, "payload_too_large", f"The request body exceeds {settings.API_MAX_BODY_BYTES} bytes."
             )
         response = self.get_response(request)
         if response.status_code >= 400 and not _is_json(response):
-            return _replace_with_problem(response)
+            response = _replace_with_problem(response)
+        for name, value in rate_limit_headers(request).items():
+            response[name] = value
         return response
 
     def process_exception(self, request: HttpRequest, exc: Exception) -> HttpResponse | None:

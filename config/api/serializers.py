@@ -1,8 +1,13 @@
-"""Base serializers for request bodies."""
+"""Base serializers and strict fields for request bodies."""
 
 from __future__ import annotations
 
+import unicodedata
+from decimal import Decimal
+
 from rest_framework import serializers
+
+from config.api.parsers import LongInteger
 
 
 class StrictSerializer(serializers.Serializer):
@@ -15,4 +20,90 @@ class StrictSerializer(serializers.Serializer):
                 raise serializers.ValidationError(
                     {name: [serializers.ErrorDetail("Unknown field.", code="unknown_field")] for name in unknown}
                 )
+        return super().to_internal_value(data)
+
+
+# --- Strict fields: the JSON type the spec names, nothing coerced -------------------------------
+
+_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+class StrictIntegerField(serializers.IntegerField):
+    """A JSON integer only: no strings ("1234", " 1234 "), no 1234.0 or 1.2e3, no booleans."""
+
+    default_error_messages = {"invalid": "Must be a JSON integer (no quotes, fraction or exponent)."}
+
+    def to_internal_value(self, data):
+        if isinstance(data, LongInteger):  # more digits than any field's range
+            self.fail("max_value" if data > 0 else "min_value", max_value=self.max_value, min_value=self.min_value)
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictDecimalField(serializers.DecimalField):
+    """A JSON number only (parsed as Decimal, never a float): strings and booleans are refused."""
+
+    default_error_messages = {"invalid": "Must be a JSON number (no quotes)."}
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int | Decimal):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictBooleanField(serializers.BooleanField):
+    """JSON true or false only (DRF also takes "yes", "on", 1 and friends)."""
+
+    default_error_messages = {"invalid": "Must be true or false."}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, bool):
+            self.fail("invalid")
+        return data
+
+
+class StrictChoiceField(serializers.ChoiceField):
+    """A JSON string that is exactly one of the choices (DRF also matches str(1) for 1 and the like)."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid_choice", input=data)
+        return super().to_internal_value(data)
+
+
+class CurrencyCodeField(serializers.CharField):
+    """An ISO 4217 code: three ASCII letters, upper-cased ("sek" -> "SEK"; "ſek" and "ınr" refused)."""
+
+    default_error_messages = {"invalid_currency": "Must be a three-letter ISO 4217 currency code."}
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("max_length", 3)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str) or not (len(data) == 3 and data.isascii() and data.isalpha()):
+            self.fail("invalid_currency")
+        return data.upper()
+
+
+class PlainTextField(serializers.CharField):
+    """A JSON string without control characters or bidirectional overrides (newline and tab allowed
+    when multiline): text that ends up in payment URIs, PDFs and e-mails."""
+
+    default_error_messages = {"control_characters": "Must not contain control characters."}
+
+    def __init__(self, *, multiline: bool = False, **kwargs):
+        self.multiline = multiline
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        allowed = "\n\t" if self.multiline else ""
+        if any(
+            (unicodedata.category(c) == "Cc" and c not in allowed) or c in _BIDI_CONTROLS or c in "\u2028\u2029"
+            for c in data
+        ):
+            self.fail("control_characters")
         return super().to_internal_value(data)

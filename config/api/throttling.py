@@ -3,11 +3,17 @@
 Writes and reads have separate budgets (settings.API_RATE_LIMITS). A fixed window
 counted with one atomic increment in the shared cache: cheaper than DRF's sliding
 history list, which is read, unpickled and rewritten on every request.
+
+Every throttled response advertises its budget with the IETF RateLimit header fields
+(draft-ietf-httpapi-ratelimit-headers): `RateLimit-Policy: "write";q=120;w=60` and
+`RateLimit: "write";r=57;t=23` (remaining requests, seconds until the window resets).
 """
 
 from __future__ import annotations
 
+import math
 import time
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.cache import cache
@@ -23,11 +29,25 @@ def parse_rate(rate: str) -> tuple[int, int]:
     return int(count), _PERIODS[period]
 
 
-def rate_limit_take(*, scope: str, ident: str, rate: str | None = None) -> tuple[bool, float]:
-    """Count one request of ``ident`` in ``scope`` ("read" or "write"): (allowed, seconds until the window ends).
+@dataclass(frozen=True)
+class RateLimitState:
+    policy: str
+    quota: int
+    window_seconds: int
+    remaining: int
+    reset_seconds: int
+    allowed: bool
 
-    The REST throttle and the MCP tool calls share these counters, so one key has one budget.
-    """
+    def headers(self) -> dict[str, str]:
+        return {
+            "RateLimit-Policy": f'"{self.policy}";q={self.quota};w={self.window_seconds}',
+            "RateLimit": f'"{self.policy}";r={self.remaining};t={self.reset_seconds}',
+        }
+
+
+def rate_limit_count(*, scope: str, ident: str, rate: str | None = None) -> tuple[RateLimitState, float]:
+    """Count one request of ``ident`` in ``scope`` ("read" or "write"): its budget after this
+    request, and the seconds until the window ends."""
     limit, period = parse_rate(rate or settings.API_RATE_LIMITS[scope])
     now = time.time()
     window = int(now // period)
@@ -38,15 +58,41 @@ def rate_limit_take(*, scope: str, ident: str, rate: str | None = None) -> tuple
     except ValueError:  # expired between add and incr: this request opens the window
         cache.add(key, 1, timeout=period + 1)
         count = 1
-    return count <= limit, (window + 1) * period - now
+    wait = (window + 1) * period - now
+    state = RateLimitState(
+        policy=scope,
+        quota=limit,
+        window_seconds=period,
+        remaining=max(limit - count, 0),
+        reset_seconds=max(math.ceil(wait), 1),
+        allowed=count <= limit,
+    )
+    return state, wait
+
+
+def rate_limit_take(*, scope: str, ident: str, rate: str | None = None) -> tuple[bool, float]:
+    """Count one request of ``ident`` in ``scope`` ("read" or "write"): (allowed, seconds until the window ends).
+
+    The REST throttle and the MCP tool calls share these counters, so one key has one budget.
+    """
+    state, wait = rate_limit_count(scope=scope, ident=ident, rate=rate)
+    return state.allowed, wait
+
+
+def rate_limit_headers(request) -> dict[str, str]:
+    """The RateLimit fields of the budget this request was counted against (none if it was not)."""
+    state = getattr(request, "rate_limit_state", None)
+    return state.headers() if state is not None else {}
 
 
 class ApiRateThrottle(BaseThrottle):
     def allow_request(self, request, view) -> bool:
         scope = "read" if request.method in SAFE_METHODS else "write"
         rate = getattr(view, "throttle_rates", {}).get(scope)
-        allowed, self._wait = rate_limit_take(scope=scope, ident=self.ident_of(request), rate=rate)
-        return allowed
+        state, self._wait = rate_limit_count(scope=scope, ident=self.ident_of(request), rate=rate)
+        # Kept on the Django request, where the middleware adds the RateLimit fields to the response.
+        getattr(request, "_request", request).rate_limit_state = state
+        return state.allowed
 
     def wait(self) -> float:
         return self._wait

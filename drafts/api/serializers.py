@@ -5,7 +5,15 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from config.api.pagination import PageQuerySerializer
-from config.api.serializers import StrictSerializer
+from config.api.serializers import (
+    CurrencyCodeField,
+    PlainTextField,
+    StrictBooleanField,
+    StrictChoiceField,
+    StrictDecimalField,
+    StrictIntegerField,
+    StrictSerializer,
+)
 from drafts.settlement import SETTLEMENT_CURRENCIES
 from payments.enums import Currency, DraftStatus, FeePlacement, Method, Network
 
@@ -16,23 +24,23 @@ MAX_REQUIRED_CONFIRMATIONS = 100
 
 class CreateDraftRequestSerializer(StrictSerializer):
     receiverAddress = serializers.CharField(max_length=320, allow_null=True, required=False, trim_whitespace=False)
-    network = serializers.ChoiceField(choices=Network.choices, required=False)
-    paymentMethod = serializers.ChoiceField(choices=Method.choices, allow_null=True, required=False)
-    amountSats = serializers.IntegerField(min_value=1, max_value=INT64_MAX, allow_null=True, required=False)
-    fiatCurrency = serializers.CharField(max_length=8, allow_null=True, required=False)
-    fiatAmount = serializers.DecimalField(
+    network = StrictChoiceField(choices=Network.choices, required=False)
+    paymentMethod = StrictChoiceField(choices=Method.choices, allow_null=True, required=False)
+    amountSats = StrictIntegerField(min_value=1, max_value=INT64_MAX, allow_null=True, required=False)
+    fiatCurrency = CurrencyCodeField(allow_null=True, required=False)
+    fiatAmount = StrictDecimalField(
         max_digits=20, decimal_places=8, min_value=0, allow_null=True, required=False, coerce_to_string=False
     )
     senderAddress = serializers.CharField(max_length=128, allow_null=True, required=False, trim_whitespace=False)
     bolt11 = serializers.CharField(max_length=4096, allow_null=True, required=False)
     lightningAddress = serializers.CharField(max_length=320, allow_null=True, required=False)
-    memo = serializers.CharField(max_length=500, allow_null=True, allow_blank=True, required=False)
-    expiryHours = serializers.IntegerField(min_value=1, max_value=MAX_EXPIRY_HOURS, allow_null=True, required=False)
-    requiredConfirmations = serializers.IntegerField(
+    memo = PlainTextField(max_length=500, allow_null=True, allow_blank=True, required=False)
+    expiryHours = StrictIntegerField(min_value=1, max_value=MAX_EXPIRY_HOURS, allow_null=True, required=False)
+    requiredConfirmations = StrictIntegerField(
         min_value=1, max_value=MAX_REQUIRED_CONFIRMATIONS, allow_null=True, required=False
     )
-    currency = serializers.ChoiceField(choices=Currency.choices, allow_null=True, required=False)
-    singleOutput = serializers.BooleanField(allow_null=True, required=False)
+    currency = StrictChoiceField(choices=Currency.choices, allow_null=True, required=False)
+    singleOutput = StrictBooleanField(allow_null=True, required=False)
 
     def validate(self, attrs):
         errors: dict[str, list] = {}
@@ -158,7 +166,7 @@ class DraftResponseSerializer(serializers.Serializer):
     id = serializers.UUIDField()
     receiverAddress = serializers.CharField(allow_null=True)
     senderAddress = serializers.CharField(allow_null=True)
-    network = serializers.ChoiceField(choices=Network.choices)
+    network = StrictChoiceField(choices=Network.choices)
     amountSats = serializers.IntegerField(help_text="Receiver amount in base units of the sent asset")
     amountBtc = serializers.CharField(allow_null=True, help_text="The amount in BTC, for BTC drafts")
     fiatCurrency = serializers.CharField(allow_null=True)
@@ -263,8 +271,8 @@ class AccruedFeesResponseSerializer(serializers.Serializer):
 
 
 class SettleAccruedFeesRequestSerializer(StrictSerializer):
-    currency = serializers.ChoiceField(choices=SETTLEMENT_CURRENCIES)
-    network = serializers.ChoiceField(choices=Network.choices)
+    currency = StrictChoiceField(choices=SETTLEMENT_CURRENCIES)
+    network = StrictChoiceField(choices=Network.choices)
 
 
 class FeeQuoteResponseSerializer(serializers.Serializer):

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from config.api.serializers import StrictSerializer
+from config.api.serializers import StrictBooleanField, StrictSerializer
 
 
 class NotificationPreferenceSerializer(serializers.Serializer):
@@ -10,4 +10,4 @@ class NotificationPreferenceSerializer(serializers.Serializer):
 
 
 class UpdateNotificationPreferenceRequestSerializer(StrictSerializer):
-    emailEnabled = serializers.BooleanField()
+    emailEnabled = StrictBooleanField()

@@ -130,7 +130,7 @@ def test_requote_needs_an_expired_quote_on_a_pending_fiat_draft(api_client, crea
             "currency": "ETH",
             "receiverAddress": ADDRESSES["Ethereum"],
             "fiatCurrency": "EUR",
-            "fiatAmount": "49.99",
+            "fiatAmount": 49.99,
         }
     ).json()
     early = api_client.post(f"/api/v1/drafts/{fiat['id']}/requote")

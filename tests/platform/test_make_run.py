@@ -1,12 +1,21 @@
-"""`make run`'s launcher serves the service on embedded defaults and stops everything on Ctrl-C."""
+"""The README's commands, run verbatim on a fresh clone: `make run` serves the service on the
+embedded defaults (SQLite, filesystem broker, file cache), a second terminal's manage.py
+works, concurrent writers wait instead of failing, and Ctrl-C stops everything.
 
+The clone reuses this checkout's .venv through a symlink (a full install would take minutes);
+`make run` itself decides what to install, exactly as on a new machine.
+"""
+
+import http.client
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
 import time
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -14,6 +23,8 @@ import pytest
 from tests.mcp.conftest import call_tool
 
 ROOT = Path(__file__).resolve().parents[2]
+README = (ROOT / "README.md").read_text()
+RECEIVER = "0x8617E340B3D01FA5F11F306F4090FD50E238070D"
 
 
 def free_port() -> int:
@@ -22,95 +33,194 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def fetch(url: str, *, key: str | None = None, body: dict | None = None) -> tuple[int, bytes]:
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
+def fetch(
+    url: str, *, key: str | None = None, body: dict | bytes | None = None, headers: dict | None = None
+) -> tuple[int, bytes, dict]:
+    headers = dict(headers or {})
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
     data = None
     if body is not None:
-        data, headers["Content-Type"] = json.dumps(body).encode(), "application/json"
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        headers.setdefault("Content-Type", "application/json")
     request = urllib.request.Request(url, data=data, headers=headers)  # noqa: S310 - loopback only
     try:
-        with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310 - loopback only
-            return response.status, response.read()
+        with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310 - loopback only
+            return response.status, response.read(), dict(response.headers)
     except urllib.error.HTTPError as exc:
-        return exc.code, exc.read()
+        return exc.code, exc.read(), dict(exc.headers)
+
+
+def quick_start_commands() -> list[str]:
+    """The shell lines of the README's quick start, in order."""
+    section = README.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    lines = []
+    for block in re.findall(r"```sh\n(.*?)```", section, flags=re.S):
+        joined = block.replace("\\\n", " ")
+        lines += [line.split("  #", 1)[0].strip() for line in joined.splitlines() if line.strip()]
+    return [line for line in lines if not line.startswith("#")]
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """A newcomer's shell: no test settings, no DJANGO_SETTINGS_MODULE, no ENV_FILE."""
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR")}
+    return env | extra
+
+
+@pytest.fixture
+def fresh_clone(tmp_path) -> Path:
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True, timeout=120)
+    (clone / ".venv").symlink_to(ROOT / ".venv")
+    # Files are as old as the installed environment, so make sees nothing to reinstall.
+    stamp = (ROOT / ".venv" / ".runtime").stat().st_mtime - 60
+    for name in ("requirements.txt", "requirements-dev.txt"):
+        os.utime(clone / name, (stamp, stamp))
+    return clone
 
 
 @pytest.mark.slow
-def test_the_launcher_serves_docs_admin_and_health_then_stops_on_ctrl_c(tmp_path):
+def test_the_readme_commands_work_verbatim_on_a_fresh_clone(fresh_clone, tmp_path):
+    commands = quick_start_commands()
+    assert commands[0] == "make run"
+    key_command = next(c for c in commands if c.startswith(".venv/bin/python manage.py issue_api_key"))
     port = free_port()
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL", "DJANGO_SETTINGS_MODULE")
-    }
-    env |= {
-        "PORT": str(port),
-        "VAR_DIR": str(tmp_path / "var"),
-        "DEBUG": "true",
-        "SECRET_KEY": "launcher-test-" + "k" * 40,
-    }
-    process = subprocess.Popen(
-        ["scripts/run.sh"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
-    )
     base = f"http://127.0.0.1:{port}"
+    log = tmp_path / "make-run.log"
+    env = clean_env(PORT=str(port))
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            ["make", "run"], cwd=fresh_clone, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
     try:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline and process.poll() is None:
             try:
-                if fetch(f"{base}/healthz")[0] == 200:
+                if fetch(f"{base}/healthz")[0] == 200 and "Press Ctrl-C" in log.read_text():
                     break
             except OSError:
-                time.sleep(0.5)
-        status, body = fetch(f"{base}/healthz")
-        assert status == 200, body
-        assert fetch(f"{base}/swagger")[0] == 200
-        assert b"/api/v1/api-keys" in fetch(f"{base}/llms.txt")[1]
-        assert fetch(f"{base}/admin/login/")[0] == 200
-        assert (tmp_path / "var" / "db.sqlite3").exists()
+                pass
+            time.sleep(0.5)
+        status, body, _ = fetch(f"{base}/healthz")
+        assert status == 200, log.read_text()[-3000:]
+        output = log.read_text()
 
+        # A git-ignored local settings file with a generated key; DEBUG off, plain HTTP on loopback.
+        env_file = fresh_clone / ".env"
+        assert "SECRET_KEY=" in env_file.read_text() and "DEBUG=false" in env_file.read_text()
+        assert env_file.stat().st_mode & 0o077 == 0
+        assert subprocess.run(["git", "check-ignore", "-q", ".env"], cwd=fresh_clone).returncode == 0
+        assert not subprocess.run(["git", "status", "--porcelain"], cwd=fresh_clone, capture_output=True).stdout
+
+        # What is off, and how to turn it on: printed at start, and in /healthz (still 200).
+        assert "Note: No fee address for" in output and "FEE_ADDRESS_" in output
+        assert "Note: No node endpoint for" in output and "RPC_URL_" in output
+        assert any("No fee address" in n for n in json.loads(body)["notices"])
+
+        # Production mode: no debug page listing the URL configuration.
+        status, page, _ = fetch(f"{base}/no-such-page")
+        assert status == 404 and b"URLconf" not in page and b"api/v1/" not in page
+        assert fetch(f"{base}/swagger")[0] == 200
+        assert fetch(f"{base}/admin/login/")[0] == 200
+        assert b"/api/v1/api-keys" in fetch(f"{base}/llms.txt")[1]
+        assert (fresh_clone / "var" / "db.sqlite3").exists()
+
+        # The second terminal: the README's key command as written.
         key = subprocess.run(
-            [
-                ".venv/bin/python",
-                "manage.py",
-                "issue_api_key",
-                "--email",
-                "shop@example.com",
-                "--scopes",
-                "rates:read,fees:read,drafts:read,drafts:write",
-            ],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=60,
-        ).stdout.strip()
-        status, body = fetch(f"{base}/api/v1/rates?ccy=EUR&asset=USDC", key=key)
-        assert status == 200 and json.loads(body)["rates"][0]["asset"] == "USDC"
-        status, body = fetch(f"{base}/api/v1/fees/schedule", key=key)
-        assert status == 200 and json.loads(body)["tiers"][0] == {"upToUsd": 10, "percent": 0.49}
-        status, body = fetch(
-            f"{base}/api/v1/drafts",
-            key=key,
-            body={
-                "network": "Base",
-                "currency": "USDC",
-                "fiatCurrency": "EUR",
-                "fiatAmount": 25,
-                "receiverAddress": "0x8617E340B3D01FA5F11F306F4090FD50E238070D",
-            },
+            key_command, shell=True, cwd=fresh_clone, env=clean_env(), capture_output=True, text=True, timeout=60
         )
-        assert status == 201, body
-        assert fetch(f"{base}/api/v1/drafts/{json.loads(body)['id']}/status", key=key)[0] == 200
+        assert key.returncode == 0, key.stderr
+        key = key.stdout.strip()
+        assert key.startswith("pdk_")
+
+        # The README's curl lines, against this run's port.
+        for command in commands:
+            if command.startswith("curl"):
+                ran = subprocess.run(
+                    command.replace("127.0.0.1:8000", f"127.0.0.1:{port}"),
+                    shell=True,
+                    env=clean_env(KEY=key),
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                )
+                assert ran.returncode == 0, ran.stderr
+                assert json.loads(ran.stdout)["status"] == "Pending", ran.stdout
+                draft_id = json.loads(ran.stdout)["id"]
         # The MCP server answers on the same address, with the same key.
-        status = call_tool(f"{base}/mcp", key, "get_draft_status", {"id": json.loads(body)["id"]})
+        status = call_tool(f"{base}/mcp", key, "get_draft_status", {"id": draft_id})
         assert not status.is_error and status.structured_content["status"] == "Pending"
+
+        # 24 concurrent creations on SQLite: every writer waits for the lock, none gets a 500.
+        def create(i: int) -> tuple[int, bytes, dict]:
+            return fetch(
+                f"{base}/api/v1/drafts",
+                key=key,
+                body={
+                    "network": "Base",
+                    "currency": "USDC",
+                    "fiatCurrency": "EUR",
+                    "fiatAmount": 10 + i,
+                    "receiverAddress": RECEIVER,
+                },
+            )
+
+        with ThreadPoolExecutor(24) as pool:
+            results = list(pool.map(create, range(24)))
+        assert [status for status, _, _ in results] == [201] * 24, [r[1][:300] for r in results if r[0] != 201]
+        # Rate-limit counters are shared by both gunicorn workers: each creation used up one more.
+        remaining = sorted(int(re.search(r";r=(\d+)", h["RateLimit"]).group(1)) for _, _, h in results)
+        assert len(set(remaining)) == 24, remaining
+
+        # A 100,000-deep body is refused before parsing; the worker survives.
+        status, body, headers = fetch(f"{base}/api/v1/drafts", key=key, body=b"[" * 100_000 + b"]" * 100_000)
+        assert status == 400 and "32 levels" in json.loads(body)["detail"]
+        assert fetch(f"{base}/healthz")[0] == 200
+
+        # A chunked body is refused, not read as empty.
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        connection.putrequest("POST", "/api/v1/drafts")
+        connection.putheader("Authorization", f"Bearer {key}")
+        connection.putheader("Content-Type", "application/json")
+        connection.putheader("Transfer-Encoding", "chunked")
+        connection.endheaders()
+        connection.send(b"2\r\n{}\r\n0\r\n\r\n")
+        answer = connection.getresponse()
+        assert answer.status == 411 and json.loads(answer.read())["code"] == "length_required"
+        connection.close()
+
+        # X-Request-Id: kept when well-formed, returned, and in the access log.
+        _, _, headers = fetch(f"{base}/api/v1/fees/schedule", key=key, headers={"X-Request-Id": "readme-check-42"})
+        assert headers["X-Request-Id"] == "readme-check-42"
     finally:
         os.killpg(process.pid, signal.SIGINT)
-        output = process.communicate(timeout=60)[0].decode()
+        process.wait(timeout=60)
+    output = log.read_text()
+    assert "request_id=readme-check-42" in output
+    # The worker and beat run with a sane recursion limit (py_ecc raises it to 100,000 on import).
+    assert len(re.findall(r"started with recursion limit 1000\b", output)) >= 2, output[-3000:]
     assert "issue_api_key" in output
     time.sleep(1)
-    leftover = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True).stdout.split()
+    leftover = subprocess.run(["pgrep", "-f", str(fresh_clone)], capture_output=True, text=True).stdout.split()
     assert not leftover, f"processes left running: {leftover}"
     with pytest.raises(OSError):
         fetch(f"{base}/healthz")
+
+
+def test_the_quick_start_example_environment_turns_the_notices_off(fresh_clone):
+    """The README's example environment for a local test setup names a fee address and a node for
+    every network it enables, so nothing is left off."""
+    section = README.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    example = re.search(r"```ini\n(.*?)```", section, flags=re.S).group(1)
+    env_file = fresh_clone / "example.env"
+    env_file.write_text(example)
+    ran = subprocess.run(
+        [".venv/bin/python", "manage.py", "notices"],
+        cwd=fresh_clone,
+        env=clean_env(ENV_FILE=str(env_file), SECRET_KEY="example-" + "k" * 40, VAR_DIR=str(fresh_clone / "var")),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout == ""

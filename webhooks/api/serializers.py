@@ -3,7 +3,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from config.api.pagination import paged_envelope_serializer
-from config.api.serializers import StrictSerializer
+from config.api.serializers import StrictBooleanField, StrictSerializer
 from outbound import MAX_URL_LENGTH
 from webhooks.models import EventType
 
@@ -28,7 +28,7 @@ class CreateWebhookRequestSerializer(StrictSerializer):
 
 
 class UpdateWebhookRequestSerializer(StrictSerializer):
-    active = serializers.BooleanField(required=False)
+    active = StrictBooleanField(required=False)
     events = EventTypesField(required=False, allow_null=True, allow_empty=True, max_length=len(EventType.values) * 2)
 
 
