@@ -160,7 +160,7 @@ def test_the_readme_commands_work_verbatim_on_a_fresh_clone(fresh_clone, tmp_pat
                     "network": "Base",
                     "currency": "USDC",
                     "fiatCurrency": "EUR",
-                    "fiatAmount": 10 + i,
+                    "fiatAmount": 100 + i,  # distinct amounts: the collision path is tested elsewhere
                     "receiverAddress": RECEIVER,
                 },
             )
