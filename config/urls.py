@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularSwaggerView
 
+import config.routing  # noqa: F401 - registers the <id:...> converter
 from config.views import SchemaView, healthz, llms_txt
 from dashboard.views import home
 

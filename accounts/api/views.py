@@ -13,13 +13,14 @@ from accounts.api.serializers import (
 from accounts.selectors import api_key_list
 from accounts.services import api_key_create, api_key_revoke
 from config.api.pagination import PageQuerySerializer, paged_envelope_serializer, paginate
+from config.routing import UUID_PATTERN
 
 
 class ApiKeyViewSet(viewsets.ViewSet):
     """API keys are managed from a logged-in session only: a key cannot mint keys."""
 
     session_only = True
-    lookup_value_regex = "[0-9a-fA-F-]{36}"
+    lookup_value_regex = UUID_PATTERN
 
     @extend_schema(
         summary="List the account's active API keys",

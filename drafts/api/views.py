@@ -14,6 +14,7 @@ from config.api.pagination import page_of
 from config.api.problems import problem_from_validation
 from config.api.responses import created_response, resource_url
 from config.problems import Conflict, Problem
+from config.routing import UUID_PATTERN
 from config.wire import json_number
 from drafts import services
 from drafts.api.creation import create_draft_outcome
@@ -44,7 +45,6 @@ from drafts.settlement import settlement_open
 from fees.ledger import balance_of
 from payments.registry import format_amount
 
-UUID_PATTERN = "[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}"
 IDEMPOTENCY_HEADER = OpenApiParameter(
     "Idempotency-Key", OpenApiTypes.STR, OpenApiParameter.HEADER, description="Makes retries safe (24 h, per account)"
 )

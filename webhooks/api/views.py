@@ -7,6 +7,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from config.api.pagination import PageQuerySerializer, paginate
+from config.routing import UUID_PATTERN
 from webhooks import services
 from webhooks.api.serializers import (
     CreateWebhookRequestSerializer,
@@ -20,12 +21,11 @@ from webhooks.api.serializers import (
 from webhooks.models import Delivery
 from webhooks.selectors import delivery_list, webhook_list
 
-UUID_REGEX = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 SCOPE = "webhooks:manage"
 
 
 class WebhookViewSet(viewsets.ViewSet):
-    lookup_value_regex = UUID_REGEX
+    lookup_value_regex = UUID_PATTERN
     required_scopes = {
         name: SCOPE
         for name in ("list", "create", "retrieve", "partial_update", "destroy", "test", "deliveries", "redeliver")
@@ -102,7 +102,7 @@ class WebhookViewSet(viewsets.ViewSet):
         return Response(page.envelope(DeliverySerializer(page.items, many=True).data))
 
     @extend_schema(summary="Deliver an event again", request=None, responses=DeliverySerializer)
-    @action(detail=True, methods=["post"], url_path=f"deliveries/(?P<delivery_id>{UUID_REGEX})/redeliver")
+    @action(detail=True, methods=["post"], url_path=f"deliveries/(?P<delivery_id>{UUID_PATTERN})/redeliver")
     def redeliver(self, request, pk=None, delivery_id=None):
         delivery = get_object_or_404(Delivery, pk=delivery_id, webhook=self._webhook(request, pk))
         delivery = services.delivery_redeliver(delivery=delivery)
