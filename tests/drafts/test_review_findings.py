@@ -35,7 +35,7 @@ def test_a_lightning_address_draft_without_an_amount_is_a_400_naming_the_amount(
             "amountSats",
         ),
         ({**USDC_BASE, "amountSats": 10**18 + 1}, "amountSats"),
-        ({**USDC_BASE, "fiatCurrency": "USD", "fiatAmount": "999999999999"}, "fiatAmount"),
+        ({**USDC_BASE, "fiatCurrency": "USD", "fiatAmount": 999999999999}, "fiatAmount"),
         (
             {
                 "network": "Ethereum",
@@ -86,7 +86,7 @@ def test_another_account_cannot_block_an_exact_amount_or_learn_its_draft(create,
 
 
 def test_fiat_drafts_are_nudged_past_every_accounts_open_amounts(create, client_with_scopes, other_account):
-    body = {**USDC_BASE, "fiatCurrency": "USD", "fiatAmount": "12.34"}
+    body = {**USDC_BASE, "fiatCurrency": "USD", "fiatAmount": 12.34}
     theirs = client_with_scopes("drafts:write", user=other_account).post("/api/v1/drafts", body, format="json")
     mine = create(body).json()
     assert mine["amountSats"] == theirs.json()["amountSats"] + 1
