@@ -14,7 +14,7 @@ from decimal import Decimal
 from itertools import accumulate
 
 from django.conf import settings
-from rest_framework.exceptions import ParseError
+from rest_framework.exceptions import ErrorDetail, ParseError, ValidationError
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.parsers import JSONParser
 from rest_framework.utils.json import strict_constant
@@ -40,7 +40,8 @@ def _no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict:
     found: dict = {}
     for key, value in pairs:
         if key in found:
-            raise ParseError(f"JSON parse error - duplicate key {key!r}.", code="duplicate_key")
+            # A field error naming the key: "last one wins" would act on a value the client may not mean.
+            raise ValidationError({key: [ErrorDetail("Given more than once in the JSON object.", "duplicate_key")]})
         found[key] = value
     return found
 

@@ -192,11 +192,14 @@ def test_the_readme_commands_work_verbatim_on_a_fresh_clone(fresh_clone, tmp_pat
         # X-Request-Id: kept when well-formed, returned, and in the access log.
         _, _, headers = fetch(f"{base}/api/v1/fees/schedule", key=key, headers={"X-Request-Id": "readme-check-42"})
         assert headers["X-Request-Id"] == "readme-check-42"
+        deadline = time.monotonic() + 10  # gunicorn writes the access line just after answering
+        while "request_id=readme-check-42" not in log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.2)
     finally:
         os.killpg(process.pid, signal.SIGINT)
         process.wait(timeout=60)
     output = log.read_text()
-    assert "request_id=readme-check-42" in output
+    assert "request_id=readme-check-42" in output, output[-3000:]
     # The worker and beat run with a sane recursion limit (py_ecc raises it to 100,000 on import).
     assert len(re.findall(r"started with recursion limit 1000\b", output)) >= 2, output[-3000:]
     assert "issue_api_key" in output

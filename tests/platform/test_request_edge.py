@@ -79,10 +79,12 @@ def test_brackets_inside_strings_do_not_count_as_nesting(api_client):
     assert response.status_code == 400 and "nesting" not in response.json()["detail"]
 
 
-def test_duplicate_keys_are_refused(api_client):
+def test_duplicate_keys_are_refused_naming_the_key(api_client):
     response = post_raw(api_client, "/api/v1/drafts", b'{"amountSats": 1, "amountSats": 1000}')
     assert response.status_code == 400
-    assert response.json()["detail"] == "JSON parse error - duplicate key 'amountSats'."
+    assert response.json()["errors"] == [
+        {"field": "amountSats", "code": "duplicate_key", "message": "Given more than once in the JSON object."}
+    ]
 
 
 def test_a_5000_digit_number_is_a_field_error_without_interpreter_details(api_client):
