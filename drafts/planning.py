@@ -16,7 +16,7 @@ from django.conf import settings
 from config.problems import Problem
 from drafts.requests import DraftRequest
 from fees.calculator import FeeQuote, fee_quote
-from payments.addresses import validate_address
+from payments.addresses import check_receivable, validate_address
 from payments.enums import Currency, Method
 from payments.lightning import check_invoice_amount, decode_invoice, fetch_invoice_for_lightning_address
 from payments.quotes import Quote, base_units_to_fiat, fiat_to_base_units, quote_lock, sek_value
@@ -130,6 +130,10 @@ def draft_plan(*, request: DraftRequest, now: datetime, is_fee_settlement: bool 
             raise Problem(
                 "The receiver address is the operator's fee address.", code="invalid_address", field="receiverAddress"
             )
+        amount_field = "fiatAmount" if fiat_currency else "amountSats"
+        check_receivable(
+            asset=asset, address=plan_fields["receiver_address"], amount_base_units=amount, amount_field=amount_field
+        )
 
     fee = None if is_fee_settlement else _fee(request, asset, amount, quote, usd_rate)
     return DraftPlan(

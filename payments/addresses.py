@@ -120,3 +120,72 @@ def validate_address(network: str, address: str, *, field: str = "receiverAddres
             errors=[{"field": field, "code": "invalid_address", "message": message}],
             extra={"network": str(network)},
         ) from exc
+
+
+# --- Receivers that can never be paid --------------------------------------------------------
+
+# Bitcoin Core refuses to relay an output below this (546 sats is the P2PKH threshold at the
+# default dust relay fee; segwit outputs have lower ones, so 546 is safe for every type).
+BITCOIN_DUST_LIMIT_SATS = 546
+
+# Solana programs, sysvars and the wrapped-SOL mint: accounts no wallet controls, so whatever
+# is sent to them is lost (or the transfer fails).
+SOLANA_PROGRAM_IDS = {
+    "11111111111111111111111111111111": "the System Program",
+    "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA": "the SPL Token Program",
+    "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb": "the Token-2022 Program",
+    "ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL": "the Associated Token Account Program",
+    "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr": "the Memo Program",
+    "Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo": "the Memo Program (v1)",
+    "ComputeBudget111111111111111111111111111111": "the Compute Budget Program",
+    "Stake11111111111111111111111111111111111111": "the Stake Program",
+    "Vote111111111111111111111111111111111111111": "the Vote Program",
+    "Config1111111111111111111111111111111111111": "the Config Program",
+    "AddressLookupTab1e1111111111111111111111111": "the Address Lookup Table Program",
+    "BPFLoader1111111111111111111111111111111111": "the BPF Loader",
+    "BPFLoader2111111111111111111111111111111111": "the BPF Loader",
+    "BPFLoaderUpgradeab1e11111111111111111111111": "the Upgradeable BPF Loader",
+    "NativeLoader1111111111111111111111111111111": "the Native Loader",
+    "Ed25519SigVerify111111111111111111111111111": "the Ed25519 signature program",
+    "KeccakSecp256k11111111111111111111111111111": "the secp256k1 signature program",
+    "SysvarRent111111111111111111111111111111111": "the Rent sysvar",
+    "SysvarC1ock11111111111111111111111111111111": "the Clock sysvar",
+    "Sysvar1nstructions1111111111111111111111111": "the Instructions sysvar",
+    "SysvarRecentB1ockHashes11111111111111111111": "the Recent Blockhashes sysvar",
+    "SysvarEpochSchedu1e111111111111111111111111": "the Epoch Schedule sysvar",
+    "SysvarS1otHashes111111111111111111111111111": "the Slot Hashes sysvar",
+    "SysvarStakeHistory1111111111111111111111111": "the Stake History sysvar",
+    "SysvarFees111111111111111111111111111111111": "the Fees sysvar",
+    "SysvarRewards111111111111111111111111111111": "the Rewards sysvar",
+    "So11111111111111111111111111111111111111112": "the wrapped SOL mint",
+}
+# EVM precompiles live at the lowest addresses (0x01-0x11 on Ethereum, 0x100 on Base and other
+# RIP-7212 chains); nothing sent there can be spent.
+_EVM_RESERVED_BELOW = 0x200
+
+
+def check_receivable(*, asset, address: str, amount_base_units: int, amount_field: str = "amountSats") -> None:
+    """Refuse a receiver that can never be paid on chain, with a field error: a token contract or
+    mint of the registry on that network (the asset's own included), a Solana program or
+    sysvar, an EVM precompile, or a Bitcoin output below the dust limit. ``asset`` is the
+    registry's Asset; ``address`` is already validated and normalised."""
+    from payments.registry import all_assets
+
+    def refuse(message: str, *, code: str = "unpayable_receiver", field: str = "receiverAddress") -> None:
+        raise Problem(f"{field}: {message}", code=code, errors=[{"field": field, "code": code, "message": message}])
+
+    tokens = {a.token_address: a for a in all_assets() if a.network == asset.network and a.kind == "token"}
+    if address in tokens:
+        token = tokens[address]
+        what = "mint" if asset.family == "solana" else "contract"
+        refuse(f"This is the {token.currency} token {what} on {asset.network}, not a wallet; payments to it are lost.")
+    if asset.family == "solana" and address in SOLANA_PROGRAM_IDS:
+        refuse(f"This is {SOLANA_PROGRAM_IDS[address]}, not a wallet; payments to it are lost.")
+    if asset.family == "evm" and int(address, 16) < _EVM_RESERVED_BELOW:
+        refuse("This is a reserved precompile address, not a wallet; payments to it are lost.")
+    if asset.family == "bitcoin" and amount_base_units < BITCOIN_DUST_LIMIT_SATS:
+        refuse(
+            f"A Bitcoin output below {BITCOIN_DUST_LIMIT_SATS} sats is dust: wallets and nodes refuse to send it.",
+            code="amount_below_dust",
+            field=amount_field,
+        )
