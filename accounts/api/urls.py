@@ -32,6 +32,6 @@ urlpatterns = [
     path("auth/totp/enable", auth.TotpEnableView.as_view(), name="auth-totp-enable"),
     path("auth/totp/disable", auth.TotpDisableView.as_view(), name="auth-totp-disable"),
     path("auth/passkeys", auth.PasskeyListView.as_view(), name="auth-passkeys"),
-    path("auth/passkeys/<uuid:passkey_id>", auth.PasskeyDetailView.as_view(), name="auth-passkey"),
+    path("auth/passkeys/<id:passkey_id>", auth.PasskeyDetailView.as_view(), name="auth-passkey"),
     *router.urls,
 ]

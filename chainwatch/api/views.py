@@ -12,10 +12,9 @@ from chainwatch.api.serializers import (
 )
 from chainwatch.unmatched import transfer_attach, unmatched_json, unmatched_list
 from config.api.pagination import page_of
+from config.routing import UUID_PATTERN
 from drafts.api.serializers import DraftResponseSerializer
 from drafts.presenters import draft_json
-
-UUID_PATTERN = "[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}"
 
 
 class TransferViewSet(viewsets.ViewSet):
