@@ -113,3 +113,15 @@ def test_this_process_runs_with_a_sane_recursion_limit():
     import web3  # noqa: F401 - its py_ecc import raised the limit to 100,000 before the guard
 
     assert sys.getrecursionlimit() == 1000
+
+
+@override_settings(API_AUTH_FAILURES_PER_MINUTE=2)
+def test_a_forged_x_forwarded_for_does_not_buy_a_fresh_per_ip_budget(anon_client):
+    anon_client.credentials(HTTP_AUTHORIZATION="Bearer pdk_" + "b" * 40)
+    statuses = [
+        anon_client.get(
+            "/api/v1/auth/me", REMOTE_ADDR="198.51.100.7", HTTP_X_FORWARDED_FOR=f"203.0.113.{n}"
+        ).status_code
+        for n in range(3)
+    ]
+    assert statuses == [401, 401, 429]
