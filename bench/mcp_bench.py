@@ -205,6 +205,8 @@ def main() -> int:
                 "NGINX_PREFIX": str(tmp / "nginx"),
                 "NGINX_WORKERS": "1",
                 "LISTEN": f"127.0.0.1:{port}",
+                "NGINX_TLS": "",
+                "NGINX_PROBLEMS": str(ROOT / "deploy" / "problems"),
                 "WEB_UPSTREAM": f"127.0.0.1:{web_port}",
                 "MCP_UPSTREAM": f"127.0.0.1:{mcp_port}",
             },
