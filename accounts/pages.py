@@ -23,13 +23,15 @@ from config.problems import Problem
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 )
+# The sign-in page also runs our own passkey script (navigator.credentials, then the auth API).
+SIGN_IN_POLICY = CONTENT_SECURITY_POLICY + "; script-src 'self'; connect-src 'self'"
 
 
 def strict_headers(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     @wraps(view)
     def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
         response = view(request, *args, **kwargs)
-        response["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
+        response["Content-Security-Policy"] = getattr(response, "content_security_policy", CONTENT_SECURITY_POLICY)
         response["X-Frame-Options"] = "DENY"
         response["Referrer-Policy"] = "same-origin"
         response["Cache-Control"] = "no-store"
@@ -163,7 +165,9 @@ def sign_in(request: HttpRequest) -> HttpResponse:
             return redirect(f"{reverse('login_code')}?{urlencode({'next': _next_url(request)})}")
     elif request.method == "POST":
         status = 400
-    return _page(request, "sign_in.html", {"form": form}, status)
+    response = _page(request, "sign_in.html", {"form": form}, status)
+    response.content_security_policy = SIGN_IN_POLICY
+    return response
 
 
 @strict_headers

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from django.conf import settings as django_settings
@@ -151,3 +152,49 @@ def test_a_merchant_creates_a_draft_and_a_webhook_in_the_browser(chromium, live_
             assert _no_horizontal_overflow(page), path
         context.close()
     assert problems == []
+
+
+def test_a_merchant_adds_a_passkey_signs_out_and_signs_in_with_it(chromium, live_server, owner, settings):
+    """Chromium's virtual authenticator (DevTools WebAuthn domain) stands in for a phone or
+    security key: user verification on, resident keys, as the service requires."""
+    settings.BASE_URL = live_server.url  # the relying party is the site the browser is on
+    context = _signed_in_context(chromium, live_server, owner, 1280, 860)
+    page = context.new_page()
+    console: list[str] = []
+    page.on("console", lambda msg: console.append(msg.text))
+    cdp = context.new_cdp_session(page)
+    cdp.send("WebAuthn.enable")
+    cdp.send(
+        "WebAuthn.addVirtualAuthenticator",
+        {
+            "options": {
+                "protocol": "ctap2",
+                "transport": "internal",
+                "hasResidentKey": True,
+                "hasUserVerification": True,
+                "isUserVerified": True,
+                "automaticPresenceSimulation": True,
+            }
+        },
+    )
+    page.goto(f"{live_server.url}/dashboard/security/")
+    page.get_by_label("Name of the new passkey").fill("Laptop")
+    page.get_by_role("button", name="Add a passkey").click()
+    try:
+        page.get_by_text("Laptop · added").wait_for(timeout=20000)
+    except Exception:
+        raise AssertionError(page.locator("#passkey-add-result").inner_text() + " | " + " ".join(console)) from None
+    assert owner.passkeys.get().name == "Laptop"
+    page.screenshot(path=str(SHOTS / "dashboard-security-desktop.png"), full_page=True)
+
+    page.get_by_role("button", name="Sign out").click()
+    page.wait_for_url("**/account/sign-in**")
+    page.goto(f"{live_server.url}/dashboard/")  # signed out: sent to sign-in, coming back here
+    page.wait_for_url("**/account/sign-in?next=**")
+    policy = page.request.get(f"{live_server.url}/account/sign-in").headers["content-security-policy"]
+    assert "script-src 'self'" in policy and "unsafe-inline" not in policy
+    page.get_by_role("button", name="Sign in with a passkey").click()
+    page.wait_for_url(lambda url: urlsplit(url).path == "/dashboard/", timeout=20000)
+    assert page.get_by_role("heading", name="Overview").is_visible()
+    page.screenshot(path=str(SHOTS / "dashboard-after-passkey-sign-in-desktop.png"), full_page=True)
+    context.close()

@@ -1,0 +1,101 @@
+// Passkeys through the account API with this browser session: add one (security page) and
+// sign in with one (sign-in page). Buttons carry data-passkey="add" or data-passkey="sign-in".
+(function () {
+  "use strict";
+  if (!window.PublicKeyCredential) return;
+
+  function b64urlToBytes(text) {
+    var b64 = text.replace(/-/g, "+").replace(/_/g, "/");
+    var raw = atob(b64 + "===".slice((b64.length + 3) % 4));
+    return Uint8Array.from(raw, function (c) { return c.charCodeAt(0); });
+  }
+  function bytesToB64url(buffer) {
+    var bytes = new Uint8Array(buffer), text = "";
+    for (var i = 0; i < bytes.length; i++) text += String.fromCharCode(bytes[i]);
+    return btoa(text).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  }
+  function csrf() {
+    var match = document.cookie.match(/(?:^|; )csrftoken=([^;]+)/);
+    return match ? decodeURIComponent(match[1]) : "";
+  }
+  function post(url, body) {
+    return fetch(url, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "Accept": "application/json", "X-CSRFToken": csrf() },
+      body: JSON.stringify(body || {}),
+    }).then(function (response) {
+      return response.json().then(function (data) {
+        if (!response.ok) throw new Error(data.detail || "The request failed.");
+        return data;
+      });
+    });
+  }
+  function say(button, text) {
+    var out = document.getElementById(button.getAttribute("aria-describedby"));
+    if (out) out.textContent = text;
+  }
+
+  function add(button) {
+    var name = (document.getElementById("passkey-name") || {}).value || "";
+    return post("/api/v1/auth/register/begin", {}).then(function (begin) {
+      var options = begin.publicKey;
+      options.challenge = b64urlToBytes(options.challenge);
+      options.user.id = b64urlToBytes(options.user.id);
+      (options.excludeCredentials || []).forEach(function (c) { c.id = b64urlToBytes(c.id); });
+      return navigator.credentials.create({ publicKey: options });
+    }).then(function (credential) {
+      return post("/api/v1/auth/register/complete", {
+        name: name,
+        credential: {
+          id: credential.id,
+          rawId: bytesToB64url(credential.rawId),
+          type: credential.type,
+          response: {
+            attestationObject: bytesToB64url(credential.response.attestationObject),
+            clientDataJSON: bytesToB64url(credential.response.clientDataJSON),
+            transports: credential.response.getTransports ? credential.response.getTransports() : [],
+          },
+          clientExtensionResults: credential.getClientExtensionResults(),
+        },
+      });
+    }).then(function () { window.location.reload(); });
+  }
+
+  function signIn(button) {
+    return post("/api/v1/auth/login/begin", {}).then(function (begin) {
+      var options = begin.publicKey;
+      options.challenge = b64urlToBytes(options.challenge);
+      (options.allowCredentials || []).forEach(function (c) { c.id = b64urlToBytes(c.id); });
+      return navigator.credentials.get({ publicKey: options });
+    }).then(function (credential) {
+      return post("/api/v1/auth/login/complete", {
+        credential: {
+          id: credential.id,
+          rawId: bytesToB64url(credential.rawId),
+          type: credential.type,
+          response: {
+            authenticatorData: bytesToB64url(credential.response.authenticatorData),
+            clientDataJSON: bytesToB64url(credential.response.clientDataJSON),
+            signature: bytesToB64url(credential.response.signature),
+            userHandle: credential.response.userHandle ? bytesToB64url(credential.response.userHandle) : null,
+          },
+          clientExtensionResults: credential.getClientExtensionResults(),
+        },
+      });
+    }).then(function () { window.location.assign(button.getAttribute("data-next") || "/dashboard/"); });
+  }
+
+  document.querySelectorAll("[data-passkey]").forEach(function (button) {
+    button.hidden = false;
+    button.addEventListener("click", function () {
+      button.disabled = true;
+      say(button, "");
+      var run = button.getAttribute("data-passkey") === "add" ? add : signIn;
+      run(button).catch(function (error) {
+        say(button, error.message || String(error));
+        button.disabled = false;
+      });
+    });
+  });
+})();
