@@ -24,7 +24,7 @@ from django.utils import timezone
 from config.problems import Conflict, Problem
 from drafts.models import Draft
 from drafts.requests import DraftRequest, Origin
-from drafts.services import draft_cancel, draft_create_from_request
+from drafts.services import draft_cancel, draft_create_from_request, draft_expire
 from fees import ledger
 from fees.ledger import FeesOutstanding
 from notifications import kinds as email_kinds
@@ -387,7 +387,12 @@ def checkout_select(
             raise _AlreadyChosen(current.id)
         _in_progress(current)
         if current is not None and current.status == D.PENDING:
-            draft_cancel(draft=current, now=now)
+            if current.expires_at <= now:
+                # Past its time, a payment may still be on its way: expired drafts stay watched
+                # for the grace window, cancelled ones do not.
+                draft_expire(draft_id=current.id, now=now)
+            else:
+                draft_cancel(draft=current, now=now)
         locked.draft = draft
         locked.save(update_fields=["draft", "updated_at"])
 

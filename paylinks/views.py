@@ -148,7 +148,7 @@ def _context(payment_request: PaymentRequest, *, error: str | None = None, recei
         "network_label": Network(draft.network).label if draft is not None else "",
         "rate": _rate(draft.rate) if draft is not None and draft.rate else None,
         "confirmations": draft.confirmations if draft is not None else 0,
-        "draft_expired": draft_status == DraftStatus.EXPIRED and status == PaymentRequestStatus.OPEN,
+        "draft_expired": state == "choose" and draft_status in (DraftStatus.EXPIRED, DraftStatus.PENDING),
         "polling": state in ("pending", "seen", "mismatch") or (state == "expired" and draft_status is not None),
         "status_url": reverse("checkout-status", kwargs={"token": payment_request.token}),
         "state_key": f"{status}:{draft_status or ''}",

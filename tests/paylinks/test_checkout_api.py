@@ -373,3 +373,18 @@ def test_a_blocked_owner_makes_the_link_unpayable_without_telling_the_payer_why(
 
     assert refused.status_code == 409 and refused.json()["code"] == "payment_request_unavailable"
     assert "outstanding" not in json.dumps(refused.json()).lower()
+
+
+def test_choosing_again_after_the_drafts_time_ran_out_expires_it_so_a_late_payment_still_counts(create_link, select):
+    link = create_link()
+    first = select(link["token"]).json()["draftId"]
+
+    with time_machine.travel(timezone.now() + timedelta(hours=1, minutes=1)):  # before the expiry task ran
+        second = select(link["token"]).json()["draftId"]
+        assert second != first
+        assert Draft.objects.get(pk=first).status == "Expired"  # still watched, not cancelled
+        pay(first, confirmations=12)
+
+    assert PaymentRequest.objects.get().status == "Paid"
+    assert Draft.objects.get(pk=second).status == "Cancelled"
+    assert Draft.objects.get(pk=first).paid_late

@@ -210,3 +210,30 @@ def test_the_page_is_rate_limited_per_ip(browser, create_link, settings):
     statuses = [browser.get(f"/pay/{link['token']}").status_code for _ in range(3)]
 
     assert statuses == [200, 200, 429]
+
+
+def test_a_lightning_option_shows_the_invoice_and_its_qr_instead_of_an_address(browser, api_client, lnurl_server):
+    body = {
+        "fiatCurrency": "USD",
+        "fiatAmount": "10.00",
+        "options": [{"currency": "BTC", "network": "Mainnet", "receiverAddress": lnurl_server.address}],
+    }
+    link = api_client.post("/api/v1/payment-requests", body, format="json").json()
+
+    choose(browser, link["token"], "BTC:Mainnet:Lightning")
+    _, html = page(browser, link["token"])
+
+    draft = Draft.objects.get()
+    assert draft.method == "Lightning" and draft.bolt11 in html
+    assert f'href="lightning:{draft.bolt11}"' in html and "<svg" in html
+    assert "Lightning invoice" in text_of(html) and lnurl_server.address not in html
+
+
+def test_a_choice_past_its_expiry_asks_to_choose_again_before_the_expiry_task_runs(browser, create_link, select):
+    link = create_link()
+    select(link["token"])
+
+    with time_machine.travel(timezone.now() + timedelta(hours=1, seconds=1)):
+        _, html = page(browser, link["token"])
+
+    assert "Choose a currency again" in text_of(html) and ADDRESSES["Ethereum"] not in html

@@ -73,6 +73,7 @@
       if (remaining <= 0) {
         c.done = true;
         c.el.textContent = c.kind === "quote" ? word("quote-over", "(quote window over)") : word("expired", "(expired)");
+        if (c.kind === "draft") { window.location.reload(); return; } // the page offers a new quote
         if (c.kind !== "quote") schedule(0); // the state changes: ask the server now
         return;
       }
