@@ -34,11 +34,13 @@ def operation(method: str, path: str) -> dict[str, Any]:
         raise LookupError(f"No REST operation {method.upper()} {path}") from None
 
 
+@functools.cache
 def required_scope(method: str, path: str) -> str | None:
     scopes = operation(method, path).get("x-required-scopes") or []
     return scopes[0] if scopes else None
 
 
+@functools.cache
 def path_parameters(method: str, path: str) -> list[str]:
     return [p["name"] for p in operation(method, path).get("parameters", []) if p["in"] == "path"]
 
@@ -75,6 +77,7 @@ def input_schema(method: str, path: str, *, descriptions: dict[str, str] | None 
     return _with_defs(schema)
 
 
+@functools.cache
 def output_schema(method: str, path: str) -> dict[str, Any] | None:
     """The success response's schema; a list is wrapped as {"result": [...]} (structured content is an object)."""
     responses = operation(method, path).get("responses", {})
@@ -90,6 +93,7 @@ def output_schema(method: str, path: str) -> dict[str, Any] | None:
     return None
 
 
+@functools.cache
 def wraps_result(method: str, path: str) -> bool:
     schema = output_schema(method, path)
     return (

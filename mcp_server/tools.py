@@ -7,6 +7,7 @@ calls what the REST view calls, so the JSON a tool returns is the REST body.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -350,6 +351,7 @@ TOOLS: tuple[ToolSpec, ...] = (
 BY_NAME: dict[str, ToolSpec] = {tool.name: tool for tool in TOOLS}
 
 
+@functools.cache
 def tool_list() -> list[Tool]:
-    """What tools/list answers (and what llms.txt lists)."""
+    """What tools/list answers (and what llms.txt lists); built once, the schemas do not change."""
     return [tool.as_mcp() for tool in TOOLS]
