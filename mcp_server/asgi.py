@@ -15,12 +15,16 @@ from typing import Any
 
 import django
 
+from config.env import load_local_env
+
+load_local_env()
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 django.setup()
 
 from rest_framework import exceptions  # noqa: E402
 
 from config.api.throttling import ApiRateThrottle  # noqa: E402
+from config.runtime import apply_runtime_guards  # noqa: E402
 from mcp_server.server import PATH, build_app, problem_of, request_state  # noqa: E402
 
 PROBLEM = b"application/problem+json"
@@ -106,3 +110,4 @@ def client_ident(scope: dict[str, Any]) -> str:
 
 
 application = McpApplication()
+apply_runtime_guards()  # after every import: a sane recursion limit (py_ecc raises it on import)

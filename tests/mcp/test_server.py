@@ -4,6 +4,7 @@ server process: the same keys, scopes, limits, errors and bodies as the REST API
 from __future__ import annotations
 
 import json
+import urllib.error
 import urllib.request
 
 import pytest
@@ -286,3 +287,26 @@ def test_pay_link_tools_create_read_list_and_cancel_a_payment_request(mcp_url, m
 
     refused = call_tool(mcp_url, make_key("paylinks:read"), "create_payment_request", body)
     assert refused.is_error and refused.structured_content["requiredScope"] == "paylinks:write"
+
+
+def test_a_deeply_nested_body_is_refused_and_the_process_lives_on(mcp_url, make_key):
+    key = make_key()
+    depth = 100_000  # about 200 KB, under the body limit
+    arguments = '{"memo": ' + "[" * depth + "]" * depth + "}"
+    body = '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "create_draft", "arguments": '
+    request = urllib.request.Request(  # noqa: S310 - loopback only
+        mcp_url,
+        data=(body + arguments + "}}").encode(),
+        headers={
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "Authorization": f"Bearer {key}",
+        },
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310 - loopback only
+            answer = json.loads(response.read())
+            assert "error" in answer or answer["result"]["isError"]
+    except urllib.error.HTTPError as refused:
+        assert 400 <= refused.code < 500
+    assert not call_tool(mcp_url, key, "get_fee_schedule").is_error  # still serving
