@@ -113,7 +113,7 @@ def lightning_pass(network: str) -> PassReport:
     services.cursor_get(network=network, family=LIGHTNING, backend="lightning")
     targets = [
         t
-        for t in watch_targets(network=network)
+        for t in watch_targets(network=network, reportable=False)
         if t.method == Method.LIGHTNING and t.payment_hash and t.paid_tx_id is None
     ]
     transfers: list[TransferData] = []

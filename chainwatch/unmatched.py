@@ -3,7 +3,8 @@
 A transfer is reported once it is settled on chain (the asset's default confirmations, or
 final) and still pays nothing: to every account with a draft for that address and asset that
 was open around the time of the transfer (created before the grace window after it, not
-expired before the grace window before it). Each account gets one `transfer.unmatched` event
+expired before two grace windows before it: the first is the late-payment window, the second
+catches payments that come after it). Each account gets one `transfer.unmatched` event
 and email; the owner can attach the transfer to one of their drafts.
 """
 
@@ -25,6 +26,7 @@ from config.problems import Conflict, NotFound, Problem
 from config.wire import json_datetime
 from drafts import services as draft_services
 from drafts.models import Draft
+from drafts.selectors import report_window
 from payments.enums import Method
 from payments.registry import format_amount, get_asset
 from webhooks.models import EventType
@@ -54,7 +56,8 @@ def candidate_drafts(transfer: ObservedTransfer) -> list[Draft]:
     drafts = (
         Draft.objects.filter(where, network=transfer.network, currency=transfer.currency)
         .exclude(method=Method.LIGHTNING)
-        .filter(created_at__lte=transfer.first_seen_at + grace, expires_at__gte=transfer.first_seen_at - grace)
+        .filter(created_at__lte=transfer.first_seen_at + grace)
+        .filter(expires_at__gte=transfer.first_seen_at - report_window())
         .order_by("created_at")
     )
     return [d for d in drafts if _same_asset(d, transfer)]

@@ -45,7 +45,25 @@ def watched_drafts(*, network: str, now: datetime | None = None):
     )
 
 
-def watch_targets(*, network: str, now: datetime | None = None) -> list[WatchTarget]:
+def report_window() -> timedelta:
+    """How long after its expiry a draft's address (or reference) stays watched for reports:
+    a transfer in the first grace window pays the draft late; one in the second, or a second
+    payment of a paid draft, is reported unmatched with the draft as candidate (chainwatch.unmatched)."""
+    return 2 * timedelta(hours=settings.DRAFT_LATE_PAYMENT_GRACE_HOURS)
+
+
+def reportable_drafts(*, network: str, now: datetime | None = None):
+    """The watched drafts, plus every other draft (paid, cancelled or long expired) inside the report window."""
+    now = now or timezone.now()
+    return Draft.objects.filter(network=network).filter(
+        Q(status__in=OPEN_STATUSES) | Q(expires_at__gte=now - report_window())
+    )
+
+
+def watch_targets(*, network: str, now: datetime | None = None, reportable: bool = True) -> list[WatchTarget]:
+    """What the watchers look for: by default also the addresses of drafts that can no longer be
+    paid but whose transfers are still reported; `reportable=False` only the payable drafts."""
+    drafts = reportable_drafts if reportable else watched_drafts
     return [
         WatchTarget(
             draft_id=d.id,
@@ -64,7 +82,7 @@ def watch_targets(*, network: str, now: datetime | None = None) -> list[WatchTar
             expires_at=d.expires_at,
             created_at=d.created_at,
         )
-        for d in watched_drafts(network=network, now=now)
+        for d in drafts(network=network, now=now)
     ]
 
 

@@ -144,17 +144,28 @@ def test_parts_sent_before_the_draft_existed_do_not_pay_it(owner):
 
 
 def test_a_transfer_after_the_grace_window_is_reported(owner, settings):
-    draft = make_draft(owner, expires_at=timezone.now() - timedelta(hours=2), status=DraftStatus.EXPIRED)
     settings.DRAFT_LATE_PAYMENT_GRACE_HOURS = 1
+    draft = make_draft(owner, expires_at=timezone.now() - timedelta(minutes=90), status=DraftStatus.EXPIRED)
     transfer(25_000_000, txid="0xtoolate")
     match_network(network=Network.ETHEREUM, head=HEAD)
     draft.refresh_from_db()
-    assert draft.status == DraftStatus.EXPIRED
-    assert not UnmatchedTransfer.objects.exists()  # no draft of the account was open around that time
+    assert draft.status == DraftStatus.EXPIRED  # too late to pay it, but not silent:
+    report = UnmatchedTransfer.objects.get()
+    assert report.candidate_draft_ids == [str(draft.id)]
     settings.DRAFT_LATE_PAYMENT_GRACE_HOURS = 3
     match_network(network=Network.ETHEREUM, head=HEAD)
     draft.refresh_from_db()
+    report.refresh_from_db()
     assert draft.status == DraftStatus.CONFIRMED and draft.paid_late  # inside the grace window: a late payment
+    assert report.matched_draft_id == draft.id
+
+
+def test_a_transfer_two_grace_windows_after_expiry_is_nobodys_business(owner, settings):
+    settings.DRAFT_LATE_PAYMENT_GRACE_HOURS = 1
+    make_draft(owner, expires_at=timezone.now() - timedelta(hours=2, minutes=1), status=DraftStatus.EXPIRED)
+    transfer(25_000_000, txid="0xmuchtoolate")
+    match_network(network=Network.ETHEREUM, head=HEAD)
+    assert not UnmatchedTransfer.objects.exists()
 
 
 def test_another_accounts_transfer_list_shows_nothing_of_mine(client_with_scopes, owner, other_account):
