@@ -10,6 +10,8 @@ node's traces for ETH moved by contracts' internal calls when it offers them
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from django.conf import settings
 from web3 import Web3
 from web3.providers.rpc import HTTPProvider
@@ -162,7 +164,23 @@ class EvmSource:
             end_hash = self.block_hashes([end])[end] or ""
         if not end_hash:
             raise ChainError(f"{self.network}: block {end} has no hash yet")
+        self._stamp(transfers)
         return ScanResult(blocks=blocks, transfers=transfers, end_hash=end_hash)
+
+    def _stamp(self, transfers: list[TransferData]) -> None:
+        """Each transfer's block timestamp (one batch for the blocks holding transfers): matching
+        reads it, so a transfer read only after a draft was created still counts as made before it."""
+        heights = sorted({t.block_height for t in transfers if t.block_height is not None})
+        if not heights:
+            return
+        headers = self._rpc_batch([("eth_getBlockByNumber", [hex(height), False]) for height in heights])
+        times = {
+            height: datetime.fromtimestamp(_int(header["timestamp"]), tz=UTC)
+            for height, header in zip(heights, headers, strict=True)
+            if header
+        }
+        for transfer in transfers:
+            transfer.block_time = times.get(transfer.block_height)
 
     def _token_transfers(
         self, start: int, end: int, contracts: dict[str, str], receivers: list[str], blocks: dict[int, str]

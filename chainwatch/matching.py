@@ -45,6 +45,20 @@ def _is_exact(transfer: ObservedTransfer, draft: Draft) -> bool:
     return whole and transfer.amount_base_units == draft.amount_base_units
 
 
+# A block's timestamp is set by its producer: on Ethereum the start of its 12-second slot, so a
+# transaction may be a little younger than its block says. Allow that and some clock skew.
+BLOCK_TIME_SLACK = timedelta(minutes=1)
+
+
+def paid_at(transfer: ObservedTransfer) -> datetime:
+    """When the transfer was made, as far as matching can tell: when first seen, or earlier when
+    its block says so — a watcher that reads a block late must not let a payment made before a
+    draft existed pay that draft."""
+    if transfer.block_time is None:
+        return transfer.first_seen_at
+    return min(transfer.first_seen_at, transfer.block_time + BLOCK_TIME_SLACK)
+
+
 def find_draft(transfer: ObservedTransfer, *, now: datetime) -> Draft | None:
     """The draft this transfer pays, if any (read only; the state machine decides the rest).
 
@@ -52,7 +66,7 @@ def find_draft(transfer: ObservedTransfer, *, now: datetime) -> Draft | None:
     transfer that fits drafts of more than one account is not given to any of them — the
     matcher never guesses whose money it is (docs/decisions.md, Matching).
     """
-    drafts = watched_drafts(network=transfer.network, now=now).filter(created_at__lte=transfer.first_seen_at)
+    drafts = watched_drafts(network=transfer.network, now=now).filter(created_at__lte=paid_at(transfer))
     if transfer.solana_reference:
         draft = drafts.filter(solana_reference=transfer.solana_reference).first()
         return draft if draft and _same_asset(draft, transfer) else None
@@ -269,7 +283,7 @@ def _earliest_subset(draft: Draft, transfers: list[ObservedTransfer]) -> list[Ob
     eligible = [
         t
         for t in transfers
-        if t.first_seen_at >= draft.created_at and t.amount_base_units < draft.amount_base_units and _is_exact_part(t)
+        if paid_at(t) >= draft.created_at and t.amount_base_units < draft.amount_base_units and _is_exact_part(t)
     ]
     for size in range(2, MAX_SPLIT_PARTS + 1):
         for parts in combinations(eligible, size):

@@ -90,6 +90,8 @@ class ObservedTransfer(models.Model):
     # None while only in the mempool (or not yet in a block the watcher trusts).
     block_height = models.BigIntegerField(null=True, blank=True)
     block_hash = models.CharField(max_length=128, blank=True)
+    # The block's own timestamp where the chain's is trustworthy (EVM); matching reads it.
+    block_time = models.DateTimeField(null=True, blank=True)
     # Solana commitment ("processed", "confirmed", "finalized") and Lightning settlement.
     finalized = models.BooleanField(default=False)
     # True once the block holding it left the chain; cleared when it shows up again.

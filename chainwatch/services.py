@@ -33,6 +33,7 @@ class TransferData:
     raw_amount: int | None = None
     block_height: int | None = None
     block_hash: str = ""
+    block_time: datetime | None = None
     finalized: bool = False
     tx_outputs: dict[str, int] = field(default_factory=dict)
     solana_reference: str = ""
@@ -71,6 +72,7 @@ def _upsert_transfers(transfers: list[TransferData]) -> None:
             "raw_amount": Decimal(data.raw_amount) if data.raw_amount is not None else None,
             "block_height": data.block_height,
             "block_hash": data.block_hash,
+            "block_time": data.block_time,
             "orphaned": False,
             "tx_outputs": data.tx_outputs,
             "solana_reference": data.solana_reference,
@@ -128,7 +130,12 @@ def chain_rewind(*, network: str, family: str, expected_height: int, fork_height
             ObservedTransfer.objects.select_for_update().filter(network=network, block_height__gt=fork_height)
         )
         ObservedTransfer.objects.filter(pk__in=[t.pk for t in orphaned]).update(
-            orphaned=True, block_height=None, block_hash="", confirmations=0, updated_at=timezone.now()
+            orphaned=True,
+            block_height=None,
+            block_hash="",
+            block_time=None,
+            confirmations=0,
+            updated_at=timezone.now(),
         )
         SeenBlock.objects.filter(network=network, height__gt=fork_height).delete()
         kept = SeenBlock.objects.filter(network=network, height=fork_height).first()
@@ -148,7 +155,12 @@ def transfers_orphan(*, network: str, keys: list[tuple[str, int]]) -> None:
     with transaction.atomic():
         for txid, index in keys:
             ObservedTransfer.objects.filter(network=network, txid=txid, index=index).update(
-                orphaned=True, block_height=None, block_hash="", confirmations=0, updated_at=timezone.now()
+                orphaned=True,
+                block_height=None,
+                block_hash="",
+                block_time=None,
+                confirmations=0,
+                updated_at=timezone.now(),
             )
 
 

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 import pytest
 from rest_framework.test import APIClient
 
+from chainwatch import traces
 from chainwatch.models import Cursor, ObservedTransfer, UnmatchedTransfer
 from chainwatch.tasks import chainwatch_run
 from drafts.models import Draft
@@ -110,6 +111,7 @@ class Chain:
 
 
 def chain_for(network: str, nodes, settings, api_client) -> Chain:
+    traces.forget()  # each test is a fresh watcher process as far as trace detection goes
     node = nodes[network]
     settings.CHAINWATCH_ENDPOINTS = {network: {"rpc_url": node.url}}
     settings.TOKEN_ADDRESSES = {"USDC": {network: node.token.address}}

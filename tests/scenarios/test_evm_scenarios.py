@@ -308,6 +308,21 @@ def test_a_payment_already_on_chain_before_the_draft_existed_does_not_pay_it(cha
     assert_nothing_counted_twice(chain.network)
 
 
+def test_a_payment_in_a_block_before_the_draft_was_created_does_not_pay_it_even_if_read_later(chain):
+    receiver = chain.new_address()
+    tx = chain.pay(receiver, USDC_25)  # mined before the draft exists; the watcher has not read it yet
+    with time_machine.travel(timezone.now() + timedelta(minutes=2)):  # the merchant bills it two minutes later
+        draft = chain.draft(receiver=receiver, amountSats=USDC_25)
+        chain.tick()
+        chain.settle()
+
+        assert chain.status(draft)["status"] == "Pending"
+        (item,) = chain.transfers(matched=False)
+        assert item["txId"] == tx and item["candidateDraftIds"] == [draft["id"]]
+    assert events_of(draft) == ["draft.created"]
+    assert_nothing_counted_twice(chain.network)
+
+
 def test_a_reorg_between_seen_and_confirmed_that_drops_the_payment_sends_the_draft_back_to_pending(chain):
     draft = chain.draft(amountSats=USDC_25)
     fork = chain.node.snapshot()
