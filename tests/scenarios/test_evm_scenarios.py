@@ -417,3 +417,24 @@ def test_two_hundred_open_drafts_at_nudged_amounts_are_each_paid_by_their_own_tr
     assert chain.transfers() == [] and unmatched_events() == []
     assert_nothing_counted_twice(chain.network)
     assert AccruedFee.objects.count() == 200
+
+
+def test_a_contract_wallet_paying_eth_through_internal_calls_pays_the_draft_once_and_reports_the_extra_call(chain):
+    draft = chain.draft(currency="ETH", amountSats=5_000_000)  # 0.005 ETH, in gwei
+    wallet = chain.node.deploy_wallet()
+    wei = 5_000_000 * 10**9
+    receiver = draft["receiverAddress"]
+    tx = chain.node.pay_through_wallet(wallet, [(receiver, wei, b""), (receiver, wei, b"")])  # a payout run twice
+    chain.tick()
+    assert chain.status(draft)["status"] == "Seen" and chain.status(draft)["txId"] == tx
+    chain.settle()
+
+    status = chain.status(draft)
+    assert status["status"] == "Confirmed" and status["txIds"] == [tx] and status["receivedAmountSats"] == 5_000_000
+    assert events_of(draft) == ["draft.created", "draft.seen", "draft.confirmed"]
+    confirmed = payload(draft, "draft.confirmed")
+    assert confirmed["txId"] == tx and confirmed["sentCurrency"] == "ETH" and "receivedAmountSats" not in confirmed
+    (extra,) = chain.transfers(matched=False)  # the second internal call, for a refund
+    assert extra["txId"] == tx and extra["outputIndex"] is None and extra["amountSats"] == 5_000_000
+    assert extra["candidateDraftIds"] == [draft["id"]]
+    assert_nothing_counted_twice(chain.network)
