@@ -21,7 +21,13 @@ from chainwatch.tasks import chainwatch_run
 from drafts.models import Draft
 from fees.models import AccruedFee
 from payments.enums import DraftStatus, FeePlacement
-from tests.chainwatch.conftest import Anvil, _start_anvil
+from tests.chainwatch.conftest import (  # noqa: F401 - bitcoin, fake_server, solana: the local servers
+    Anvil,
+    _start_anvil,
+    bitcoin,
+    fake_server,
+    solana,
+)
 from tests.webhooks.conftest import deliver_due, make_receiver  # noqa: F401 - a local receiver
 from webhooks.models import Event
 
