@@ -162,6 +162,15 @@ def _apply(draft: Draft, transfers: list[ObservedTransfer], *, head: int | None,
         transfer.draft_id = draft.id
     if paid:
         unmatched.reports_matched(transfer_ids=[t.pk for t in transfers if t.txid in paid], draft=result, now=now)
+    released = [t for t in transfers if t.draft_id == draft.id and t.txid not in paid]
+    if released:
+        # No longer this draft's payment (a reorg took it away and the draft went back to
+        # Pending): from now on it is a transfer like any other, so if it comes back after the
+        # draft was paid by another, it is reported rather than hidden behind a stale link.
+        ObservedTransfer.objects.filter(pk__in=[t.pk for t in released]).update(draft=None)
+        unmatched.reports_reopen(transfer_ids=[t.pk for t in released])
+        for transfer in released:
+            transfer.draft_id = None
     return result
 
 

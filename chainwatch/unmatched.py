@@ -106,6 +106,11 @@ def reports_matched(*, transfer_ids: list[int], draft: Draft, now: datetime) -> 
     reports.exclude(user_id=draft.user_id).update(matched_at=now)
 
 
+def reports_reopen(*, transfer_ids: list[int]) -> None:
+    """Reported transfers that paid a draft no longer do (a reorg): they are unmatched again."""
+    UnmatchedTransfer.objects.filter(transfer_id__in=transfer_ids).update(matched_draft=None, matched_at=None)
+
+
 def unmatched_json(report: UnmatchedTransfer) -> dict:
     transfer = report.transfer
     asset = get_asset(transfer.currency, transfer.network)

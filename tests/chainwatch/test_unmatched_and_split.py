@@ -232,3 +232,33 @@ def test_a_webhook_subscribed_to_everything_does_not_get_transfer_unmatched(api_
     event = Event.objects.get(type="transfer.unmatched")
     targets = {str(d.webhook_id) for d in event.deliveries.all()}
     assert targets == {named["id"]} and everything["id"] not in targets
+
+
+def test_a_split_part_that_leaves_the_chain_frees_both_parts_until_it_comes_back(owner):
+    draft = make_draft(owner, amount_base_units=25_000_000, required_confirmations=12)
+    transfer(15_000_000, txid="0xearly", block=100)
+    match_network(network=Network.ETHEREUM, head=HEAD)  # settled and paying nothing alone: reported
+    late = transfer(10_000_000, txid="0xlate", block=195)
+    match_network(network=Network.ETHEREUM, head=HEAD)
+    report = UnmatchedTransfer.objects.get()
+    report.refresh_from_db()
+    assert report.matched_draft_id == draft.id
+
+    ObservedTransfer.objects.filter(pk=late.pk).update(orphaned=True, block_height=None, block_hash="")  # reorg
+    match_network(network=Network.ETHEREUM, head=HEAD)
+    draft.refresh_from_db()
+    report.refresh_from_db()
+    assert draft.status == DraftStatus.PENDING and draft.paid_tx_ids == []
+    assert set(ObservedTransfer.objects.values_list("draft_id", flat=True)) == {None}
+    assert report.matched_at is None and report.matched_draft_id is None  # unmatched again
+
+    ObservedTransfer.objects.filter(pk=late.pk).update(orphaned=False, block_height=196, block_hash="0xother")
+    match_network(network=Network.ETHEREUM, head=HEAD)
+    draft.refresh_from_db()
+    report.refresh_from_db()
+    assert draft.status == DraftStatus.SEEN and draft.paid_tx_ids == ["0xearly", "0xlate"]
+    assert report.matched_draft_id == draft.id
+    assert [e.type for e in Event.objects.filter(draft_id=draft.id).order_by("created_at")] == [
+        "draft.seen",
+        "draft.seen",
+    ]

@@ -379,6 +379,32 @@ def test_a_reorg_that_puts_the_payment_in_another_block_keeps_the_draft_seen_and
     assert_nothing_counted_twice(chain.network)
 
 
+def test_a_payment_dropped_by_a_reorg_and_mined_again_after_the_payer_paid_anew_is_reported(chain):
+    draft = chain.draft(amountSats=USDC_25)
+    fork = chain.node.snapshot()
+    dropped = chain.pay(draft, USDC_25)
+    raw = chain.node.w3.provider.make_request("eth_getRawTransactionByHash", [dropped])["result"]
+    chain.tick()
+    chain.node.revert(fork)
+    chain.mine(3)
+    chain.tick()
+    assert chain.status(draft)["status"] == "Pending"
+
+    again = chain.pay(draft, USDC_25, sender=chain.node.w3.eth.accounts[1])  # the payer pays anew
+    chain.tick()
+    assert chain.status(draft)["status"] == "Seen" and chain.status(draft)["txId"] == again
+    chain.node.w3.eth.send_raw_transaction(raw)  # and the first payment is mined after all
+    chain.settle()
+    chain.settle()
+
+    status = chain.status(draft)
+    assert status["status"] == "Confirmed" and status["txIds"] == [again]
+    (item,) = chain.transfers(matched=False)  # the merchant got both: one is reported for a refund
+    assert item["txId"] == dropped and item["candidateDraftIds"] == [draft["id"]]
+    assert events_of(draft) == ["draft.created", "draft.seen", "draft.seen", "draft.confirmed"]
+    assert_nothing_counted_twice(chain.network)
+
+
 def test_two_hundred_open_drafts_at_nudged_amounts_are_each_paid_by_their_own_transfer(ethereum_chain):
     chain = ethereum_chain
     receiver = chain.new_address()
