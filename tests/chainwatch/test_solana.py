@@ -163,7 +163,7 @@ def test_a_late_payment_to_an_expired_draft_in_the_grace_window_is_reported_as_p
     assert draft.status == DraftStatus.CONFIRMED and draft.paid_late is True
 
 
-def test_an_expired_draft_past_the_grace_window_is_no_longer_watched(owner, solana, settings):
+def test_an_expired_draft_past_the_grace_window_is_no_longer_paid(owner, solana, settings):
     from datetime import timedelta
 
     from django.utils import timezone
