@@ -363,7 +363,9 @@ def test_a_reorg_that_puts_the_payment_in_another_block_keeps_the_draft_seen_and
 
     chain.node.revert(fork)
     chain.mine(3)  # the other branch: the same transaction, three blocks later
-    assert chain.node.w3.eth.send_raw_transaction(raw).to_0x_hex() == tx
+    rebroadcast = chain.node.w3.eth.send_raw_transaction(raw)
+    assert rebroadcast.to_0x_hex() == tx
+    chain.node.w3.eth.wait_for_transaction_receipt(rebroadcast)
     chain.mine(1)
     chain.tick()
     status = chain.status(draft)
@@ -393,7 +395,7 @@ def test_a_payment_dropped_by_a_reorg_and_mined_again_after_the_payer_paid_anew_
     again = chain.pay(draft, USDC_25, sender=chain.node.w3.eth.accounts[1])  # the payer pays anew
     chain.tick()
     assert chain.status(draft)["status"] == "Seen" and chain.status(draft)["txId"] == again
-    chain.node.w3.eth.send_raw_transaction(raw)  # and the first payment is mined after all
+    chain.node.w3.eth.wait_for_transaction_receipt(chain.node.w3.eth.send_raw_transaction(raw))  # mined after all
     chain.settle()
     chain.settle()
 
@@ -426,7 +428,7 @@ def test_two_hundred_open_drafts_at_nudged_amounts_are_each_paid_by_their_own_tr
     try:
         for batch in (order[:100], order[100:]):
             for draft in batch:
-                paid_by[draft["id"]] = chain.pay(draft, draft["amountSats"])
+                paid_by[draft["id"]] = chain.pay(draft, draft["amountSats"], mined=False)
             chain.mine(1)
             chain.tick()
     finally:
@@ -451,6 +453,7 @@ def test_a_contract_wallet_paying_eth_through_internal_calls_pays_the_draft_once
     wei = 5_000_000 * 10**9
     receiver = draft["receiverAddress"]
     tx = chain.node.pay_through_wallet(wallet, [(receiver, wei, b""), (receiver, wei, b"")])  # a payout run twice
+    chain.node.w3.eth.wait_for_transaction_receipt(tx)
     chain.tick()
     assert chain.status(draft)["status"] == "Seen" and chain.status(draft)["txId"] == tx
     chain.settle()
