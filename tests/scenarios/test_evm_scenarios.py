@@ -416,6 +416,7 @@ def test_two_hundred_open_drafts_at_nudged_amounts_are_each_paid_by_their_own_tr
     for _ in range(8):
         response = chain.api.post("/api/v1/drafts/batch", {"items": [{"draft": item}] * 25}, format="json")
         assert response.status_code == 200, response.json()
+        assert [result["error"] for result in response.json()] == [None] * 25
         drafts += [result["draft"] for result in response.json()]
     amounts = [d["amountSats"] for d in drafts]
     assert len(set(amounts)) == 200 and max(amounts) - min(amounts) == 199  # nudged one unit apart
