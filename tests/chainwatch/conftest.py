@@ -72,7 +72,10 @@ class Anvil:
             "data": payer_contract.calldata(calls, revert=revert),
             "gas": 1_000_000,  # no estimate: a transaction that reverts must still be mined
         }
-        return self.w3.eth.send_transaction(tx).to_0x_hex()
+        sent = self.w3.eth.send_transaction(tx)
+        # anvil mines on its own, but not before send_transaction returns: wait for the receipt.
+        self.w3.eth.wait_for_transaction_receipt(sent, timeout=30)
+        return sent.to_0x_hex()
 
     def mine(self, blocks: int = 1) -> None:
         self.w3.provider.make_request("anvil_mine", [hex(blocks)])
