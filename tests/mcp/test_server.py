@@ -10,6 +10,7 @@ import urllib.request
 import pytest
 from django.test import override_settings
 from django.utils import timezone
+from mcp.shared.exceptions import MCPError
 from rest_framework.test import APIClient
 
 from accounts.models import ApiKey
@@ -310,3 +311,21 @@ def test_a_deeply_nested_body_is_refused_and_the_process_lives_on(mcp_url, make_
     except urllib.error.HTTPError as refused:
         assert 400 <= refused.code < 500
     assert not call_tool(mcp_url, key, "get_fee_schedule").is_error  # still serving
+
+
+def test_a_resource_needs_the_scope_of_its_tool_and_only_shows_the_accounts_own_drafts(
+    mcp_url, make_key, other_account
+):
+    theirs = call_tool(mcp_url, make_key(user=other_account), "create_draft", BASE_USDC).structured_content
+
+    async def read(session, uri):
+        try:
+            await session.read_resource(uri)
+        except MCPError as error:
+            return error.error.data
+        return None
+
+    refused = in_session(mcp_url, make_key("drafts:read"), lambda s: read(s, "fees://schedule"))
+    assert refused["code"] == "missing_scope" and refused["requiredScope"] == "fees:read"
+    unknown = in_session(mcp_url, make_key("drafts:read"), lambda s: read(s, f"draft://{theirs['id']}"))
+    assert unknown["status"] == 404
