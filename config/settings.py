@@ -281,6 +281,7 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "config.api.schema.reject_unknown_properties",
         "config.api.schema.document_location_on_created",
+        "config.api.schema.add_problem_schema",
     ],
 }
 

@@ -47,7 +47,7 @@ def amount_mismatch_json(draft: Draft) -> dict[str, Any] | None:
 def draft_json(draft: Draft) -> dict[str, Any]:
     asset = get_asset(draft.currency, draft.network)
     amount = format_amount(draft.amount_base_units, asset)
-    return {
+    body = {
         "id": str(draft.id),
         "receiverAddress": draft.receiver_address,
         "senderAddress": draft.sender_address,
@@ -76,7 +76,6 @@ def draft_json(draft: Draft) -> dict[str, Any]:
         "feeAccrued": draft.fee_placement == FeePlacement.ACCRUED,
         "isFeeSettlement": draft.is_fee_settlement,
         "paymentUri": draft.payment_uri,
-        "amountMismatch": amount_mismatch_json(draft),
         "lightningAddress": draft.lightning_address,
         "amount": amount,
         "confirmations": draft.confirmations,
@@ -88,6 +87,10 @@ def draft_json(draft: Draft) -> dict[str, Any]:
         "paymentRequestId": str(draft.payment_request_id) if draft.payment_request_id else None,
         "orderId": draft.order_id,
     }
+    mismatch = amount_mismatch_json(draft)
+    if mismatch is not None:  # the spec's AmountMismatchInfo is not nullable: absent until there is one
+        body["amountMismatch"] = mismatch
+    return body
 
 
 def draft_status_json(draft: Draft) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""OpenAPI generation tweaks: required scopes per operation, strict object schemas."""
+"""OpenAPI generation tweaks: required scopes, the problem responses of every operation,
+Location on 201, paged envelopes, strict object schemas."""
 
 from __future__ import annotations
 
@@ -8,6 +9,45 @@ from drf_spectacular.openapi import AutoSchema
 from accounts.permissions import required_scope_for
 
 PAGE_ENVELOPE = {"items", "page", "pageSize", "total"}
+
+PROBLEM_REF = {"$ref": "#/components/schemas/Problem"}
+PROBLEM_RESPONSES = {
+    400: "Invalid request: malformed JSON, a bad field (named in `errors`) or a bad parameter",
+    401: "No credentials, or an unknown, revoked or expired API key",
+    402: "Accrued fees are outstanding: settle them first (`fees_outstanding`)",
+    403: "The API key lacks the scope, the endpoint needs a session, or a session call lacks its CSRF token",
+    404: "No such resource, or it belongs to another account",
+    409: "The resource's state does not allow this now",
+    413: "The request body is too large",
+    415: "The request body is not JSON",
+    422: "The Idempotency-Key was used with a different body",
+    429: "Rate limited; retry after `Retry-After` seconds",
+    503: "A service this request depends on (e.g. the rate feed) is unavailable",
+}
+
+
+def _declared_for(view, method: str, attribute: str):
+    """A per-action (viewsets) or per-method (plain views) declaration, as `required_scopes`."""
+    declared = getattr(view, attribute, None) or {}
+    action = getattr(view, "action", None) or (getattr(view, "action_map", None) or {}).get(method.lower())
+    return declared.get(action) or declared.get(method.upper()) or ()
+
+
+def problem_statuses(view, *, method: str, path: str, has_body: bool) -> set[int]:
+    """The error statuses an operation can answer. The generic ones follow from what every
+    view shares (parsing, authentication, scopes, throttling, the body limit); views name
+    the domain ones (402, 409, 422, 503) in `problem_statuses`, keyed like `required_scopes`."""
+    statuses = {400, 429}
+    if method.upper() in ("POST", "PUT", "PATCH"):
+        statuses.add(413)
+        if has_body:
+            statuses.add(415)
+    if not getattr(view, "public", False):
+        statuses |= {401, 403}
+    if "{" in path:
+        statuses.add(404)
+    statuses |= set(_declared_for(view, method, "problem_statuses"))
+    return statuses
 
 
 class ServiceAutoSchema(AutoSchema):
@@ -32,6 +72,17 @@ class ServiceAutoSchema(AutoSchema):
         operation = super().get_operation(path, path_regex, path_prefix, method, registry)
         if operation is None:
             return None
+        responses = operation.setdefault("responses", {})
+        for status in sorted(
+            problem_statuses(self.view, method=method, path=path, has_body="requestBody" in operation)
+        ):
+            responses.setdefault(
+                str(status),
+                {
+                    "description": PROBLEM_RESPONSES[status],
+                    "content": {"application/problem+json": {"schema": PROBLEM_REF}},
+                },
+            )
         scope = required_scope_for(self.view, method.upper())
         if scope:
             operation["x-required-scopes"] = [scope]
@@ -78,4 +129,45 @@ def document_location_on_created(result, generator, request, public):
                     "required": True,
                     "schema": {"type": "string", "format": "uri"},
                 }
+    return result
+
+
+PROBLEM_SCHEMA = {
+    "type": "object",
+    "description": (
+        "RFC 9457 problem details, with a stable machine-readable `code` and field errors. "
+        "Some problems add extension members (e.g. `requiredScope`, `draftId`, `validValues`)."
+    ),
+    "properties": {
+        "type": {"type": "string", "format": "uri", "description": "Identifies the problem kind"},
+        "title": {"type": "string"},
+        "status": {"type": "integer", "description": "The HTTP status code"},
+        "detail": {"type": "string", "description": "What went wrong, for humans"},
+        "code": {"type": "string", "description": "Stable machine-readable code, e.g. `invalid_address`"},
+        "errors": {"type": "array", "items": {"$ref": "#/components/schemas/ProblemFieldError"}},
+    },
+    "required": ["type", "title", "status", "detail", "code", "errors"],
+    "additionalProperties": True,
+}
+PROBLEM_FIELD_ERROR_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "field": {
+            "type": "string",
+            "nullable": True,
+            "description": "Dotted path of the field, `[i]` for list items (`items[3].draft.amountSats`)",
+        },
+        "code": {"type": "string"},
+        "message": {"type": "string"},
+    },
+    "required": ["field", "code", "message"],
+    "additionalProperties": False,
+}
+
+
+def add_problem_schema(result, generator, request, public):
+    """The Problem component every error response refers to."""
+    schemas = result.setdefault("components", {}).setdefault("schemas", {})
+    schemas["Problem"] = PROBLEM_SCHEMA
+    schemas["ProblemFieldError"] = PROBLEM_FIELD_ERROR_SCHEMA
     return result

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from config.api.pagination import PageQuerySerializer
@@ -78,13 +79,25 @@ class FeeQuoteRequestSerializer(CreateDraftRequestSerializer):
     requiredConfirmations = None
 
 
+@extend_schema_field(CreateDraftRequestSerializer)
+class DraftBodyField(serializers.DictField):
+    """A CreateDraftRequest, validated later on its own so one bad item sinks only itself."""
+
+
 class BatchDraftItemSerializer(StrictSerializer):
-    draft = serializers.DictField(help_text="A CreateDraftRequest")
+    draft = DraftBodyField()
     idempotencyKey = serializers.CharField(max_length=255, allow_null=True, required=False)
 
 
+@extend_schema_field(BatchDraftItemSerializer(many=True, allow_null=True))
+class BatchItemsField(serializers.ListField):
+    """BatchDraftItem objects, each validated on its own (a bad item is a per-item result)."""
+
+    child = serializers.DictField()
+
+
 class BatchCreateDraftsRequestSerializer(StrictSerializer):
-    items = serializers.ListField(child=serializers.DictField(), allow_null=True, required=True)
+    items = BatchItemsField(allow_null=True, required=True)
 
     def validate_items(self, value):
         if not value:  # null or empty
@@ -184,14 +197,16 @@ class DraftResponseSerializer(serializers.Serializer):
     expiresAt = serializers.DateTimeField()
     createdAt = serializers.DateTimeField()
     updatedAt = serializers.DateTimeField()
-    sek = SekValueInfoSerializer(allow_null=True)
+    sek = SekValueInfoSerializer()
     feeOutputs = FeeOutputInfoSerializer(many=True, allow_null=True)
     currency = serializers.ChoiceField(choices=Currency.choices)
     tokenAddress = serializers.CharField(allow_null=True)
     feeAccrued = serializers.BooleanField()
     isFeeSettlement = serializers.BooleanField()
     paymentUri = serializers.CharField(allow_null=True)
-    amountMismatch = AmountMismatchInfoSerializer(allow_null=True)
+    amountMismatch = AmountMismatchInfoSerializer(
+        required=False, help_text="Present once a transfer with a different amount arrived (status AmountMismatch)"
+    )
     lightningAddress = serializers.CharField(allow_null=True)
     # Beyond the fields the spec shows:
     amount = serializers.CharField(help_text="amountSats as a decimal string in whole asset units")
@@ -226,9 +241,9 @@ class DraftStatusResponseSerializer(serializers.Serializer):
 
 
 class BatchDraftResultSerializer(serializers.Serializer):
-    index = serializers.IntegerField()
-    draft = DraftResponseSerializer(allow_null=True)
-    error = serializers.CharField(allow_null=True)
+    index = serializers.IntegerField(help_text="Position of the item in the request")
+    draft = DraftResponseSerializer(required=False, help_text="The created draft; absent when the item failed")
+    error = serializers.CharField(allow_null=True, help_text="`code: detail (fields)` when the item failed, else null")
 
 
 class TxOutputSerializer(serializers.Serializer):

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.http import HttpResponse
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
@@ -45,6 +45,43 @@ from drafts.settlement import settlement_open
 from fees.ledger import balance_of
 from payments.registry import format_amount
 
+CREATE_DRAFT_EXAMPLES = [
+    OpenApiExample(
+        "USDC on Base, exact amount",
+        value={
+            "network": "Base",
+            "currency": "USDC",
+            "receiverAddress": "0x8617E340B3D01FA5F11F306F4090FD50E238070D",
+            "amountSats": 25_000_000,
+            "memo": "Invoice 1042",
+        },
+        request_only=True,
+    ),
+    OpenApiExample(
+        "BTC priced in EUR, multi-output PSBT template",
+        value={
+            "network": "Mainnet",
+            "currency": "BTC",
+            "paymentMethod": "MultiOutput",
+            "receiverAddress": "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq",
+            "fiatCurrency": "EUR",
+            "fiatAmount": 49.9,
+        },
+        request_only=True,
+    ),
+    OpenApiExample(
+        "SOL, single transfer with a QR payment URI",
+        value={
+            "network": "Solana",
+            "currency": "SOL",
+            "receiverAddress": "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM",
+            "fiatCurrency": "USD",
+            "fiatAmount": 12,
+            "expiryHours": 2,
+        },
+        request_only=True,
+    ),
+]
 IDEMPOTENCY_HEADER = OpenApiParameter(
     "Idempotency-Key", OpenApiTypes.STR, OpenApiParameter.HEADER, description="Makes retries safe (24 h, per account)"
 )
@@ -65,6 +102,13 @@ class DraftViewSet(viewsets.ViewSet):
         "pdf": "drafts:read",
         "tx_template": "drafts:read",
     }
+    problem_statuses = {
+        "create": (402, 409, 422, 503),
+        "cancel": (409,),
+        "accept_received": (409,),
+        "requote": (409, 503),
+        "tx_template": (409,),
+    }
 
     @extend_schema(
         summary="List drafts, newest first, with filters and paging",
@@ -77,6 +121,7 @@ class DraftViewSet(viewsets.ViewSet):
     @extend_schema(
         summary="Create a draft (exact amount or fiat-priced)",
         request=CreateDraftRequestSerializer,
+        examples=CREATE_DRAFT_EXAMPLES,
         parameters=[IDEMPOTENCY_HEADER],
         responses={201: DraftResponseSerializer},
     )
@@ -186,7 +231,7 @@ def draft_batch_json(*, user, body) -> list[dict]:
 def _batch_item(user, index: int, raw: dict) -> dict:
     item = BatchDraftItemSerializer(data=raw)
     if not item.is_valid():
-        return {"index": index, "draft": None, "error": _error_text(_item_problem(item).document())}
+        return {"index": index, "error": _error_text(_item_problem(item).document())}
     try:
         outcome = create_draft_outcome(
             user=user,
@@ -197,7 +242,7 @@ def _batch_item(user, index: int, raw: dict) -> dict:
     except Problem as exc:
         outcome = Outcome(status=exc.status_code, body=exc.document())
     if outcome.status >= 400:
-        return {"index": index, "draft": None, "error": _error_text(outcome.body)}
+        return {"index": index, "error": _error_text(outcome.body)}
     return {"index": index, "draft": outcome.body, "error": None}
 
 
@@ -235,6 +280,7 @@ class AccruedFeesView(APIView):
 
 class SettleAccruedFeesView(APIView):
     required_scopes = {"POST": "fees:write"}
+    problem_statuses = {"POST": (409, 503)}
 
     @extend_schema(
         summary="Open one draft that pays all accrued fees to the operator",

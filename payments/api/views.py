@@ -10,6 +10,7 @@ from payments.selectors import rates_list
 
 class RatesView(APIView):
     required_scopes = {"GET": "rates:read"}
+    problem_statuses = {"GET": (503,)}
 
     @extend_schema(
         summary="Exchange rates: fiat per 1 unit of each asset, with source and fetch time",

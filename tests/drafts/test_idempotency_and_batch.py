@@ -123,7 +123,7 @@ def test_a_batch_makes_one_result_per_item_and_a_bad_item_sinks_nothing(api_clie
     assert response.status_code == 200 and "Location" not in response
     results = response.json()
     assert [r["index"] for r in results] == [0, 1, 2, 3, 4]
-    assert results[1]["draft"] is None and results[1]["error"].startswith("invalid_address")
+    assert "draft" not in results[1] and results[1]["error"].startswith("invalid_address")
     assert "receiverAddress" in results[1]["error"]
     assert all(r["error"] is None and r["draft"]["status"] == "Pending" for r in results if r["index"] != 1)
     assert Draft.objects.count() == 4

@@ -10,6 +10,7 @@ from drafts import services
 from drafts.models import Draft
 from drafts.tasks import expire_drafts
 from tests.drafts.conftest import ADDRESSES
+from tests.openapi import errors_against
 from webhooks.models import Event
 
 pytestmark = pytest.mark.django_db
@@ -108,6 +109,7 @@ def test_cancelling_a_pending_draft_emits_draft_cancelled_once(api_client, creat
 
 def test_accept_received_is_only_for_amount_mismatch(api_client, create):
     draft = usdc_on_base(create)
+    assert "amountMismatch" not in draft  # not nullable in the spec: absent until a mismatch arrives
     assert api_client.post(f"/api/v1/drafts/{draft['id']}/accept-received").status_code == 409
     services.draft_payment_observed(
         draft_id=draft["id"], tx_id="0xfeed", received_base_units=9_500_000, confirmations=0
@@ -119,6 +121,7 @@ def test_accept_received_is_only_for_amount_mismatch(api_client, create):
     assert mismatch["differenceBaseUnits"] == -500_000 and mismatch["differenceFormatted"] == "-0.500000 USDC"
     accepted = api_client.post(f"/api/v1/drafts/{draft['id']}/accept-received").json()
     assert accepted["status"] == "Seen" and accepted["amountMismatch"]["acceptedAt"] is not None
+    assert errors_against(body, "DraftResponse") == errors_against(accepted, "DraftResponse") == []
 
 
 def test_requote_needs_an_expired_quote_on_a_pending_fiat_draft(api_client, create):

@@ -102,3 +102,80 @@ def test_every_201_documents_its_location_header(anon_client):
     created = [op["responses"]["201"] for _, _, op in operations(document) if "201" in op["responses"]]
     assert len(created) >= 2
     assert all(response["headers"]["Location"]["required"] is True for response in created)
+
+
+def test_every_operation_documents_its_problem_responses(anon_client):
+    document = anon_client.get("/api/v1/schema").json()
+    problem = document["components"]["schemas"]["Problem"]
+    assert set(problem["required"]) == {"type", "title", "status", "detail", "code", "errors"}
+    assert problem["properties"]["status"]["type"] == "integer"
+    assert set(document["components"]["schemas"]["ProblemFieldError"]["properties"]) == {"field", "code", "message"}
+
+    for method, path, operation in operations(document):
+        errors = {code for code in operation["responses"] if code >= "400"}
+        expected = {"400", "401", "403", "429"} | ({"404"} if "{" in path else set())
+        if method in ("post", "put", "patch"):
+            expected |= {"413"} | ({"415"} if "requestBody" in operation else set())
+        assert expected <= errors, (method, path, expected - errors)
+        for code in errors:
+            content = operation["responses"][code]["content"]
+            assert content == {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
+
+
+def test_domain_errors_are_documented_where_they_occur(anon_client):
+    paths = anon_client.get("/api/v1/schema").json()["paths"]
+
+    assert {"402", "409", "422", "503"} <= set(paths["/api/v1/drafts"]["post"]["responses"])
+    assert {"409", "503"} <= set(paths["/api/v1/fees/accrued/settle"]["post"]["responses"])
+    assert "409" in paths["/api/v1/drafts/{id}/cancel"]["post"]["responses"]
+    assert "409" in paths["/api/v1/webhooks/{id}/test"]["post"]["responses"]
+    assert "503" in paths["/api/v1/rates"]["get"]["responses"]
+    assert "402" not in paths["/api/v1/drafts/{id}"]["get"]["responses"]
+
+
+@pytest.mark.parametrize("path", ["/api/v1/drafts", "/api/v1/webhooks", "/api/v1/api-keys"])
+def test_lists_are_described_as_the_paged_envelope_they_return(anon_client, path):
+    document = anon_client.get("/api/v1/schema").json()
+    schema = document["paths"][path]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
+
+    component = document["components"]["schemas"][schema["$ref"].rsplit("/", 1)[1]]
+    assert component["type"] == "object"
+    assert set(component["properties"]) == set(component["required"]) == {"items", "page", "pageSize", "total"}
+    assert component["properties"]["items"]["type"] == "array"
+
+
+def test_batch_items_are_a_batch_draft_item_component_holding_a_create_draft_request(anon_client):
+    schemas = anon_client.get("/api/v1/schema").json()["components"]["schemas"]
+
+    items = schemas["BatchCreateDraftsRequest"]["properties"]["items"]
+    assert items["type"] == "array" and items["nullable"] is True
+    assert items["items"] == {"$ref": "#/components/schemas/BatchDraftItem"}
+    item = schemas["BatchDraftItem"]
+    assert item["properties"]["draft"] == {"$ref": "#/components/schemas/CreateDraftRequest"}
+    assert item["properties"]["idempotencyKey"]["nullable"] is True
+    assert item["additionalProperties"] is False
+
+
+def test_nullability_follows_the_spec_field_tables(anon_client):
+    schemas = anon_client.get("/api/v1/schema").json()["components"]["schemas"]
+    draft = schemas["DraftResponse"]
+
+    # sek: SekValueInfo (always there); amountMismatch: AmountMismatchInfo, not nullable (absent until one)
+    assert draft["properties"]["sek"] == {"$ref": "#/components/schemas/SekValueInfo"} and "sek" in draft["required"]
+    assert draft["properties"]["amountMismatch"].get("nullable") is not True
+    assert "amountMismatch" not in draft["required"]
+    for name in ("receiverAddress", "senderAddress", "amountBtc", "fiatCurrency", "fiatAmount", "bolt11", "memo"):
+        assert draft["properties"][name]["nullable"] is True, name
+    for name in ("platformFeeAddress", "paidTxId", "feeOutputs", "tokenAddress", "paymentUri", "lightningAddress"):
+        assert draft["properties"][name]["nullable"] is True, name
+    for name in ("id", "amountSats", "platformFeeSats", "requiredConfirmations", "feeAccrued", "isFeeSettlement"):
+        assert not draft["properties"][name].get("nullable"), name
+    result = schemas["BatchDraftResult"]
+    assert result["properties"]["error"]["nullable"] is True and not result["properties"]["draft"].get("nullable")
+    mismatch = schemas["AmountMismatchInfo"]["properties"]
+    assert {name for name, field in mismatch.items() if field.get("nullable")} == {
+        "txId",
+        "receivedFormatted",
+        "differenceFormatted",
+        "acceptedAt",
+    }

@@ -30,6 +30,7 @@ class WebhookViewSet(viewsets.ViewSet):
         name: SCOPE
         for name in ("list", "create", "retrieve", "partial_update", "destroy", "test", "deliveries", "redeliver")
     }
+    problem_statuses = {"test": (409,), "redeliver": (409,)}
 
     def _webhook(self, request, pk):
         return get_object_or_404(webhook_list(user=request.user), pk=pk)
