@@ -51,6 +51,9 @@ class Webhook(models.Model):
     events = models.JSONField(default=list, blank=True)
     # Kept retrievable: it signs every delivery. Never logged, never shown after creation.
     secret = models.CharField(max_length=64)
+    # After a rotation the replaced secret still signs (beside the new one) until it expires.
+    previous_secret = models.CharField(max_length=64, blank=True, default="")
+    previous_secret_expires_at = models.DateTimeField(null=True, blank=True)
     active = models.BooleanField(default=True)
     # Deliveries that ended Failed in a row; reaching WEBHOOKS_DISABLE_AFTER_FAILED_DELIVERIES disables it.
     consecutive_failures = models.PositiveIntegerField(default=0)
@@ -70,6 +73,12 @@ class Webhook(models.Model):
         if not self.events:
             return event_type not in OPT_IN_EVENT_TYPES
         return event_type in self.events
+
+    def previous_secret_in_force(self, now) -> str | None:
+        """The replaced secret while the rotation overlap lasts, else None."""
+        if self.previous_secret and self.previous_secret_expires_at and now < self.previous_secret_expires_at:
+            return self.previous_secret
+        return None
 
 
 class DeliveryStatus(models.TextChoices):

@@ -140,13 +140,25 @@ def webhook_create(*, user, url: str, events: list[str] | None) -> Webhook:
     )
 
 
-def webhook_update(*, webhook: Webhook, active: bool | None = None, events: list[str] | None = None) -> Webhook:
-    """Change the event filter, or disable / re-enable the endpoint. Re-enabling re-checks
-    the URL and sends the deliveries that waited while it was off."""
-    if active is True and not webhook.active:
-        _url_check(webhook.url)  # DNS: before the transaction, never while holding the row
+def webhook_update(
+    *,
+    webhook: Webhook,
+    active: bool | None = None,
+    events: list[str] | None = None,
+    url: str | None = None,
+) -> Webhook:
+    """Change the URL or the event filter, or disable / re-enable the endpoint. A new URL
+    passes the same check as at registration; deliveries still owed go to it. Re-enabling
+    re-checks the URL and sends the deliveries that waited while it was off."""
+    # DNS: before the transaction, never while holding the row
+    if url is not None:
+        _url_check(url)
+    elif active is True and not webhook.active:
+        _url_check(webhook.url)
     with transaction.atomic():
         webhook = Webhook.objects.select_for_update().get(pk=webhook.pk)
+        if url is not None:
+            webhook.url = url
         if events is not None:
             webhook.events = sorted(set(events))
         if active is True and not webhook.active:
@@ -156,6 +168,26 @@ def webhook_update(*, webhook: Webhook, active: bool | None = None, events: list
         elif active is False and webhook.active:
             webhook.active, webhook.disabled_at, webhook.disabled_reason = False, timezone.now(), "Disabled by owner."
         webhook.save()
+        return webhook
+
+
+def webhook_rotate_secret(
+    *, webhook: Webhook, overlap_hours: int | None = None, now: datetime | None = None
+) -> Webhook:
+    """Give the endpoint a new signing secret; the returned row carries it (shown this once).
+    For `overlap_hours` (default WEBHOOKS_SECRET_OVERLAP_HOURS) deliveries are signed with
+    the replaced secret too, so the receiver can switch without dropping any; 0 retires it
+    at once (a leaked secret). A rotation during an overlap retires the older secret."""
+    now = now or timezone.now()
+    hours = settings.WEBHOOKS_SECRET_OVERLAP_HOURS if overlap_hours is None else overlap_hours
+    with transaction.atomic():
+        webhook = Webhook.objects.select_for_update().get(pk=webhook.pk)
+        if hours > 0:
+            webhook.previous_secret, webhook.previous_secret_expires_at = webhook.secret, now + timedelta(hours=hours)
+        else:
+            webhook.previous_secret, webhook.previous_secret_expires_at = "", None
+        webhook.secret = signing.secret_generate()
+        webhook.save(update_fields=["secret", "previous_secret", "previous_secret_expires_at"])
         return webhook
 
 
@@ -325,6 +357,7 @@ def delivery_attempt(*, attempt_id: UUID, now: datetime | None = None) -> Delive
     body = signing.body_encode(event.type, event.data)
     headers = signing.delivery_headers(
         secret=webhook.secret,
+        previous_secret=webhook.previous_secret_in_force(started),
         delivery_id=str(delivery.id),
         event_type=event.type,
         timestamp=int(time.time()),

@@ -33,8 +33,21 @@ def standard_signature(secret: str, message_id: str, timestamp: int, body: bytes
     return "v1," + base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
 
 
-def delivery_headers(*, secret: str, delivery_id: str, event_type: str, timestamp: int, body: bytes) -> dict[str, str]:
-    return {
+def delivery_headers(
+    *,
+    secret: str,
+    delivery_id: str,
+    event_type: str,
+    timestamp: int,
+    body: bytes,
+    previous_secret: str | None = None,
+) -> dict[str, str]:
+    """During a rotation overlap (`previous_secret` set) the delivery carries both signatures:
+    X-Service-Signature keeps one value (the current secret's) and X-Service-Signature-Previous
+    adds the replaced secret's, so a verifier comparing one header with one expected value
+    never sees a list; webhook-signature lists both, space-separated, as Standard Webhooks
+    allows (its verifiers accept any one that matches)."""
+    headers = {
         "Content-Type": "application/json",
         "User-Agent": "payment-drafts-webhooks/1",
         "X-Service-Event": event_type,
@@ -44,3 +57,7 @@ def delivery_headers(*, secret: str, delivery_id: str, event_type: str, timestam
         "webhook-timestamp": str(timestamp),
         "webhook-signature": standard_signature(secret, delivery_id, timestamp, body),
     }
+    if previous_secret:
+        headers["X-Service-Signature-Previous"] = service_signature(previous_secret, body)
+        headers["webhook-signature"] += " " + standard_signature(previous_secret, delivery_id, timestamp, body)
+    return headers

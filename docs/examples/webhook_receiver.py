@@ -6,7 +6,10 @@ Run it with the secret shown when you registered the endpoint:
 
 It verifies X-Service-Signature over the raw body in constant time (401 when the header
 is missing or wrong), ignores a delivery id it has already processed (retries and
-redeliveries reuse the id), and prints one JSON line per event it handles.
+redeliveries reuse the id), and prints one JSON line per event it handles. After you
+rotate the secret, deliveries also carry X-Service-Signature-Previous (the old secret's
+signature) for the overlap window, so this receiver keeps working with either secret
+while you switch it over.
 """
 
 from __future__ import annotations
@@ -27,11 +30,11 @@ processed: set[str] = set()
 processed_lock = threading.Lock()
 
 
-def signature_is_valid(body: bytes, header: str | None) -> bool:
-    if not header:
-        return False
-    expected = "sha256=" + hmac.new(SECRET, body, hashlib.sha256).hexdigest()
-    return hmac.compare_digest(expected.encode(), header.encode("utf-8", "replace"))
+def signature_is_valid(body: bytes, *headers: str | None) -> bool:
+    """True when one of the signature headers matches; each is compared in constant time."""
+    expected = ("sha256=" + hmac.new(SECRET, body, hashlib.sha256).hexdigest()).encode()
+    matches = [hmac.compare_digest(expected, header.encode("utf-8", "replace")) for header in headers if header]
+    return any(matches)
 
 
 def handle_event(event: str, data: dict, delivery_id: str) -> None:
@@ -46,7 +49,8 @@ class WebhookHandler(BaseHTTPRequestHandler):
         if length > MAX_BODY:
             return self.answer(413)
         body = self.rfile.read(length)  # the raw bytes: verify before parsing JSON
-        if not signature_is_valid(body, self.headers.get("X-Service-Signature")):
+        signatures = self.headers.get("X-Service-Signature"), self.headers.get("X-Service-Signature-Previous")
+        if not signature_is_valid(body, *signatures):
             return self.answer(401)
         delivery_id = self.headers.get("X-Service-Delivery", "")
         with processed_lock:

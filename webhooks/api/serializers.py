@@ -1,11 +1,16 @@
 from __future__ import annotations
 
+from datetime import datetime
+
+from django.utils import timezone
 from rest_framework import serializers
 
 from config.api.pagination import paged_envelope_serializer
 from config.api.serializers import StrictBooleanField, StrictSerializer
 from outbound import MAX_URL_LENGTH
 from webhooks.models import EventType
+
+MAX_OVERLAP_HOURS = 24 * 7
 
 
 class EventTypesField(serializers.ListField):
@@ -28,6 +33,12 @@ class CreateWebhookRequestSerializer(StrictSerializer):
 
 
 class UpdateWebhookRequestSerializer(StrictSerializer):
+    url = serializers.CharField(
+        max_length=MAX_URL_LENGTH,
+        trim_whitespace=False,
+        required=False,
+        help_text="A new HTTPS URL, checked like a new registration",
+    )
     active = StrictBooleanField(required=False)
     events = EventTypesField(required=False, allow_null=True, allow_empty=True, max_length=len(EventType.values) * 2)
 
@@ -38,6 +49,14 @@ class WebhookSerializer(serializers.Serializer):
     events = serializers.SerializerMethodField()
     active = serializers.BooleanField()
     createdAt = serializers.DateTimeField(source="created_at")
+    previousSecretExpiresAt = serializers.SerializerMethodField(
+        help_text="While a rotated-out secret still signs deliveries (beside the new one): until when; else null"
+    )
+
+    def get_previousSecretExpiresAt(self, webhook) -> datetime | None:
+        if webhook.previous_secret_in_force(timezone.now()) is None:
+            return None
+        return serializers.DateTimeField().to_representation(webhook.previous_secret_expires_at)
 
     def get_events(self, webhook) -> list[str] | None:
         return list(webhook.events) or None
@@ -48,6 +67,17 @@ WebhookPageSerializer = paged_envelope_serializer("WebhookPage", WebhookSerializ
 
 class WebhookCreatedSerializer(WebhookSerializer):
     secret = serializers.CharField(help_text="Signing secret (whsec_...). Shown only in this response.")
+
+
+class RotateWebhookSecretRequestSerializer(StrictSerializer):
+    overlapHours = serializers.IntegerField(
+        min_value=0,
+        max_value=MAX_OVERLAP_HOURS,
+        required=False,
+        allow_null=True,
+        help_text="How long the replaced secret keeps signing beside the new one; 0 retires it now. "
+        "Default: the WEBHOOKS_SECRET_OVERLAP_HOURS setting (24)",
+    )
 
 
 class DeliveryAttemptSerializer(serializers.Serializer):

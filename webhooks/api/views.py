@@ -13,6 +13,7 @@ from webhooks.api.serializers import (
     CreateWebhookRequestSerializer,
     DeliveryPageSerializer,
     DeliverySerializer,
+    RotateWebhookSecretRequestSerializer,
     UpdateWebhookRequestSerializer,
     WebhookCreatedSerializer,
     WebhookPageSerializer,
@@ -28,7 +29,17 @@ class WebhookViewSet(viewsets.ViewSet):
     lookup_value_regex = UUID_PATTERN
     required_scopes = {
         name: SCOPE
-        for name in ("list", "create", "retrieve", "partial_update", "destroy", "test", "deliveries", "redeliver")
+        for name in (
+            "list",
+            "create",
+            "retrieve",
+            "partial_update",
+            "destroy",
+            "test",
+            "deliveries",
+            "redeliver",
+            "rotate_secret",
+        )
     }
     problem_statuses = {"test": (409,), "redeliver": (409,)}
 
@@ -61,7 +72,7 @@ class WebhookViewSet(viewsets.ViewSet):
         return Response(WebhookSerializer(self._webhook(request, pk)).data)
 
     @extend_schema(
-        summary="Change a webhook endpoint's events, or disable or re-enable it",
+        summary="Change a webhook endpoint's URL or events, or disable or re-enable it",
         request=UpdateWebhookRequestSerializer,
         responses=WebhookSerializer,
     )
@@ -72,6 +83,7 @@ class WebhookViewSet(viewsets.ViewSet):
         events = body.validated_data.get("events")
         webhook = services.webhook_update(
             webhook=webhook,
+            url=body.validated_data.get("url"),
             active=body.validated_data.get("active"),
             events=(events or []) if "events" in body.validated_data else None,
         )
@@ -85,6 +97,19 @@ class WebhookViewSet(viewsets.ViewSet):
         body = WebhookSerializer(webhook).data
         services.webhook_delete(webhook=webhook)
         return Response(body)
+
+    @extend_schema(
+        summary="Replace the signing secret (the new one is shown once); the old one keeps signing for an overlap",
+        request=RotateWebhookSecretRequestSerializer,
+        responses=WebhookCreatedSerializer,
+    )
+    @action(detail=True, methods=["post"], url_path="rotate-secret")
+    def rotate_secret(self, request, pk=None):
+        webhook = self._webhook(request, pk)
+        body = RotateWebhookSecretRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        webhook = services.webhook_rotate_secret(webhook=webhook, overlap_hours=body.validated_data.get("overlapHours"))
+        return Response(WebhookCreatedSerializer(webhook).data)
 
     @extend_schema(summary="Send a test event to a webhook endpoint", request=None, responses=DeliverySerializer)
     @action(detail=True, methods=["post"])
