@@ -88,6 +88,7 @@ class ServiceAutoSchema(AutoSchema):
             operation["x-required-scopes"] = [scope]
             note = f"Required API key scope: `{scope}`."
         elif getattr(self.view, "session_only", False):
+            operation["x-session-only"] = True
             note = "Needs a logged-in session; API keys are refused."
         else:
             note = ""

@@ -110,7 +110,8 @@ def test_another_accounts_key_is_404(owner, other_account, make_key):
     assert ApiKey.objects.get(pk=theirs.pk).revoked_at is None
 
 
-def test_a_non_uuid_id_is_a_problem_404(owner):
-    response = csrf_session(owner).delete("/api/v1/api-keys/not-a-uuid")
+@pytest.mark.parametrize("bad", ["not-a-uuid", "2aEE1DA809fCF6EF0e1be32d038d1-8f44-C", "-" * 36])
+def test_a_non_uuid_id_is_a_problem_404(owner, bad):
+    response = csrf_session(owner).delete(f"/api/v1/api-keys/{bad}")
     assert response.status_code == 404
     assert response["Content-Type"] == "application/problem+json"

@@ -14,6 +14,14 @@ BEFORE = [("webhooks", "0002_notificationpreference_webhook_delivery_and_more"),
 AFTER = [("webhooks", "0003_email_moves_to_notifications"), ("notifications", "0002_copy_webhooks_emails")]
 
 
+@pytest.fixture(autouse=True)
+def _back_to_the_latest_migrations():
+    """Later migrations of these apps must be there again for the tests that follow."""
+    yield
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+
 def _migrate(targets):
     executor = MigrationExecutor(connection)
     executor.loader.build_graph()

@@ -1,13 +1,17 @@
 """schemathesis over the live OpenAPI document: every operation, against a real server process.
 
-A gunicorn process serves the test database; a key holding every scope is seeded. The run
-is bounded (examples per operation) and seeded, so it is deterministic. It fails on a 5xx,
-an undocumented status code, a body that does not match its schema, a wrong content type
-or a missing documented header (e.g. Location on a 201).
+A gunicorn process serves the test database; a key holding every scope is seeded (and a
+logged-in session for the operations API keys may not call). The run is bounded (cases per
+operation) and its generation deterministic, so every run sends the same requests. The
+stateful phase follows links schemathesis infers (Location headers, ids in bodies), so
+drafts it creates are read, cancelled and requoted too. It fails on a 5xx, an undocumented
+status code, a body that does not match its schema, a wrong content type or a missing
+documented header (e.g. Location on a 201).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -26,7 +30,8 @@ from accounts.services import api_key_create
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
-SEED = 20261123
+# Deterministic generation: the same cases on every run, no seed or example database needed.
+PHASES = "examples,coverage,fuzzing,stateful"
 MAX_EXAMPLES = int(os.environ.get("SCHEMATHESIS_MAX_EXAMPLES", "12"))
 CHECKS = ",".join(
     [
@@ -99,43 +104,82 @@ def live_server_process(transactional_db, tmp_path):
         log.close()
 
 
-@pytest.mark.slow
-def test_every_operation_conforms_to_the_openapi_document(live_server_process, tmp_path):
-    owner = User.objects.create_user("fuzz@example.com", "a long passphrase for fuzzing")
-    key = api_key_create(user=owner, name="schemathesis", scopes=list(ALL_SCOPES)).key
-
+def schemathesis(base: str, headers: list[str], operations: list[str], *, include: bool, workdir: Path) -> str:
+    """Run schemathesis over the document, with (include) or without (not include) the
+    named operation ids; returns its report when it found a problem, else ""."""
+    selection = [
+        arg for op in operations for arg in ("--include-operation-id" if include else "--exclude-operation-id", op)
+    ]
     result = subprocess.run(
         [
             str(BIN / "schemathesis"),
             "run",
-            f"{live_server_process}/api/v1/schema",
+            f"{base}/api/v1/schema",
             "--phases",
-            os.environ.get("SCHEMATHESIS_PHASES", "examples,coverage,fuzzing"),
+            os.environ.get("SCHEMATHESIS_PHASES", PHASES),
             "--max-examples",
             str(MAX_EXAMPLES),
-            "--seed",
-            str(SEED),
             "--generation-deterministic",
             "--no-shrink",
             "--workers",
             "1",
             "--checks",
             CHECKS,
-            "--header",
-            f"Authorization: Bearer {key}",
+            *[arg for header in headers for arg in ("--header", header)],
+            *selection,
             "--request-timeout",
             "30",
             "--no-color",
             "--output-truncate",
             "true",
         ],
-        cwd=tmp_path,
-        env={**os.environ, "SCHEMATHESIS_HOOKS": ""},
+        cwd=workdir,
         capture_output=True,
         text=True,
         timeout=600,
     )
-
     if os.environ.get("SCHEMATHESIS_OUTPUT"):
-        Path(os.environ["SCHEMATHESIS_OUTPUT"]).write_text(result.stdout + result.stderr)
-    assert result.returncode == 0, result.stdout[-20000:] + result.stderr[-5000:]
+        with Path(os.environ["SCHEMATHESIS_OUTPUT"]).open("a") as output:
+            output.write(result.stdout + result.stderr)
+    return "" if result.returncode == 0 else result.stdout[-20000:] + result.stderr[-5000:]
+
+
+def session_cookie(user) -> list[str]:
+    """Headers of a logged-in browser session: session cookie, CSRF cookie and token."""
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+    from django.contrib.sessions.backends.db import SessionStore
+
+    session = SessionStore()
+    session[SESSION_KEY] = str(user.pk)
+    session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+    session[HASH_SESSION_KEY] = user.get_session_auth_hash()
+    session.create()
+    token = "f" * 32
+    return [f"Cookie: sessionid={session.session_key}; csrftoken={token}", f"X-CSRFToken: {token}"]
+
+
+@pytest.mark.slow
+def test_every_operation_conforms_to_the_openapi_document(live_server_process, tmp_path):
+    owner = User.objects.create_user("fuzz@example.com", "a long passphrase for fuzzing")
+    key = api_key_create(user=owner, name="schemathesis", scopes=list(ALL_SCOPES)).key
+    with urllib.request.urlopen(f"{live_server_process}/api/v1/schema", timeout=10) as response:  # noqa: S310
+        document = json.load(response)
+    session_only = [
+        operation["operationId"]
+        for item in document["paths"].values()
+        for operation in item.values()
+        if isinstance(operation, dict) and operation.get("x-session-only")
+    ]
+
+    # Operations an API key may call, with a key holding every scope; then the session-only
+    # ones (API key management) with a logged-in session.
+    with_key = schemathesis(
+        live_server_process, [f"Authorization: Bearer {key}"], session_only, include=False, workdir=tmp_path
+    )
+    with_session = schemathesis(
+        live_server_process, session_cookie(owner), session_only, include=True, workdir=tmp_path
+    )
+
+    assert session_only, "no session-only operation found: the session run would test nothing"
+    assert not with_key, with_key
+    assert not with_session, with_session
