@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 # Deterministic generation: the same cases on every run, no seed or example database needed.
 PHASES = "examples,coverage,fuzzing,stateful"
-MAX_EXAMPLES = int(os.environ.get("SCHEMATHESIS_MAX_EXAMPLES", "12"))
+MAX_EXAMPLES = int(os.environ.get("SCHEMATHESIS_MAX_EXAMPLES", "10"))
 CHECKS = ",".join(
     [
         "not_a_server_error",
