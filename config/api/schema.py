@@ -72,6 +72,8 @@ class ServiceAutoSchema(AutoSchema):
         operation = super().get_operation(path, path_regex, path_prefix, method, registry)
         if operation is None:
             return None
+        if getattr(self.view, "public", False) and {} not in operation.setdefault("security", []):
+            operation["security"].append({})  # anonymous callers are welcome (sign-in steps)
         responses = operation.setdefault("responses", {})
         for status in sorted(
             problem_statuses(self.view, method=method, path=path, has_body="requestBody" in operation)

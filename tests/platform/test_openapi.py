@@ -113,7 +113,8 @@ def test_every_operation_documents_its_problem_responses(anon_client):
 
     for method, path, operation in operations(document):
         errors = {code for code in operation["responses"] if code >= "400"}
-        expected = {"400", "401", "403", "429"} | ({"404"} if "{" in path else set())
+        anonymous = {} in operation.get("security", [])
+        expected = {"400", "429"} | (set() if anonymous else {"401", "403"}) | ({"404"} if "{" in path else set())
         if method in ("post", "put", "patch"):
             expected |= {"413"} | ({"415"} if "requestBody" in operation else set())
         assert expected <= errors, (method, path, expected - errors)
