@@ -75,16 +75,12 @@ class ServiceAutoSchema(AutoSchema):
         if getattr(self.view, "public", False) and {} not in operation.setdefault("security", []):
             operation["security"].append({})  # anonymous callers are welcome (sign-in steps)
         responses = operation.setdefault("responses", {})
+        problem_content = {"application/problem+json": {"schema": PROBLEM_REF}}
         for status in sorted(
             problem_statuses(self.view, method=method, path=path, has_body="requestBody" in operation)
         ):
-            responses.setdefault(
-                str(status),
-                {
-                    "description": PROBLEM_RESPONSES[status],
-                    "content": {"application/problem+json": {"schema": PROBLEM_REF}},
-                },
-            )
+            response = responses.setdefault(str(status), {"description": PROBLEM_RESPONSES[status]})
+            response.setdefault("content", problem_content)  # a view's own description keeps its words
         scope = required_scope_for(self.view, method.upper())
         if scope:
             operation["x-required-scopes"] = [scope]
