@@ -76,3 +76,12 @@ def email_code_redeem(*, code_id: UUID | str | None, code: str, purpose: CodePur
     if not ok:
         raise CodeInvalid(field="code")
     return row
+
+
+def email_codes_purge(*, now: datetime | None = None, keep: timedelta = timedelta(days=1)) -> int:
+    """Delete codes that ended (used or expired) over a day ago, with what they carried (a
+    pending registration's password hash). Bounded and safe to run twice."""
+    now = now or timezone.now()
+    ids = list(EmailCode.objects.filter(expires_at__lt=now - keep).values_list("id", flat=True)[:5000])
+    deleted, _ = EmailCode.objects.filter(id__in=ids).delete()
+    return deleted

@@ -506,6 +506,7 @@ OTP_TOTP_ISSUER = env_str("OTP_TOTP_ISSUER", WEBAUTHN_RP_NAME)
 # would let the window creep).
 OTP_TOTP_SYNC = False
 LOGIN_URL = "/account/sign-in"
+CELERY_BEAT_SCHEDULE["accounts-purge-email-codes"] = {"task": "accounts.purge_email_codes", "schedule": 3600.0}
 
 # --- Health -------------------------------------------------------------------------
 HEALTHZ_BROKER_TIMEOUT_SECONDS = env_int("HEALTHZ_BROKER_TIMEOUT_SECONDS", 3, minimum=1)

@@ -221,3 +221,17 @@ def test_argon2_is_the_first_hasher_in_production_settings():
 
     production = importlib.reload(config.settings)
     assert production.PASSWORD_HASHERS[0] == "django.contrib.auth.hashers.Argon2PasswordHasher"
+
+
+def test_ended_codes_and_the_password_hash_they_carried_are_purged_after_a_day(browser):
+    from accounts.codes import email_codes_purge
+    from accounts.tasks import purge_email_codes
+
+    browser.post("/api/v1/auth/password/register", {"email": "a@example.com", "password": PASSWORD}, format="json")
+    assert EmailCode.objects.get().payload["passwordHash"]
+    assert email_codes_purge() == 0  # still alive
+
+    with time_machine.travel(timezone.now() + timedelta(days=1, minutes=11)):
+        assert purge_email_codes() == 1
+
+    assert not EmailCode.objects.exists()
