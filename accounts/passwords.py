@@ -185,6 +185,10 @@ def password_forgot_begin(*, email: str, client: Client) -> Step:
     user = active_user(email)
     if user is not None:
         email_code_issue(email=email, purpose=CodePurpose.PASSWORD_RESET, user=user)
+    else:
+        # The same work either way (an outbox row, a task after commit), so the answer's
+        # timing tells nothing; the address learns that someone asked.
+        email_enqueue(to=email, kind=kinds.SECURITY_NOTICE, context=sessions.notice_context("reset_no_account"))
     return Step("emailCodeSent")
 
 
