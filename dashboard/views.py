@@ -353,6 +353,9 @@ def webhook_action(request: HttpRequest, webhook_id, action: str) -> HttpRespons
             webhook_services.webhook_delete(webhook=webhook)
             messages.success(request, _("Webhook removed."))
             return redirect("dashboard:webhooks")
+        elif action == "rotate":
+            rotated = webhook_services.webhook_rotate_secret(webhook=webhook)
+            return render(request, "dashboard/webhook_secret.html", {"webhook": rotated, "secret": rotated.secret})
         elif action == "redeliver":
             delivery = get_object_or_404(delivery_list(webhook=webhook), pk=request.POST.get("delivery"))
             webhook_services.delivery_redeliver(delivery=delivery)

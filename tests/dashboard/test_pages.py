@@ -276,3 +276,13 @@ def test_an_unmatched_transfer_is_listed_and_attached_from_the_page(browser, own
     )
     draft.refresh_from_db()
     assert draft.status in (DraftStatus.SEEN, DraftStatus.CONFIRMED) and draft.received_base_units == 20_000_000
+
+
+def test_rotating_a_webhook_secret_shows_the_new_one_once_and_keeps_the_old_signing(browser, owner):
+    browser.post("/dashboard/webhooks/", {"url": "http://127.0.0.1:9/hook"})
+    webhook = Webhook.objects.get(user=owner)
+    old = webhook.secret
+    page = browser.post(f"/dashboard/webhooks/{webhook.id}/rotate").content.decode()
+    webhook.refresh_from_db()
+    assert webhook.secret != old and webhook.secret in page and webhook.previous_secret == old
+    assert webhook.secret not in browser.get(f"/dashboard/webhooks/{webhook.id}/").content.decode()
