@@ -9,9 +9,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 # `config` is the ground (settings, problems, wire formats) and also wires the URLs of every
 # app together, so it is left out of the circle check; its domain modules import no app.
-APPS = sorted(p.name for p in ROOT.iterdir() if (p / "apps.py").exists() or (p.is_dir() and p.name in ("outbound",)))
+APPS = sorted(
+    p.name for p in ROOT.iterdir() if (p / "apps.py").exists() or (p.is_dir() and p.name in ("outbound", "mcp_server"))
+)
 GROUND_MODULES = ("config/problems.py", "config/wire.py", "config/env.py")
-DRF_ALLOWED = ("/api/", "config/", "accounts/authentication.py", "accounts/permissions.py", "mcp/")
+# The MCP server renders through REST's own serializers and exception handler (one schema, one problem body).
+DRF_ALLOWED = ("/api/", "config/", "accounts/authentication.py", "accounts/permissions.py", "mcp_server/")
 
 
 def _imports(path: Path) -> list[str]:
