@@ -127,3 +127,14 @@ def load_env_file(path: Path) -> None:
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
             value = value[1:-1]
         os.environ.setdefault(name, value)
+
+_RATE_PERIODS = ("s", "sec", "m", "min", "h", "hour", "d", "day")
+
+
+def env_rate(name: str, default: str) -> str:
+    """A rate limit such as ``10/hour``: a positive count per s, min, hour or day."""
+    raw = os.environ.get(name, default).strip()
+    count, _, period = raw.partition("/")
+    if not count.isdigit() or int(count) < 1 or period not in _RATE_PERIODS:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a rate like 10/min (periods: s, min, hour, day).")
+    return raw

@@ -9,7 +9,16 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import env_bool, env_decimal, env_int, env_list, env_secret, env_str, network_env_suffix
+from config.env import (
+    env_bool,
+    env_decimal,
+    env_int,
+    env_list,
+    env_rate,
+    env_secret,
+    env_str,
+    network_env_suffix,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var")))
@@ -57,6 +66,8 @@ INSTALLED_APPS = [
     "webhooks",
     "chainwatch",
     "dashboard",
+    "addressbook",
+    "suggestions",
     "config",  # last: its ready() runs after every other app has imported what it needs
 ]
 
@@ -249,6 +260,8 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "config.api.problems.problem_exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
     "DEFAULT_PAGINATION_CLASS": None,
+    # Per-IP limits trust X-Forwarded-For only from this many proxies in front (0: the peer address).
+    "NUM_PROXIES": env_int("TRUSTED_PROXY_COUNT", 0, minimum=0),
     "URL_FORMAT_OVERRIDE": None,
     # Reverse proxies in front of the app (X-Forwarded-For entries to trust); the client's
     # address counts failed key checks and anonymous rate limits. 0: the socket's peer.
@@ -273,6 +286,7 @@ SPECTACULAR_SETTINGS = {
         "FeePlacement": "payments.enums.FeePlacement",
         "PaymentRequestStatus": "paylinks.models.PaymentRequestStatus",
         "SettlementCurrency": "drafts.settlement.SETTLEMENT_CURRENCIES",
+        "AddressDirection": "addressbook.models.AddressDirection",
     },
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
@@ -507,6 +521,9 @@ OTP_TOTP_ISSUER = env_str("OTP_TOTP_ISSUER", WEBAUTHN_RP_NAME)
 OTP_TOTP_SYNC = False
 LOGIN_URL = "/account/sign-in"
 CELERY_BEAT_SCHEDULE["accounts-purge-email-codes"] = {"task": "accounts.purge_email_codes", "schedule": 3600.0}
+
+# --- Suggestions (suggestions/) ------------------------------------------------------------
+SUGGESTIONS_RATE_LIMIT = env_rate("SUGGESTIONS_RATE_LIMIT", "10/hour")
 
 # --- Health -------------------------------------------------------------------------
 HEALTHZ_BROKER_TIMEOUT_SECONDS = env_int("HEALTHZ_BROKER_TIMEOUT_SECONDS", 3, minimum=1)

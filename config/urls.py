@@ -15,6 +15,8 @@ api_v1 = [
     path("", include("webhooks.api.urls")),
     path("", include("notifications.api.urls")),
     path("", include("chainwatch.api.urls")),
+    path("", include("addressbook.api.urls")),
+    path("", include("suggestions.api.urls")),
 ]
 
 urlpatterns = [

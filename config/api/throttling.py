@@ -104,3 +104,23 @@ class ApiRateThrottle(BaseThrottle):
         if request.user and request.user.is_authenticated:
             return f"user:{request.user.pk}"
         return f"ip:{self.get_ident(request)}"
+
+
+class PerIpThrottle(BaseThrottle):
+    """A budget per client IP for writes, whoever is signed in: for endpoints anyone may call
+    that store something (suggestions, demo drafts). Subclasses name the budget and its rate.
+    The client IP is the peer address, or the one `TRUSTED_PROXY_COUNT` proxies vouch for."""
+
+    name = "ip"
+
+    def rate(self) -> str:
+        raise NotImplementedError
+
+    def allow_request(self, request, view) -> bool:
+        if request.method in SAFE_METHODS:
+            return True
+        allowed, self._wait = rate_limit_take(scope=self.name, ident=f"ip:{self.get_ident(request)}", rate=self.rate())
+        return allowed
+
+    def wait(self) -> float:
+        return self._wait

@@ -12,6 +12,7 @@ from typing import Any
 from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
+from addressbook.selectors import address_book_receiver
 from config.api.problems import problem_from_validation
 from drafts.api.serializers import CreateDraftRequestSerializer
 from drafts.idempotency import Outcome, Record, run_idempotently, validate_key
@@ -20,14 +21,19 @@ from drafts.requests import DraftRequest, Origin
 from drafts.services import draft_create_from_request
 
 
-def draft_request_from_body(body: Any) -> DraftRequest:
-    """A CreateDraftRequest body as the typed request; bad input raises the domain Problem."""
+def draft_request_from_body(body: Any, *, user) -> DraftRequest:
+    """A CreateDraftRequest body as the typed request; bad input raises the domain Problem.
+    An `addressBookId` is resolved here, at the edge, into the entry's address."""
     serializer = CreateDraftRequestSerializer(data=body)
     try:
         serializer.is_valid(raise_exception=True)
     except ValidationError as exc:
         raise problem_from_validation(exc) from None
-    return DraftRequest.from_api(serializer.validated_data)
+    data = serializer.validated_data
+    if data.get("addressBookId") is not None:
+        receiver = address_book_receiver(user=user, entry_id=data["addressBookId"], network=data["network"])
+        data = {**data, "receiverAddress": receiver}
+    return DraftRequest.from_api(data)
 
 
 def create_draft_outcome(
@@ -38,7 +44,7 @@ def create_draft_outcome(
         validate_key(idempotency_key, field=key_field)
 
     def work(record: Record) -> Outcome:
-        request = draft_request_from_body(body)
+        request = draft_request_from_body(body, user=user)
 
         def store(draft) -> None:  # inside the draft's transaction: the stored response commits with it
             created["outcome"] = Outcome(status=201, body=draft_json(draft))

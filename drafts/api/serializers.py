@@ -42,9 +42,18 @@ class CreateDraftRequestSerializer(StrictSerializer):
     )
     currency = StrictChoiceField(choices=Currency.choices, allow_null=True, required=False)
     singleOutput = StrictBooleanField(allow_null=True, required=False)
+    addressBookId = serializers.UUIDField(
+        allow_null=True,
+        required=False,
+        help_text="A Receiving address-book entry on the same network, instead of receiverAddress",
+    )
 
     def validate(self, attrs):
         errors: dict[str, list] = {}
+        if attrs.get("addressBookId") is not None and attrs.get("receiverAddress") is not None:
+            errors["addressBookId"] = [
+                serializers.ErrorDetail("Give receiverAddress or addressBookId, not both.", code="ambiguous")
+            ]
         if not attrs.get("network"):
             errors["network"] = [serializers.ErrorDetail("Name the network.", code="required")]
         if attrs.get("fiatAmount") is not None and attrs["fiatAmount"] <= 0:

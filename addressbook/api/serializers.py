@@ -1,0 +1,32 @@
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from addressbook.models import AddressDirection
+from config.api.pagination import PageQuerySerializer
+from config.api.serializers import StrictSerializer
+from payments.enums import Network
+
+
+class AddressBookUpsertRequestSerializer(StrictSerializer):
+    label = serializers.CharField(max_length=200, allow_null=True, allow_blank=True, required=False)
+    address = serializers.CharField(max_length=128, trim_whitespace=False)
+    network = serializers.ChoiceField(choices=Network.choices)
+    verified = serializers.BooleanField(required=False, default=False)
+    direction = serializers.ChoiceField(choices=AddressDirection.choices)
+
+
+class AddressBookListQuerySerializer(StrictSerializer, PageQuerySerializer):
+    network = serializers.ChoiceField(choices=Network.choices, required=False)
+    direction = serializers.ChoiceField(choices=AddressDirection.choices, required=False)
+
+
+class AddressBookEntrySerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    label = serializers.CharField()
+    address = serializers.CharField()
+    network = serializers.ChoiceField(choices=Network.choices)
+    direction = serializers.ChoiceField(choices=AddressDirection.choices)
+    verified = serializers.BooleanField()
+    createdAt = serializers.DateTimeField(source="created_at")
+    updatedAt = serializers.DateTimeField(source="updated_at")

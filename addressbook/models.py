@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from payments.enums import Network
+
+
+class AddressDirection(models.TextChoices):
+    SENDING = "Sending"
+    RECEIVING = "Receiving"
+
+
+class AddressBookEntry(models.Model):
+    """A named address of the account: one it receives at, or one it (or its payers) send from."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="address_book")
+    label = models.CharField(max_length=200, blank=True)
+    network = models.CharField(max_length=16, choices=Network.choices)
+    # Normalised by the registry (bech32 lower-cased, EVM in EIP-55 form), so the same address
+    # written two ways is still one entry.
+    address = models.CharField(max_length=128)
+    direction = models.CharField(max_length=16, choices=AddressDirection.choices)
+    verified = models.BooleanField(default=False)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "address book entries"
+        constraints = [
+            models.UniqueConstraint(fields=["user", "network", "address"], name="address_book_unique_per_account")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.label or self.address} ({self.network})"
