@@ -68,6 +68,7 @@ INSTALLED_APPS = [
     "dashboard",
     "addressbook",
     "suggestions",
+    "recurring",
     "config",  # last: its ready() runs after every other app has imported what it needs
 ]
 
@@ -287,6 +288,7 @@ SPECTACULAR_SETTINGS = {
         "PaymentRequestStatus": "paylinks.models.PaymentRequestStatus",
         "SettlementCurrency": "drafts.settlement.SETTLEMENT_CURRENCIES",
         "AddressDirection": "addressbook.models.AddressDirection",
+        "RecurrenceInterval": "recurring.models.RecurrenceInterval",
     },
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
@@ -521,6 +523,18 @@ OTP_TOTP_ISSUER = env_str("OTP_TOTP_ISSUER", WEBAUTHN_RP_NAME)
 OTP_TOTP_SYNC = False
 LOGIN_URL = "/account/sign-in"
 CELERY_BEAT_SCHEDULE["accounts-purge-email-codes"] = {"task": "accounts.purge_email_codes", "schedule": 3600.0}
+
+# --- Recurring templates (recurring/) -------------------------------------------------------
+RECURRING_INTERVAL_SECONDS = env_int("RECURRING_INTERVAL_SECONDS", 30, minimum=1)
+RECURRING_BATCH = env_int("RECURRING_BATCH", 200, minimum=1)
+# A claimed run is someone else's for this long (longer than a task may run); then it is claimed again.
+RECURRING_CLAIM_SECONDS = env_int("RECURRING_CLAIM_SECONDS", 300, minimum=30)
+RECURRING_RETRY_SECONDS = env_int("RECURRING_RETRY_SECONDS", 60, minimum=1)
+CELERY_BEAT_SCHEDULE["recurring-run-due"] = {
+    "task": "recurring.run_due",
+    "schedule": float(RECURRING_INTERVAL_SECONDS),
+    "options": {"expires": float(RECURRING_INTERVAL_SECONDS)},
+}
 
 # --- Suggestions (suggestions/) ------------------------------------------------------------
 SUGGESTIONS_RATE_LIMIT = env_rate("SUGGESTIONS_RATE_LIMIT", "10/hour")

@@ -17,6 +17,7 @@ api_v1 = [
     path("", include("chainwatch.api.urls")),
     path("", include("addressbook.api.urls")),
     path("", include("suggestions.api.urls")),
+    path("", include("recurring.api.urls")),
 ]
 
 urlpatterns = [

@@ -24,6 +24,7 @@ EMAIL_CODE = "email_code"
 SECURITY_NOTICE = "security_notice"
 PAYMENT_REQUEST_PAID = "payment_request_paid"
 PAYMENT_RECEIPT = "payment_receipt"
+RECURRING_RUN_REFUSED = "recurring_run_refused"
 
 KINDS: dict[str, EmailKind] = {
     kind.name: kind
@@ -36,6 +37,7 @@ KINDS: dict[str, EmailKind] = {
         EmailKind(PAYMENT_REQUEST_PAID, optional=True),
         # To a payer who asked for it on the pay page (no account, so no preference).
         EmailKind(PAYMENT_RECEIPT),
+        EmailKind(RECURRING_RUN_REFUSED),
     )
 }
 

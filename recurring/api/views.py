@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import viewsets
+from rest_framework.decorators import action
+from rest_framework.response import Response
+
+from config.api.pagination import PageQuerySerializer, paged_envelope_serializer, paginate
+from recurring import services
+from recurring.api.serializers import CreateRecurringTemplateRequestSerializer, RecurringTemplateSerializer
+from recurring.presenters import recurring_template_json
+from recurring.selectors import recurring_template_get, recurring_template_list
+
+UUID_PATTERN = "[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}"
+SCOPE = "templates:manage"
+
+
+class RecurringTemplateViewSet(viewsets.ViewSet):
+    lookup_value_regex = UUID_PATTERN
+    required_scopes = {name: SCOPE for name in ("list", "create", "retrieve", "destroy", "pause", "resume")}
+
+    @extend_schema(
+        summary="List recurring templates, newest first",
+        parameters=[PageQuerySerializer],
+        responses=paged_envelope_serializer("RecurringTemplateList", RecurringTemplateSerializer),
+    )
+    def list(self, request):
+        page = paginate(recurring_template_list(user=request.user), request.query_params)
+        return Response(page.envelope([recurring_template_json(t) for t in page.items]))
+
+    @extend_schema(
+        summary="Create a template that makes a draft every day, week or month",
+        request=CreateRecurringTemplateRequestSerializer,
+        responses={200: RecurringTemplateSerializer},
+    )
+    def create(self, request):
+        body = CreateRecurringTemplateRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        template = services.recurring_template_create(
+            user=request.user,
+            interval=data["interval"],
+            draft=dict(data["draft"]),
+            name=data.get("name") or "",
+            first_run_at=data.get("firstRunAt"),
+            tz=data.get("timezone") or "UTC",
+        )
+        return Response(recurring_template_json(template))
+
+    @extend_schema(summary="Read a recurring template", responses=RecurringTemplateSerializer)
+    def retrieve(self, request, pk=None):
+        return Response(recurring_template_json(recurring_template_get(user=request.user, template_id=pk)))
+
+    @extend_schema(
+        summary="Pause a template: no runs until resumed", request=None, responses=RecurringTemplateSerializer
+    )
+    @action(detail=True, methods=["post"])
+    def pause(self, request, pk=None):
+        template = services.recurring_template_pause(template=recurring_template_get(user=request.user, template_id=pk))
+        return Response(recurring_template_json(template))
+
+    @extend_schema(
+        summary="Resume a template from its next run time (the paused period is not made up)",
+        request=None,
+        responses=RecurringTemplateSerializer,
+    )
+    @action(detail=True, methods=["post"])
+    def resume(self, request, pk=None):
+        template = services.recurring_template_resume(
+            template=recurring_template_get(user=request.user, template_id=pk)
+        )
+        return Response(recurring_template_json(template))
+
+    @extend_schema(
+        summary="Delete a template (its drafts stay); answers with the deleted template",
+        responses={200: RecurringTemplateSerializer},
+    )
+    def destroy(self, request, pk=None):
+        template = recurring_template_get(user=request.user, template_id=pk)
+        body = recurring_template_json(template)
+        services.recurring_template_delete(template=template)
+        return Response(body)
