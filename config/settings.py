@@ -261,8 +261,6 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "config.api.problems.problem_exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
     "DEFAULT_PAGINATION_CLASS": None,
-    # Per-IP limits trust X-Forwarded-For only from this many proxies in front (0: the peer address).
-    "NUM_PROXIES": env_int("TRUSTED_PROXY_COUNT", 0, minimum=0),
     "URL_FORMAT_OVERRIDE": None,
     # Reverse proxies in front of the app (X-Forwarded-For entries to trust); the client's
     # address counts failed key checks and anonymous rate limits. 0: the socket's peer.

@@ -109,7 +109,7 @@ class ApiRateThrottle(BaseThrottle):
 class PerIpThrottle(BaseThrottle):
     """A budget per client IP for writes, whoever is signed in: for endpoints anyone may call
     that store something (suggestions, demo drafts). Subclasses name the budget and its rate.
-    The client IP is the peer address, or the one `TRUSTED_PROXY_COUNT` proxies vouch for."""
+    The client IP is the peer address, or the one the `NUM_PROXIES` proxies in front vouch for."""
 
     name = "ip"
 
