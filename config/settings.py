@@ -69,6 +69,7 @@ INSTALLED_APPS = [
     "addressbook",
     "suggestions",
     "recurring",
+    "demo",
     "config",  # last: its ready() runs after every other app has imported what it needs
 ]
 
@@ -533,6 +534,35 @@ CELERY_BEAT_SCHEDULE["recurring-run-due"] = {
     "schedule": float(RECURRING_INTERVAL_SECONDS),
     "options": {"expires": float(RECURRING_INTERVAL_SECONDS)},
 }
+
+# --- Demo (demo/) ----------------------------------------------------------------------------
+# Anyone may open a short-lived draft on a test network, paid to the operator's demo address
+# for that network: DEMO_ADDRESS_TESTNET, DEMO_ADDRESS_SEPOLIA, DEMO_ADDRESS_BASE_SEPOLIA,
+# DEMO_ADDRESS_SOLANA_DEVNET (`make run` sets public test-vector addresses).
+DEMO_ENABLED = env_bool("DEMO_ENABLED", True)
+DEMO_RECEIVING_ADDRESSES = {
+    network: address
+    for network in TEST_NETWORKS
+    if (address := env_str(f"DEMO_ADDRESS_{network_env_suffix(network)}", "").strip())
+}
+DEMO_ACCOUNT_EMAIL = env_str("DEMO_ACCOUNT_EMAIL", "demo@demo.invalid")
+DEMO_AMOUNT_USD = env_decimal("DEMO_AMOUNT_USD", "1")
+if DEMO_AMOUNT_USD <= 0:
+    raise ImproperlyConfigured("DEMO_AMOUNT_USD must be positive.")
+DEMO_EXPIRY_MINUTES = env_int("DEMO_EXPIRY_MINUTES", 30, minimum=1)
+DEMO_MAX_OPEN_DRAFTS = env_int("DEMO_MAX_OPEN_DRAFTS", 100, minimum=1)
+DEMO_RATE_LIMIT = env_rate("DEMO_RATE_LIMIT", "10/hour")
+# The payment simulator: `make run` turns it on; off otherwise.
+DEMO_SIMULATE_PAYMENTS = env_bool("DEMO_SIMULATE_PAYMENTS", False)
+DEMO_SIMULATE_INTERVAL_SECONDS = env_int("DEMO_SIMULATE_INTERVAL_SECONDS", 2, minimum=1)
+DEMO_SIMULATE_SEEN_AFTER_SECONDS = env_int("DEMO_SIMULATE_SEEN_AFTER_SECONDS", 5, minimum=0)
+DEMO_SIMULATE_BLOCK_SECONDS = env_int("DEMO_SIMULATE_BLOCK_SECONDS", 3, minimum=1)
+if DEMO_SIMULATE_PAYMENTS:
+    CELERY_BEAT_SCHEDULE["demo-simulate-payments"] = {
+        "task": "demo.simulate_payments",
+        "schedule": float(DEMO_SIMULATE_INTERVAL_SECONDS),
+        "options": {"expires": float(DEMO_SIMULATE_INTERVAL_SECONDS)},
+    }
 
 # --- Suggestions (suggestions/) ------------------------------------------------------------
 SUGGESTIONS_RATE_LIMIT = env_rate("SUGGESTIONS_RATE_LIMIT", "10/hour")

@@ -18,6 +18,7 @@ api_v1 = [
     path("", include("addressbook.api.urls")),
     path("", include("suggestions.api.urls")),
     path("", include("recurring.api.urls")),
+    path("", include("demo.api.urls")),
 ]
 
 urlpatterns = [

@@ -97,13 +97,18 @@ def _check_amount(amount: int, asset: Asset, field: str, *, fee: FeeQuote | None
         )
 
 
-def draft_plan(*, request: DraftRequest, now: datetime, is_fee_settlement: bool = False) -> DraftPlan:
-    """Validate a creation request against the registry, rates and invoices, and price it."""
+def draft_plan(
+    *, request: DraftRequest, now: datetime, is_fee_settlement: bool = False, charges_fee: bool = True
+) -> DraftPlan:
+    """Validate a creation request against the registry, rates and invoices, and price it.
+    Without `charges_fee` (settlements, demo drafts) the draft carries no platform fee."""
     network = request.network
     asset, method = _asset_and_method(request)
 
     expiry_hours = request.expiry_hours or DEFAULT_EXPIRY_HOURS
-    expires_at = now + timedelta(hours=expiry_hours)
+    expires_at = now + (
+        timedelta(minutes=request.expiry_minutes) if request.expiry_minutes else timedelta(hours=expiry_hours)
+    )
     required = request.required_confirmations or asset.default_confirmations
     plan_fields: dict[str, Any] = {"memo": request.memo or None}
 
@@ -135,7 +140,7 @@ def draft_plan(*, request: DraftRequest, now: datetime, is_fee_settlement: bool 
             asset=asset, address=plan_fields["receiver_address"], amount_base_units=amount, amount_field=amount_field
         )
 
-    fee = None if is_fee_settlement else _fee(request, asset, amount, quote, usd_rate)
+    fee = _fee(request, asset, amount, quote, usd_rate) if charges_fee and not is_fee_settlement else None
     return DraftPlan(
         asset=asset,
         method=method,

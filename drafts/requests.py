@@ -56,6 +56,11 @@ class Origin:
     def is_fee_settlement(self) -> bool:
         return self.kind == OriginKind.SETTLEMENT
 
+    @property
+    def charges_fee(self) -> bool:
+        """Settlements pay fees, and demo drafts (the operator's own, on test networks) owe none."""
+        return self.kind not in (OriginKind.SETTLEMENT, OriginKind.DEMO)
+
 
 @dataclass(frozen=True)
 class DraftRequest:
@@ -71,6 +76,8 @@ class DraftRequest:
     lightning_address: str | None = None
     memo: str | None = None
     expiry_hours: int | None = None
+    # Finer than the API's expiryHours, for short-lived drafts (the demo); wins when set.
+    expiry_minutes: int | None = None
     required_confirmations: int | None = None
     single_output: bool = False
 

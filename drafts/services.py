@@ -438,7 +438,9 @@ def draft_create_from_request(
     """
     origin = origin or Origin.api()
     now = now or timezone.now()
-    plan = draft_plan(request=request, now=now, is_fee_settlement=origin.is_fee_settlement)
+    plan = draft_plan(
+        request=request, now=now, is_fee_settlement=origin.is_fee_settlement, charges_fee=origin.charges_fee
+    )
     return draft_create(user=user, plan=plan, origin=origin, now=now, on_created=on_created)
 
 
@@ -462,7 +464,7 @@ def draft_create(
     for attempt in range(MAX_AMOUNT_PICKS):
         try:
             with transaction.atomic():
-                if plan.method != Method.MULTI_OUTPUT and not plan.is_fee_settlement:
+                if plan.method != Method.MULTI_OUTPUT and plan.fee is not None:  # a fee that would accrue
                     ledger.ensure_not_blocked(user)
                 draft = _draft_insert(user=user, plan=plan, now=now, origin=origin, optimistic=attempt == 0)
                 if on_created is not None:

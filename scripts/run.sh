@@ -43,6 +43,13 @@ VAR="$(realpath -m "${VAR_DIR:-var}")"
 mkdir -p "$VAR/nginx"
 # nginx forwards the client's address; the apps trust exactly that one proxy.
 export NUM_PROXIES="${NUM_PROXIES:-1}"
+# The demo (README): drafts on test networks paid to public test-vector addresses, and a
+# simulator that pays and confirms them, so a draft's whole life shows without a node.
+export DEMO_SIMULATE_PAYMENTS="${DEMO_SIMULATE_PAYMENTS:-true}"
+export DEMO_ADDRESS_TESTNET="${DEMO_ADDRESS_TESTNET:-tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx}"
+export DEMO_ADDRESS_SEPOLIA="${DEMO_ADDRESS_SEPOLIA:-0x52908400098527886E0F7030069857D2E4169EE7}"
+export DEMO_ADDRESS_BASE_SEPOLIA="${DEMO_ADDRESS_BASE_SEPOLIA:-0x52908400098527886E0F7030069857D2E4169EE7}"
+export DEMO_ADDRESS_SOLANA_DEVNET="${DEMO_ADDRESS_SOLANA_DEVNET:-9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM}"
 free_port() { "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 WEB_PORT="$(free_port)"
 MCP_PORT="$(free_port)"

@@ -197,6 +197,19 @@ def test_the_readme_commands_work_verbatim_on_a_fresh_clone(fresh_clone, tmp_pat
         deadline = time.monotonic() + 10  # gunicorn writes the access line just after answering
         while "request_id=readme-check-42" not in log.read_text() and time.monotonic() < deadline:
             time.sleep(0.2)
+
+        # The demo (README quick start): one anonymous POST, then the payment simulator that
+        # `make run` turns on walks the draft through Seen to Confirmed on its own.
+        status, body, _ = fetch(f"{base}/api/v1/demo/drafts", body={"network": "Testnet", "currency": "BTC"})
+        assert status == 201, body
+        demo_url = f"{base}/api/v1/demo/drafts/{json.loads(body)['id']}"
+        states: list[str] = []
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and states[-1:] != ["Confirmed"]:
+            state = json.loads(fetch(demo_url)[1])["status"]
+            states += [state] if states[-1:] != [state] else []
+            time.sleep(0.5)
+        assert states == ["Pending", "Seen", "Confirmed"], states
     finally:
         os.killpg(process.pid, signal.SIGINT)
         process.wait(timeout=60)
