@@ -21,6 +21,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from addressbook.selectors import address_book_receiver
 from config.problems import Conflict, Problem
 from drafts.models import Draft
 from drafts.requests import DraftRequest, Origin
@@ -146,10 +147,15 @@ def payment_request_create(
     checked: list[PaymentOption] = []
     for index, option in enumerate(options):
         where = f"options[{index}]"
+        receiver = option.get("receiverAddress")
+        if option.get("addressBookId"):  # the entry's address now; later edits of the entry do not move it
+            receiver = address_book_receiver(
+                user=user, entry_id=option["addressBookId"], network=option["network"], field=f"{where}.addressBookId"
+            )
         checked_option = payment_option_check(
             currency=option["currency"],
             network=option["network"],
-            receiver_address=option["receiverAddress"],
+            receiver_address=receiver,
             field=where,
         )
         if any(

@@ -15,7 +15,33 @@ MAX_EXPIRY_HOURS = 720
 class PaymentRequestOptionSerializer(StrictSerializer):
     currency = serializers.ChoiceField(choices=Currency.choices)
     network = serializers.ChoiceField(choices=Network.choices)
-    receiverAddress = serializers.CharField(max_length=320, trim_whitespace=False)
+    receiverAddress = serializers.CharField(max_length=320, trim_whitespace=False, allow_null=True, required=False)
+    addressBookId = serializers.UUIDField(
+        allow_null=True,
+        required=False,
+        help_text="A Receiving address-book entry on the same network, instead of receiverAddress",
+    )
+
+    def validate(self, attrs):
+        has_address = attrs.get("receiverAddress") is not None
+        has_entry = attrs.get("addressBookId") is not None
+        if has_address and has_entry:
+            raise serializers.ValidationError(
+                {
+                    "addressBookId": [
+                        serializers.ErrorDetail("Give receiverAddress or addressBookId, not both.", "ambiguous")
+                    ]
+                }
+            )
+        if not has_address and not has_entry:
+            raise serializers.ValidationError(
+                {
+                    "receiverAddress": [
+                        serializers.ErrorDetail("Name the receiving address (or addressBookId).", "required")
+                    ]
+                }
+            )
+        return attrs
 
 
 class CreatePaymentRequestSerializer(StrictSerializer):

@@ -229,3 +229,48 @@ def test_a_draft_cannot_name_another_accounts_entry(api_client, client_with_scop
     assert response.status_code == 400
     assert response.json()["errors"][0]["field"] == "addressBookId"
     assert response.json()["errors"][0]["code"] == "unknown_entry"
+
+
+# --- Payment-request options naming an entry ------------------------------------------------
+
+
+def link_body(option: dict) -> dict:
+    return {"fiatCurrency": "EUR", "fiatAmount": 25, "options": [option]}
+
+
+def test_a_payment_request_option_may_name_a_receiving_entry(api_client):
+    entry = add(api_client).json()
+
+    response = api_client.post(
+        "/api/v1/payment-requests",
+        link_body({"currency": "USDC", "network": "Ethereum", "addressBookId": entry["id"]}),
+        format="json",
+    )
+
+    assert response.status_code == 201, response.json()
+    assert response.json()["options"][0]["receiverAddress"] == ADDRESSES["Ethereum"]
+
+
+@pytest.mark.parametrize(
+    ("option", "field", "code"),
+    [
+        ({"currency": "USDC", "network": "Base"}, "options[0].addressBookId", "network_mismatch"),
+        (
+            {"currency": "USDC", "network": "Ethereum", "receiverAddress": ADDRESSES["Ethereum"]},
+            "options[0].addressBookId",
+            "ambiguous",
+        ),
+        ({"currency": "USDC", "network": "Ethereum", "addressBookId": None}, "options[0].receiverAddress", "required"),
+    ],
+)
+def test_a_payment_request_option_naming_an_unusable_entry_is_refused_naming_the_field(api_client, option, field, code):
+    entry = add(api_client).json()
+    if "addressBookId" not in option:
+        option = option | {"addressBookId": entry["id"]}
+
+    response = api_client.post("/api/v1/payment-requests", link_body(option), format="json")
+
+    assert response.status_code == 400, response.json()
+    assert {"field": field, "code": code} in [
+        {"field": e["field"], "code": e["code"]} for e in response.json()["errors"]
+    ]
