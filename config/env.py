@@ -128,6 +128,7 @@ def load_env_file(path: Path) -> None:
             value = value[1:-1]
         os.environ.setdefault(name, value)
 
+
 _RATE_PERIODS = ("s", "sec", "m", "min", "h", "hour", "d", "day")
 
 

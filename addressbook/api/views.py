@@ -12,8 +12,7 @@ from addressbook.api.serializers import (
 )
 from addressbook.selectors import address_book_entry_get, address_book_list
 from config.api.pagination import page_of, paged_envelope_serializer
-
-UUID_PATTERN = "[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}"
+from config.routing import UUID_PATTERN
 
 
 def _fields(request) -> dict:

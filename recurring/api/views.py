@@ -6,12 +6,12 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from config.api.pagination import PageQuerySerializer, paged_envelope_serializer, paginate
+from config.routing import UUID_PATTERN
 from recurring import services
 from recurring.api.serializers import CreateRecurringTemplateRequestSerializer, RecurringTemplateSerializer
 from recurring.presenters import recurring_template_json
 from recurring.selectors import recurring_template_get, recurring_template_list
 
-UUID_PATTERN = "[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}"
 SCOPE = "templates:manage"
 
 
