@@ -8,6 +8,8 @@ NAV = [
     ("dashboard:overview", _("Overview")),
     ("dashboard:drafts", _("Drafts")),
     ("dashboard:paylinks", _("Pay links")),
+    ("dashboard:templates", _("Recurring")),
+    ("dashboard:address_book", _("Address book")),
     ("dashboard:webhooks", _("Webhooks")),
     ("dashboard:api_keys", _("API keys")),
     ("dashboard:transfers", _("Transfers")),

@@ -186,3 +186,34 @@ class AttachForm(forms.Form):
     def __init__(self, *args, drafts=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["draftId"].choices = [(str(d.id), f"{str(d.id)[:8]} · {d.status} · {d.memo or ''}") for d in drafts]
+
+
+class AddressBookForm(forms.Form):
+    label = forms.CharField(label=_("Label"), max_length=200, required=False)
+    network = forms.ChoiceField(label=_("Network"), choices=Network.choices)
+    address = forms.CharField(label=_("Address"), max_length=128)
+    direction = forms.ChoiceField(
+        label=_("Direction"), choices=[("Receiving", _("Receiving")), ("Sending", _("Sending"))]
+    )
+    verified = forms.BooleanField(label=_("I have checked this address"), required=False)
+
+
+class RecurringTemplateForm(CreateDraftForm):
+    """A template: when to run, and the draft each run makes (the create-draft fields)."""
+
+    name = forms.CharField(label=_("Name"), max_length=200, required=False)
+    interval = forms.ChoiceField(
+        label=_("Every"), choices=[("Daily", _("Day")), ("Weekly", _("Week")), ("Monthly", _("Month"))]
+    )
+    firstRunAt = forms.DateTimeField(
+        label=_("First run"),
+        required=False,
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
+        help_text=_("In the time zone below; empty: now"),
+    )
+    timezone = forms.CharField(label=_("Time zone"), max_length=64, initial="UTC")
+
+    def field_for(self, api_field: str) -> str | None:
+        """The template's draft fields come back as `draft.receiverAddress`."""
+        name = api_field.removeprefix("draft.")
+        return name if name in self.fields else None

@@ -8,7 +8,9 @@ from functools import wraps
 
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
+
+from config.problems import NotFound
 
 CONTENT_SECURITY_POLICY = "; ".join(
     [
@@ -40,6 +42,9 @@ def merchant_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespon
     def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
         if not request.user.is_authenticated:
             return page_headers(redirect_to_login(request.get_full_path(), settings.LOGIN_URL))
-        return page_headers(view(request, *args, **kwargs))
+        try:
+            return page_headers(view(request, *args, **kwargs))
+        except NotFound as missing:  # a selector's "not yours or not there" is a plain 404 page
+            raise Http404(missing.detail) from None
 
     return wrapped

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 from datetime import timedelta
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.conf import settings
 from django.contrib import messages
@@ -24,10 +25,13 @@ from accounts.selectors import api_key_list
 from accounts.services import api_key_create, api_key_revoke
 from accounts.sessions import client_of, session_sign_out
 from accounts.totp import totp_disable, totp_enable, totp_enabled, totp_setup
+from addressbook.selectors import address_book_entry_get, address_book_list
+from addressbook.services import address_book_entry_create, address_book_entry_delete
 from chainwatch.unmatched import transfer_attach, unmatched_json, unmatched_list
 from config.problems import Problem
 from dashboard import charts
 from dashboard.forms import (
+    AddressBookForm,
     ApiKeyForm,
     AttachForm,
     CodeForm,
@@ -37,6 +41,7 @@ from dashboard.forms import (
     NotificationsForm,
     PasswordChangeForm,
     PaymentRequestForm,
+    RecurringTemplateForm,
     SettleForm,
     WebhookForm,
 )
@@ -57,6 +62,14 @@ from paylinks.selectors import payment_request_get, payment_request_list
 from paylinks.services import payment_request_cancel, payment_request_create
 from payments.qr import qr_svg
 from payments.registry import format_amount, get_asset
+from recurring.schedule import run_time
+from recurring.selectors import recurring_template_get, recurring_template_list
+from recurring.services import (
+    recurring_template_create,
+    recurring_template_delete,
+    recurring_template_pause,
+    recurring_template_resume,
+)
 from webhooks import services as webhook_services
 from webhooks.models import Delivery, Event
 from webhooks.selectors import delivery_list, webhook_list
@@ -166,6 +179,23 @@ def _drafts_csv(queryset) -> HttpResponse:
 def _csv_safe(text: str) -> str:
     # A cell starting with = + - @ is a formula to spreadsheet programs: keep it text.
     return f"'{text}" if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def _api_draft(data: dict) -> dict:
+    """The create-draft fields of a form as a CreateDraftRequest body (API names)."""
+    body = {
+        "network": data["network"],
+        "currency": data["currency"],
+        "paymentMethod": data.get("paymentMethod") or None,
+        "receiverAddress": data["receiverAddress"].strip(),
+        "memo": data.get("memo") or None,
+        "expiryHours": data.get("expiryHours"),
+    }
+    if data.get("amountSats") is not None:
+        body["amountSats"] = data["amountSats"]
+    else:
+        body["fiatCurrency"], body["fiatAmount"] = (data.get("fiatCurrency") or "").upper(), data.get("fiatAmount")
+    return {k: v for k, v in body.items() if v is not None}
 
 
 def _draft_request(data: dict) -> DraftRequest:
@@ -595,3 +625,89 @@ def transfer_attach_view(request: HttpRequest, report_id) -> HttpResponse:
     except Problem as problem:
         messages.error(request, problem.detail)
         return redirect("dashboard:transfers")
+
+
+# --- Recurring templates and the address book -----------------------------------------------
+
+
+@merchant_page
+def templates(request: HttpRequest) -> HttpResponse:
+    form = RecurringTemplateForm(request.POST or None, initial={"pricing": "fiat"})
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        first = data.get("firstRunAt")
+        try:
+            zone = ZoneInfo(data["timezone"])
+        except (ZoneInfoNotFoundError, ValueError):
+            form.add_error("timezone", _("Not an IANA time zone (e.g. Europe/Stockholm)."))
+        else:
+            try:
+                recurring_template_create(
+                    user=request.user,
+                    interval=data["interval"],
+                    draft=_api_draft(data),
+                    name=data.get("name") or "",
+                    first_run_at=first.replace(tzinfo=zone) if first else None,
+                    tz=data["timezone"],
+                )
+                messages.success(request, _("Template saved."))
+                return redirect("dashboard:templates")
+            except Problem as problem:
+                _show_problem(form, problem)
+    rows = [(t, _next_runs(t)) for t in recurring_template_list(user=request.user)]
+    return render(request, "dashboard/templates.html", {"form": form, "rows": rows})
+
+
+def _next_runs(template, count: int = 3) -> list:
+    if template.paused:
+        return []
+    return [
+        run_time(first_run_at=template.first_run_at, interval=template.interval, tz=template.time_zone, index=i)
+        for i in range(template.next_run_index, template.next_run_index + count)
+    ]
+
+
+@merchant_page
+@require_POST
+def template_action(request: HttpRequest, template_id, action: str) -> HttpResponse:
+    template = recurring_template_get(user=request.user, template_id=template_id)
+    operations = {
+        "pause": recurring_template_pause,
+        "resume": recurring_template_resume,
+        "delete": recurring_template_delete,
+    }
+    if action not in operations:
+        raise Http404
+    try:
+        operations[action](template=template)
+        messages.success(request, _("Done."))
+    except Problem as problem:
+        messages.error(request, problem.detail)
+    return redirect("dashboard:templates")
+
+
+@merchant_page
+def address_book(request: HttpRequest) -> HttpResponse:
+    form = AddressBookForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            address_book_entry_create(user=request.user, **form.cleaned_data)
+            messages.success(request, _("Address saved."))
+            return redirect("dashboard:address_book")
+        except Problem as problem:
+            _show_problem(form, problem)
+    return render(
+        request, "dashboard/address_book.html", {"form": form, "entries": address_book_list(user=request.user)}
+    )
+
+
+@merchant_page
+@require_POST
+def address_book_delete(request: HttpRequest, entry_id) -> HttpResponse:
+    entry = address_book_entry_get(user=request.user, entry_id=entry_id)
+    try:
+        address_book_entry_delete(entry=entry)
+        messages.success(request, _("Address removed."))
+    except Problem as problem:
+        messages.error(request, problem.detail)
+    return redirect("dashboard:address_book")

@@ -19,7 +19,8 @@ from webhooks.models import Webhook
 pytestmark = pytest.mark.django_db
 PAGES = ["/dashboard/", "/dashboard/drafts/", "/dashboard/drafts/new", "/dashboard/webhooks/",
          "/dashboard/api-keys/", "/dashboard/fees/", "/dashboard/pay-links/", "/dashboard/pay-links/new",
-         "/dashboard/transfers/", "/dashboard/security/", "/dashboard/notifications/"]  # fmt: skip
+         "/dashboard/transfers/", "/dashboard/security/", "/dashboard/notifications/",
+         "/dashboard/templates/", "/dashboard/address-book/"]  # fmt: skip
 
 
 @pytest.fixture(autouse=True)
@@ -286,3 +287,44 @@ def test_rotating_a_webhook_secret_shows_the_new_one_once_and_keeps_the_old_sign
     webhook.refresh_from_db()
     assert webhook.secret != old and webhook.secret in page and webhook.previous_secret == old
     assert webhook.secret not in browser.get(f"/dashboard/webhooks/{webhook.id}/").content.decode()
+
+
+def test_a_recurring_template_is_created_paused_resumed_and_deleted(browser, owner):
+    from recurring.models import RecurringTemplate
+
+    body = {"name": "Rent", "interval": "Monthly", "timezone": "Europe/Stockholm", "network": "Base",
+            "currency": "USDC", "receiverAddress": ADDRESSES["Base"], "pricing": "fiat", "fiatCurrency": "EUR",
+            "fiatAmount": "900", "expiryHours": "72", "firstRunAt": "2031-01-31T09:00"}  # fmt: skip
+    response = browser.post("/dashboard/templates/", body)
+    assert response.status_code == 302, response.context["form"].errors if response.context else ""
+    template = RecurringTemplate.objects.get(user=owner)
+    assert template.interval == "Monthly" and template.time_zone == "Europe/Stockholm"
+    page = browser.get("/dashboard/templates/").content.decode()
+    assert "2031-01-31 08:00" in page and "2031-02-28 08:00" in page  # UTC times of 09:00 Stockholm, clamped
+    browser.post(f"/dashboard/templates/{template.id}/pause")
+    template.refresh_from_db()
+    assert template.paused
+    browser.post(f"/dashboard/templates/{template.id}/resume")
+    browser.post(f"/dashboard/templates/{template.id}/delete")
+    assert not RecurringTemplate.objects.exists()
+
+
+def test_a_bad_template_address_is_shown_next_to_its_field(browser):
+    body = {"interval": "Daily", "timezone": "UTC", "network": "Base", "currency": "USDC",
+            "receiverAddress": "nope", "pricing": "exact", "amountSats": "1000", "expiryHours": "12"}  # fmt: skip
+    response = browser.post("/dashboard/templates/", body)
+    assert response.status_code == 200 and response.context["form"].errors["receiverAddress"]
+
+
+def test_address_book_entries_are_added_checked_and_removed(browser, stranger, owner):
+    from addressbook.models import AddressBookEntry
+
+    bad = browser.post("/dashboard/address-book/", {"network": "Base", "address": "nope", "direction": "Receiving"})
+    assert bad.context["form"].errors["address"]
+    browser.post("/dashboard/address-book/", {"label": "Shop", "network": "Base", "address": ADDRESSES["Base"],
+                                              "direction": "Receiving"})  # fmt: skip
+    entry = AddressBookEntry.objects.get(user=owner)
+    assert "Shop" in browser.get("/dashboard/address-book/").content.decode()
+    assert stranger.post(f"/dashboard/address-book/{entry.id}/delete").status_code == 404
+    browser.post(f"/dashboard/address-book/{entry.id}/delete")
+    assert not AddressBookEntry.objects.exists()
