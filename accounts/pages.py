@@ -57,6 +57,24 @@ class SignInForm(forms.Form):
     )
 
 
+class ForgotForm(forms.Form):
+    email = forms.EmailField(max_length=254, widget=forms.EmailInput(attrs={"autocomplete": "email"}))
+
+
+class ResetForm(forms.Form):
+    code = forms.CharField(
+        max_length=64,
+        widget=forms.TextInput(attrs={"autocomplete": "one-time-code", "inputmode": "numeric", "spellcheck": "false"}),
+    )
+    newPassword = forms.CharField(
+        label="New password",
+        max_length=1024,
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+        help_text="At least 10 characters; not a common password.",
+    )
+
+
 class CodeForm(forms.Form):
     code = forms.CharField(
         max_length=64,
@@ -214,3 +232,49 @@ def account(request: HttpRequest) -> HttpResponse:
 def sign_out(request: HttpRequest) -> HttpResponse:
     sessions.session_sign_out(request)
     return redirect("login")
+
+
+@strict_headers
+@require_http_methods(["GET", "POST"])
+def forgot(request: HttpRequest) -> HttpResponse:
+    """Forgotten password, step 1: the same answer for every address (no enumeration)."""
+    form = ForgotForm(request.POST or None)
+    status = 200
+    if request.method == "POST" and form.is_valid():
+        try:
+            passwords.password_forgot_begin(email=form.cleaned_data["email"], client=sessions.client_of(request))
+        except Problem as problem:
+            status = _show_problem(form, problem)
+        else:
+            sessions.pending_set(request, flow="password_forgot", email=form.cleaned_data["email"])
+            return redirect("forgot_code")
+    elif request.method == "POST":
+        status = 400
+    return _page(request, "forgot.html", {"form": form}, status)
+
+
+@strict_headers
+@require_http_methods(["GET", "POST"])
+def forgot_code(request: HttpRequest) -> HttpResponse:
+    """Step 2: the emailed code and a new password; every session of the account ends."""
+    pending = sessions.pending_get(request, flow="password_forgot") or {}
+    if not pending.get("email"):
+        return redirect("forgot")
+    form = ResetForm(request.POST or None)
+    status = 200
+    if request.method == "POST" and form.is_valid():
+        try:
+            passwords.password_forgot_complete(
+                email=pending["email"],
+                code=form.cleaned_data["code"],
+                new_password=form.cleaned_data["newPassword"],
+                client=sessions.client_of(request),
+            )
+        except Problem as problem:
+            status = _show_problem(form, problem)
+        else:
+            sessions.pending_clear(request)
+            return redirect(f"{reverse('login')}?reset=1")
+    elif request.method == "POST":
+        status = 400
+    return _page(request, "forgot_code.html", {"form": form, "email": pending["email"]}, status)

@@ -9,4 +9,6 @@ urlpatterns = [
     path("sign-in", pages.sign_in, name="login"),
     path("sign-in/code", pages.sign_in_code, name="login_code"),
     path("sign-out", pages.sign_out, name="logout"),
+    path("forgot", pages.forgot, name="forgot"),
+    path("forgot/code", pages.forgot_code, name="forgot_code"),
 ]

@@ -524,6 +524,7 @@ def _security_context(request: HttpRequest, **extra) -> dict:
         "delete_form": DeleteAccountForm(),
         "totp_on": totp_enabled(user=request.user),
         "passkeys": request.user.passkeys.order_by("created_at"),
+        "devices": request.user.known_devices.order_by("-last_seen_at")[:20],
         "has_password": request.user.has_usable_password(),
         **extra,
     }
