@@ -41,7 +41,7 @@ lint: $(VENV)/.dev
 	$(VENV)/bin/ruff format --check .
 	DATABASE_URL=sqlite:///:memory: DJANGO_SETTINGS_MODULE=tests.settings $(PY) manage.py makemigrations --check --dry-run
 
-bench: $(VENV)/.dev
+bench: system-deps test-services $(VENV)/.dev
 	$(PY) bench/drafts_bench.py
 
 migrate: $(VENV)/.runtime

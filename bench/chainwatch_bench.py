@@ -23,32 +23,33 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
+os.environ["OUTBOUND_ALLOW_LOOPBACK"] = "true"  # the LUD-21 verify URLs point at the local fake server
 
 import django  # noqa: E402
 
 django.setup()
 
-import requests.adapters  # noqa: E402
+import urllib3.connection  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 COUNT = {"http": 0, "rpc": 0}
-_send = requests.adapters.HTTPAdapter.send
+_request = urllib3.connection.HTTPConnection.request
 
 
-def _counting_send(self, request, *args, **kwargs):
+def _counting_request(self, method, url, body=None, *args, **kwargs):
+    """Every HTTP request, whether sent through requests (node RPC) or the outbound guard (LUD-21)."""
     COUNT["http"] += 1
-    body = request.body
     try:
         parsed = json.loads(body) if body else None
         COUNT["rpc"] += len(parsed) if isinstance(parsed, list) else 1
     except (ValueError, TypeError):
         COUNT["rpc"] += 1
-    return _send(self, request, *args, **kwargs)
+    return _request(self, method, url, body, *args, **kwargs)
 
 
-requests.adapters.HTTPAdapter.send = _counting_send  # instrumentation of the HTTP library, not of our code
+urllib3.connection.HTTPConnection.request = _counting_request  # instrumentation of the HTTP library, not our code
 
 
 def reset() -> None:

@@ -1,11 +1,13 @@
 """Webhook delivery throughput and isolation, against real Celery workers and local receivers.
 
     export DATABASE_URL=postgres://postgres@127.0.0.1:5432/pay_webhooks CELERY_BROKER_URL=redis://127.0.0.1:6379/6
-    .venv/bin/python bench/webhooks_bench.py [--events 150]
+    .venv/bin/python bench/webhooks_bench.py [--events 120] [--rounds 3]
 
 Prints deliveries per second to local receivers with 1 and 4 worker processes, then one
 endpoint's rate alone and next to an endpoint that never answers (4 worker processes).
-Each run is bounded (RUN_TIMEOUT seconds); the rows it creates are deleted afterwards.
+Each run is bounded (RUN_TIMEOUT seconds). It works in its own throwaway database (bench_webhooks_
+and the name in DATABASE_URL) and under its own broker key prefix, so tests or other work sharing
+the PostgreSQL server and the Redis database are not disturbed.
 The rate is measured from the database: delivered deliveries / (last delivered_at - first
 attempt start), so worker start-up is not counted.
 """
@@ -28,17 +30,17 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")  # environment-driven, no DEBUG-only files
 os.environ["OUTBOUND_ALLOW_LOOPBACK"] = "true"
+os.environ.setdefault("BENCH_BROKER_PREFIX", f"webhooks-bench-{uuid.uuid4().hex[:8]}:")
 
 import django  # noqa: E402
 
 django.setup()
 
-from django.core.management import call_command  # noqa: E402
-from django.db import transaction  # noqa: E402
+from django.db import connection, transaction  # noqa: E402
 from django.db.models import Max, Min  # noqa: E402
 
 from accounts.models import User  # noqa: E402
-from config.celery import app as celery_app  # noqa: E402
+from bench.isolated_celery import app as celery_app  # noqa: E402
 from webhooks import services  # noqa: E402
 from webhooks.models import Delivery, DeliveryAttempt, DeliveryStatus, EventType  # noqa: E402
 
@@ -72,10 +74,10 @@ def serve(handler: type[BaseHTTPRequestHandler]) -> ThreadingHTTPServer:
 def start_worker(concurrency: int) -> tuple[subprocess.Popen, str]:
     name = f"bench-{uuid.uuid4().hex[:6]}@%h"
     worker = subprocess.Popen(  # noqa: S603 (our own fixed command line)
-        [str(ROOT / ".venv" / "bin" / "celery"), "-A", "config", "worker", "--pool=prefork"]
+        [str(ROOT / ".venv" / "bin" / "celery"), "-A", "bench.isolated_celery", "worker", "--pool=prefork"]
         + [f"--concurrency={concurrency}", "--loglevel=WARNING", "--without-gossip", "--without-mingle", "-n", name],
         cwd=ROOT,
-        env={**os.environ},
+        env={**os.environ, "DATABASE_URL": database_url(), "PYTHONPATH": str(ROOT)},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
@@ -86,6 +88,12 @@ def start_worker(concurrency: int) -> tuple[subprocess.Popen, str]:
             return worker, name
     stop_worker(worker)
     raise SystemExit("The Celery worker did not start; is CELERY_BROKER_URL reachable?")
+
+
+def database_url() -> str:
+    db = connection.settings_dict
+    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
+    return f"postgres://{db['USER']}{password}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
 
 
 def stop_worker(worker: subprocess.Popen) -> None:
@@ -139,7 +147,19 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=120, help="events per run (each goes to every endpoint)")
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds of the isolation runs")
     args = parser.parse_args()
-    call_command("migrate", verbosity=0)
+    if connection.vendor != "postgresql":
+        raise SystemExit("Set DATABASE_URL to a PostgreSQL server (the bench creates its own database there).")
+    old_name = connection.settings_dict["NAME"]
+    connection.settings_dict.setdefault("TEST", {})["NAME"] = f"bench_webhooks_{old_name}"
+    connection.creation.create_test_db(verbosity=0, autoclobber=True)
+    try:
+        measure(args)
+    finally:
+        celery_app.control.purge()
+        connection.creation.destroy_test_db(old_name, verbosity=0)
+
+
+def measure(args) -> None:
     fast, dead = serve(FastHandler), serve(NeverAnswersHandler)
     base = f"http://127.0.0.1:{fast.server_address[1]}"
     endpoints = [f"{base}/endpoint-{n}" for n in range(4)]

@@ -142,6 +142,8 @@ else:
             "OPTIONS": {"MAX_ENTRIES": 10000},
         }
     }
+# Lets several deployments (or a benchmark beside the tests) share one Redis database.
+CACHES["default"]["KEY_PREFIX"] = env_str("CACHE_KEY_PREFIX", "")
 
 # --- Celery ---------------------------------------------------------------------
 # Embedded default: kombu's filesystem transport under VAR_DIR/broker, so `make run`

@@ -1,0 +1,97 @@
+"""Every bench under bench/ runs, briefly and with tiny sizes, so none can rot unnoticed.
+
+Each test starts the bench as `make bench` or a reader of README would, with this test run's
+PostgreSQL server and Redis, and checks that it exits 0 and prints its figures. The benches
+make their own throwaway databases (named after this run's) and prefix their Redis keys, so
+they disturb neither these tests nor other runs sharing the servers.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parents[2]
+PYTHON = str(ROOT / ".venv" / "bin" / "python") if (ROOT / ".venv" / "bin" / "python").exists() else sys.executable
+SMOKE_RUNS = {"drafts_bench.py", "chainwatch_bench.py", "webhooks_bench.py"}
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+
+
+def _database_url(name: str) -> str:
+    db = connection.settings_dict
+    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
+    return f"postgres://{db['USER']}{password}@{db['HOST']}:{db['PORT']}/{name}"
+
+
+def _base_name() -> str:
+    """This run's database name with test_ in front: the benches add their own suffixes to it."""
+    return f"test_{os.environ['DATABASE_URL'].rsplit('/', 1)[-1]}"
+
+
+def _run(script: str, *args: str, timeout: float = 800) -> str:
+    env = {
+        **os.environ,
+        "DATABASE_URL": _database_url(_base_name()),
+        "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
+        "CACHE_URL": os.environ.get("CACHE_URL", ""),
+        "PYTHONPATH": str(ROOT),
+    }
+    env.pop("DJANGO_SETTINGS_MODULE", None)  # each bench picks its own settings
+    result = subprocess.run(  # noqa: S603
+        [PYTHON, str(ROOT / "bench" / script), *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    output = f"{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
+    assert result.returncode == 0, f"{script} exited {result.returncode}:\n{output}"
+    return result.stdout
+
+
+def test_every_bench_has_a_smoke_run_here():
+    benches = {path.name for path in (ROOT / "bench").glob("*_bench.py")}
+    assert benches == SMOKE_RUNS, "add a smoke run below for each bench/*_bench.py"
+
+
+def test_drafts_bench_prints_project_and_bare_figures_and_their_ratios():
+    name = f"{_base_name()}_drafts_bench"[:55]
+    out = _run(
+        "drafts_bench.py",
+        *("--seconds", "1", "--rounds", "1", "--warmup", "1", "--clients", "4", "--threads", "1"),
+        *("--workers", "2", "--db-name", name),
+    )
+    for endpoint in ("POST /api/v1/drafts", "GET  /api/v1/drafts/{id}"):
+        for app in ("project", "bare"):
+            row = re.search(rf"^{re.escape(endpoint)}\s+{app}\s+(\d+)\s+[\d.]+\s+[\d.]+\s+0\s", out, re.M)
+            assert row and int(row[1]) > 0, f"no figures for {endpoint} {app}:\n{out}"
+    assert re.search(r"POST req/s \d+\.\d\d\s+by CPU \d+\.\d\d", out), out
+    assert re.search(r"GET  req/s \d+\.\d\d\s+by CPU \d+\.\d\d", out), out
+    counts = re.search(r"^\s+project\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)$", out, re.M)
+    assert counts and int(counts[1]) >= 2, f"no SQL count of a creation:\n{out}"
+    bare = re.search(r"^\s+bare\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)$", out, re.M)
+    assert bare and bare.groups() == ("2", "0", "0", "2", "0"), f"the bare app does more than its floor:\n{out}"
+
+
+def test_chainwatch_bench_prints_calls_per_pass_for_every_backend():
+    out = _run("chainwatch_bench.py", "--sizes", "3")
+    for backend in ("evm", "evm-eth", "evm-internal", "core", "esplora", "solana", "lightning"):
+        row = re.search(rf"^{re.escape(backend)}\s+3\s+(\d+)\s+(\d+)\s+[\d.]+$", out, re.M)
+        assert row, f"no figures for {backend}:\n{out}"
+        assert int(row[1]) > 0 and int(row[2]) > 0, f"{backend} made no calls, so it measured nothing:\n{out}"
+
+
+def test_webhooks_bench_prints_delivery_rates_and_isolation():
+    out = _run("webhooks_bench.py", "--events", "4", "--rounds", "1")
+    rates = re.findall(r"([\d.]+) deliveries/s", out)
+    assert len(rates) == 4 and all(float(rate) > 0 for rate in rates), out
+    assert "(only " not in out, f"some deliveries did not arrive:\n{out}"
