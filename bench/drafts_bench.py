@@ -114,18 +114,6 @@ def delete_cache_keys(cache_url: str, prefix: str) -> None:
         client.delete(*keys[start : start + 500])
 
 
-def clear_rate_limit_keys(cache_url: str) -> None:
-    """Throttle and auth-failure counters of earlier runs, for benches whose cache has no key prefix
-    (key ids restart in a new database). Only on a Redis database that nothing else uses."""
-    import redis
-
-    client = redis.Redis.from_url(cache_url, socket_timeout=5)
-    for pattern in ("*throttle:*", "*auth-failures:*"):
-        keys = list(client.scan_iter(match=pattern, count=1000))
-        if keys:
-            client.delete(*keys)
-
-
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -191,13 +179,17 @@ def start_gunicorn(app: str, wsgi: str, env: dict[str, str], workers: int, var_d
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def cpu_seconds(pid: int) -> float:
-    """utime + stime of a live process (0 if it is gone)."""
+def cpu_seconds(pid: int, *, reaped_children: bool = False) -> float:
+    """utime + stime of a live process (0 if it is gone); with reaped_children, plus cutime + cstime
+    (the CPU of its children that have exited), so a parent's total never goes down."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return 0.0
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+    ticks = int(fields[11]) + int(fields[12])
+    if reaped_children:
+        ticks += int(fields[13]) + int(fields[14])
+    return ticks / CLOCK_TICKS
 
 
 def children(pid: int) -> list[int]:

@@ -44,8 +44,8 @@ from drafts_bench import (  # noqa: E402 - shared process and database helpers
     Cleanup,
     _on_sigterm,
     children,
-    clear_rate_limit_keys,
     cpu_seconds,
+    delete_cache_keys,
     drop_database,
     free_port,
     recreate_database,
@@ -147,11 +147,13 @@ def main() -> int:
     cleanup.add("remove temporary directory", lambda: shutil.rmtree(tmp, ignore_errors=True))
     (tmp / "nginx").mkdir()
     web_port, mcp_port, port = free_port(), free_port(), free_port()
+    cache_prefix = f"mcp-bench-{secrets.token_hex(4)}"
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings",
         "DATABASE_URL": f"{args.pg_url}/{args.db_name}",
         "CACHE_URL": args.cache_url,
+        "CACHE_KEY_PREFIX": cache_prefix,  # this run's keys only: the Redis database may be shared
         "CELERY_BROKER_URL": args.cache_url,
         "DEBUG": "false",
         "SECRET_KEY": secrets.token_urlsafe(50),
@@ -169,8 +171,7 @@ def main() -> int:
         print(f"Database {args.db_name}: recreating and migrating")
         recreate_database(args.pg_url, args.db_name)
         cleanup.add(f"drop database {args.db_name}", lambda: drop_database(args.pg_url, args.db_name))
-        clear_rate_limit_keys(args.cache_url)
-        cleanup.add("clear rate-limit keys", lambda: clear_rate_limit_keys(args.cache_url))
+        cleanup.add("delete cache keys", lambda: delete_cache_keys(args.cache_url, cache_prefix))
         run_checked([PYTHON, "manage.py", "migrate", "--noinput", "-v", "0"], env, "migrate")
         key = run_checked(
             [PYTHON, "manage.py", "issue_api_key", "--email", "bench@example.com", "--scopes", SCOPES],

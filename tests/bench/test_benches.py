@@ -20,7 +20,7 @@ from django.db import connection
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = str(ROOT / ".venv" / "bin" / "python") if (ROOT / ".venv" / "bin" / "python").exists() else sys.executable
-SMOKE_RUNS = {"drafts_bench.py", "chainwatch_bench.py", "webhooks_bench.py"}
+SMOKE_RUNS = {"drafts_bench.py", "chainwatch_bench.py", "webhooks_bench.py", "mcp_bench.py"}
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -95,3 +95,16 @@ def test_webhooks_bench_prints_delivery_rates_and_isolation():
     rates = re.findall(r"([\d.]+) deliveries/s", out)
     assert len(rates) == 4 and all(float(rate) > 0 for rate in rates), out
     assert "(only " not in out, f"some deliveries did not arrive:\n{out}"
+
+
+def test_mcp_bench_prints_tool_call_and_rest_figures():
+    name = f"{_base_name()}_mcp_bench"[:55]
+    out = _run(
+        "mcp_bench.py",
+        *("--seconds", "1", "--connections", "4", "--workers", "2", "--mcp-workers", "1", "--db-name", name),
+        *("--cache-url", os.environ["CACHE_URL"]),
+    )
+    for measurement in ("fees/schedule, direct", "get_fee_schedule, via nginx", "get_draft, via nginx"):
+        row = re.search(rf"{re.escape(measurement)}\s+(\d+)\s+[\d.]+\s+[\d.]+\s+0", out)
+        assert row and int(row[1]) > 0, f"no figures for {measurement}:\n{out}"
+    assert re.search(r"MCP\s+get_draft / REST GET /api/v1/drafts/\{id\}: \d+\.\d\d by req/s", out), out
