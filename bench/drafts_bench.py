@@ -240,19 +240,37 @@ def children_cpu() -> float:
 # --- wrk and its Lua scripts ----------------------------------------------------------------
 
 LUA_COMMON = r"""
-local started = 0
+local threads = {}
 function setup(thread)
-  started = started + 1
-  thread:set("thread_number", started)
+  table.insert(threads, thread)
+  thread:set("thread_number", #threads)
+end
+
+-- Unexpected answers, per thread: counted by status, with the first body as a sample.
+statuses = {}
+sample = ""
+function response(status, headers, body)
+  if status >= 300 then
+    statuses[status] = (statuses[status] or 0) + 1
+    if sample == "" and body then sample = string.sub(body, 1, 300) end
+  end
 end
 
 function done(summary, latency, requests)
+  local counted, first = {}, ""
+  for _, thread in ipairs(threads) do
+    for status, n in pairs(thread:get("statuses")) do counted[status] = (counted[status] or 0) + n end
+    if first == "" then first = thread:get("sample") end
+  end
+  local parts = {}
+  for status, n in pairs(counted) do table.insert(parts, string.format('"%d": %d', status, n)) end
   local e = summary.errors
   io.write(string.format(
     'WRK-RESULT {"requests": %d, "duration_us": %d, "connect": %d, "read": %d, "write": %d, "status": %d, '
-      .. '"timeout": %d, "p50_us": %d, "p99_us": %d}\n',
+      .. '"timeout": %d, "p50_us": %d, "p99_us": %d, "statuses": {%s}}\n',
     summary.requests, summary.duration, e.connect, e.read, e.write, e.status, e.timeout,
-    latency:percentile(50), latency:percentile(99)))
+    latency:percentile(50), latency:percentile(99), table.concat(parts, ", ")))
+  io.write("WRK-SAMPLE " .. string.gsub(first, "[\r\n]", " ") .. "\n")
 end
 """
 
@@ -328,10 +346,11 @@ class Run:
     p50_ms: float
     p99_ms: float
     cpu: dict[str, float] = field(default_factory=dict)
+    sample: str = ""  # the first unexpected answer's body
 
     @property
     def ok(self) -> int:
-        return self.requests - self.errors.get("status", 0)
+        return self.requests - sum(n for what, n in self.errors.items() if what.startswith("HTTP "))
 
     @property
     def rate(self) -> float:
@@ -368,11 +387,15 @@ class Wrk:
         if result.returncode != 0 or not lines:
             raise SystemExit(f"wrk failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
         figures = json.loads(lines[-1].removeprefix("WRK-RESULT "))
-        errors = {k: figures[k] for k in ("connect", "read", "write", "status", "timeout") if figures[k]}
+        errors = {k: figures[k] for k in ("connect", "read", "write", "timeout") if figures[k]}
+        errors |= {f"HTTP {status}": n for status, n in figures["statuses"].items()}
+        samples = [line for line in result.stdout.splitlines() if line.startswith("WRK-SAMPLE ")]
+        sample = samples[-1].removeprefix("WRK-SAMPLE ").strip() if samples else ""
         return Run(
             requests=figures["requests"],
             seconds=figures["duration_us"] / 1e6,
             errors=errors,
+            sample=sample,
             p50_ms=figures["p50_us"] / 1000,
             p99_ms=figures["p99_us"] / 1000,
         )
@@ -522,7 +545,7 @@ def report(runs: dict[tuple[str, str], list[Run]], counts: dict[str, dict], args
     for (app, endpoint), rs in runs.items():
         for r in rs:
             if r.errors:
-                print(f"  errors {app} {endpoint}: {r.errors}")
+                print(f"  errors {app} {endpoint}: {r.errors}" + (f"; first answer: {r.sample}" if r.sample else ""))
 
     def ratio(endpoint: str, key: str) -> float:
         p, b = medians[("project", endpoint)][key], medians[("bare", endpoint)][key]
