@@ -17,6 +17,7 @@ import time
 import zlib
 from contextlib import contextmanager
 
+from django.core.cache import caches
 from django.core.cache.backends.base import DEFAULT_TIMEOUT
 from django.core.cache.backends.filebased import FileBasedCache
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
@@ -79,3 +80,24 @@ class LockedFileCache(FileBasedCache):
             value += delta
             self.set(key, value, None if expiry is None else max(expiry - time.time(), 0.001), version)
             return value
+
+
+def window_count(key: str, *, timeout: int) -> int:
+    """Add one to the counter `key` in the default cache and return it; a missing counter starts at 1.
+
+    For counters whose key names their time window (rate limits): the key expires `timeout`
+    seconds after its latest count. On Redis it is one round trip (INCR and EXPIRE in one
+    MULTI/EXEC) instead of the three of Django's add + incr (SET NX, EXISTS, INCRBY).
+    """
+    backend = caches["default"]
+    if isinstance(backend, RedisCache):
+        full_key = backend.make_and_validate_key(key)
+        with backend._cache.get_client(full_key, write=True).pipeline(transaction=True) as pipe:
+            count, _ = pipe.incr(full_key).expire(full_key, timeout).execute()
+        return int(count)
+    backend.add(key, 0, timeout=timeout)
+    try:
+        return backend.incr(key)
+    except ValueError:  # expired between add and incr: this count opens the window
+        backend.add(key, 1, timeout=timeout)
+        return 1

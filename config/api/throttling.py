@@ -1,8 +1,8 @@
 """Rate limits per API key (or session account), else per client IP.
 
 Writes and reads have separate budgets (settings.API_RATE_LIMITS). A fixed window
-counted with one atomic increment in the shared cache: cheaper than DRF's sliding
-history list, which is read, unpickled and rewritten on every request.
+counted with one atomic increment in the shared cache (one Redis round trip): cheaper
+than DRF's sliding history list, which is read, unpickled and rewritten on every request.
 
 Every throttled response advertises its budget with the IETF RateLimit header fields
 (draft-ietf-httpapi-ratelimit-headers): `RateLimit-Policy: "write";q=120;w=60` and
@@ -16,8 +16,9 @@ import time
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.core.cache import cache
 from rest_framework.throttling import BaseThrottle
+
+from config.cache import window_count
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 _PERIODS = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "hour": 3600, "d": 86400, "day": 86400}
@@ -51,13 +52,7 @@ def rate_limit_count(*, scope: str, ident: str, rate: str | None = None) -> tupl
     limit, period = parse_rate(rate or settings.API_RATE_LIMITS[scope])
     now = time.time()
     window = int(now // period)
-    key = f"throttle:{scope}:{ident}:{window}"
-    cache.add(key, 0, timeout=period + 1)
-    try:
-        count = cache.incr(key)
-    except ValueError:  # expired between add and incr: this request opens the window
-        cache.add(key, 1, timeout=period + 1)
-        count = 1
+    count = window_count(f"throttle:{scope}:{ident}:{window}", timeout=period + 1)
     wait = (window + 1) * period - now
     state = RateLimitState(
         policy=scope,
