@@ -69,7 +69,7 @@ class _Table:
 _memo: dict[str, tuple[float, _Table | None]] = {}
 
 
-def _store(quotes: Quotes, fetched_at: datetime) -> None:
+def _store(quotes: Quotes, fetched_at: datetime) -> _Table:
     _memo.pop(quotes.kind, None)
     cache.set(
         CACHE_KEYS[quotes.kind],
@@ -81,6 +81,10 @@ def _store(quotes: Quotes, fetched_at: datetime) -> None:
         },
         timeout=None,
     )
+    table = _Table(source=quotes.source, fetched_at=fetched_at, as_of=quotes.as_of, rates=dict(quotes.rates))
+    if settings.RATES_LOCAL_CACHE_SECONDS:
+        _memo[quotes.kind] = (time.monotonic(), table)
+    return table
 
 
 def _cached(kind: str) -> _Table | None:
@@ -109,6 +113,10 @@ def _load(kind: str) -> _Table | None:
 
 def refresh_kind(kind: str) -> str:
     """Fetch one table from the first provider that answers validly; returns its source."""
+    return _refresh(kind).source
+
+
+def _refresh(kind: str) -> _Table:
     errors = []
     for provider in configured_providers(kind):
         try:
@@ -117,8 +125,7 @@ def refresh_kind(kind: str) -> str:
             errors.append(str(exc))
             logger.warning("Rate provider failed (%s): %s", kind, exc)
             continue
-        _store(quotes, timezone.now())
-        return quotes.source
+        return _store(quotes, timezone.now())
     raise RatesUnavailable(f"Every {kind} rate provider failed: " + "; ".join(errors))
 
 
@@ -143,10 +150,8 @@ def _table(kind: str) -> _Table:
     if _is_fresh(table, now):
         return table
     if all(provider.is_local for provider in configured_providers(kind)):
-        refresh_kind(kind)
-        table = _cached(kind)
-        if table is not None:
-            return table
+        # The table just read, not a second trip to the shared cache (which may have lost it meanwhile).
+        return _refresh(kind)
     if table is None:
         raise RatesUnavailable(f"No {kind} rates have been fetched yet; try again shortly.")
     raise RatesUnavailable(
