@@ -443,7 +443,7 @@ def inprocess(app: str, mode: str, api_key: str, count: int, verbose: bool) -> N
             "currency": "USDC",
             "receiverAddress": receivers[n % len(receivers)],
             "fiatCurrency": "EUR",
-            "fiatAmount": f"{1000 + n * 0.37:.2f}",
+            "fiatAmount": round(1000 + n * 0.37, 2),  # a JSON number, as the API requires
             "memo": f"in-process {n}",
         }
         response = client.post(
