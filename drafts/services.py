@@ -458,22 +458,34 @@ def draft_create(
     draft, a pay link is linked to it).
     """
     now = now or timezone.now()
-    # The first try of an exact draft takes the amount as asked (clashes are rare, and the
-    # unique index catches them); later tries look up the open amounts first (a concurrent
-    # draft may also take the nudged amount: pick again).
+
+    def write(attempt: int) -> Draft:
+        # The first try of an exact draft takes the amount as asked (clashes are rare, and the
+        # unique index catches them); later tries look up the open amounts first.
+        if plan.method != Method.MULTI_OUTPUT and plan.fee is not None:  # a fee that would accrue
+            ledger.ensure_not_blocked(user)
+        draft = _draft_insert(user=user, plan=plan, now=now, origin=origin, optimistic=attempt == 0)
+        if on_created is not None:
+            on_created(draft)
+        return draft
+
+    return _with_unique_amount(plan, user=user, write=write, field="amountSats")
+
+
+def _with_unique_amount(
+    plan: DraftPlan, *, user, write: Callable[[int], Draft], field: str, exclude: UUID | None = None
+) -> Draft:
+    """Run `write(attempt)` in a transaction until the amount it picks is unique among the
+    account's open drafts: the one retry loop of creation and requote (a concurrent draft may
+    take the same amount between the look-up and the INSERT; the unique index refuses it)."""
     for attempt in range(MAX_AMOUNT_PICKS):
         try:
             with transaction.atomic():
-                if plan.method != Method.MULTI_OUTPUT and plan.fee is not None:  # a fee that would accrue
-                    ledger.ensure_not_blocked(user)
-                draft = _draft_insert(user=user, plan=plan, now=now, origin=origin, optimistic=attempt == 0)
-                if on_created is not None:
-                    on_created(draft)
-                return draft
+                return write(attempt)
         except IntegrityError:
-            if not _is_amount_clash(plan, user=user):
+            if not _is_amount_clash(plan, user=user, exclude=exclude):
                 raise
-    raise AmountCollision("Could not find a unique amount for this address; try again.", field="amountSats")
+    raise AmountCollision("Could not find a unique amount for this address; try again.", field=field)
 
 
 def _draft_insert(*, user, plan: DraftPlan, now: datetime, origin: Origin, optimistic: bool) -> Draft:
@@ -558,27 +570,24 @@ def draft_requote(*, draft: Draft, now: datetime | None = None) -> Draft:
     )
     # Rate look-ups happen here, before the row is locked.
     plan = draft_plan(request=request, now=now, is_fee_settlement=draft.is_fee_settlement)
-    for _ in range(MAX_AMOUNT_PICKS):
-        try:
-            with transaction.atomic():
-                locked = _locked(draft.id)
-                _check_requotable(locked, now)
-                amount, nudge = _free_amount(plan, user=locked.user, exclude=locked.id)
-                locked.amount_base_units, locked.quote_nudge_base_units = amount, nudge
-                locked.rate, locked.usd_rate, locked.rate_source = plan.quote.rate, plan.usd_rate, plan.quote.source
-                locked.quote_locked_at, locked.quote_expires_at = plan.quote.locked_at, plan.quote.expires_at
-                locked.sek = plan.sek
-                if plan.fee is not None:
-                    placement = locked.fee_placement
-                    locked.fee_usd, locked.fee_base_units = plan.fee.fee_usd, plan.fee.fee_base_units
-                    locked.platform_fee = plan.fee.as_json(placement)
-                locked.payment_uri = _payment_uri(locked, plan)
-                locked.save()
-                return locked
-        except IntegrityError:
-            if not _is_amount_clash(plan, user=draft.user, exclude=draft.id):
-                raise
-    raise AmountCollision("Could not find a unique amount for this address; try again.", field="fiatAmount")
+
+    def write(attempt: int) -> Draft:
+        locked = _locked(draft.id)
+        _check_requotable(locked, now)
+        amount, nudge = _free_amount(plan, user=locked.user, exclude=locked.id)
+        locked.amount_base_units, locked.quote_nudge_base_units = amount, nudge
+        locked.rate, locked.usd_rate, locked.rate_source = plan.quote.rate, plan.usd_rate, plan.quote.source
+        locked.quote_locked_at, locked.quote_expires_at = plan.quote.locked_at, plan.quote.expires_at
+        locked.sek = plan.sek
+        if plan.fee is not None:
+            placement = locked.fee_placement
+            locked.fee_usd, locked.fee_base_units = plan.fee.fee_usd, plan.fee.fee_base_units
+            locked.platform_fee = plan.fee.as_json(placement)
+        locked.payment_uri = _payment_uri(locked, plan)
+        locked.save()
+        return locked
+
+    return _with_unique_amount(plan, user=draft.user, write=write, field="fiatAmount", exclude=draft.id)
 
 
 def _check_requotable(draft: Draft, now: datetime) -> None:
