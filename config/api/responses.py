@@ -22,3 +22,16 @@ def resource_url(url_name: str, **kwargs: Any) -> str:
 def created_response(body: Any, *, location: str, headers: dict[str, str] | None = None) -> Response:
     """A 201 with the new resource's body and its Location."""
     return Response(body, status=201, headers={"Location": location, **(headers or {})})
+
+
+def outcome_response(outcome: Any, *, url_name: str) -> Response:
+    """The answer of an idempotent creation (drafts.idempotency.Outcome: status, body, replayed):
+    201 with its Location, a stored problem as problem+json, and `Idempotent-Replayed` on replays."""
+    response = Response(outcome.body, status=outcome.status)
+    if outcome.status == 201:
+        response["Location"] = resource_url(url_name, pk=outcome.body["id"])
+    if outcome.status >= 400:
+        response.content_type = "application/problem+json"
+    if outcome.replayed:
+        response["Idempotent-Replayed"] = "true"
+    return response

@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 
 from config.api.pagination import page_of
 from config.api.problems import problem_from_validation
-from config.api.responses import created_response, resource_url
+from config.api.responses import created_response, outcome_response, resource_url
 from config.problems import Conflict, Problem
 from config.routing import UUID_PATTERN
 from config.wire import json_number
@@ -129,14 +129,7 @@ class DraftViewSet(viewsets.ViewSet):
         outcome = create_draft_outcome(
             user=request.user, body=request.data, idempotency_key=request.headers.get("Idempotency-Key")
         )
-        response = Response(outcome.body, status=outcome.status)
-        if outcome.status == 201:
-            response["Location"] = resource_url("draft-detail", pk=outcome.body["id"])
-        if outcome.status >= 400:
-            response.content_type = "application/problem+json"
-        if outcome.replayed:
-            response["Idempotent-Replayed"] = "true"
-        return response
+        return outcome_response(outcome, url_name="draft-detail")
 
     @extend_schema(
         summary="Create up to 25 drafts in one call, one result per item",

@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 
 from config.api.pagination import page_of
 from config.api.problems import problem_from_validation
-from config.api.responses import resource_url
+from config.api.responses import outcome_response
 from config.api.throttling import ApiRateThrottle
 from drafts.api.views import IDEMPOTENCY_HEADER, UUID_PATTERN
 from drafts.idempotency import Outcome, run_idempotently, validate_key
@@ -62,14 +62,7 @@ class PaymentRequestViewSet(viewsets.ViewSet):
         outcome = payment_request_create_outcome(
             user=request.user, body=request.data, idempotency_key=request.headers.get("Idempotency-Key")
         )
-        response = Response(outcome.body, status=outcome.status)
-        if outcome.status == 201:
-            response["Location"] = resource_url("payment-request-detail", pk=outcome.body["id"])
-        if outcome.status >= 400:
-            response.content_type = "application/problem+json"
-        if outcome.replayed:
-            response["Idempotent-Replayed"] = "true"
-        return response
+        return outcome_response(outcome, url_name="payment-request-detail")
 
     @extend_schema(summary="Get a payment request", responses=PaymentRequestResponseSerializer)
     def retrieve(self, request, pk=None):
