@@ -1,15 +1,31 @@
 """Solana through JSON-RPC (raw, batched; solana-py 0.41 has no sync client).
 
-Solana Pay puts a unique reference key in each draft's transfer, so each open draft costs
-one getSignaturesForAddress per pass (sent as JSON-RPC batches, rate-limited), and each
-new signature one getTransaction (jsonParsed). The amount comes from the balance change of
-the receiver: lamports from pre/postBalances, SPL tokens from pre/postTokenBalances of the
-draft's mint owned by the receiver. Commitment: confirmed -> Seen, finalized -> Confirmed.
+Solana Pay puts a unique reference key in each draft's transfer; the reference decides which
+draft a transaction pays. Finding the transactions costs one of two ways, whichever asks the
+node less this pass (docs/decisions.md, Chain watching):
+
+- by receiver: one `getSignaturesForAddress` per distinct receiver address (the wallet for
+  SOL, its associated token account for SPL tokens), paged back to the cursor slot, then one
+  `getTransaction` per signature not inspected before. Many drafts share few receivers, so
+  this does not grow with open drafts.
+- by block: `getBlocks` over the new slots, then one `getBlock` per produced slot (full
+  transactions), whatever the number of receivers. Chosen when there are more receivers than
+  new slots.
+
+The amount comes from the balance change of the receiver: lamports from pre/postBalances, SPL
+tokens from pre/postTokenBalances of the draft's mint owned by the receiver. Commitment:
+confirmed -> Seen, finalized -> Confirmed. A stored signature not yet finalized is asked
+with `getSignatureStatuses` when no listing told its status this pass: finalized confirms
+it, unknown means the fork holding it was abandoned (back to Pending).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.conf import settings
+from django.core.cache import cache
+from solders.pubkey import Pubkey
 
 from chainwatch import services
 from chainwatch.models import WHOLE_TX_INDEX, ObservedTransfer
@@ -24,6 +40,11 @@ GENESIS_HASHES = {
     Network.SOLANA: "5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d",
     Network.SOLANA_DEVNET: "EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG",
 }
+TOKEN_PROGRAM = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA"
+TOKEN_2022_PROGRAM = "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb"
+ATA_PROGRAM = "ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL"
+STATUSES_PER_CALL = 256  # getSignatureStatuses takes at most 256 signatures
+BY_RECEIVER, BY_BLOCK = "receiver", "block"
 
 
 def _account_keys(tx: dict) -> list[str]:
@@ -51,6 +72,15 @@ def received_base_units(tx: dict, *, receiver: str, mint: str | None) -> int:
     return owned(meta.get("postTokenBalances")) - owned(meta.get("preTokenBalances"))
 
 
+def associated_token_address(owner: str, mint: str, token_program: str = TOKEN_PROGRAM) -> str:
+    """The owner's associated token account for `mint`: where Solana Pay sends SPL tokens."""
+    address, _ = Pubkey.find_program_address(
+        [bytes(Pubkey.from_string(owner)), bytes(Pubkey.from_string(token_program)), bytes(Pubkey.from_string(mint))],
+        Pubkey.from_string(ATA_PROGRAM),
+    )
+    return str(address)
+
+
 class SolanaClient:
     def __init__(self, url: str) -> None:
         self.rpc = JsonRpc(url)
@@ -67,77 +97,57 @@ class SolanaClient:
             raise ChainError(f"{network} expects genesis {GENESIS_HASHES[network]}, the node at RPC_URL has {genesis}")
         return int(slot)
 
-    def signatures(self, references: list[str]) -> list[list[dict]]:
-        limit = settings.CHAINWATCH_SOLANA_SIGNATURES_PER_REFERENCE
-        calls = [("getSignaturesForAddress", [r, {"commitment": "confirmed", "limit": limit}]) for r in references]
+    def signatures(self, address_before: list[tuple[str, str | None]]) -> list[list[dict]]:
+        """One page (newest first) per (address, before-signature), all in JSON-RPC batches."""
+        limit = settings.CHAINWATCH_SOLANA_SIGNATURES_PER_CALL
+        calls = []
+        for address, before in address_before:
+            options = {"commitment": "confirmed", "limit": limit}
+            if before:
+                options["before"] = before
+            calls.append(("getSignaturesForAddress", [address, options]))
         return [r or [] for r in self.rpc.batch(calls)]
 
     def transactions(self, signatures: list[str]) -> list[dict | None]:
         options = {"encoding": "jsonParsed", "commitment": "confirmed", "maxSupportedTransactionVersion": 0}
         return self.rpc.batch([("getTransaction", [s, options]) for s in signatures])
 
+    def statuses(self, signatures: list[str]) -> list[dict | None]:
+        calls = [
+            ("getSignatureStatuses", [signatures[i : i + STATUSES_PER_CALL], {"searchTransactionHistory": True}])
+            for i in range(0, len(signatures), STATUSES_PER_CALL)
+        ]
+        return [status for answer in self.rpc.batch(calls) for status in answer["value"]]
 
-def solana_pass(network: str, url: str) -> PassReport:
-    client = SolanaClient(url)
-    cursor = services.cursor_get(network=network, family=SOLANA, backend="solana-jsonrpc")
-    targets = [t for t in watch_targets(network=network) if t.solana_reference]
-    slot = client.slot(network)
-    report = PassReport(network=network, family=SOLANA, head=slot, start=cursor.height, end=slot)
+    def produced_slots(self, start: int, end: int) -> list[int]:
+        return [int(s) for s in self.rpc.call("getBlocks", [start, end, {"commitment": "confirmed"}])]
 
-    listings = client.signatures([t.solana_reference for t in targets])
-    known = {
-        t.txid: t
-        for t in ObservedTransfer.objects.filter(
-            network=network, solana_reference__in=[t.solana_reference for t in targets]
-        )
-    }
-    wanted: list[tuple[WatchTarget, dict]] = []
-    for target, listing in zip(targets, listings, strict=True):
-        for entry in listing:
-            if entry.get("err") is None:
-                wanted.append((target, entry))
-    fresh = [(t, e) for t, e in wanted if e["signature"] not in known]
-    fetched = client.transactions([e["signature"] for _, e in fresh])
-    details = {e["signature"]: tx for (_, e), tx in zip(fresh, fetched, strict=True)}
+    def blocks(self, slots: list[int]) -> list[dict | None]:
+        options = {
+            "encoding": "jsonParsed",
+            "transactionDetails": "full",
+            "rewards": False,
+            "commitment": "confirmed",
+            "maxSupportedTransactionVersion": 0,
+        }
+        return self.rpc.batch([("getBlock", [s, options]) for s in slots], allow_errors=True)
 
-    transfers: list[TransferData] = []
-    for target, entry in wanted:
-        signature = entry["signature"]
-        finalized = entry.get("confirmationStatus") == "finalized"
-        if signature in known:
-            old = known[signature]
-            amount, mint = old.amount_base_units, old.token_address
-        else:
-            tx = details.get(signature)
-            if not tx or (tx.get("meta") or {}).get("err") is not None:
-                continue
-            mint = "" if target.currency == Currency.SOL else _mint(network, target)
-            amount = received_base_units(tx, receiver=target.receiver_address, mint=mint or None)
-            if amount <= 0:
-                continue
-        transfers.append(
-            TransferData(
-                network=network,
-                txid=signature,
-                index=WHOLE_TX_INDEX,
-                currency=target.currency,
-                token_address=mint,
-                receiver_address=target.receiver_address,
-                amount_base_units=amount,
-                block_height=int(entry["slot"]),
-                block_hash="",
-                finalized=finalized,
-                solana_reference=target.solana_reference,
-            )
-        )
-    services.transfers_record(transfers=transfers)
-    # A confirmed (not finalized) signature that its reference no longer lists was rolled back.
-    listed = {e["signature"] for _, e in wanted}
-    gone = [(t.txid, t.index) for t in known.values() if not t.finalized and not t.orphaned and t.txid not in listed]
-    services.transfers_orphan(network=network, keys=gone)
-    services.cursor_progress(network=network, family=SOLANA, head=slot, height=slot)
-    report.transfers = len(transfers)
-    return report
+    def token_programs(self, mints: list[str]) -> dict[str, str]:
+        """The program owning each mint (Token or Token-2022): it decides the token account address."""
+        answer = self.rpc.call("getMultipleAccounts", [mints, {"encoding": "base64", "commitment": "confirmed"}])
+        owners = [(account or {}).get("owner", TOKEN_PROGRAM) for account in answer["value"]]
+        return dict(zip(mints, owners, strict=True))
+
+
+@dataclass
+class _Found:
+    """A transaction carrying a watched reference, as one of the two ways found it."""
+
+    target: WatchTarget
+    signature: str
+    slot: int
+    tx: dict
+    finalized: bool
 
 
 def _mint(network: str, target: WatchTarget) -> str:
@@ -145,3 +155,191 @@ def _mint(network: str, target: WatchTarget) -> str:
     if not mint:
         raise ChainError(f"{network}: no mint configured for {target.currency}")
     return mint
+
+
+def _receivers(network: str, targets: list[WatchTarget]) -> set[tuple[str, str]]:
+    """(receiver, mint or "") of every watched draft: one listing each when watching by receiver."""
+    return {
+        (t.receiver_address, "" if t.currency == Currency.SOL else _mint(network, t))
+        for t in targets
+        if t.receiver_address
+    }
+
+
+def _listing_addresses(client: SolanaClient, network: str, receivers: set[tuple[str, str]]) -> list[str]:
+    mints = sorted({mint for _, mint in receivers if mint})
+    key = f"chainwatch:solana-token-programs:{network}"
+    programs: dict[str, str] = cache.get(key) or {}
+    unknown = [m for m in mints if m not in programs]
+    if unknown:
+        programs |= client.token_programs(unknown)
+        cache.set(key, programs, timeout=None)  # a mint's owning program never changes
+    return sorted({r if not mint else associated_token_address(r, mint, programs[mint]) for r, mint in receivers})
+
+
+def _first_reference(tx: dict, by_reference: dict[str, WatchTarget]) -> WatchTarget | None:
+    for key in _account_keys(tx):
+        if key in by_reference:
+            return by_reference[key]
+    return None
+
+
+def _transfer(network: str, found: _Found) -> TransferData | None:
+    target = found.target
+    mint = "" if target.currency == Currency.SOL else _mint(network, target)
+    amount = received_base_units(found.tx, receiver=target.receiver_address or "", mint=mint or None)
+    if amount <= 0:
+        return None
+    return TransferData(
+        network=network,
+        txid=found.signature,
+        index=WHOLE_TX_INDEX,
+        currency=target.currency,
+        token_address=mint,
+        receiver_address=target.receiver_address or "",
+        amount_base_units=amount,
+        block_height=found.slot,
+        block_hash="",
+        finalized=found.finalized,
+        solana_reference=target.solana_reference or "",
+    )
+
+
+def _stored(transfer: ObservedTransfer, *, slot: int, finalized: bool) -> TransferData:
+    return TransferData(
+        network=transfer.network,
+        txid=transfer.txid,
+        index=transfer.index,
+        currency=transfer.currency,
+        token_address=transfer.token_address,
+        receiver_address=transfer.receiver_address,
+        amount_base_units=transfer.amount_base_units,
+        block_height=slot,
+        finalized=finalized,
+        solana_reference=transfer.solana_reference,
+    )
+
+
+def choose_mode(*, receivers: int, cursor: int | None, slot: int) -> str:
+    """By receiver costs a listing per receiver; by block a getBlock per new slot (plus one
+    getBlocks). The first pass has no slot range to scan, so it lists."""
+    if cursor is None or receivers <= slot - cursor + 1:
+        return BY_RECEIVER
+    return BY_BLOCK
+
+
+def solana_pass(network: str, url: str) -> PassReport:
+    client = SolanaClient(url)
+    cursor = services.cursor_get(network=network, family=SOLANA, backend="solana-jsonrpc")
+    slot = client.slot(network)
+    # Targets are read after the slot: a draft created later is paid in a later slot.
+    targets = [t for t in watch_targets(network=network) if t.solana_reference]
+    by_reference = {t.solana_reference: t for t in targets}
+    receivers = _receivers(network, targets)
+    mode = choose_mode(receivers=len(receivers), cursor=cursor.height, slot=slot)
+    report = PassReport(network=network, family=SOLANA, head=slot, start=cursor.height, end=slot)
+    report.notes.append(f"by {mode}")
+
+    if mode == BY_RECEIVER:
+        addresses = _listing_addresses(client, network, receivers)
+        found, listed, end = _by_receiver(client, network, addresses, by_reference, cursor.height, slot)
+    else:
+        end = min(slot, cursor.height + settings.CHAINWATCH_BLOCKS_PER_PASS)
+        found, listed = _by_block(client, cursor.height + 1, end, by_reference), {}
+
+    transfers = [t for t in (_transfer(network, f) for f in found) if t is not None]
+    recorded = {t.txid for t in transfers}
+    known = ObservedTransfer.objects.filter(network=network, index=WHOLE_TX_INDEX).exclude(txid__in=recorded)
+    # Already stored and listed again: the listing tells its commitment (and that it is back).
+    for transfer in known.filter(txid__in=list(listed)):
+        entry = listed[transfer.txid]
+        transfers.append(
+            _stored(transfer, slot=int(entry["slot"]), finalized=entry.get("confirmationStatus") == "finalized")
+        )
+        recorded.add(transfer.txid)
+    services.transfers_record(transfers=transfers)
+
+    # Stored, not final, and no listing spoke of it this pass: ask the cluster.
+    pending = list(known.filter(finalized=False, orphaned=False).exclude(txid__in=recorded))
+    gone: list[tuple[str, int]] = []
+    settled: list[TransferData] = []
+    if pending:
+        for transfer, status in zip(pending, client.statuses([t.txid for t in pending]), strict=True):
+            if status is None or status.get("err") is not None:
+                gone.append((transfer.txid, transfer.index))
+            elif status.get("confirmationStatus") == "finalized":
+                settled.append(_stored(transfer, slot=int(status["slot"]), finalized=True))
+    services.transfers_record(transfers=settled)
+    services.transfers_orphan(network=network, keys=gone)
+    services.cursor_progress(network=network, family=SOLANA, head=slot, height=end)
+    report.end, report.transfers = end, len(transfers)
+    return report
+
+
+def _by_receiver(
+    client: SolanaClient,
+    network: str,
+    addresses: list[str],
+    by_reference: dict[str, WatchTarget],
+    cursor: int | None,
+    slot: int,
+) -> tuple[list[_Found], dict[str, dict], int]:
+    """List each address back to the cursor (less a margin that covers finality and drafts
+    created during the last pass), fetch the signatures not inspected before, oldest first."""
+    stop = cursor - settings.CHAINWATCH_SOLANA_RELIST_SLOTS if cursor is not None else None
+    limit = settings.CHAINWATCH_SOLANA_SIGNATURES_PER_CALL
+    listed: dict[str, dict] = {}
+    asking: list[tuple[str, str | None]] = [(a, None) for a in addresses]
+    while asking:
+        again = []
+        for (address, _), page in zip(asking, client.signatures(asking), strict=True):
+            for entry in page:
+                if stop is None or int(entry["slot"]) > stop:
+                    listed.setdefault(entry["signature"], entry)
+            # The first pass reads one page per address; later ones page back to the cursor.
+            if stop is not None and len(page) >= limit and int(page[-1]["slot"]) > stop:
+                again.append((address, page[-1]["signature"]))
+        asking = again
+
+    inspected_key = f"chainwatch:solana-inspected:{network}"
+    inspected: set[str] = cache.get(inspected_key) or set()
+    stored = set(ObservedTransfer.objects.filter(network=network, txid__in=list(listed)).values_list("txid", flat=True))
+    fresh = sorted(
+        (e for s, e in listed.items() if s not in stored and s not in inspected and e.get("err") is None),
+        key=lambda e: int(e["slot"]),
+    )
+    end = slot
+    cap = settings.CHAINWATCH_SOLANA_TRANSACTIONS_PER_PASS
+    if len(fresh) > cap:
+        # Oldest first; the rest (and their slots) are left to the next pass.
+        end = int(fresh[cap]["slot"]) - 1
+        fresh = fresh[:cap]
+    found = []
+    for entry, tx in zip(fresh, client.transactions([e["signature"] for e in fresh]), strict=True):
+        if not tx or (tx.get("meta") or {}).get("err") is not None:
+            continue
+        target = _first_reference(tx, by_reference)
+        if target is not None:
+            finalized = entry.get("confirmationStatus") == "finalized"
+            found.append(_Found(target, entry["signature"], int(entry["slot"]), tx, finalized))
+    matched = {f.signature for f in found}
+    # Remember what paid nothing, as long as the listings still show it (the margin re-lists).
+    cache.set(inspected_key, (inspected & set(listed)) | {e["signature"] for e in fresh} - matched, timeout=86400)
+    return found, {s: e for s, e in listed.items() if s in stored}, end
+
+
+def _by_block(client: SolanaClient, start: int, end: int, by_reference: dict[str, WatchTarget]) -> list[_Found]:
+    if end < start:
+        return []
+    slots = client.produced_slots(start, end)
+    found = []
+    for slot, block in zip(slots, client.blocks(slots), strict=True):
+        if block is None:
+            continue  # skipped meanwhile (answered with an error): nothing to read
+        for tx in block.get("transactions") or []:
+            if (tx.get("meta") or {}).get("err") is not None:
+                continue
+            target = _first_reference(tx, by_reference)
+            if target is not None:
+                found.append(_Found(target, tx["transaction"]["signatures"][0], slot, tx, finalized=False))
+    return found

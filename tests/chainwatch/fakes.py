@@ -205,16 +205,18 @@ class RpcError(Exception):
 
 
 SOLANA = load_fixture("solana_rpc.json")
+SYSTEM_PROGRAM = "11111111111111111111111111111111"
 
 
 @dataclass
 class FakeSolana:
-    """A Solana cluster as far as Solana Pay references are concerned."""
+    """A Solana cluster: one transaction per slot, listed for every account it touches."""
 
     slot: int = 1000
     genesis: str = "5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d"  # mainnet-beta
-    listings: dict[str, list[dict]] = field(default_factory=dict)  # reference -> signature entries
+    listings: dict[str, list[dict]] = field(default_factory=dict)  # account -> signature entries, newest first
     transactions: dict[str, dict] = field(default_factory=dict)
+    by_slot: dict[int, list[str]] = field(default_factory=dict)  # slot -> signatures in its block
     counter: int = 0
 
     def pay_sol(
@@ -225,7 +227,7 @@ class FakeSolana:
         lamports: int,
         payer: str = "PayerSo1111111111111111111111111111111111111",
     ) -> str:
-        keys = [(payer, True), (receiver, False), (reference, False), ("11111111111111111111111111111111", False)]
+        keys = [(payer, True), (receiver, False), (reference, False), (SYSTEM_PROGRAM, False)]
         pre = [10**12, 5_000_000, 0, 1]
         post = [10**12 - lamports - 5000, 5_000_000 + lamports, 0, 1]
         return self._add(reference, keys, pre, post, [], [])
@@ -239,16 +241,26 @@ class FakeSolana:
         amount: int,
         payer: str = "PayerSo1111111111111111111111111111111111111",
     ) -> str:
+        """An SPL transfer as Solana Pay builds it: to the receiver's associated token account
+        (the receiver's wallet itself is not among the transaction's accounts)."""
+        from chainwatch.solana import TOKEN_PROGRAM, associated_token_address
+
         keys = [
             (payer, True),
             ("PayerAta111111111111111111111111111111111111", False),
-            ("ReceiverAta11111111111111111111111111111111", False),
+            (associated_token_address(receiver, mint), False),
             (reference, False),
+            (TOKEN_PROGRAM, False),
         ]
         pre_tokens = [self._balance(1, mint, payer, 10**12), self._balance(2, mint, receiver, 7)]
         post_tokens = [self._balance(1, mint, payer, 10**12 - amount), self._balance(2, mint, receiver, 7 + amount)]
         return self._add(
-            reference, keys, [10**9, 2039280, 2039280, 0], [10**9 - 5000, 2039280, 2039280, 0], pre_tokens, post_tokens
+            reference,
+            keys,
+            [10**9, 2039280, 2039280, 0, 1],
+            [10**9 - 5000, 2039280, 2039280, 0, 1],
+            pre_tokens,
+            post_tokens,
         )
 
     def _balance(self, index: int, mint: str, owner: str, amount: int) -> dict:
@@ -272,8 +284,10 @@ class FakeSolana:
             dict(SOLANA["account_key"], pubkey=k, signer=s, writable=k != reference) for k, s in keys
         ]
         self.transactions[signature] = tx
-        entry = dict(SOLANA["signature_entry"], signature=signature, slot=self.slot)
-        self.listings.setdefault(reference, []).insert(0, entry)  # newest first
+        self.by_slot.setdefault(self.slot, []).append(signature)
+        for key, _ in keys:
+            entry = dict(SOLANA["signature_entry"], signature=signature, slot=self.slot)
+            self.listings.setdefault(key, []).insert(0, entry)  # newest first
         return signature
 
     def finalize(self, signature: str) -> None:
@@ -286,7 +300,47 @@ class FakeSolana:
         """A confirmed (not finalized) transaction dropped from the fork the cluster chose."""
         for listing in self.listings.values():
             listing[:] = [e for e in listing if e["signature"] != signature]
+        for signatures in self.by_slot.values():
+            if signature in signatures:
+                signatures.remove(signature)
         self.transactions.pop(signature, None)
+
+    def _status(self, signature: str) -> dict | None:
+        for listing in self.listings.values():
+            for entry in listing:
+                if entry["signature"] == signature:
+                    finalized = entry["confirmationStatus"] == "finalized"
+                    return dict(
+                        SOLANA["signature_status"],
+                        slot=entry["slot"],
+                        confirmations=None if finalized else max(self.slot - entry["slot"], 0),
+                        confirmationStatus=entry["confirmationStatus"],
+                    )
+        return None
+
+    def _signatures(self, address: str, options: dict) -> list[dict]:
+        listing = self.listings.get(address, [])
+        ids = [e["signature"] for e in listing]
+        before = options.get("before")
+        start = 0 if not before else ids.index(before) + 1 if before in ids else len(ids)
+        out = []
+        for entry in listing[start:]:
+            if entry["signature"] == options.get("until"):
+                break
+            out.append(entry)
+        return out[: options.get("limit", 1000)]
+
+    def _block(self, slot: int) -> dict:
+        if slot > self.slot:
+            raise RpcError(-32004, f"Block not available for slot {slot}")
+        block = copy.deepcopy(SOLANA["block"])
+        block.update(blockHeight=slot - 100, parentSlot=slot - 1, blockhash=_hash("block", slot)[:44])
+        block["previousBlockhash"] = _hash("block", slot - 1)[:44]
+        block["transactions"] = []
+        for signature in self.by_slot.get(slot, []):
+            tx = copy.deepcopy(self.transactions[signature])
+            block["transactions"].append({"meta": tx["meta"], "transaction": tx["transaction"], "version": 0})
+        return block
 
     def call(self, method: str, params: list):
         if method == "getSlot":
@@ -294,9 +348,23 @@ class FakeSolana:
         if method == "getGenesisHash":
             return self.genesis
         if method == "getSignaturesForAddress":
-            return self.listings.get(params[0], [])[: params[1].get("limit", 1000)]
+            return self._signatures(params[0], params[1] if len(params) > 1 else {})
         if method == "getTransaction":
             return self.transactions.get(params[0])
+        if method == "getSignatureStatuses":
+            return {"context": {"slot": self.slot}, "value": [self._status(s) for s in params[0]]}
+        if method == "getBlocks":
+            end = min(params[1], self.slot)
+            return list(range(params[0], end + 1))  # every slot produced a block here
+        if method == "getBlock":
+            return self._block(params[0])
+        if method == "getMultipleAccounts":
+            from chainwatch.solana import TOKEN_PROGRAM
+
+            return {
+                "context": {"slot": self.slot},
+                "value": [dict(SOLANA["mint_account"], owner=TOKEN_PROGRAM) for _ in params[0]],
+            }
         raise RpcError(-32601, "Method not found")
 
     def handler(self, method: str, path: str, body: bytes, headers: dict):

@@ -1,11 +1,16 @@
-"""Solana watching by Solana Pay reference against a local JSON-RPC server."""
+"""Solana watching (by receiver or by block, matched by Solana Pay reference) against a local JSON-RPC server."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from solders.keypair import Keypair
 
 from chainwatch.models import Cursor, ObservedTransfer
+from chainwatch.solana import associated_token_address
 from chainwatch.tasks import watcher_run
+from drafts.models import Draft
 from payments.enums import Currency, DraftStatus, Network
 from payments.registry import get_asset
 from tests.factories import make_draft
@@ -189,3 +194,90 @@ def test_a_node_of_another_cluster_is_refused(owner, solana):
     assert "genesis" in Cursor.objects.get(network=Network.SOLANA, family="solana").last_error
     draft.refresh_from_db()
     assert draft.status == DraftStatus.PENDING
+
+
+# --- Cost per pass: by receiver or by block, never by draft ----------------------------------
+
+
+def rpc_calls(server, since: int) -> list[str]:
+    """JSON-RPC methods the node was asked since request number `since` (batches counted per call)."""
+    methods = []
+    for body in server.bodies[since:]:
+        payload = json.loads(body)
+        methods += [item["method"] for item in (payload if isinstance(payload, list) else [payload])]
+    return methods
+
+
+def pass_cost(owner, solana, drafts: int, *, own_receivers: bool) -> tuple[list[str], object]:
+    """Watch `drafts` open drafts, pay the first, and return the methods of the next pass."""
+    made = [
+        sol_draft(
+            owner,
+            n,
+            amount_base_units=1_000_000_000 + n,
+            receiver_address=str(Keypair().pubkey()) if own_receivers else RECEIVER,
+        )
+        for n in range(drafts)
+    ]
+    watch()
+    solana.pay_sol(reference=made[0].solana_reference, receiver=made[0].receiver_address, lamports=1_000_000_000)
+    solana.slot += 10
+    before = len(solana.server.bodies)
+    watch()
+    made[0].refresh_from_db()
+    assert made[0].status == DraftStatus.SEEN
+    return rpc_calls(solana.server, before), made[0]
+
+
+@pytest.mark.parametrize("own_receivers", [False, True], ids=["shared-receiver", "receiver-per-draft"])
+def test_a_pass_costs_the_same_for_5_and_200_open_drafts(owner, solana, own_receivers):
+    few, _ = pass_cost(owner, solana, 5, own_receivers=own_receivers)
+    ObservedTransfer.objects.all().delete()
+    Event.objects.all().delete()
+    Draft.objects.all().delete()
+    many, _ = pass_cost(owner, solana, 200, own_receivers=own_receivers)
+    assert len(many) <= 2 * len(few), (few, many)
+    assert "getTransaction" in few or "getBlock" in few
+
+
+def test_drafts_sharing_a_receiver_are_found_with_one_listing_of_that_receiver(owner, solana):
+    methods, _ = pass_cost(owner, solana, 50, own_receivers=False)
+    assert methods.count("getSignaturesForAddress") == 1
+    assert methods.count("getTransaction") == 1
+
+
+def test_with_more_receivers_than_new_slots_the_pass_reads_the_new_blocks(owner, solana):
+    methods, draft = pass_cost(owner, solana, 40, own_receivers=True)
+    assert "getSignaturesForAddress" not in methods
+    assert methods.count("getBlock") == 11  # the payment's slot and the ten after it
+    signature = draft.paid_tx_id
+    solana.finalize(signature)
+    watch()  # no new slot: the stored signature's status is asked
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.CONFIRMED
+    assert events_of(draft) == ["draft.seen", "draft.confirmed"]
+
+
+def test_a_payment_read_from_a_block_and_rolled_back_returns_the_draft_to_pending(owner, solana):
+    methods, draft = pass_cost(owner, solana, 40, own_receivers=True)
+    assert "getBlock" in methods
+    solana.roll_back(draft.paid_tx_id)
+    watch()
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.PENDING and draft.paid_tx_id is None
+
+
+def test_an_spl_payment_is_listed_under_the_receivers_associated_token_account(owner, solana):
+    draft = sol_draft(owner, currency=Currency.USDC, amount_base_units=25_000_000)
+    solana.pay_token(reference=draft.solana_reference, receiver=RECEIVER, mint=USDC_MINT, amount=25_000_000)
+    before = len(solana.server.bodies)
+    watch()
+    listed = [
+        item["params"][0]
+        for body in solana.server.bodies[before:]
+        for item in (json.loads(body) if body.startswith("[") else [json.loads(body)])
+        if item["method"] == "getSignaturesForAddress"
+    ]
+    assert listed == [associated_token_address(RECEIVER, USDC_MINT)]
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.SEEN
