@@ -2,13 +2,17 @@
 
 Core: one getblock (verbosity 2) per block, whatever the number of open drafts, plus the
 mempool (getrawmempool, then getrawtransaction for txids not inspected before).
-Esplora has no "outputs to these addresses" query over a block range, so it polls each
-watched address (/address/:addr/txs, paged back to the cursor), rate-limited.
+Esplora has no "outputs to these addresses" query over a block range. Each pass takes the
+cheaper of two ways (docs/decisions.md, Chain watching): poll each watched address
+(/address/:addr/txs, paged back to the cursor; mempool included), or read the new blocks'
+transactions 25 to a page (/blocks/:height lists ten blocks with their tx counts, then
+/block/:hash/txs/:start) plus the mempool's new transactions (/mempool/txids, /tx/:txid).
 Values: Core reports BTC as JSON numbers, parsed as Decimal and converted exactly to sats.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from decimal import Decimal
 
 from django.conf import settings
@@ -187,6 +191,24 @@ class EsploraClient:
             raise ChainError(f"/tx/{txid}/status answered {response.status_code}")
         return parse_json(response.text)
 
+    def blocks_down_from(self, height: int) -> list[dict]:
+        """Up to ten blocks (id, height, tx_count, previousblockhash, ...) from `height` down."""
+        return self.http.get_json(f"/blocks/{height}")
+
+    def block_txs(self, block_hash: str, start: int) -> list[dict]:
+        return self.http.get_json(f"/block/{block_hash}/txs/{start}")
+
+    def mempool_txids(self) -> list[str]:
+        return self.http.get_json("/mempool/txids")
+
+    def tx(self, txid: str) -> dict | None:
+        response = self.http.request("GET", f"/tx/{txid}")
+        if response.status_code == 404:
+            return None  # left the mempool meanwhile
+        if response.status_code >= 400:
+            raise ChainError(f"/tx/{txid} answered {response.status_code}")
+        return parse_json(response.text)
+
     def address_txs(self, address: str, *, since_height: int) -> list[dict]:
         """Mempool and confirmed transactions of `address`, paged back to `since_height`."""
         txs = self.http.get_json(f"/address/{address}/txs")
@@ -235,11 +257,63 @@ class _EsploraHashes:
         return {h: self.client.block_hash(h) for h in heights}
 
 
+ESPLORA_TXS_PER_PAGE = 25
+ESPLORA_BLOCKS_PER_LISTING = 10
+
+
+@dataclass
+class BlockPlan:
+    """What reading blocks would take this pass, learnt from the cheap listings."""
+
+    end: int
+    blocks: list[dict]  # ascending by height, from the cursor's next block to `end`
+    mempool: set[str]
+    new_txids: list[str]
+
+    @property
+    def cost(self) -> int:
+        pages = sum(-(-int(b["tx_count"]) // ESPLORA_TXS_PER_PAGE) for b in self.blocks)
+        return pages + len(self.new_txids)
+
+
+def _inspected_key(network: str) -> str:
+    return f"chainwatch:esplora-mempool-inspected:{network}"
+
+
+def esplora_block_plan(client: EsploraClient, network: str, *, addresses: int, height: int, tip: int):
+    """A BlockPlan when reading blocks costs fewer requests than polling `addresses` addresses,
+    else None. The listings it needs are asked only when no cheaper bound already decides."""
+    end = min(tip, height + settings.CHAINWATCH_BLOCKS_PER_PASS)
+    count = end - height
+    # Every block has a coinbase, so at least one page each; the mempool listing is one more.
+    if addresses <= -(-count // ESPLORA_BLOCKS_PER_LISTING) + count + 1:
+        return None
+    blocks: dict[int, dict] = {}
+    top = end
+    while top > height:
+        for block in client.blocks_down_from(top):
+            if height < int(block["height"]) <= end:
+                blocks[int(block["height"])] = block
+        top -= ESPLORA_BLOCKS_PER_LISTING
+    if sorted(blocks) != list(range(height + 1, end + 1)):
+        raise ChainError(f"/blocks did not list every block from {height + 1} to {end}")
+    mempool = set(client.mempool_txids())
+    inspected: set[str] = cache.get(_inspected_key(network)) or set()
+    new = sorted(mempool - inspected)[: settings.CHAINWATCH_MEMPOOL_TXS_PER_PASS]
+    plan = BlockPlan(end=end, blocks=[blocks[h] for h in sorted(blocks)], mempool=mempool, new_txids=new)
+    if addresses <= plan.cost:
+        # Polling the addresses sees their mempool transactions too: this snapshot is covered.
+        cache.set(_inspected_key(network), mempool, timeout=86400)
+        return None
+    return plan
+
+
 def esplora_pass(network: str, url: str) -> PassReport:
     client = EsploraClient(url)
     cursor = services.cursor_get(network=network, family=BITCOIN, backend="esplora")
-    targets = watch_targets(network=network)
     tip = client.tip_height()
+    # Targets are read after the tip: a draft created later is paid in a later block.
+    targets = watch_targets(network=network)
     if cursor.height is None:
         cursor = services.cursor_start(
             network=network, family=BITCOIN, height=tip, block_hash=client.block_hash(tip) or ""
@@ -250,40 +324,94 @@ def esplora_pass(network: str, url: str) -> PassReport:
     if fork is not None:
         services.chain_rewind(network=network, family=BITCOIN, expected_height=cursor.height, fork_height=fork)
         report.reorged_to = fork
-        cursor.height = fork
+        cursor = services.cursor_get(network=network, family=BITCOIN)
 
     addresses = watched_addresses(targets)
-    since = cursor.height - settings.CHAINWATCH_REORG_DEPTH
+    plan = esplora_block_plan(client, network, addresses=len(addresses), height=cursor.height, tip=tip)
+    if plan is None:
+        report.notes.append("by address")
+        listed, end = _esplora_by_address(client, network, addresses, cursor.height, tip)
+    else:
+        report.notes.append("by block")
+        listed, end = _esplora_by_block(client, network, addresses, cursor, plan, tip=tip)
+    report.end, report.transfers = end, len(listed)
+
+    # An unconfirmed payment that this pass did not see again: ask the server about the
+    # transaction itself; unknown means dropped or replaced.
+    missing = [
+        (txid, index)
+        for txid, index, receiver in ObservedTransfer.objects.filter(
+            network=network, block_height__isnull=True, orphaned=False, index__gte=0
+        ).values_list("txid", "index", "receiver_address")
+        if (plan is not None or receiver in addresses) and (txid, index) not in listed
+    ]
+    gone = [(txid, index) for txid, index in missing if client.tx_status(txid) is None]
+    services.transfers_orphan(network=network, keys=gone)
+    return report
+
+
+def _esplora_by_address(
+    client: EsploraClient, network: str, addresses: set[str], height: int, tip: int
+) -> tuple[set[tuple[str, int]], int]:
+    since = height - settings.CHAINWATCH_REORG_DEPTH
     transfers: list[TransferData] = []
     for address in sorted(addresses):
         for tx in client.address_txs(address, since_height=since):
             transfers += esplora_transfers(network, tx, addresses)
-    listed = {(t.txid, t.index) for t in transfers}
     blocks = {t.block_height: t.block_hash for t in transfers if t.block_height is not None}
     tip_hash = client.block_hash(tip) or ""
     services.blocks_record(
         network=network,
         family=BITCOIN,
-        expected_height=cursor.height,
+        expected_height=height,
         new_height=tip,
         new_hash=tip_hash,
         blocks=blocks,
         transfers=transfers,
         head=tip,
     )
-    # An unconfirmed payment to a polled address that its listing no longer shows: ask the
-    # server about the transaction itself; unknown means dropped or replaced.
-    missing = [
+    return {(t.txid, t.index) for t in transfers}, tip
+
+
+def _esplora_by_block(
+    client: EsploraClient, network: str, addresses: set[str], cursor, plan: BlockPlan, *, tip: int
+) -> tuple[set[tuple[str, int]], int]:
+    transfers: list[TransferData] = []
+    hashes: dict[int, str] = {}
+    previous = cursor.block_hash
+    for block in plan.blocks:
+        if previous and block.get("previousblockhash") != previous:
+            raise ChainError(f"block {block['height']} does not build on the block before it; the chain moved")
+        previous = block["id"]
+        hashes[int(block["height"])] = block["id"]
+        for start in range(0, int(block["tx_count"]), ESPLORA_TXS_PER_PAGE):
+            for tx in client.block_txs(block["id"], start):
+                transfers += esplora_transfers(network, tx, addresses)
+    end_hash = hashes.get(plan.end, cursor.block_hash)
+    services.blocks_record(
+        network=network,
+        family=BITCOIN,
+        expected_height=cursor.height,
+        new_height=plan.end,
+        new_hash=end_hash,
+        blocks=hashes,
+        transfers=transfers,
+        head=tip,
+    )
+    unconfirmed: list[TransferData] = []
+    for txid in plan.new_txids:
+        tx = client.tx(txid)
+        if tx is not None and not (tx.get("status") or {}).get("confirmed"):
+            unconfirmed += esplora_transfers(network, tx, addresses)
+    inspected: set[str] = cache.get(_inspected_key(network)) or set()
+    cache.set(_inspected_key(network), (inspected & plan.mempool) | set(plan.new_txids), timeout=86400)
+    services.transfers_record(transfers=unconfirmed)
+    return {(t.txid, t.index) for t in transfers + unconfirmed} | {
         (txid, index)
-        for txid, index, receiver in ObservedTransfer.objects.filter(
-            network=network, block_height__isnull=True, orphaned=False, index__gte=0
-        ).values_list("txid", "index", "receiver_address")
-        if receiver in addresses and (txid, index) not in listed
-    ]
-    gone = [(txid, index) for txid, index in missing if client.tx_status(txid) is None]
-    services.transfers_orphan(network=network, keys=gone)
-    report.end, report.transfers = tip, len(transfers)
-    return report
+        for txid, index in ObservedTransfer.objects.filter(
+            network=network, txid__in=list(plan.mempool), block_height__isnull=True
+        ).values_list("txid", "index")
+    }, plan.end
 
 
 def bitcoin_pass(network: str) -> PassReport:

@@ -26,6 +26,11 @@ def _hash(*parts) -> str:
 class FakeTx:
     txid: str
     outputs: list[tuple[str, int]]  # (address, sats)
+    coinbase: bool = False
+
+
+MINER = "bc1qm34lsc65zpw79lxes69zkqmk6ee3ewf0j77s3h"
+SUBSIDY = 312_500_000
 
 
 @dataclass
@@ -53,8 +58,10 @@ class FakeBitcoin:
         return txid
 
     def mine(self, count: int = 1) -> None:
+        """Blocks of a coinbase (as every real block has) and the whole mempool."""
         for _ in range(count):
-            txs = list(self.mempool.values())
+            coinbase = FakeTx(_hash("coinbase", len(self.blocks), self.salt), [(MINER, SUBSIDY)], coinbase=True)
+            txs = [coinbase, *self.mempool.values()]
             self.mempool.clear()
             self.blocks.append((_hash("block", len(self.blocks), self.salt), txs))
 
@@ -62,7 +69,7 @@ class FakeBitcoin:
         """Replace the last `depth` blocks with a longer branch that lacks their transactions."""
         removed = self.blocks[-depth:]
         del self.blocks[-depth:]
-        dropped = [tx for _, txs in removed for tx in txs]
+        dropped = [tx for _, txs in removed for tx in txs if not tx.coinbase]
         self.dropped.update({tx.txid: tx for tx in dropped})
         if back_to_mempool:
             self.mempool.update({tx.txid: tx for tx in dropped})
@@ -167,7 +174,36 @@ class FakeBitcoin:
         ]
         return mempool, chain
 
+    def esplora_block(self, height: int) -> dict:
+        block_hash, txs = self.blocks[height]
+        return dict(
+            ESPLORA["block"],
+            id=block_hash,
+            height=height,
+            tx_count=len(txs),
+            previousblockhash=self.blocks[height - 1][0] if height else None,
+        )
+
     def esplora_handler(self, method: str, path: str, body: bytes, headers: dict):
+        if match := re.fullmatch(r"/blocks(?:/(\d+))?", path):
+            start = min(int(match.group(1)), self.height) if match.group(1) else self.height
+            return 200, [self.esplora_block(h) for h in range(start, max(start - 10, -1), -1)]
+        if match := re.fullmatch(r"/block/([0-9a-f]{64})/txs(?:/(\d+))?", path):
+            start = int(match.group(2) or 0)
+            if start % 25:
+                return 400, "start index must be a multipication of 25"
+            for height, (block_hash, txs) in enumerate(self.blocks):
+                if block_hash == match.group(1):
+                    return 200, [self.esplora_tx(tx, height) for tx in txs[start : start + 25]]
+            return 404, "Block not found"
+        if path == "/mempool/txids":
+            return 200, list(self.mempool)
+        if match := re.fullmatch(r"/tx/([0-9a-f]{64})", path):
+            try:
+                tx, height = self.find(match.group(1))
+            except KeyError:
+                return 404, "Transaction not found"
+            return 200, self.esplora_tx(tx, height)
         if path == "/blocks/tip/height":
             return 200, str(self.height)
         if path == "/blocks/tip/hash":

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.core.cache import cache
 from django.utils import timezone
 
 from chainwatch.models import Cursor, ObservedTransfer
@@ -206,7 +207,7 @@ def test_replaying_blocks_stores_each_output_once_and_emits_nothing_new(owner, b
     assert events_of(draft) == ["draft.seen", "draft.confirmed"]
 
 
-@pytest.mark.parametrize("bitcoin", ["core"], indirect=True)  # Esplora polls addresses instead
+@pytest.mark.parametrize("bitcoin", ["core"], indirect=True)
 def test_core_reads_one_block_per_getblock_whatever_the_number_of_drafts(owner, bitcoin):
     watch()
     for n in range(40):
@@ -225,3 +226,116 @@ def test_a_core_node_of_another_chain_is_refused(owner, bitcoin, settings):
     watcher_run(Network.TESTNET, "bitcoin")
     cursor = Cursor.objects.get(network=Network.TESTNET, family="bitcoin")
     assert "testnet4" in cursor.last_error and cursor.height is None
+
+
+# --- Esplora: by address or by block, whichever asks the server less ------------------------
+
+
+def many_drafts(owner, count: int, *, first_amount: int = 300_000) -> list:
+    """Drafts each at their own address (the first at RECEIVER): many addresses to poll."""
+    return [
+        btc_draft(owner, amount=first_amount + n, receiver_address=RECEIVER if n == 0 else f"bc1q{first_amount}{n:04d}")
+        for n in range(count)
+    ]
+
+
+def esplora_pass_requests(bitcoin) -> list[str]:
+    before = len(bitcoin.server.requests)
+    watch()
+    return [path for _, path in bitcoin.server.requests[before:]]
+
+
+@pytest.mark.parametrize("bitcoin", ["esplora"], indirect=True)
+def test_esplora_costs_the_same_per_pass_for_5_and_200_open_drafts(owner, bitcoin):
+    def cost(count: int, amount: int) -> list[str]:
+        drafts = many_drafts(owner, count, first_amount=amount)
+        watch()
+        bitcoin.pay((RECEIVER, amount))
+        bitcoin.mine(10)
+        paths = esplora_pass_requests(bitcoin)
+        drafts[0].refresh_from_db()
+        assert drafts[0].status == DraftStatus.CONFIRMED
+        return paths
+
+    few = cost(5, 300_000)
+    many = cost(200, 400_000)  # the 5 paid drafts stay watched for reports: 205 addresses
+    assert len(many) <= 2 * len(few), (few, many)
+    assert not any(path.startswith("/address/") for path in many)  # read by block
+    assert sum(path.startswith("/address/") for path in few) == 5  # read by address
+
+
+@pytest.mark.parametrize("bitcoin", ["esplora"], indirect=True)
+def test_esplora_by_block_sees_a_payment_in_the_mempool_and_confirms_it_at_two_blocks(owner, bitcoin):
+    drafts = many_drafts(owner, 40)
+    watch()
+    txid = bitcoin.pay((RECEIVER, 300_000))
+    paths = esplora_pass_requests(bitcoin)
+    assert "/mempool/txids" in paths and f"/tx/{txid}" in paths
+    assert not any(path.startswith("/address/") for path in paths)
+    draft = drafts[0]
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.SEEN and draft.confirmations == 0
+
+    bitcoin.mine(1)
+    paths = esplora_pass_requests(bitcoin)
+    assert f"/tx/{txid}" not in paths  # inspected once; the block brings it now
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.SEEN and draft.confirmations == 1
+    bitcoin.mine(1)
+    watch()
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.CONFIRMED
+    assert events_of(draft) == ["draft.seen", "draft.confirmed"]
+
+
+@pytest.mark.parametrize("bitcoin", ["esplora"], indirect=True)
+def test_esplora_by_block_pages_through_a_block_of_many_transactions(owner, bitcoin):
+    drafts = many_drafts(owner, 40)
+    watch()
+    for n in range(60):
+        bitcoin.pay((f"bc1qother{n:04d}", 1_000 + n))
+    bitcoin.pay((RECEIVER, 300_000))  # the 62nd transaction of the block, on its third page
+    bitcoin.mine(1)
+    # As if the mempool had been seen already: the block alone must bring the payment.
+    cache.set(f"chainwatch:esplora-mempool-inspected:{Network.MAINNET}", set(), timeout=60)
+    paths = esplora_pass_requests(bitcoin)
+    block_hash = bitcoin.blocks[-1][0]
+    assert [p for p in paths if p.startswith(f"/block/{block_hash}/txs/")] == [
+        f"/block/{block_hash}/txs/{start}" for start in (0, 25, 50)
+    ]
+    drafts[0].refresh_from_db()
+    assert drafts[0].status == DraftStatus.SEEN and drafts[0].confirmations == 1
+
+
+@pytest.mark.parametrize("bitcoin", ["esplora"], indirect=True)
+def test_esplora_by_block_follows_a_reorg_back_to_pending(owner, bitcoin):
+    drafts = many_drafts(owner, 40)
+    watch()
+    txid = bitcoin.pay((RECEIVER, 300_000))
+    bitcoin.mine(1)
+    watch()
+    draft = drafts[0]
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.SEEN and draft.paid_tx_id == txid
+
+    bitcoin.reorg(1, new_blocks=3)  # the block is replaced by a branch without the payment
+    paths = esplora_pass_requests(bitcoin)
+    assert not any(path.startswith("/address/") for path in paths)
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.PENDING and draft.paid_tx_id is None
+    assert ObservedTransfer.objects.get(txid=txid).orphaned is True
+
+
+@pytest.mark.parametrize("bitcoin", ["esplora"], indirect=True)
+def test_esplora_by_block_notices_a_dropped_mempool_payment(owner, bitcoin):
+    drafts = many_drafts(owner, 40)
+    watch()
+    txid = bitcoin.pay((RECEIVER, 300_000))
+    watch()
+    draft = drafts[0]
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.SEEN
+    del bitcoin.mempool[txid]  # evicted or replaced
+    watch()
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.PENDING
