@@ -1,10 +1,18 @@
 """Lightning settlement, by payment hash.
 
-A draft with a LUD-21 verify URL (from the receiver's Lightning address) is checked there;
-otherwise the configured LND REST (GET /v1/invoice/{r_hash_str}) or LNbits
-(GET /api/v1/payments/{payment_hash}) node is asked. Settled counts only with a preimage
-whose SHA-256 is the payment hash: then the draft goes Seen and Confirmed in one pass.
-One request per open Lightning draft per pass (rate-limited): no provider offers more.
+The configured node is read through its own index, never invoice by invoice, so a pass costs
+the same whatever the number of open drafts (docs/decisions.md, Chain watching):
+
+- LND REST: `GET /v1/invoices?index_offset=N&num_max_invoices=M`, paged forward by add_index
+  from the cursor; the cursor then stays just before the oldest invoice still open (an
+  invoice settles or is cancelled on expiry, never reopens), so earlier ones are not read again.
+- LNbits: `GET /api/v1/payments` of settled incoming payments, newest update first, read back
+  to the update time of the last pass (less a margin).
+
+A draft with a LUD-21 verify URL (the receiver's Lightning address server, not our node) that
+the node did not report settled is asked there: at most CHAINWATCH_LUD21_CHECKS_PER_PASS a
+pass, the longest unchecked first. Settled counts only with a preimage whose SHA-256 is the
+payment hash: then the draft goes Seen and Confirmed in one pass.
 """
 
 from __future__ import annotations
@@ -12,9 +20,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import logging
+import time
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
+from django.core.cache import cache
+from django.utils import timezone
 
 import outbound
 from chainwatch import services
@@ -80,66 +92,139 @@ class LightningProviders:
             return Settlement(answer["preimage"], None)
         return None
 
-    def lnd(self, payment_hash: str) -> Settlement | None:
+    def lnd_settled(self, position: str, hashes: set[str]) -> tuple[dict[str, Settlement], str]:
+        """Settled invoices among `hashes`, paging ListInvoices forward from the cursor; and the
+        new cursor: the add_index just before the oldest invoice still open."""
         headers = {"Grpc-Metadata-macaroon": settings.LND_MACAROON_HEX} if settings.LND_MACAROON_HEX else {}
-        answer = self.http.get_json(f"{settings.LND_REST_URL.rstrip('/')}/v1/invoice/{payment_hash}", headers=headers)
-        if answer.get("state") != "SETTLED" or not answer.get("r_preimage"):
-            return None
-        preimage = base64.b64decode(answer["r_preimage"]).hex()  # bytes fields are base64 in LND REST
-        return Settlement(preimage, int(answer.get("amt_paid_msat") or 0) // 1000 or None)
+        url = f"{settings.LND_REST_URL.rstrip('/')}/v1/invoices"
+        limit = settings.CHAINWATCH_LND_INVOICES_PER_CALL
+        offset = int(position or 0)
+        found: dict[str, Settlement] = {}
+        oldest_open: int | None = None
+        while True:
+            page = self.http.get_json(url, headers=headers, params={"index_offset": offset, "num_max_invoices": limit})
+            invoices = page.get("invoices") or []
+            for invoice in invoices:
+                add_index = int(invoice["add_index"])
+                if invoice.get("state") in ("OPEN", "ACCEPTED"):
+                    oldest_open = add_index if oldest_open is None else min(oldest_open, add_index)
+                elif invoice.get("state") == "SETTLED" and invoice.get("r_preimage"):
+                    payment_hash = base64.b64decode(invoice["r_hash"]).hex()  # bytes fields are base64 in LND REST
+                    if payment_hash in hashes:
+                        preimage = base64.b64decode(invoice["r_preimage"]).hex()
+                        found[payment_hash] = Settlement(
+                            preimage, int(invoice.get("amt_paid_msat") or 0) // 1000 or None
+                        )
+                offset = max(offset, add_index)
+            if len(invoices) < limit:
+                break
+        return found, str(oldest_open - 1 if oldest_open is not None else offset)
 
-    def lnbits(self, payment_hash: str) -> Settlement | None:
-        answer = self.http.get_json(
-            f"{settings.LNBITS_URL.rstrip('/')}/api/v1/payments/{payment_hash}",
-            headers={"X-Api-Key": settings.LNBITS_API_KEY},
+    def lnbits_settled(
+        self, position: str, hashes: set[str], *, first_since: datetime
+    ) -> tuple[dict[str, Settlement], str]:
+        """Settled incoming payments among `hashes`, newest update first, back to the cursor (an
+        update time, less a margin for payments committed out of order and clock skew; on the
+        first pass `first_since`, when the oldest draft was made); and the new cursor."""
+        url = f"{settings.LNBITS_URL.rstrip('/')}/api/v1/payments"
+        limit = settings.CHAINWATCH_LNBITS_PAYMENTS_PER_CALL
+        since = (_parse_time(position) if position else first_since) - timedelta(
+            seconds=settings.CHAINWATCH_LNBITS_RELIST_SECONDS
         )
-        if not answer.get("paid") or not answer.get("preimage"):
-            return None
-        msat = abs(int((answer.get("details") or {}).get("amount") or 0))
-        return Settlement(answer["preimage"], msat // 1000 or None)
+        found: dict[str, Settlement] = {}
+        newest = position
+        offset = 0
+        while True:
+            params = {
+                "status[eq]": "success",
+                "amount[gt]": 0,
+                "sortby": "updated_at",
+                "direction": "desc",
+                "limit": limit,
+                "offset": offset,
+            }
+            page = self.http.get_json(url, headers={"X-Api-Key": settings.LNBITS_API_KEY}, params=params)
+            older = False
+            for payment in page:
+                updated = _parse_time(payment["updated_at"])
+                if newest == "" or updated > _parse_time(newest):
+                    newest = payment["updated_at"]
+                if updated < since:
+                    older = True
+                    continue
+                payment_hash = str(payment.get("payment_hash") or "").lower()
+                if payment.get("status") == "success" and payment.get("preimage") and payment_hash in hashes:
+                    found[payment_hash] = Settlement(
+                        payment["preimage"], abs(int(payment.get("amount") or 0)) // 1000 or None
+                    )
+            if older or len(page) < limit:
+                break
+            offset += limit
+        return found, newest
 
-    def settlement(self, target: WatchTarget) -> Settlement | None:
-        if target.lnurl_verify_url:
-            return self.lud21(target.lnurl_verify_url)
-        if settings.LND_REST_URL:
-            return self.lnd(target.payment_hash)
-        if settings.LNBITS_URL:
-            return self.lnbits(target.payment_hash)
-        return None
+
+def _parse_time(value: str) -> datetime:
+    parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)  # LNbits stores UTC
+
+
+def _lud21_due(network: str, targets: list[WatchTarget]) -> list[WatchTarget]:
+    """The verify URLs to ask this pass: the longest unchecked first, at most the per-pass budget."""
+    key = f"chainwatch:lud21-checked:{network}"
+    checked: dict[str, float] = cache.get(key) or {}
+    due = sorted(targets, key=lambda t: checked.get(t.payment_hash, 0.0))[: settings.CHAINWATCH_LUD21_CHECKS_PER_PASS]
+    now = time.time()
+    hashes = {t.payment_hash for t in targets}
+    cache.set(
+        key, {h: v for h, v in checked.items() if h in hashes} | {t.payment_hash: now for t in due}, timeout=86400
+    )
+    return due
 
 
 def lightning_pass(network: str) -> PassReport:
     providers = LightningProviders()
-    services.cursor_get(network=network, family=LIGHTNING, backend="lightning")
+    cursor = services.cursor_get(network=network, family=LIGHTNING, backend="lightning")
     targets = [
         t
         for t in watch_targets(network=network, reportable=False)
         if t.method == Method.LIGHTNING and t.payment_hash and t.paid_tx_id is None
     ]
-    transfers: list[TransferData] = []
-    for target in targets:
+    by_hash = {t.payment_hash.lower(): t for t in targets}
+    settled: dict[str, Settlement] = {}
+    position = cursor.position
+    if settings.LND_REST_URL:
+        settled, position = providers.lnd_settled(cursor.position, set(by_hash))
+    elif settings.LNBITS_URL:
+        first_since = min((t.created_at for t in targets), default=timezone.now())
+        settled, position = providers.lnbits_settled(cursor.position, set(by_hash), first_since=first_since)
+    verify = [t for h, t in by_hash.items() if t.lnurl_verify_url and h not in settled]
+    for target in _lud21_due(network, verify):
         try:
-            settled = providers.settlement(target)
+            answer = providers.lud21(target.lnurl_verify_url)
         except ChainError as exc:  # one receiver's broken verify URL must not stop the others
             logger.warning("lightning %s: %s", target.draft_id, exc)
             continue
-        if settled is None:
-            continue
-        if not preimage_matches(settled.preimage_hex, target.payment_hash):
+        if answer is not None:
+            settled[target.payment_hash.lower()] = answer
+
+    transfers: list[TransferData] = []
+    for payment_hash, settlement in settled.items():
+        target = by_hash[payment_hash]
+        if not preimage_matches(settlement.preimage_hex, payment_hash):
             logger.warning("lightning %s: preimage does not hash to the payment hash; ignored", target.draft_id)
             continue
         transfers.append(
             TransferData(
                 network=network,
-                txid=target.payment_hash.lower(),
+                txid=payment_hash,
                 index=LIGHTNING_INDEX,
                 currency=Currency.BTC,
                 receiver_address=target.receiver_address or "",
-                amount_base_units=settled.amount_sats or target.amount_base_units,
+                amount_base_units=settlement.amount_sats or target.amount_base_units,
                 finalized=True,
             )
         )
     services.transfers_record(transfers=transfers)
-    services.cursor_progress(network=network, family=LIGHTNING, head=None)
+    services.cursor_progress(network=network, family=LIGHTNING, head=None, position=position)
     report = PassReport(network=network, family=LIGHTNING, head=0, start=0, end=0, transfers=len(transfers))
     return report

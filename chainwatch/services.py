@@ -165,14 +165,23 @@ def transfers_orphan(*, network: str, keys: list[tuple[str, int]]) -> None:
 
 
 def cursor_progress(
-    *, network: str, family: str, head: int | None, height: int | None = None, now: datetime | None = None
+    *,
+    network: str,
+    family: str,
+    head: int | None,
+    height: int | None = None,
+    position: str | None = None,
+    now: datetime | None = None,
 ) -> None:
-    """A pass finished: note the head (and, for pollers, the new height). The last error stays
-    on record with its time; `last_advanced_at` after it shows the watcher recovered."""
+    """A pass finished: note the head (and, for pollers, the new height or provider position).
+    The last error stays on record with its time; `last_advanced_at` after it shows the
+    watcher recovered."""
     now = now or timezone.now()
     fields: dict = {"head": head, "last_run_at": now, "last_advanced_at": now}
     if height is not None:
         fields["height"] = height
+    if position is not None:
+        fields["position"] = position
     Cursor.objects.filter(network=network, family=family).update(**fields)
 
 

@@ -444,6 +444,10 @@ LND_REST_URL = env_str("LND_REST_URL", "")
 LND_MACAROON_HEX = env_secret("LND_MACAROON_HEX") or ""
 LNBITS_URL = env_str("LNBITS_URL", "")
 LNBITS_API_KEY = env_secret("LNBITS_API_KEY") or ""
+CHAINWATCH_LND_INVOICES_PER_CALL = env_int("CHAINWATCH_LND_INVOICES_PER_CALL", 1000, minimum=1)
+CHAINWATCH_LNBITS_PAYMENTS_PER_CALL = env_int("CHAINWATCH_LNBITS_PAYMENTS_PER_CALL", 500, minimum=1)
+CHAINWATCH_LNBITS_RELIST_SECONDS = env_int("CHAINWATCH_LNBITS_RELIST_SECONDS", 300, minimum=0)
+CHAINWATCH_LUD21_CHECKS_PER_PASS = env_int("CHAINWATCH_LUD21_CHECKS_PER_PASS", 200, minimum=1)
 # One beat entry per enabled network and chain family; a watcher without an endpoint skips itself.
 _CHAINWATCH_FAMILIES = {
     "Mainnet": ("bitcoin", "lightning"),

@@ -6,6 +6,8 @@ import base64
 import copy
 import hashlib
 import os
+from datetime import UTC, datetime, timedelta
+from urllib.parse import parse_qs
 
 import pytest
 
@@ -49,35 +51,65 @@ class Provider:
     """LUD-21 verify endpoint, LND REST and LNbits in one local server."""
 
     def __init__(self) -> None:
+        self.invoices: list[str] = []  # payment hashes in the order the node added them
         self.settled: dict[str, str] = {}  # payment hash -> preimage hex the node reports
+        self.settled_at: dict[str, datetime] = {}
+
+    def add(self, payment_hash: str) -> None:
+        self.invoices.append(payment_hash)
+
+    def settle(self, payment_hash: str, preimage: str) -> None:
+        if payment_hash not in self.invoices:
+            self.add(payment_hash)
+        self.settled[payment_hash] = preimage
+        self.settled_at[payment_hash] = datetime.now(UTC).replace(tzinfo=None)
+
+    def lnd_invoice(self, add_index: int, payment_hash: str) -> dict:
+        invoice = copy.deepcopy(SHAPES["lnd_invoice"])
+        invoice.update(r_hash=base64.b64encode(bytes.fromhex(payment_hash)).decode(), add_index=str(add_index))
+        if payment_hash in self.settled:
+            invoice["r_preimage"] = base64.b64encode(bytes.fromhex(self.settled[payment_hash])).decode()
+            invoice["settle_index"] = str(list(self.settled).index(payment_hash) + 1)
+        else:
+            invoice.update(state="OPEN", settled=False, amt_paid_sat="0", amt_paid_msat="0", settle_index="0")
+        return invoice
 
     def handler(self, method, path, body, headers):
+        path, _, query = path.partition("?")
+        params = {key: values[-1] for key, values in parse_qs(query).items()}
         if path.startswith("/verify/"):
             payment_hash = path.rsplit("/", 1)[1]
             if payment_hash not in self.settled:
                 return 200, SHAPES["lud21_open"]
             return 200, dict(SHAPES["lud21_settled"], preimage=self.settled[payment_hash])
-        if path.startswith("/v1/invoice/"):
+        if path == "/v1/invoices":
             if headers.get("Grpc-Metadata-macaroon") != "0201abcd":
                 return 401, {"code": 16, "message": "expected 1 macaroon, got 0"}
-            payment_hash = path.rsplit("/", 1)[1]
-            invoice = copy.deepcopy(SHAPES["lnd_invoice"])
-            invoice["r_hash"] = base64.b64encode(bytes.fromhex(payment_hash)).decode()
-            if payment_hash not in self.settled:
-                invoice.update(state="OPEN", settled=False, amt_paid_sat="0", amt_paid_msat="0")
-            else:
-                invoice["r_preimage"] = base64.b64encode(bytes.fromhex(self.settled[payment_hash])).decode()
-            return 200, invoice
-        if path.startswith("/api/v1/payments/"):
+            offset, limit = int(params.get("index_offset", 0)), int(params.get("num_max_invoices", 100))
+            page = [self.lnd_invoice(n, h) for n, h in enumerate(self.invoices, start=1) if n > offset][:limit]
+            answer = copy.deepcopy(SHAPES["lnd_invoice_list"])
+            answer["invoices"] = page
+            if page:
+                answer.update(first_index_offset=page[0]["add_index"], last_index_offset=page[-1]["add_index"])
+            return 200, answer
+        if path == "/api/v1/payments":
             if headers.get("X-Api-Key") != "invoice-key":
                 return 401, {"detail": "Invalid key"}
-            payment_hash = path.rsplit("/", 1)[1]
-            if payment_hash not in self.settled:
-                return 200, {"paid": False, "preimage": None, "details": None}
-            payment = copy.deepcopy(SHAPES["lnbits_payment"])
-            payment["preimage"] = self.settled[payment_hash]
-            payment["details"].update(payment_hash=payment_hash, preimage=self.settled[payment_hash])
-            return 200, payment
+            assert params.get("status[eq]") == "success" and params.get("amount[gt]") == "0"
+            assert (params.get("sortby"), params.get("direction")) == ("updated_at", "desc")
+            payments = []
+            for payment_hash, preimage in self.settled.items():
+                item = copy.deepcopy(SHAPES["lnbits_payment_list_item"])
+                item.update(
+                    checking_id=payment_hash,
+                    payment_hash=payment_hash,
+                    preimage=preimage,
+                    updated_at=self.settled_at[payment_hash].isoformat(),
+                )
+                payments.append(item)
+            payments.sort(key=lambda p: p["updated_at"], reverse=True)
+            offset, limit = int(params.get("offset", 0)), int(params.get("limit", 0) or len(payments))
+            return 200, payments[offset : offset + limit]
         return 404, {"detail": "Not Found"}
 
 
@@ -103,7 +135,7 @@ def test_a_lud21_settlement_with_the_right_preimage_confirms_the_draft(owner, pr
     draft.refresh_from_db()
     assert draft.status == DraftStatus.PENDING
 
-    provider.settled[payment_hash] = preimage
+    provider.settle(payment_hash, preimage)
     watch()
     draft.refresh_from_db()
     assert draft.status == DraftStatus.CONFIRMED and draft.paid_tx_id == payment_hash
@@ -114,7 +146,7 @@ def test_a_settlement_whose_preimage_does_not_hash_to_the_payment_hash_is_ignore
     _, payment_hash = invoice_secret()
     wrong_preimage, _ = invoice_secret()
     draft = ln_draft(owner, payment_hash, lnurl_verify_url=f"{provider.server.url}/verify/{payment_hash}")
-    provider.settled[payment_hash] = wrong_preimage
+    provider.settle(payment_hash, wrong_preimage)
     watch()
     draft.refresh_from_db()
     assert draft.status == DraftStatus.PENDING and events_of(draft) == []
@@ -125,7 +157,7 @@ def test_lnd_rest_reports_the_settlement_with_a_base64_preimage(owner, provider,
     settings.LND_MACAROON_HEX = "0201abcd"
     preimage, payment_hash = invoice_secret()
     draft = ln_draft(owner, payment_hash)
-    provider.settled[payment_hash] = preimage
+    provider.settle(payment_hash, preimage)
     watch()
     draft.refresh_from_db()
     assert draft.status == DraftStatus.CONFIRMED
@@ -136,7 +168,7 @@ def test_lnbits_reports_the_settlement_with_the_api_key(owner, provider, setting
     settings.LNBITS_API_KEY = "invoice-key"
     preimage, payment_hash = invoice_secret()
     draft = ln_draft(owner, payment_hash)
-    provider.settled[payment_hash] = preimage
+    provider.settle(payment_hash, preimage)
     watch()
     draft.refresh_from_db()
     assert draft.status == DraftStatus.CONFIRMED
@@ -145,7 +177,7 @@ def test_lnbits_reports_the_settlement_with_the_api_key(owner, provider, setting
 def test_watching_a_settled_invoice_again_confirms_it_only_once(owner, provider):
     preimage, payment_hash = invoice_secret()
     draft = ln_draft(owner, payment_hash, lnurl_verify_url=f"{provider.server.url}/verify/{payment_hash}")
-    provider.settled[payment_hash] = preimage
+    provider.settle(payment_hash, preimage)
     watch()
     watch()
     watch()
@@ -168,7 +200,7 @@ def test_an_invoice_settled_after_the_draft_expired_is_reported_as_paid_late(own
         expires_at=timezone.now() - timedelta(hours=1),
         created_at=timezone.now() - timedelta(hours=2),
     )
-    provider.settled[payment_hash] = preimage
+    provider.settle(payment_hash, preimage)
     watch()
     draft.refresh_from_db()
     assert draft.status == DraftStatus.CONFIRMED and draft.paid_late is True
@@ -180,7 +212,7 @@ def test_a_verify_url_that_now_resolves_to_a_private_address_is_not_fetched(owne
     fake_dns.answers["verify.example.com"] = ["10.0.0.8"]
     preimage, payment_hash = invoice_secret()
     draft = ln_draft(owner, payment_hash, lnurl_verify_url=f"https://verify.example.com/verify/{payment_hash}")
-    provider.settled[payment_hash] = preimage
+    provider.settle(payment_hash, preimage)
 
     watcher_run(Network.MAINNET, "lightning")
 
@@ -193,10 +225,118 @@ def test_a_loopback_verify_url_is_not_fetched_without_the_loopback_setting(owner
     settings.OUTBOUND_ALLOW_LOOPBACK = False
     preimage, payment_hash = invoice_secret()
     draft = ln_draft(owner, payment_hash, lnurl_verify_url=f"{provider.server.url}/verify/{payment_hash}")
-    provider.settled[payment_hash] = preimage
+    provider.settle(payment_hash, preimage)
 
     watcher_run(Network.MAINNET, "lightning")
 
     draft.refresh_from_db()
     assert draft.status == DraftStatus.PENDING
     assert provider.server.requests == []
+
+
+# --- Cost per pass: the node's own index, never one look-up per invoice ---------------------
+
+
+def node_requests(provider, since: int) -> list[str]:
+    return [path for _, path in provider.server.requests[since:]]
+
+
+def open_drafts(owner, provider, count: int) -> list:
+    drafts = []
+    for _ in range(count):
+        _, payment_hash = invoice_secret()
+        provider.add(payment_hash)
+        drafts.append(ln_draft(owner, payment_hash))
+    return drafts
+
+
+@pytest.mark.parametrize("node", ["lnd", "lnbits"])
+def test_a_node_pass_costs_the_same_for_5_and_200_open_drafts(owner, provider, settings, node):
+    if node == "lnd":
+        settings.LND_REST_URL, settings.LND_MACAROON_HEX = provider.server.url, "0201abcd"
+    else:
+        settings.LNBITS_URL, settings.LNBITS_API_KEY = provider.server.url, "invoice-key"
+
+    def cost(count: int) -> list[str]:
+        preimage, payment_hash = invoice_secret()
+        paid = ln_draft(owner, payment_hash)
+        open_drafts(owner, provider, count - 1)
+        watch()
+        provider.settle(payment_hash, preimage)
+        before = len(provider.server.requests)
+        watch()
+        paid.refresh_from_db()
+        assert paid.status == DraftStatus.CONFIRMED
+        return node_requests(provider, before)
+
+    few, many = cost(5), cost(200)
+    assert len(few) == len(many) == 1, (few, many)
+
+
+def test_lnd_pages_forward_from_just_before_the_oldest_open_invoice(owner, provider, settings):
+    settings.LND_REST_URL, settings.LND_MACAROON_HEX = provider.server.url, "0201abcd"
+    settings.CHAINWATCH_LND_INVOICES_PER_CALL = 3
+    for _ in range(9):  # an earlier day's invoices, all paid
+        preimage, payment_hash = invoice_secret()
+        provider.settle(payment_hash, preimage)
+    preimage, payment_hash = invoice_secret()
+    draft = ln_draft(owner, payment_hash)
+    provider.add(payment_hash)  # the 10th invoice, still open
+    watch()
+    cursor = Cursor.objects.get(network=Network.MAINNET, family="lightning")
+    assert cursor.position == "9"
+
+    open_drafts(owner, provider, 2)  # invoices 11 and 12
+    provider.settle(payment_hash, preimage)
+    before = len(provider.server.requests)
+    watch()
+    assert node_requests(provider, before) == [  # invoices 10-12, then an empty page: nothing before 10
+        "/v1/invoices?index_offset=9&num_max_invoices=3",
+        "/v1/invoices?index_offset=12&num_max_invoices=3",
+    ]
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.CONFIRMED
+    cursor.refresh_from_db()
+    assert cursor.position == "10"  # invoice 11 is now the oldest open one
+
+
+def test_lnbits_reads_back_only_to_the_last_pass(owner, provider, settings):
+    settings.LNBITS_URL, settings.LNBITS_API_KEY = provider.server.url, "invoice-key"
+    settings.CHAINWATCH_LNBITS_PAYMENTS_PER_CALL = 2
+    settings.CHAINWATCH_LNBITS_RELIST_SECONDS = 0
+    for n in range(9):  # settled before the drafts below existed, the newest an hour ago
+        preimage, payment_hash = invoice_secret()
+        provider.settle(payment_hash, preimage)
+        provider.settled_at[payment_hash] -= timedelta(hours=1 + n)
+    watch()
+    preimage, payment_hash = invoice_secret()
+    draft = ln_draft(owner, payment_hash)
+    provider.settle(payment_hash, preimage)
+    before = len(provider.server.requests)
+    watch()
+    # Ten settled payments, two a page: the pass stops at the page reaching past the last pass's
+    # newest (which is read again), not after five pages.
+    assert len(node_requests(provider, before)) == 2
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.CONFIRMED
+
+
+def test_lud21_verify_urls_are_asked_within_a_budget_per_pass_longest_unchecked_first(owner, provider, settings):
+    settings.CHAINWATCH_LUD21_CHECKS_PER_PASS = 10
+    drafts = []
+    for _ in range(30):
+        preimage, payment_hash = invoice_secret()
+        drafts.append(
+            (ln_draft(owner, payment_hash, lnurl_verify_url=f"{provider.server.url}/verify/{payment_hash}"), preimage)
+        )
+    last, preimage = drafts[-1]
+    provider.settle(last.payment_hash, preimage)
+    asked: list[str] = []
+    for _ in range(3):
+        before = len(provider.server.requests)
+        watch()
+        asked += node_requests(provider, before)
+        assert len(node_requests(provider, before)) == 10
+    assert sorted(asked) == sorted(f"/verify/{d.payment_hash}" for d, _ in drafts)  # each once in three passes
+    last.refresh_from_db()
+    assert last.status == DraftStatus.CONFIRMED
