@@ -3,6 +3,8 @@
 Runs each watcher against anvil (EVM) and local fake servers (Bitcoin Core, Esplora,
 Solana, Lightning) in a throwaway test database, and prints HTTP requests, JSON-RPC calls
 and wall time of one steady-state pass (10 new blocks / slots, one payment in them).
+Solana runs with one shared receiver and with a receiver per draft; Lightning with LUD-21
+verify URLs (budgeted per pass), an LND node and an LNbits node.
 
     DATABASE_URL=... .venv/bin/python bench/chainwatch_bench.py [--sizes 10,1000,10000]
 
@@ -16,7 +18,6 @@ import json
 import os
 import sys
 import time
-import uuid
 from datetime import timedelta
 from pathlib import Path
 
@@ -162,7 +163,10 @@ def bench_bitcoin(user, n: int, backend: str) -> tuple[int, int, float]:
         server.close()
 
 
-def bench_solana(user, n: int) -> tuple[int, int, float]:
+def bench_solana(user, n: int, own_receivers: bool = False) -> tuple[int, int, float]:
+    """`own_receivers`: every draft has its own receiver address (else all share one)."""
+    from solders.keypair import Keypair
+
     from chainwatch.tasks import watcher_pass
     from payments.enums import Currency, Method, Network
     from tests.chainwatch.conftest import FakeServer
@@ -172,7 +176,8 @@ def bench_solana(user, n: int) -> tuple[int, int, float]:
     server = FakeServer(cluster.handler)
     try:
         settings.CHAINWATCH_ENDPOINTS = {"Solana": {"rpc_url": server.url}}
-        receiver = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"
+        shared = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"
+        receivers = [str(Keypair().pubkey()) if own_receivers else shared for _ in range(n)]
         make_drafts(
             user,
             n,
@@ -181,29 +186,43 @@ def bench_solana(user, n: int) -> tuple[int, int, float]:
             method=Method.SINGLE_OUTPUT,
             required_confirmations=1,
             per_draft=lambda i: {
-                "receiver_address": receiver,
+                "receiver_address": receivers[i],
                 "amount_base_units": 10**9 + i,
-                "solana_reference": f"BenchRef{i:036d}",
+                "solana_reference": str(Keypair().pubkey()),
             },
         )
+        from drafts.models import Draft
+
+        first = Draft.objects.get(amount_base_units=10**9)
         watcher_pass("Solana", "solana")
-        cluster.pay_sol(reference=f"BenchRef{0:036d}", receiver=receiver, lamports=10**9)
+        cluster.pay_sol(reference=first.solana_reference, receiver=first.receiver_address, lamports=10**9)
         cluster.slot += 10
         return measure("Solana", "solana")
     finally:
         server.close()
 
 
-def bench_lightning(user, n: int) -> tuple[int, int, float]:
+def bench_lightning(user, n: int, node: str = "lud21") -> tuple[int, int, float]:
+    """`node`: "lud21" (each draft has a verify URL on the receiver's server), "lnd" or "lnbits"."""
+    import hashlib
+    import os
+
     from chainwatch.tasks import watcher_pass
     from payments.enums import Currency, Method, Network
     from tests.chainwatch.conftest import FakeServer
+    from tests.chainwatch.fakes import FakeLightning
 
-    def handler(method, path, body, headers):
-        return 200, {"status": "OK", "settled": False, "preimage": None, "pr": "lnbc1..."}
-
-    server = FakeServer(handler)
+    provider = FakeLightning()
+    server = FakeServer(provider.handler)
     try:
+        if node == "lnd":
+            settings.LND_REST_URL, settings.LND_MACAROON_HEX = server.url, "0201abcd"
+        elif node == "lnbits":
+            settings.LNBITS_URL, settings.LNBITS_API_KEY = server.url, "invoice-key"
+        secrets = [os.urandom(32) for _ in range(n)]
+        hashes = [hashlib.sha256(s).hexdigest() for s in secrets]
+        for payment_hash in hashes:
+            provider.add(payment_hash)
         make_drafts(
             user,
             n,
@@ -212,20 +231,25 @@ def bench_lightning(user, n: int) -> tuple[int, int, float]:
             method=Method.LIGHTNING,
             per_draft=lambda i: {
                 "amount_base_units": 1000 + i,
-                "payment_hash": uuid.uuid4().hex * 2,
-                "lnurl_verify_url": f"{server.url}/verify/{i}",
+                "payment_hash": hashes[i],
+                "lnurl_verify_url": f"{server.url}/verify/{hashes[i]}" if node == "lud21" else None,
             },
         )
         watcher_pass("Mainnet", "lightning")
+        provider.settle(hashes[0], secrets[0].hex())
         return measure("Mainnet", "lightning")
     finally:
+        settings.LND_REST_URL = settings.LNBITS_URL = ""
         server.close()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10,1000,10000")
-    parser.add_argument("--backends", default="evm,evm-eth,evm-internal,core,esplora,solana,lightning")
+    parser.add_argument(
+        "--backends",
+        default="evm,evm-eth,evm-internal,core,esplora,solana,solana-receivers,lightning,lightning-lnd,lightning-lnbits",
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     backends = args.backends.split(",")
@@ -248,14 +272,17 @@ def main() -> None:
             "core": lambda u, n: bench_bitcoin(u, n, "core"),
             "esplora": lambda u, n: bench_bitcoin(u, n, "esplora"),
             "solana": bench_solana,
+            "solana-receivers": lambda u, n: bench_solana(u, n, own_receivers=True),
             "lightning": bench_lightning,
+            "lightning-lnd": lambda u, n: bench_lightning(u, n, "lnd"),
+            "lightning-lnbits": lambda u, n: bench_lightning(u, n, "lnbits"),
         }
-        print(f"{'backend':<12} {'drafts':>7} {'http':>7} {'rpc calls':>10} {'seconds':>8}")
+        print(f"{'backend':<16} {'drafts':>7} {'http':>7} {'rpc calls':>10} {'seconds':>8}")
         for backend in backends:
             for n in sizes:
                 reset()
                 http, rpc, seconds = runners[backend](user, n)
-                print(f"{backend:<12} {n:>7} {http:>7} {rpc:>10} {seconds:>8.2f}", flush=True)
+                print(f"{backend:<16} {n:>7} {http:>7} {rpc:>10} {seconds:>8.2f}", flush=True)
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)
 

@@ -84,7 +84,18 @@ def test_drafts_bench_prints_project_and_bare_figures_and_their_ratios():
 
 def test_chainwatch_bench_prints_calls_per_pass_for_every_backend():
     out = _run("chainwatch_bench.py", "--sizes", "3")
-    for backend in ("evm", "evm-eth", "evm-internal", "core", "esplora", "solana", "lightning"):
+    for backend in (
+        "evm",
+        "evm-eth",
+        "evm-internal",
+        "core",
+        "esplora",
+        "solana",
+        "solana-receivers",
+        "lightning",
+        "lightning-lnd",
+        "lightning-lnbits",
+    ):
         row = re.search(rf"^{re.escape(backend)}\s+3\s+(\d+)\s+(\d+)\s+[\d.]+$", out, re.M)
         assert row, f"no figures for {backend}:\n{out}"
         assert int(row[1]) > 0 and int(row[2]) > 0, f"{backend} made no calls, so it measured nothing:\n{out}"

@@ -2,24 +2,20 @@
 
 from __future__ import annotations
 
-import base64
-import copy
 import hashlib
 import os
-from datetime import UTC, datetime, timedelta
-from urllib.parse import parse_qs
+from datetime import timedelta
 
 import pytest
 
 from chainwatch.models import Cursor
 from chainwatch.tasks import watcher_run
 from payments.enums import Currency, DraftStatus, FeePlacement, Method, Network
-from tests.chainwatch.conftest import load_fixture
+from tests.chainwatch.fakes import FakeLightning
 from tests.factories import make_draft
 from webhooks.models import Event
 
 pytestmark = pytest.mark.django_db
-SHAPES = load_fixture("lightning.json")
 
 
 def events_of(draft) -> list[str]:
@@ -47,75 +43,9 @@ def ln_draft(owner, payment_hash: str, **fields):
     return make_draft(owner, **{**defaults, **fields})
 
 
-class Provider:
-    """LUD-21 verify endpoint, LND REST and LNbits in one local server."""
-
-    def __init__(self) -> None:
-        self.invoices: list[str] = []  # payment hashes in the order the node added them
-        self.settled: dict[str, str] = {}  # payment hash -> preimage hex the node reports
-        self.settled_at: dict[str, datetime] = {}
-
-    def add(self, payment_hash: str) -> None:
-        self.invoices.append(payment_hash)
-
-    def settle(self, payment_hash: str, preimage: str) -> None:
-        if payment_hash not in self.invoices:
-            self.add(payment_hash)
-        self.settled[payment_hash] = preimage
-        self.settled_at[payment_hash] = datetime.now(UTC).replace(tzinfo=None)
-
-    def lnd_invoice(self, add_index: int, payment_hash: str) -> dict:
-        invoice = copy.deepcopy(SHAPES["lnd_invoice"])
-        invoice.update(r_hash=base64.b64encode(bytes.fromhex(payment_hash)).decode(), add_index=str(add_index))
-        if payment_hash in self.settled:
-            invoice["r_preimage"] = base64.b64encode(bytes.fromhex(self.settled[payment_hash])).decode()
-            invoice["settle_index"] = str(list(self.settled).index(payment_hash) + 1)
-        else:
-            invoice.update(state="OPEN", settled=False, amt_paid_sat="0", amt_paid_msat="0", settle_index="0")
-        return invoice
-
-    def handler(self, method, path, body, headers):
-        path, _, query = path.partition("?")
-        params = {key: values[-1] for key, values in parse_qs(query).items()}
-        if path.startswith("/verify/"):
-            payment_hash = path.rsplit("/", 1)[1]
-            if payment_hash not in self.settled:
-                return 200, SHAPES["lud21_open"]
-            return 200, dict(SHAPES["lud21_settled"], preimage=self.settled[payment_hash])
-        if path == "/v1/invoices":
-            if headers.get("Grpc-Metadata-macaroon") != "0201abcd":
-                return 401, {"code": 16, "message": "expected 1 macaroon, got 0"}
-            offset, limit = int(params.get("index_offset", 0)), int(params.get("num_max_invoices", 100))
-            page = [self.lnd_invoice(n, h) for n, h in enumerate(self.invoices, start=1) if n > offset][:limit]
-            answer = copy.deepcopy(SHAPES["lnd_invoice_list"])
-            answer["invoices"] = page
-            if page:
-                answer.update(first_index_offset=page[0]["add_index"], last_index_offset=page[-1]["add_index"])
-            return 200, answer
-        if path == "/api/v1/payments":
-            if headers.get("X-Api-Key") != "invoice-key":
-                return 401, {"detail": "Invalid key"}
-            assert params.get("status[eq]") == "success" and params.get("amount[gt]") == "0"
-            assert (params.get("sortby"), params.get("direction")) == ("updated_at", "desc")
-            payments = []
-            for payment_hash, preimage in self.settled.items():
-                item = copy.deepcopy(SHAPES["lnbits_payment_list_item"])
-                item.update(
-                    checking_id=payment_hash,
-                    payment_hash=payment_hash,
-                    preimage=preimage,
-                    updated_at=self.settled_at[payment_hash].isoformat(),
-                )
-                payments.append(item)
-            payments.sort(key=lambda p: p["updated_at"], reverse=True)
-            offset, limit = int(params.get("offset", 0)), int(params.get("limit", 0) or len(payments))
-            return 200, payments[offset : offset + limit]
-        return 404, {"detail": "Not Found"}
-
-
 @pytest.fixture
 def provider(fake_server, settings):
-    node = Provider()
+    node = FakeLightning()
     node.server = fake_server(node.handler)
     settings.CHAINWATCH_MAX_REQUESTS_PER_SECOND = 0
     settings.LND_REST_URL = settings.LNBITS_URL = ""
