@@ -8,6 +8,10 @@ from django.db.models import QuerySet
 
 from accounts.models import ApiKey, User
 from accounts.services import KEY_PREFIX, PREFIX_LENGTH, hash_key
+from config.rows import RowReader
+
+# Every request looks its key up: the statement (key joined to its user) is built once.
+_KEYS_BY_PREFIX = RowReader(ApiKey, by=["prefix"], related="user")
 
 
 def api_key_list(*, user: User) -> QuerySet[ApiKey]:
@@ -20,7 +24,7 @@ def api_key_find(*, key: str) -> ApiKey | None:
         return None
     presented = hash_key(key)
     found = None
-    for candidate in ApiKey.objects.select_related("user").filter(prefix=key[:PREFIX_LENGTH]):
+    for candidate in _KEYS_BY_PREFIX.fetch(key[:PREFIX_LENGTH]):
         if hmac.compare_digest(candidate.key_hash, presented):
             found = candidate
     return found

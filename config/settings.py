@@ -124,6 +124,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
             "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         }
     )
+elif env_bool("DATABASE_SERVER_SIDE_BINDING", True):
+    # psycopg 3 sends parameters apart from the SQL and prepares a statement on the server
+    # once a connection has run it `prepare_threshold` times: the hot statements (key look-up,
+    # draft INSERT and SELECT) are parsed and planned once per connection, not per request.
+    DATABASES["default"].setdefault("OPTIONS", {}).update({"server_side_binding": True, "prepare_threshold": 5})
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "accounts.User"
 

@@ -14,10 +14,10 @@ from uuid import UUID
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, Min, Sum
 from django.utils import timezone
 
 from config.problems import PaymentRequired
+from config.rows import Select
 from config.wire import json_datetime, json_number
 from fees.models import AccruedFee
 
@@ -56,10 +56,16 @@ class Balance:
         }
 
 
+# Runs on every fee-accruing creation (the cap check): built once.
+_OUTSTANDING_TOTALS = Select(
+    AccruedFee,
+    columns=[("sum", "fee_usd"), ("min", "accrued_at"), ("count", "id")],
+    where=[("user", "="), ("status", "=", Status.OUTSTANDING)],
+)
+
+
 def balance_of(user, *, with_settlement: bool = True) -> Balance:
-    totals = AccruedFee.objects.filter(user=user, status=Status.OUTSTANDING).aggregate(
-        usd=Sum("fee_usd"), oldest=Min("accrued_at"), count=Count("id")
-    )
+    usd, oldest, count = _OUTSTANDING_TOTALS.rows(user.pk)[0]
     active = None
     if with_settlement:
         # An open settlement holds the outstanding entries it covers; confirming it settles them,
@@ -70,9 +76,9 @@ def balance_of(user, *, with_settlement: bool = True) -> Balance:
             .first()
         )
     return Balance(
-        outstanding_usd=totals["usd"] or Decimal(0),
-        draft_count=totals["count"],
-        oldest_accrued_at=totals["oldest"],
+        outstanding_usd=usd or Decimal(0),
+        draft_count=count,
+        oldest_accrued_at=oldest,
         active_settlement_draft_id=active,
     )
 

@@ -26,6 +26,7 @@ from django.utils import timezone
 
 import outbound
 from config.problems import Conflict, Problem
+from config.rows import RowInserter, RowReader
 from config.wire import json_datetime
 from notifications import kinds as email_kinds
 from notifications.services import email_enqueue
@@ -86,14 +87,20 @@ def _enqueue(task_name: str, *args: Any) -> None:
 # --- Events (the outbox) -------------------------------------------------------------------
 
 
+# Every change of a draft records an event and fans it out: both statements are built once.
+_EVENT_INSERT = RowInserter(Event)
+_WEBHOOKS_OF = RowReader(Webhook, by=["user"])
+
+
 def event_record(*, user, type: str, data: dict[str, Any], draft_id: UUID | None = None) -> Event:
     """Record an event in the caller's transaction (the outbox). Call it inside the
     transaction that makes the change the event reports, never after it."""
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("event_record must run inside the transaction of the change it reports")
-    event = Event.objects.create(user=user, type=type, data=data, draft_id=draft_id)
+    event = Event(user=user, type=type, data=data, draft_id=draft_id)
+    _EVENT_INSERT.insert(event)
     if type != EventType.TEST:  # a test event goes only to the endpoint it tests
-        _deliveries_create(event=event, webhooks=[w for w in Webhook.objects.filter(user=user) if w.wants(type)])
+        _deliveries_create(event=event, webhooks=[w for w in _WEBHOOKS_OF.fetch(user.pk) if w.wants(type)])
     if type in EMAIL_KIND_OF_EVENT:  # unless the owner turned them off (an optional kind)
         email_enqueue(
             user=user,
