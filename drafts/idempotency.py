@@ -1,9 +1,11 @@
-"""Idempotency-Key handling for draft creation (decisions.md, Idempotency).
+"""Idempotency-Key handling for draft and payment-request creation (decisions.md, Idempotency).
 
-The key is claimed in its own committed transaction before any work, so concurrent
-requests with the same key see the claim: exactly one of them creates the draft, the
-others get 409 while it runs and the stored response after. The unique constraint on
-(user, key) is what makes that true under concurrency.
+One transaction per creation: the work writes its result and, in the same transaction, the
+key with the answer (`INSERT ... ON CONFLICT DO NOTHING`). The unique constraint on (user,
+key) decides who was first: a concurrent request with the same key waits on that INSERT until
+the first commits, finds the key taken, rolls its own work back and replays the first answer;
+a later retry does the same. So the answer, the draft and its event commit together, and
+exactly one draft exists per key whatever the timing.
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from config.problems import Conflict, Problem, Unprocessable
+from config.rows import RowInserter
 from drafts.models import IdempotencyKey
 
 MAX_KEY_LENGTH = 255
@@ -45,23 +48,41 @@ def validate_key(key: str, *, field: str = "Idempotency-Key") -> str:
     return key
 
 
-def _claim(*, user, key: str, fingerprint: str) -> IdempotencyKey | Outcome:
-    """Claim the key with one INSERT, or return the outcome it already stands for."""
-    try:
-        with transaction.atomic():
-            return IdempotencyKey.objects.create(user=user, key=key, request_hash=fingerprint)
-    except IntegrityError:
-        existing = IdempotencyKey.objects.filter(user=user, key=key).first()
+class _KeyTaken(Exception):
+    """The key already holds an answer: roll back the work that made another one."""
+
+
+_KEY_INSERT = RowInserter(IdempotencyKey, on_conflict=["user", "key"])
+
+
+def _store(*, user, key: str, fingerprint: str, outcome: Outcome) -> bool:
+    """Store the answer under the key, in the caller's transaction. False if the key already
+    holds one (a key older than the retention stands for nothing and is replaced)."""
+    row = IdempotencyKey(
+        user=user,
+        key=key,
+        request_hash=fingerprint,
+        state=IdempotencyKey.State.DONE,
+        response_status=outcome.status,
+        response_body=outcome.body,
+    )
+    if _KEY_INSERT.insert(row):
+        return True
     cutoff = timezone.now() - timedelta(hours=settings.IDEMPOTENCY_KEY_TTL_HOURS)
-    if existing is None or existing.created_at < cutoff:
-        # Gone, or older than the retention: it no longer stands for anything. Claim anew.
-        IdempotencyKey.objects.filter(user=user, key=key, created_at__lt=cutoff).delete()
-        return _claim(user=user, key=key, fingerprint=fingerprint)
+    if IdempotencyKey.objects.filter(user=user, key=key, created_at__lt=cutoff).delete()[0]:
+        return _KEY_INSERT.insert(row)
+    return False
+
+
+def _replay(*, user, key: str, fingerprint: str) -> Outcome:
+    existing = IdempotencyKey.objects.filter(user=user, key=key).first()
+    if existing is None:  # released between our INSERT and this read: an earlier failure; run again
+        raise Conflict("A request with this Idempotency-Key is still in progress.", code="idempotency_in_progress")
     if existing.request_hash != fingerprint:
         raise Unprocessable(
             "This Idempotency-Key was used with a different request body.", code="idempotency_key_reused"
         )
-    if existing.state == IdempotencyKey.State.IN_PROGRESS:
+    if existing.state == IdempotencyKey.State.IN_PROGRESS:  # a claim written by an earlier release
         raise Conflict("A request with this Idempotency-Key is still in progress.", code="idempotency_in_progress")
     return Outcome(status=existing.response_status, body=existing.response_body, replayed=True)
 
@@ -77,33 +98,29 @@ def run_idempotently(*, user, key: str | None, body: Any, work: Callable[[Record
     """Run `work` once per (user, key, body); replay its stored outcome afterwards.
 
     `work` calls the `record` it is given with its successful outcome inside the
-    transaction that writes its result, so the stored response commits with it.
-    Client errors (4xx) are stored too; a server-side failure (5xx or a crash)
-    releases the key so the client can retry.
+    transaction that writes its result, so the stored response commits with it (and a key
+    already taken rolls that transaction back). Client errors (4xx) are stored too; a
+    server-side failure (5xx or a crash) stores nothing, so the client can retry.
     """
     if key is None:
         return work(_record_nothing)
-    claimed = _claim(user=user, key=key, fingerprint=request_fingerprint(body))
-    if isinstance(claimed, Outcome):
-        return claimed
+    fingerprint = request_fingerprint(body)
 
     def record(outcome: Outcome) -> None:
-        IdempotencyKey.objects.filter(pk=claimed.pk).update(
-            state=IdempotencyKey.State.DONE, response_status=outcome.status, response_body=outcome.body
-        )
+        if not _store(user=user, key=key, fingerprint=fingerprint, outcome=outcome):
+            raise _KeyTaken
 
     try:
         return work(record)
+    except _KeyTaken:
+        return _replay(user=user, key=key, fingerprint=fingerprint)
     except Problem as problem:
         if problem.status_code >= 500:
-            IdempotencyKey.objects.filter(pk=claimed.pk).delete()
             raise
         outcome = Outcome(status=problem.status_code, body=problem.document())
-        record(outcome)
-        return outcome
-    except BaseException:
-        IdempotencyKey.objects.filter(pk=claimed.pk).delete()
-        raise
+        with transaction.atomic():
+            stored = _store(user=user, key=key, fingerprint=fingerprint, outcome=outcome)
+        return outcome if stored else _replay(user=user, key=key, fingerprint=fingerprint)
 
 
 def purge_expired(*, now=None) -> int:

@@ -123,7 +123,7 @@ class Draft(models.Model):
 
 
 class IdempotencyKey(models.Model):
-    """One Idempotency-Key per account: claimed before the work, holding its response after."""
+    """One Idempotency-Key per account, holding the answer of the first request made with it."""
 
     class State(models.TextChoices):
         IN_PROGRESS = "in_progress"
