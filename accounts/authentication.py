@@ -7,6 +7,8 @@ client, constant-time hash compare, revocation, expiry, disabled accounts, last-
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.conf import settings
 from django.core.cache import cache
 from rest_framework import authentication, exceptions
@@ -15,6 +17,7 @@ from accounts.models import ApiKey
 from accounts.selectors import api_key_find
 from accounts.services import api_key_touch
 from config.api.throttling import ApiRateThrottle
+from config.cache import get_and_window_count
 
 
 class KeyRefused(Exception):
@@ -35,16 +38,29 @@ def auth_failures_exceeded(*, client_ident: str) -> bool:
     return cache.get(_failures_key(client_ident), 0) >= settings.API_AUTH_FAILURES_PER_MINUTE
 
 
-def api_key_authenticate(*, token: str, client_ident: str) -> ApiKey:
-    """The usable key for a presented token, or KeyRefused. ``client_ident`` is the caller's address."""
+def api_key_authenticate(
+    *, token: str, client_ident: str, window: Callable[[ApiKey], tuple[str, int] | None] | None = None
+) -> tuple[ApiKey, dict[str, int]]:
+    """The usable key for a presented token, or KeyRefused. ``client_ident`` is the caller's address.
+
+    ``window`` names the rate-limit counter of the request for a found key: it is counted in
+    the same cache round trip that reads the address's failed checks. Returns the key and the
+    counts taken ({counter key: count})."""
     failures_key = _failures_key(client_ident)
-    if auth_failures_exceeded(client_ident=client_ident):
-        raise KeyRefused("Too many failed authentication attempts from this address.", throttled=True)
     api_key = api_key_find(key=token) if token else None
     if api_key is None:
+        if auth_failures_exceeded(client_ident=client_ident):
+            raise KeyRefused("Too many failed authentication attempts from this address.", throttled=True)
         cache.add(failures_key, 0, timeout=60)
         cache.incr(failures_key)
         raise KeyRefused("The API key is not valid.")
+    # Checked for a right key too: past the limit, a guess is refused whether it is right or not.
+    counter = window(api_key) if window is not None else None
+    failures, count = get_and_window_count(
+        failures_key, counter[0] if counter else None, timeout=counter[1] if counter else 0
+    )
+    if (failures or 0) >= settings.API_AUTH_FAILURES_PER_MINUTE:
+        raise KeyRefused("Too many failed authentication attempts from this address.", throttled=True)
     if api_key.revoked_at is not None:
         raise KeyRefused("The API key has been revoked.")
     if not api_key.is_usable():
@@ -52,7 +68,7 @@ def api_key_authenticate(*, token: str, client_ident: str) -> ApiKey:
     if not api_key.user.is_active:
         raise KeyRefused("The account is disabled.")
     api_key_touch(api_key=api_key)
-    return api_key
+    return api_key, ({counter[0]: count} if counter else {})
 
 
 class ApiKeyAuthentication(authentication.BaseAuthentication):
@@ -65,13 +81,19 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         scheme, _, token = header.partition(" ")
         if scheme.lower() != self.keyword.lower():
             return None
+        view = (request.parser_context or {}).get("view")
         try:
-            api_key = api_key_authenticate(token=token.strip(), client_ident=ApiRateThrottle().get_ident(request))
+            api_key, counted = api_key_authenticate(
+                token=token.strip(),
+                client_ident=ApiRateThrottle().get_ident(request),
+                window=lambda key: ApiRateThrottle.window_of(request, view, ident=f"key:{key.pk}"),
+            )
         except KeyRefused as refused:
             if refused.throttled:
                 # DRF checks throttles only after authentication, so guessing is limited here.
                 raise exceptions.Throttled(wait=60, detail=refused.detail) from None
             raise exceptions.AuthenticationFailed(refused.detail) from None
+        request._request.rate_limit_counted = counted  # the throttle takes its count from here
         return api_key.user, api_key
 
     def authenticate_header(self, request) -> str:

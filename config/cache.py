@@ -16,6 +16,7 @@ import pickle
 import time
 import zlib
 from contextlib import contextmanager
+from typing import Any
 
 from django.core.cache import caches
 from django.core.cache.backends.base import DEFAULT_TIMEOUT
@@ -101,3 +102,17 @@ def window_count(key: str, *, timeout: int) -> int:
     except ValueError:  # expired between add and incr: this count opens the window
         backend.add(key, 1, timeout=timeout)
         return 1
+
+
+def get_and_window_count(read_key: str, count_key: str | None, *, timeout: int) -> tuple[Any, int | None]:
+    """The value at `read_key` and, in the same Redis round trip, one more on the window counter
+    `count_key` (as window_count; None when no counter is given)."""
+    backend = caches["default"]
+    if count_key is None:
+        return backend.get(read_key), None
+    if isinstance(backend, RedisCache):
+        read_full, count_full = backend.make_and_validate_key(read_key), backend.make_and_validate_key(count_key)
+        with backend._cache.get_client(count_full, write=True).pipeline(transaction=True) as pipe:
+            value, count, _ = pipe.get(read_full).incr(count_full).expire(count_full, timeout).execute()
+        return (None if value is None else backend._cache._serializer.loads(value)), int(count)
+    return backend.get(read_key), window_count(count_key, timeout=timeout)

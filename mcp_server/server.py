@@ -82,7 +82,7 @@ class ApiKeyVerifier:
     async def verify_token(self, token: str) -> AccessToken | None:
         state = request_state.get({})
         try:
-            api_key = await sync_to_async(_in_thread, thread_sensitive=False)(
+            api_key, _ = await sync_to_async(_in_thread, thread_sensitive=False)(
                 lambda: api_key_authenticate(token=token.strip(), client_ident=state.get("client", ""))
             )
         except KeyRefused as refused:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import unicodedata
 from decimal import Decimal
 
@@ -9,9 +10,21 @@ from rest_framework import serializers
 
 from config.api.parsers import LongInteger
 
+_COMPOSITE_FIELDS = (serializers.BaseSerializer, serializers.ListField, serializers.DictField)
+
 
 class StrictSerializer(serializers.Serializer):
     """Rejects unknown properties, as the spec's schemas say (additionalProperties false)."""
+
+    def get_fields(self):
+        # DRF deep-copies every declared field for each serializer, which runs each field's
+        # __init__ again: two thirds of validating a draft body. A plain field is stateless
+        # once built (validators and choices are only read), so a shallow copy serves; bind()
+        # then gives the copy its own name and parent. Fields holding fields are deep-copied.
+        return {
+            name: copy.deepcopy(field) if isinstance(field, _COMPOSITE_FIELDS) else copy.copy(field)
+            for name, field in self._declared_fields.items()
+        }
 
     def to_internal_value(self, data):
         if isinstance(data, dict):

@@ -46,13 +46,24 @@ class RateLimitState:
         }
 
 
-def rate_limit_count(*, scope: str, ident: str, rate: str | None = None) -> tuple[RateLimitState, float]:
+def rate_limit_window(*, scope: str, ident: str, rate: str | None = None) -> tuple[str, int]:
+    """The cache key counting this window's requests of ``ident`` in ``scope``, and its timeout."""
+    _, period = parse_rate(rate or settings.API_RATE_LIMITS[scope])
+    return f"throttle:{scope}:{ident}:{int(time.time() // period)}", period + 1
+
+
+def rate_limit_count(
+    *, scope: str, ident: str, rate: str | None = None, counted: dict[str, int] | None = None
+) -> tuple[RateLimitState, float]:
     """Count one request of ``ident`` in ``scope`` ("read" or "write"): its budget after this
-    request, and the seconds until the window ends."""
+    request, and the seconds until the window ends. ``counted`` holds counts already taken for
+    this request (the key check takes it in its own round trip): a window found there is not
+    counted twice."""
     limit, period = parse_rate(rate or settings.API_RATE_LIMITS[scope])
     now = time.time()
     window = int(now // period)
-    count = window_count(f"throttle:{scope}:{ident}:{window}", timeout=period + 1)
+    key = f"throttle:{scope}:{ident}:{window}"
+    count = counted.pop(key) if counted and key in counted else window_count(key, timeout=period + 1)
     wait = (window + 1) * period - now
     state = RateLimitState(
         policy=scope,
@@ -81,10 +92,20 @@ def rate_limit_headers(request) -> dict[str, str]:
 
 
 class ApiRateThrottle(BaseThrottle):
+    @classmethod
+    def window_of(cls, request, view, *, ident: str) -> tuple[str, int] | None:
+        """The counter this throttle will count `request` on (for `ident`), if `view` uses it:
+        the key check counts it early, in the round trip it makes anyway."""
+        if view is None or not any(issubclass(c, cls) for c in view.throttle_classes):
+            return None
+        scope = "read" if request.method in SAFE_METHODS else "write"
+        return rate_limit_window(scope=scope, ident=ident, rate=getattr(view, "throttle_rates", {}).get(scope))
+
     def allow_request(self, request, view) -> bool:
         scope = "read" if request.method in SAFE_METHODS else "write"
         rate = getattr(view, "throttle_rates", {}).get(scope)
-        state, self._wait = rate_limit_count(scope=scope, ident=self.ident_of(request), rate=rate)
+        counted = getattr(request, "_request", request).__dict__.get("rate_limit_counted")
+        state, self._wait = rate_limit_count(scope=scope, ident=self.ident_of(request), rate=rate, counted=counted)
         # Kept on the Django request, where the middleware adds the RateLimit fields to the response.
         getattr(request, "_request", request).rate_limit_state = state
         return state.allowed
