@@ -1,11 +1,14 @@
 """Run as a script against an SQLite database (see test_collisions_on_sqlite.py): creates the
-same exact-amount draft twice and the same fiat-priced draft twice, and prints the answers."""
+same exact-amount draft twice and the same fiat-priced draft twice, and prints the answers;
+then (the statements built once per process, config/rows.py, on SQLite) reads a draft back,
+repeats an idempotent creation and totals accrued fees."""
 
 from __future__ import annotations
 
 import json
 import os
 import sys
+from decimal import Decimal
 
 import django
 
@@ -15,10 +18,14 @@ django.setup()
 from django.core.management import call_command  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import override_settings  # noqa: E402
+from django.utils import timezone  # noqa: E402
 
 from accounts.models import User  # noqa: E402
 from accounts.scopes import ALL_SCOPES  # noqa: E402
 from accounts.services import api_key_create  # noqa: E402
+from drafts.models import Draft  # noqa: E402
+from fees.ledger import balance_of, fee_accrue  # noqa: E402
+from fees.models import AccruedFee  # noqa: E402
 
 call_command("migrate", verbosity=0)
 user = User.objects.create_user("sqlite@example.com", "a long enough passphrase")
@@ -32,4 +39,23 @@ with override_settings(API_RATE_LIMITS={"read": "10000/min", "write": "10000/min
     for body in (exact, exact, fiat, fiat):
         response = client.post("/api/v1/drafts", json.dumps(body), content_type="application/json")
         answers.append({"status": response.status_code, "body": response.json()})
+    created = client.post(
+        "/api/v1/drafts", json.dumps(fiat), content_type="application/json", HTTP_IDEMPOTENCY_KEY="k1"
+    )
+    again = client.post("/api/v1/drafts", json.dumps(fiat), content_type="application/json", HTTP_IDEMPOTENCY_KEY="k1")
+    read = client.get(f"/api/v1/drafts/{created.json()['id']}")
+    answers.append(
+        {
+            "created": created.json(),
+            "replayed": again.json(),
+            "replayHeader": again.get("Idempotent-Replayed"),
+            "read": read.json(),
+            "drafts": Draft.objects.count(),
+        }
+    )
+    for draft in Draft.objects.filter(fee_usd__isnull=False):
+        fee_accrue(draft=draft, now=timezone.now())
+    total = balance_of(user).outstanding_usd
+    expected = sum(AccruedFee.objects.values_list("fee_usd", flat=True), Decimal(0))
+    answers.append({"total": str(total), "isDecimal": isinstance(total, Decimal), "expected": str(expected)})
 json.dump(answers, sys.stdout)

@@ -14,7 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_same_amount_twice_on_sqlite_is_a_409_and_fiat_is_nudged(tmp_path):
+def test_on_sqlite_same_amount_twice_is_a_409_fiat_is_nudged_and_drafts_read_back_whole(tmp_path):
     env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}", "VAR_DIR": str(tmp_path)}
     result = subprocess.run(
         [sys.executable, "-m", "tests.drafts.sqlite_collisions"],
@@ -25,9 +25,14 @@ def test_same_amount_twice_on_sqlite_is_a_409_and_fiat_is_nudged(tmp_path):
         timeout=240,
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    first, clash, fiat_first, fiat_second = json.loads(result.stdout.strip().splitlines()[-1])
+    first, clash, fiat_first, fiat_second, keyed, fees = json.loads(result.stdout.strip().splitlines()[-1])
     assert first["status"] == 201
     assert clash["status"] == 409 and clash["body"]["code"] == "amount_collision"
     assert clash["body"]["openDraftId"] == first["body"]["id"]
     assert fiat_first["status"] == fiat_second["status"] == 201
     assert fiat_second["body"]["amountSats"] == fiat_first["body"]["amountSats"] + 1
+
+    # The statements built once per process read and write SQLite's types right.
+    assert keyed["replayed"] == keyed["created"] and keyed["replayHeader"] == "true"
+    assert keyed["read"] == keyed["created"] and keyed["drafts"] == 4
+    assert fees["isDecimal"] and fees["total"] == fees["expected"] and fees["total"] != "0"
