@@ -482,7 +482,7 @@ def inprocess(app: str, mode: str, api_key: str, count: int, verbose: bool) -> N
 
         for what in ("create", "read"):
             ids = [create(n) for n in range(1, count + 1)] if what == "read" else []
-            profile = cProfile.Profile(time.process_time)  # CPU time: waiting on PostgreSQL is not the cost
+            profile = cProfile.Profile()
             started = time.perf_counter()
             profile.enable()
             for n in range(1, count + 1):

@@ -27,7 +27,8 @@ class Draft(models.Model):
     """A payment instruction: what to pay, to whom, and what has been seen on chain."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="drafts")
+    # Indexed by (user, -created_at) below: a plain user index would only slow every INSERT.
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="drafts", db_index=False)
 
     network = models.CharField(max_length=16, choices=Network.choices)
     currency = models.CharField(max_length=8, choices=Currency.choices)
@@ -63,7 +64,7 @@ class Draft(models.Model):
 
     # Lightning
     bolt11 = models.TextField(null=True, blank=True)
-    payment_hash = models.CharField(max_length=64, null=True, blank=True, db_index=True)
+    payment_hash = models.CharField(max_length=64, null=True, blank=True)  # indexed below (equality only)
     invoice_expires_at = models.DateTimeField(null=True, blank=True)
     lnurl_verify_url = models.URLField(max_length=2048, null=True, blank=True)
 
@@ -102,6 +103,8 @@ class Draft(models.Model):
             models.Index(fields=["status", "expires_at"]),
             models.Index(fields=["network", "receiver_address", "currency"]),
             models.Index(fields=["user"], condition=Q(is_fee_settlement=True), name="draft_fee_settlements"),
+            # Looked up by equality only: no second, LIKE-shaped index as db_index=True would add.
+            models.Index(fields=["payment_hash"], name="draft_payment_hash"),
         ]
         constraints = [
             # Exact-amount matching must be unambiguous among an account's open drafts (between
@@ -129,7 +132,8 @@ class IdempotencyKey(models.Model):
         IN_PROGRESS = "in_progress"
         DONE = "done"
 
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    # The unique (user, key) constraint serves look-ups by user: no index of its own.
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, db_index=False)
     key = models.CharField(max_length=255)
     request_hash = models.CharField(max_length=64)
     state = models.CharField(max_length=16, choices=State.choices, default=State.IN_PROGRESS)
