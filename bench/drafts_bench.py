@@ -50,6 +50,7 @@ VENV_BIN = ROOT / ".venv" / "bin"
 PYTHON = str(VENV_BIN / "python") if (VENV_BIN / "python").exists() else sys.executable
 GUNICORN = str(VENV_BIN / "gunicorn") if (VENV_BIN / "gunicorn").exists() else shutil.which("gunicorn") or "gunicorn"
 SCOPES = "drafts:read,drafts:write"
+CPU_SAMPLE = 200  # in-process requests per figure of CPU per request
 RECEIVER_COUNT = 256
 READ_IDS = 1000
 TARGET_POST_RATIO = 0.60
@@ -474,6 +475,14 @@ def inprocess(app: str, mode: str, api_key: str, count: int, verbose: bool) -> N
                 "redis": RedisCounter.calls,
                 "statements": statements,
             }
+        # CPU of this thread per request, the whole Django stack in-process (no server, no load):
+        # steadier than req/s on a machine that is doing other work.
+        ids = [create(10 + n) for n in range(CPU_SAMPLE)]
+        for what, call in (("create", lambda n: create(10 + CPU_SAMPLE + n)), ("read", lambda n: read(ids[n]))):
+            started = time.thread_time()
+            for n in range(CPU_SAMPLE):
+                call(n)
+            counts[what]["cpu_ms"] = (time.thread_time() - started) / CPU_SAMPLE * 1000
         print(json.dumps(counts))
     else:
         import cProfile
@@ -562,11 +571,20 @@ def report(runs: dict[tuple[str, str], list[Run]], counts: dict[str, dict], args
     print(f"  POST req/s {post_ratio:.2f}  by CPU {cpu_ratio('POST'):.2f}  (target >= {TARGET_POST_RATIO:.2f})")
     print(f"  GET  req/s {get_ratio:.2f}  by CPU {cpu_ratio('GET'):.2f}  (target >= {TARGET_GET_RATIO:.2f})")
     print(f"  POST p99 {p99:.0f} ms (target < {TARGET_POST_P99_MS:.0f} ms)")
-    print("\nCounted in-process (one request after a warm-up; BEGIN/COMMIT not counted as statements):")
-    print(f"  {'app':8} {'create: SQL':>12} {'commits':>8} {'redis':>6}   {'read: SQL':>10} {'redis':>6}")
+    print(
+        "\nCounted in-process (one request after a warm-up; BEGIN/COMMIT not counted as statements; "
+        f"CPU: thread time per request over {CPU_SAMPLE}):"
+    )
+    print(
+        f"  {'app':8} {'create: SQL':>12} {'commits':>8} {'redis':>6} {'CPU ms':>7}"
+        f"   {'read: SQL':>10} {'redis':>6} {'CPU ms':>7}"
+    )
     for app in APPS:
         c, r = counts[app]["create"], counts[app]["read"]
-        print(f"  {app:8} {c['sql']:12d} {c['transactions']:8d} {c['redis']:6d}   {r['sql']:10d} {r['redis']:6d}")
+        print(
+            f"  {app:8} {c['sql']:12d} {c['transactions']:8d} {c['redis']:6d} {c['cpu_ms']:7.2f}"
+            f"   {r['sql']:10d} {r['redis']:6d} {r['cpu_ms']:7.2f}"
+        )
     if args.verbose:
         for app in APPS:
             for what in ("create", "read"):
