@@ -3,13 +3,17 @@
     export DATABASE_URL=postgres://postgres@127.0.0.1:5432/pay_webhooks CELERY_BROKER_URL=redis://127.0.0.1:6379/6
     .venv/bin/python bench/webhooks_bench.py [--events 120] [--rounds 3]
 
-Prints deliveries per second to local receivers with 1 and 4 worker processes, then one
-endpoint's rate alone and next to an endpoint that never answers (4 worker processes).
+Prints deliveries per second to local receivers with 1 and 4 worker processes, with the CPU
+each delivery cost the workers and their PostgreSQL backends, then one endpoint's rate alone
+and next to an endpoint that never answers (4 worker processes). First it counts, in-process,
+the SQL statements and commits one delivery costs in a worker's lane.
 Each run is bounded (RUN_TIMEOUT seconds). It works in its own throwaway database (bench_webhooks_
 and the name in DATABASE_URL) and under its own broker key prefix, so tests or other work sharing
 the PostgreSQL server and the Redis database are not disturbed.
 The rate is measured from the database: delivered deliveries / (last delivered_at - first
-attempt start), so worker start-up is not counted.
+attempt start), so worker start-up is not counted; the CPU figures come from /proc (Linux,
+PostgreSQL on this machine) and count from the moment the worker answers a ping. The local
+receivers speak HTTP/1.1 and keep connections open, as most servers do.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import sys
 import threading
 import time
 import uuid
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -38,20 +43,25 @@ django.setup()
 
 from django.db import connection, transaction  # noqa: E402
 from django.db.models import Max, Min  # noqa: E402
+from django.test.utils import CaptureQueriesContext  # noqa: E402
 
 from accounts.models import User  # noqa: E402
 from bench.isolated_celery import app as celery_app  # noqa: E402
-from webhooks import services  # noqa: E402
+from webhooks import services, tasks  # noqa: E402
 from webhooks.models import Delivery, DeliveryAttempt, DeliveryStatus, EventType  # noqa: E402
 
 RUN_TIMEOUT = 90.0
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 stop_serving = threading.Event()
 
 
 class FastHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, like nginx, gunicorn's async workers or Node
+
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
         self.send_response(204)
+        self.send_header("Content-Length", "0")
         self.end_headers()
 
     def log_message(self, *args) -> None:
@@ -96,13 +106,54 @@ def database_url() -> str:
     return f"postgres://{db['USER']}{password}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
 
 
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of a live process, 0 once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+def cpu_snapshot(worker: subprocess.Popen) -> dict[str, dict[int, float]]:
+    """CPU so far of the worker's processes and of the PostgreSQL backends of this database
+    (the bench's own connection left out): nothing else on the machine counts."""
+    pids = [worker.pid]
+    for task in Path(f"/proc/{worker.pid}/task").glob("*"):
+        try:
+            pids += [int(pid) for pid in (task / "children").read_text().split()]
+        except OSError:
+            pass
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        backends = [row[0] for row in cursor.fetchall()]
+    return {
+        "workers": {pid: cpu_seconds(pid) for pid in pids},
+        "postgres": {pid: cpu_seconds(pid) for pid in backends},
+    }
+
+
+def cpu_spent(before: dict[str, dict[int, float]], after: dict[str, dict[int, float]]) -> dict[str, float]:
+    """CPU seconds between two snapshots; a process born in between counts from zero."""
+    return {part: sum(max(0.0, cpu - before[part].get(pid, 0.0)) for pid, cpu in after[part].items()) for part in after}
+
+
 def stop_worker(worker: subprocess.Popen) -> None:
     if worker.poll() is None:
         os.killpg(worker.pid, signal.SIGKILL)
     worker.wait(10)
 
 
-def run(*, concurrency: int, healthy_urls: list[str], dead_url: str | None, events: int) -> float:
+@dataclass
+class Run:
+    rate: float  # healthy endpoints' deliveries per second
+    worker_ms: float  # CPU per delivery (of every endpoint) in the worker processes
+    postgres_ms: float  # and in their PostgreSQL backends
+
+
+def run(*, concurrency: int, healthy_urls: list[str], dead_url: str | None, events: int) -> Run:
     """Deliver `events` events to each endpoint; return the healthy endpoints' deliveries/s."""
     celery_app.control.purge()
     user = User.objects.create_user(f"bench-{uuid.uuid4().hex[:8]}@example.com", uuid.uuid4().hex)
@@ -118,6 +169,7 @@ def run(*, concurrency: int, healthy_urls: list[str], dead_url: str | None, even
                 for n in range(start, min(start + 50, events)):
                     services.event_record(user=user, type=EventType.DRAFT_SEEN, data={"draftId": str(n)})
         worker, _ = start_worker(concurrency)
+        cpu_before = cpu_snapshot(worker)
         wanted = events * len(healthy)
         done = Delivery.objects.filter(webhook__in=healthy, status=DeliveryStatus.SUCCEEDED)
         deadline = time.monotonic() + RUN_TIMEOUT
@@ -125,17 +177,56 @@ def run(*, concurrency: int, healthy_urls: list[str], dead_url: str | None, even
             celery_app.send_task("webhooks.dispatch_due")  # the beat tick, every second
             time.sleep(1.0)
         delivered = done.count()
+        cpu = cpu_spent(cpu_before, cpu_snapshot(worker))
+        attempts = max(DeliveryAttempt.objects.filter(delivery__webhook__user=user).count(), 1)
         span = DeliveryAttempt.objects.filter(delivery__webhook__in=healthy).aggregate(
             first=Min("started_at"), last=Max("finished_at")
         )
         seconds = max((span["last"] - span["first"]).total_seconds(), 1e-3) if delivered else 1.0
         if delivered < wanted:
             print(f"  (only {delivered} of {wanted} delivered within {RUN_TIMEOUT:.0f} s)")
-        return delivered / seconds
+        return Run(
+            rate=delivered / seconds,
+            worker_ms=cpu["workers"] * 1000 / attempts,
+            postgres_ms=cpu["postgres"] * 1000 / attempts,
+        )
     finally:
         if worker is not None:
             stop_worker(worker)
         user.delete()  # cascades to webhooks, events, deliveries, attempts
+
+
+def count_one_lane(url: str, deliveries: int = 40) -> None:
+    """SQL statements and commits per delivery while a worker's lane runs through one endpoint's
+    due deliveries, counted in-process. A commit is a COMMIT or a write outside a transaction."""
+    user = User.objects.create_user(f"bench-{uuid.uuid4().hex[:8]}@example.com", uuid.uuid4().hex)
+    try:
+        webhook = services.webhook_create(user=user, url=url, events=None)
+        with transaction.atomic():
+            for n in range(deliveries + 1):
+                services.event_record(user=user, type=EventType.DRAFT_SEEN, data={"draftId": str(n)})
+        [first] = services.deliveries_dispatch(webhook_id=webhook.id, limit=1, enqueue=False)
+        services.delivery_attempt(attempt_id=first)  # the lane's first attempt warms up connections
+        [second] = services.deliveries_dispatch(webhook_id=webhook.id, limit=1, enqueue=False)
+        autocommitted = 0
+
+        def count_autocommit(execute, sql, params, many, context):
+            nonlocal autocommitted
+            if not connection.in_atomic_block and not sql.lstrip().upper().startswith("SELECT"):
+                autocommitted += 1
+            return execute(sql, params, many, context)
+
+        with CaptureQueriesContext(connection) as capture, connection.execute_wrapper(count_autocommit):
+            tasks.deliver.run(str(second))
+        made = Delivery.objects.filter(webhook=webhook, status=DeliveryStatus.SUCCEEDED).count() - 1
+        # Django logs BEGIN and COMMIT among the captured queries.
+        statements = [q["sql"] for q in capture.captured_queries]
+        sql = sum(1 for s in statements if s not in ("BEGIN", "COMMIT", "ROLLBACK"))
+        commits = statements.count("COMMIT") + autocommitted
+        print(f"One lane, counted in-process ({made} deliveries to one endpoint):")
+        print(f"  per delivery: {sql / made:5.2f} SQL statements, {commits / made:5.2f} commits")
+    finally:
+        user.delete()
 
 
 def _rates(rates: list[float]) -> str:
@@ -165,15 +256,19 @@ def measure(args) -> None:
     endpoints = [f"{base}/endpoint-{n}" for n in range(4)]
     dead_url = f"http://127.0.0.1:{dead.server_address[1]}/never-answers"
     try:
+        count_one_lane(f"{base}/counted")
         print(f"Webhook deliveries to a local receiver ({args.events} events per endpoint)")
         for concurrency in (1, 4):
-            rate = run(concurrency=concurrency, healthy_urls=endpoints, dead_url=None, events=args.events)
-            print(f"  {concurrency} worker process(es), 4 endpoints:     {rate:8.1f} deliveries/s")
+            result = run(concurrency=concurrency, healthy_urls=endpoints, dead_url=None, events=args.events)
+            print(
+                f"  {concurrency} worker process(es), 4 endpoints:     {result.rate:8.1f} deliveries/s"
+                f"   CPU per delivery: workers {result.worker_ms:.2f} ms, PostgreSQL {result.postgres_ms:.2f} ms"
+            )
         print(f"Isolation (4 worker processes; {args.rounds} alternating rounds, median, to damp a busy machine)")
         alone, beside = [], []
         for _ in range(args.rounds):
-            alone.append(run(concurrency=4, healthy_urls=endpoints[:1], dead_url=None, events=args.events))
-            beside.append(run(concurrency=4, healthy_urls=endpoints[:1], dead_url=dead_url, events=args.events))
+            alone.append(run(concurrency=4, healthy_urls=endpoints[:1], dead_url=None, events=args.events).rate)
+            beside.append(run(concurrency=4, healthy_urls=endpoints[:1], dead_url=dead_url, events=args.events).rate)
         print(f"  one endpoint alone:                           {statistics.median(alone):8.1f} deliveries/s")
         print(f"  same endpoint next to one that never answers: {statistics.median(beside):8.1f} deliveries/s")
         print(f"  (rounds: alone {_rates(alone)}; beside {_rates(beside)})")
