@@ -8,6 +8,7 @@ tick finds the due rows in PostgreSQL. The retry schedule is `Delivery.next_atte
 An attempt is claimed (a DeliveryAttempt row in state Claimed) under SELECT ... FOR UPDATE
 SKIP LOCKED, then a worker moves it Claimed -> Sending with a conditional UPDATE before it
 POSTs: a duplicate task message finds nothing to do, so each attempt is POSTed at most once.
+The task then goes on through that endpoint's due deliveries as a lane (webhooks/lanes.py).
 """
 
 from __future__ import annotations
@@ -20,8 +21,7 @@ from typing import Any
 from uuid import UUID
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import Q
+from django.db import connection, transaction
 from django.utils import timezone
 
 import outbound
@@ -58,7 +58,7 @@ OPEN_STATES = (AttemptState.CLAIMED, AttemptState.SENDING)
 CLAIM_RESEND_AFTER = timedelta(minutes=2)
 
 
-def _lease() -> timedelta:
+def attempt_lease() -> timedelta:
     """How long a claimed attempt may go without a result before it counts as lost."""
     return timedelta(seconds=settings.WEBHOOKS_TIMEOUT_SECONDS + 30)
 
@@ -230,7 +230,7 @@ def delivery_redeliver(*, delivery: Delivery, now: datetime | None = None) -> De
         delivery = Delivery.objects.select_for_update().select_related("webhook").get(pk=delivery.pk)
         if not delivery.webhook.active:
             raise Conflict("The endpoint is disabled; re-enable it first.", code="webhook_disabled")
-        if delivery.attempts.filter(state__in=OPEN_STATES, claimed_at__gte=now - _lease()).exists():
+        if delivery.attempts.filter(state__in=OPEN_STATES, claimed_at__gte=now - attempt_lease()).exists():
             raise Conflict("An attempt of this delivery is under way.", code="delivery_in_progress")
         delivery.status, delivery.attempt_count = DeliveryStatus.PENDING, 0
         delivery.next_attempt_at, delivery.delivered_at = now, None
@@ -301,7 +301,7 @@ def deliveries_dispatch(
             delivery.total_attempts += 1
             # Should this attempt's result never come, the schedule still holds.
             delivery.next_attempt_at = now + (
-                RETRY_WAITS[delivery.attempt_count - 1] if delivery.attempt_count < MAX_ATTEMPTS else _lease()
+                RETRY_WAITS[delivery.attempt_count - 1] if delivery.attempt_count < MAX_ATTEMPTS else attempt_lease()
             )
             delivery.save(update_fields=["attempt_count", "total_attempts", "next_attempt_at"])
             claimed.append(DeliveryAttempt(delivery=delivery, number=delivery.total_attempts, claimed_at=now))
@@ -323,7 +323,7 @@ def _attempts_recover(*, now: datetime, limit: int) -> list[UUID]:
     worker: it gets no result and the delivery goes on by its schedule. An attempt still
     Claimed after CLAIM_RESEND_AFTER lost its task message, or waits behind a backlog: it is
     sent again (only one copy can move it to Sending, so it is POSTed once at most)."""
-    DeliveryAttempt.objects.filter(state=AttemptState.SENDING, started_at__lt=now - _lease()).update(
+    DeliveryAttempt.objects.filter(state=AttemptState.SENDING, started_at__lt=now - attempt_lease()).update(
         state=AttemptState.INTERRUPTED,
         finished_at=now,
         error="No result: the worker was lost during this attempt.",
@@ -361,12 +361,19 @@ def delivery_attempt(*, attempt_id: UUID, now: datetime | None = None) -> Delive
             state=AttemptState.INTERRUPTED, finished_at=started, error="Not sent: the delivery or endpoint changed."
         )
         return attempt
-    body = signing.body_encode(event.type, event.data)
+    return attempt_send(attempt=attempt, webhook=webhook, event_type=event.type, event_data=event.data, now=now)
+
+
+def attempt_send(
+    *, attempt: DeliveryAttempt, webhook: Webhook, event_type: str, event_data: Any, now: datetime | None = None
+) -> DeliveryAttempt:
+    """POST an attempt already moved to Sending, signed for `webhook`, and record the outcome."""
+    body = signing.body_encode(event_type, event_data)
     headers = signing.delivery_headers(
         secret=webhook.secret,
-        previous_secret=webhook.previous_secret_in_force(started),
-        delivery_id=str(delivery.id),
-        event_type=event.type,
+        previous_secret=webhook.previous_secret_in_force(attempt.started_at),
+        delivery_id=str(attempt.delivery_id),
+        event_type=event_type,
         timestamp=int(time.time()),
         body=body,
     )
@@ -383,32 +390,60 @@ def delivery_attempt(*, attempt_id: UUID, now: datetime | None = None) -> Delive
     return _attempt_finish(attempt=attempt, outcome=outcome, now=now)
 
 
+# A success in one statement (one round trip, one commit): the attempt is recorded even when
+# another round already settled the delivery; the delivery is Succeeded only if still Pending;
+# the endpoint's row is touched (and locked) only when there is a failure streak to end.
+_SUCCEEDED_SQL = """
+WITH done AS (
+    UPDATE webhooks_deliveryattempt
+    SET state = 'Done', finished_at = %(now)s, status_code = %(status_code)s,
+        duration_ms = %(duration_ms)s, error = %(error)s, response_excerpt = %(excerpt)s
+    WHERE id = %(attempt)s
+    RETURNING delivery_id
+), delivered AS (
+    UPDATE webhooks_delivery
+    SET status = 'Succeeded', delivered_at = %(now)s, next_attempt_at = NULL
+    WHERE id IN (SELECT delivery_id FROM done) AND status = 'Pending'
+    RETURNING webhook_id
+)
+UPDATE webhooks_webhook SET consecutive_failures = 0, last_failure_at = NULL
+WHERE id IN (SELECT webhook_id FROM delivered) AND (consecutive_failures > 0 OR last_failure_at IS NOT NULL)
+"""
+
+
 def _attempt_finish(*, attempt: DeliveryAttempt, outcome: outbound.Response, now: datetime | None) -> DeliveryAttempt:
     now = now or timezone.now()
     attempt.state, attempt.finished_at = AttemptState.DONE, now
     attempt.status_code, attempt.duration_ms = outcome.status_code, outcome.duration_ms
     attempt.error, attempt.response_excerpt = outcome.error[:500], outcome.excerpt
+    if outcome.ok:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                _SUCCEEDED_SQL,
+                {
+                    "attempt": attempt.id,
+                    "now": now,
+                    "status_code": attempt.status_code,
+                    "duration_ms": attempt.duration_ms,
+                    "error": attempt.error,
+                    "excerpt": attempt.response_excerpt,
+                },
+            )
+        return attempt
     with transaction.atomic():
-        delivery = (
-            Delivery.objects.select_for_update(of=("self",))
-            .select_related("webhook")
-            .filter(pk=attempt.delivery_id)
-            .first()
-        )
+        delivery = Delivery.objects.select_for_update().filter(pk=attempt.delivery_id).first()
         if delivery is None:
             return attempt  # the endpoint was deleted while the POST was under way
-        attempt.save(update_fields=["state", "finished_at", "status_code", "duration_ms", "error", "response_excerpt"])
+        DeliveryAttempt.objects.filter(pk=attempt.pk).update(
+            state=attempt.state,
+            finished_at=attempt.finished_at,
+            status_code=attempt.status_code,
+            duration_ms=attempt.duration_ms,
+            error=attempt.error,
+            response_excerpt=attempt.response_excerpt,
+        )
         if delivery.status != DeliveryStatus.PENDING:
             return attempt  # another round already settled it
-        if outcome.ok:
-            delivery.status, delivery.delivered_at, delivery.next_attempt_at = DeliveryStatus.SUCCEEDED, now, None
-            delivery.save(update_fields=["status", "delivered_at", "next_attempt_at"])
-            # Touches (and locks) the endpoint row only when there is a failure streak to end.
-            if delivery.webhook.consecutive_failures or delivery.webhook.last_failure_at:
-                Webhook.objects.filter(pk=delivery.webhook_id).filter(
-                    Q(consecutive_failures__gt=0) | Q(last_failure_at__isnull=False)
-                ).update(consecutive_failures=0, last_failure_at=None)
-            return attempt
         webhook = Webhook.objects.select_for_update().get(pk=delivery.webhook_id)
         webhook.last_failure_at = now
         webhook.save(update_fields=["last_failure_at"])

@@ -1,0 +1,152 @@
+"""A delivery task's lane: it leases its endpoint's due deliveries a batch at a time and
+makes them in turn. Leases never overlap, a lane that dies loses nothing and spends no
+attempt, a lane whose lease ran out sends nothing, and every attempt is logged."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime, timedelta
+
+import pytest
+import time_machine
+
+from tests.concurrency import run_at_once
+from tests.webhooks.conftest import deliver_due, record
+from webhooks import lanes, services, signing
+from webhooks.models import AttemptState, Delivery, DeliveryAttempt, DeliveryStatus, EventType
+
+START = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)  # in the past, so rows stay due afterwards
+
+
+def _events(owner, count: int) -> None:
+    for n in range(count):
+        record(owner, EventType.DRAFT_SEEN, {"draftId": f"d{n}"})
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_lanes_leasing_at_once_get_disjoint_batches(make_webhook, receiver, owner):
+    webhook = make_webhook(receiver.url)
+    _events(owner, 30)
+
+    batches = run_at_once(2, lambda: lanes.deliveries_lease(webhook_id=webhook.id, limit=20))
+
+    leased = [item.delivery_id for batch in batches for item in batch]
+    assert sorted(len(batch) for batch in batches) == [10, 20]
+    assert len(set(leased)) == 30
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_lanes_of_one_endpoint_post_each_delivery_exactly_once_and_log_every_attempt(
+    make_webhook, receiver, owner, settings
+):
+    settings.WEBHOOKS_MAX_IN_FLIGHT_PER_ENDPOINT = 2
+    webhook = make_webhook(receiver.url)
+    _events(owner, 45)
+    first, second = services.deliveries_dispatch(webhook_id=webhook.id, enqueue=False)
+    starts = iter([first, second])
+
+    made = run_at_once(2, lambda: lanes.lane_run(attempt_id=next(starts)))
+
+    assert sum(made) == 45
+    ids = [request.headers["X-Service-Delivery"] for request in receiver.requests]
+    assert len(ids) == len(set(ids)) == 45
+    assert set(Delivery.objects.values_list("status", "attempt_count")) == {(DeliveryStatus.SUCCEEDED, 1)}
+    for attempt in DeliveryAttempt.objects.all():
+        assert (attempt.number, attempt.state, attempt.status_code, attempt.response_excerpt) == (
+            1,
+            AttemptState.DONE,
+            200,
+            "ok",
+        )
+        assert attempt.duration_ms is not None and attempt.started_at <= attempt.finished_at
+
+
+@pytest.mark.django_db
+def test_a_lane_that_dies_holding_a_batch_loses_nothing_and_spends_no_attempt(make_webhook, receiver, owner):
+    webhook = make_webhook(receiver.url)
+    with time_machine.travel(START, tick=False) as clock:
+        _events(owner, 3)
+        assert len(lanes.deliveries_lease(webhook_id=webhook.id, limit=20)) == 3  # and then the worker dies
+
+        clock.shift(lanes.lease() - timedelta(seconds=1))
+        assert deliver_due() == []  # held by the lease
+        clock.shift(timedelta(seconds=1))
+        deliver_due()
+        deliver_due()
+
+    assert set(Delivery.objects.values_list("status", "attempt_count")) == {(DeliveryStatus.SUCCEEDED, 1)}
+    assert list(DeliveryAttempt.objects.values_list("number", flat=True)) == [1, 1, 1]
+    assert len(receiver.requests) == 3
+
+
+@pytest.mark.django_db
+def test_a_lane_whose_lease_ran_out_sends_nothing_the_tick_already_sent(make_webhook, receiver, owner):
+    webhook = make_webhook(receiver.url)
+    with time_machine.travel(START, tick=False) as clock:
+        _events(owner, 2)
+        batch = lanes.deliveries_lease(webhook_id=webhook.id, limit=20)
+        clock.shift(lanes.lease())
+        deliver_due()  # the lease is over: the tick sends them
+
+        made, _ = lanes.leased_send(batch, deadline=time.monotonic() + 10)  # the stalled lane wakes up
+
+    assert made == 0
+    assert len(receiver.requests) == 2
+    assert DeliveryAttempt.objects.count() == 2
+
+
+@pytest.mark.django_db
+def test_a_redelivery_requested_while_a_lane_holds_the_delivery_is_sent_once(make_webhook, receiver, owner):
+    webhook = make_webhook(receiver.url)
+    _events(owner, 1)
+    batch = lanes.deliveries_lease(webhook_id=webhook.id, limit=20)
+
+    services.delivery_redeliver(delivery=Delivery.objects.get())
+    made, _ = lanes.leased_send(batch, deadline=time.monotonic() + 10)
+    deliver_due()
+
+    assert made == 0
+    assert len(receiver.requests) == 1
+    assert Delivery.objects.get().status == DeliveryStatus.SUCCEEDED
+
+
+@pytest.mark.django_db
+def test_a_failure_in_a_batch_hands_the_rest_back_and_nothing_is_lost(make_webhook, receiver, owner):
+    receiver.statuses = [200, 500]  # then 200
+    webhook = make_webhook(receiver.url)
+    _events(owner, 5)
+    [first] = services.deliveries_dispatch(webhook_id=webhook.id, limit=1, enqueue=False)
+
+    made = lanes.lane_run(attempt_id=first)
+
+    assert made == 5 and len(receiver.requests) == 5
+    [failed] = Delivery.objects.filter(status=DeliveryStatus.PENDING)
+    assert failed.attempt_count == 1 and failed.attempts.get().status_code == 500
+    assert Delivery.objects.filter(status=DeliveryStatus.SUCCEEDED).count() == 4
+    webhook.refresh_from_db()
+    assert webhook.last_failure_at is None  # a later success ended the streak
+
+
+@pytest.mark.django_db
+def test_a_failing_endpoint_gets_no_batch(make_webhook, receiver, owner):
+    webhook = make_webhook(receiver.url)
+    _events(owner, 3)
+    webhook.last_failure_at = START
+    webhook.save()
+
+    assert lanes.deliveries_lease(webhook_id=webhook.id, limit=20) == []
+
+
+@pytest.mark.django_db
+def test_a_secret_rotated_while_a_lane_holds_a_batch_signs_its_next_attempt(make_webhook, receiver, owner):
+    webhook = make_webhook(receiver.url)
+    _events(owner, 1)
+    batch = lanes.deliveries_lease(webhook_id=webhook.id, limit=20)
+
+    rotated = services.webhook_rotate_secret(webhook=webhook, overlap_hours=0)
+    lanes.leased_send(batch, deadline=time.monotonic() + 10)
+
+    [request] = receiver.requests
+    expected = signing.service_signature(rotated.secret, request.body)
+    assert request.headers["X-Service-Signature"] == expected
+    assert "X-Service-Signature-Previous" not in request.headers

@@ -1,0 +1,224 @@
+"""A delivery task's lane: after its first attempt, the task goes on through the same
+endpoint's due deliveries, claiming them LANE_BATCH at a time, with no broker round trip per
+delivery. An endpoint's lanes never exceed its in-flight cap, so a slow endpoint occupies at
+most that many worker processes.
+
+This is the hot path of delivery, so each step is one SQL statement:
+
+- claim a batch: the endpoint's next due deliveries, picked FOR UPDATE SKIP LOCKED, get a
+  lease (next_attempt_at moves to its end; no attempt is counted yet). Should the lane die,
+  they come due again when the lease ends: nothing is lost and no attempt is spent.
+- start an attempt: count it on the delivery, with its next attempt time as a dispatcher's
+  claim sets it, and insert the attempt row as Sending, only while the lease is still this
+  lane's (a redelivery or a late result moves next_attempt_at, and the lane skips the row).
+- record a success (`services.attempt_send`): the attempt, the delivery and the end of any
+  failure streak in one statement.
+
+Only a healthy endpoint gets batches. Once an attempt fails, the lane hands back what it still
+holds and goes on one attempt at a time through the dispatcher, within the failing endpoint's
+cap of one, exactly as the beat tick would claim them.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+from uuid import UUID
+
+from django.db import connection
+from django.utils import timezone
+
+from webhooks import services
+from webhooks.models import AttemptState, Delivery, DeliveryAttempt, DeliveryStatus, Webhook
+
+LANE_MAX_ATTEMPTS = 200
+LANE_MAX_SECONDS = 10.0
+LANE_BATCH = 20
+
+
+def lease() -> timedelta:
+    """How long a lane may hold a claimed batch: its time budget, then one more attempt."""
+    return timedelta(seconds=LANE_MAX_SECONDS) + services.attempt_lease()
+
+
+@dataclass(frozen=True)
+class Leased:
+    """A due delivery this lane holds until `until`; its next attempt is `attempt_count` + 1."""
+
+    delivery_id: UUID
+    attempt_count: int
+    event_type: str
+    event_data: Any
+    until: datetime
+
+
+_CLAIM_SQL = """
+WITH due AS (
+    SELECT d.id, d.next_attempt_at, d.created_at
+    FROM webhooks_delivery AS d
+    JOIN webhooks_webhook AS w ON w.id = d.webhook_id
+    WHERE d.webhook_id = %(webhook)s AND d.status = 'Pending' AND d.next_attempt_at <= %(now)s
+      AND d.attempt_count < %(max_attempts)s AND w.active AND w.last_failure_at IS NULL
+      AND NOT EXISTS (
+          SELECT 1 FROM webhooks_deliveryattempt AS a
+          WHERE a.delivery_id = d.id AND a.state IN ('Claimed', 'Sending')
+      )
+    ORDER BY d.next_attempt_at, d.created_at
+    LIMIT %(limit)s
+    FOR UPDATE OF d SKIP LOCKED
+)
+UPDATE webhooks_delivery AS d
+SET next_attempt_at = %(until)s
+FROM due, webhooks_event AS e
+WHERE d.id = due.id AND e.id = d.event_id
+RETURNING d.id, d.attempt_count, e.type, e.data, due.next_attempt_at, due.created_at
+"""
+
+
+def deliveries_lease(*, webhook_id: UUID, limit: int) -> list[Leased]:
+    """Lease up to `limit` of a healthy endpoint's due deliveries, oldest due first; none for an
+    endpoint that is failing or disabled. Deliveries with an attempt under way, or whose
+    attempts are used up (the dispatcher marks those Failed), are left alone."""
+    now = timezone.now()
+    until = now + lease()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _CLAIM_SQL,
+            {
+                "webhook": webhook_id,
+                "now": now,
+                "until": until,
+                "limit": limit,
+                "max_attempts": services.MAX_ATTEMPTS,
+            },
+        )
+        rows = sorted(cursor.fetchall(), key=lambda row: (row[4], row[5]))
+    # jsonb comes back as text (Django decodes JSONField itself)
+    return [Leased(row[0], row[1], row[2], json.loads(row[3]), until) for row in rows]
+
+
+_START_SQL = """
+WITH counted AS (
+    UPDATE webhooks_delivery AS d
+    SET attempt_count = d.attempt_count + 1, total_attempts = d.total_attempts + 1,
+        next_attempt_at = %(next_attempt_at)s
+    FROM webhooks_webhook AS w
+    WHERE d.id = %(delivery)s AND d.status = 'Pending' AND d.next_attempt_at = %(until)s
+      AND w.id = d.webhook_id AND w.active AND w.last_failure_at IS NULL
+    RETURNING d.id, d.total_attempts, w.id AS webhook_id, w.url, w.secret,
+              w.previous_secret, w.previous_secret_expires_at
+), started AS (
+    INSERT INTO webhooks_deliveryattempt
+        (id, delivery_id, number, state, claimed_at, started_at, error, response_excerpt)
+    SELECT %(attempt)s, id, total_attempts, 'Sending', %(now)s, %(now)s, '', '' FROM counted
+)
+SELECT total_attempts, webhook_id, url, secret, previous_secret, previous_secret_expires_at FROM counted
+"""
+
+
+def _start(leased: Leased) -> tuple[DeliveryAttempt, Webhook] | None:
+    """Count the next attempt of a leased delivery and record it as Sending; None when the lease
+    is no longer this lane's or the endpoint was disabled or started failing meanwhile."""
+    now = timezone.now()
+    count = leased.attempt_count + 1
+    # Should this attempt's result never come, the schedule still holds (as after a dispatcher's claim).
+    next_attempt_at = now + (
+        services.RETRY_WAITS[count - 1] if count < services.MAX_ATTEMPTS else services.attempt_lease()
+    )
+    attempt_id = uuid.uuid4()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _START_SQL,
+            {
+                "delivery": leased.delivery_id,
+                "until": leased.until,
+                "next_attempt_at": next_attempt_at,
+                "attempt": attempt_id,
+                "now": now,
+            },
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    number, webhook_id, url, secret, previous_secret, previous_secret_expires_at = row
+    # The endpoint as it is now: a URL change or a rotated secret applies from the next attempt.
+    webhook = Webhook(
+        id=webhook_id,
+        url=url,
+        secret=secret,
+        previous_secret=previous_secret,
+        previous_secret_expires_at=previous_secret_expires_at,
+    )
+    attempt = DeliveryAttempt(
+        id=attempt_id,
+        delivery_id=leased.delivery_id,
+        number=number,
+        state=AttemptState.SENDING,
+        claimed_at=now,
+        started_at=now,
+    )
+    return attempt, webhook
+
+
+def _release(batch: list[Leased]) -> None:
+    """Hand back leased deliveries not attempted: they are due again at once."""
+    if batch:
+        Delivery.objects.filter(
+            id__in=[leased.delivery_id for leased in batch],
+            status=DeliveryStatus.PENDING,
+            next_attempt_at=batch[0].until,
+        ).update(next_attempt_at=timezone.now())
+
+
+def leased_send(batch: list[Leased], *, deadline: float) -> tuple[int, bool]:
+    """Attempt the leased deliveries in turn. Returns how many were attempted, and whether the
+    endpoint still looks healthy (no failure, nothing refused by the lease or the endpoint)."""
+    for n, leased in enumerate(batch):
+        if time.monotonic() >= deadline:
+            _release(batch[n:])
+            return n, True
+        started = _start(leased)
+        if started is None:
+            _release(batch[n + 1 :])
+            return n, False
+        attempt, webhook = started
+        attempt = services.attempt_send(
+            attempt=attempt, webhook=webhook, event_type=leased.event_type, event_data=leased.event_data
+        )
+        if not attempt.succeeded:
+            _release(batch[n + 1 :])
+            return n + 1, False
+    return len(batch), True
+
+
+def lane_run(*, attempt_id: UUID) -> int:
+    """Make a claimed attempt, then the same endpoint's further due deliveries until none is
+    left, LANE_MAX_ATTEMPTS are made or LANE_MAX_SECONDS have passed; then hand the lane back
+    to the queue, so other endpoints' tasks get their turn. Returns the attempts made."""
+    started = time.monotonic()
+    attempt = services.delivery_attempt(attempt_id=attempt_id)
+    if attempt is None:
+        return 0
+    webhook_id = attempt.delivery.webhook_id
+    made, healthy = 1, attempt.succeeded
+    while True:
+        if made >= LANE_MAX_ATTEMPTS or time.monotonic() - started >= LANE_MAX_SECONDS:
+            services.deliveries_dispatch(webhook_id=webhook_id, limit=1)
+            return made
+        limit = min(LANE_BATCH, LANE_MAX_ATTEMPTS - made)
+        batch = deliveries_lease(webhook_id=webhook_id, limit=limit) if healthy else []
+        if batch:
+            attempted, healthy = leased_send(batch, deadline=started + LANE_MAX_SECONDS)
+            made += attempted
+            continue
+        # Failing (or nothing left to lease): one attempt at a time, within the endpoint's cap.
+        claimed = services.deliveries_dispatch(webhook_id=webhook_id, limit=1, enqueue=False)
+        if not claimed:
+            return made
+        attempt = services.delivery_attempt(attempt_id=claimed[0])
+        made += 1
+        healthy = attempt is not None and attempt.succeeded
