@@ -8,7 +8,9 @@ verify URLs.
 Every call checks the URL (HTTPS, no credentials, a real host name), resolves it, refuses
 unless every address is public, then connects to the checked address itself (no second DNS
 lookup), never follows a redirect, reads at most `max_bytes` of the answer and gives up
-after `timeout` seconds in all. `OUTBOUND_ALLOW_LOOPBACK` additionally admits
+after `timeout` seconds in all. A kept-alive connection to the same host, pinned to the
+address it was checked at, serves the next call for a few seconds without a new lookup
+(outbound/keepalive.py). `OUTBOUND_ALLOW_LOOPBACK` additionally admits
 http(s)://127.0.0.1, [::1] and localhost (tests and local development only).
 """
 
@@ -16,8 +18,10 @@ from __future__ import annotations
 
 from django.conf import settings
 
+from outbound import keepalive
 from outbound.guard import (
     MAX_URL_LENGTH,
+    CheckedUrl,
     Resolver,
     SystemResolver,
     Target,
@@ -26,11 +30,13 @@ from outbound.guard import (
     loopback_allowed,
     resolver_set,
     target_resolve,
+    url_check,
 )
 from outbound.transport import Response, send
 
 __all__ = [
     "MAX_URL_LENGTH",
+    "CheckedUrl",
     "Resolver",
     "Response",
     "SystemResolver",
@@ -38,11 +44,13 @@ __all__ = [
     "UrlNotAllowed",
     "get",
     "is_public_address",
+    "keepalive",
     "loopback_allowed",
     "post",
     "request",
     "resolver_set",
     "target_resolve",
+    "url_check",
 ]
 
 
@@ -57,9 +65,8 @@ def request(
 ) -> Response:
     """Check `url` and send one request to the address it was checked at. Raises
     UrlNotAllowed before any connection when the URL may not be called."""
-    target = target_resolve(url)
     return send(
-        target,
+        url_check(url),
         method=method,
         body=body,
         headers=headers,

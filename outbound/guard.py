@@ -4,7 +4,8 @@ LNURL-pay servers, their callbacks and LUD-21 verify URLs.
 A URL is checked when it is given and again before every request (the answer of DNS can
 change in between: DNS rebinding). `target_resolve` returns the vetted IP address the
 connection must go to; the transport connects to that address and sends the hostname only
-as Host header and TLS SNI.
+as Host header and TLS SNI. A kept-alive connection stays pinned to the address it was
+checked at (`CheckedUrl.address_allowed` checks it again), so reusing it needs no lookup.
 """
 
 from __future__ import annotations
@@ -142,7 +143,9 @@ class Target:
 
 
 @dataclass(frozen=True)
-class _Parsed:
+class CheckedUrl:
+    """A URL that passed every check that needs no DNS: what may be called, not yet where."""
+
     scheme: str
     hostname: str
     port: int
@@ -150,8 +153,32 @@ class _Parsed:
     literal: IPAddress | None
     loopback: bool
 
+    def address_allowed(self, address: IPAddress) -> bool:
+        """May a connection to this URL go to `address` (a kept-alive connection's, say)?"""
+        if self.literal is not None and address != self.literal:
+            return False
+        return address.is_loopback if self.loopback else is_public_address(address)
 
-def _parse(url: str, *, allow_loopback: bool) -> _Parsed:
+    def at(self, address: IPAddress) -> Target:
+        return Target(self.scheme, self.hostname, self.port, self.path, address)
+
+    def resolve(self, *, resolve_with: Resolver | None = None) -> Target:
+        if self.literal is not None:
+            addresses: list[IPAddress] = [self.literal]
+        else:
+            addresses = (resolve_with or resolver()).resolve(self.hostname, self.port)
+            if not addresses:
+                raise UrlNotAllowed(f"The host {self.hostname} does not resolve.")
+        if self.loopback:
+            if not all(address.is_loopback for address in addresses):
+                raise UrlNotAllowed(f"The host {self.hostname} does not resolve to a loopback address.")
+        # The refused address is not named: that would let a caller map internal DNS.
+        elif not all(is_public_address(address) for address in addresses):
+            raise UrlNotAllowed("The URL resolves to a private or internal address.")
+        return self.at(addresses[0])
+
+
+def _parse(url: str, *, allow_loopback: bool) -> CheckedUrl:
     if not isinstance(url, str) or not url:
         raise UrlNotAllowed("Give an HTTPS URL.")
     if len(url) > MAX_URL_LENGTH:
@@ -181,7 +208,7 @@ def _parse(url: str, *, allow_loopback: bool) -> _Parsed:
     path = parts.path or "/"
     if parts.query:
         path = f"{path}?{parts.query}"
-    return _Parsed(scheme, hostname, port, path, _literal(hostname), loopback)
+    return CheckedUrl(scheme, hostname, port, path, _literal(hostname), loopback)
 
 
 def _literal(hostname: str) -> IPAddress | None:
@@ -218,21 +245,13 @@ def loopback_allowed() -> bool:
 def target_resolve(url: str, *, resolve_with: Resolver | None = None) -> Target:
     """Check the URL and resolve its host; every address must be public (or loopback when
     OUTBOUND_ALLOW_LOOPBACK admits it). Returns the address to connect to."""
-    allow_loopback = loopback_allowed()
-    parsed = _parse(url, allow_loopback=allow_loopback)
-    if parsed.literal is not None:
-        addresses: list[IPAddress] = [parsed.literal]
-    else:
-        if not parsed.loopback:
-            _check_name(parsed.hostname)
-        addresses = (resolve_with or resolver()).resolve(parsed.hostname, parsed.port)
-        if not addresses:
-            raise UrlNotAllowed(f"The host {parsed.hostname} does not resolve.")
-    if parsed.loopback:
-        if not all(address.is_loopback for address in addresses):
-            raise UrlNotAllowed(f"The host {parsed.hostname} does not resolve to a loopback address.")
-    else:
-        # The refused address is not named: that would let a caller map internal DNS.
-        if not all(is_public_address(address) for address in addresses):
-            raise UrlNotAllowed("The URL resolves to a private or internal address.")
-    return Target(parsed.scheme, parsed.hostname, parsed.port, parsed.path, addresses[0])
+    return url_check(url).resolve(resolve_with=resolve_with)
+
+
+def url_check(url: str) -> CheckedUrl:
+    """Every check of the URL itself (scheme, credentials, host name, port, internal names);
+    raises UrlNotAllowed. Its addresses are checked by `resolve` or `address_allowed`."""
+    checked = _parse(url, allow_loopback=loopback_allowed())
+    if checked.literal is None and not checked.loopback:
+        _check_name(checked.hostname)
+    return checked

@@ -2,14 +2,17 @@
 
 urllib3 (what requests is built on) lets the connection go to an IP address while the
 Host header, TLS SNI and certificate check use the hostname, so the address we checked
-is the address we reach. Redirects are never followed (the caller sees the Location and
-may check it as a new URL); the response body is read only up to a cap, and a watchdog
-ends the whole exchange at the time-out.
+is the address we reach, and the peer of the connection is compared with it before any
+request goes out. Redirects are never followed (the caller sees the Location and may check
+it as a new URL); the response body is read only up to a cap, and a watchdog ends the whole
+exchange at the time-out. A connection whose answer was read to its end, and that the server
+keeps open, serves the next request to the same host (outbound/keepalive.py).
 """
 
 from __future__ import annotations
 
 import http.client
+import ipaddress
 import socket
 import threading
 import time
@@ -20,7 +23,11 @@ import urllib3
 import urllib3.connection
 from urllib3.util.ssl_match_hostname import CertificateError
 
-from outbound.guard import Target
+from outbound import keepalive
+from outbound.guard import CheckedUrl, IPAddress, Target, UrlNotAllowed
+
+# How a server that closed a kept-alive connection shows, before any answer came on it.
+_CLOSED_BY_SERVER = (ConnectionResetError, BrokenPipeError, ConnectionAbortedError, http.client.RemoteDisconnected)
 
 
 @dataclass(frozen=True)
@@ -50,7 +57,7 @@ class Response:
 
 
 def send(
-    target: Target,
+    url: CheckedUrl,
     *,
     method: str,
     body: bytes | None = None,
@@ -59,10 +66,28 @@ def send(
     max_bytes: int,
     ca_bundle: str = "",
 ) -> Response:
-    started = time.monotonic()
-    connection: urllib3.connection.HTTPConnection
+    """One request for a checked URL: over a kept-alive connection to an address the URL's
+    host was checked at, else over a new connection to the address it resolves to now
+    (UrlNotAllowed when that is refused)."""
+    key = keepalive.Key(url.scheme, url.hostname, url.port, ca_bundle)
+    kept = keepalive.take(key, allowed=url.address_allowed)
+    if kept is not None:
+        try:
+            return _exchange(url.at(kept.address), kept, key, method, body, headers, timeout, max_bytes)
+        except _ClosedByServer:
+            pass  # it closed the idle connection as we sent: once more, on a new connection
+    target = url.resolve()
+    kept = keepalive.Kept(_connection(target, timeout=timeout, ca_bundle=ca_bundle), target.address, time.monotonic())
+    return _exchange(target, kept, key, method, body, headers, timeout, max_bytes)
+
+
+class _ClosedByServer(Exception):
+    pass
+
+
+def _connection(target: Target, *, timeout: float, ca_bundle: str) -> urllib3.connection.HTTPConnection:
     if target.scheme == "https":
-        connection = urllib3.connection.HTTPSConnection(
+        return urllib3.connection.HTTPSConnection(
             str(target.address),
             target.port,
             timeout=timeout,
@@ -71,8 +96,28 @@ def send(
             server_hostname=target.hostname,
             assert_hostname=target.hostname,
         )
-    else:
-        connection = urllib3.connection.HTTPConnection(str(target.address), target.port, timeout=timeout)
+    return urllib3.connection.HTTPConnection(str(target.address), target.port, timeout=timeout)
+
+
+def _peer_check(connection: urllib3.connection.HTTPConnection, address: IPAddress) -> None:
+    """The socket must be connected to the very address that was checked."""
+    peer = connection.sock.getpeername()[0] if connection.sock is not None else ""
+    if ipaddress.ip_address(peer.split("%", 1)[0]) != address:
+        raise UrlNotAllowed("The connection did not reach the address that was checked.")
+
+
+def _exchange(
+    target: Target,
+    kept: keepalive.Kept,
+    key: keepalive.Key,
+    method: str,
+    body: bytes | None,
+    headers: dict[str, str] | None,
+    timeout: float,
+    max_bytes: int,
+) -> Response:
+    started = time.monotonic()
+    connection = kept.connection
     # Socket time-outs apply per read, so a server dripping a byte at a time could hold a
     # worker far longer; the watchdog ends the whole exchange at `timeout`.
     expired = threading.Event()
@@ -80,7 +125,13 @@ def send(
     watchdog = threading.Timer(timeout, _abort, args=(connection, sockets, expired))
     watchdog.daemon = True
     watchdog.start()
+    reusable = False
     try:
+        if connection.sock is None:
+            connection.connect()
+        else:
+            connection.sock.settimeout(timeout)
+        _peer_check(connection, target.address)
         connection.request(
             method,
             target.path,
@@ -99,6 +150,8 @@ def send(
             return Response(None, _ms(started), f"No answer within {timeout:g} seconds.", timed_out=True)
         status = response.status
         error = "" if 200 <= status < 300 else f"HTTP {status}"
+        # Kept only when the answer was read to its end and the server did not close it.
+        reusable = len(content) <= max_bytes and response.closed and connection.sock is not None
         return Response(
             status,
             _ms(started),
@@ -107,15 +160,22 @@ def send(
             truncated=len(content) > max_bytes,
             location=response.headers.get("Location"),
         )
+    except UrlNotAllowed:
+        raise
     except (urllib3.exceptions.HTTPError, http.client.HTTPException, OSError, CertificateError) as exc:
         if expired.is_set() or isinstance(exc, (TimeoutError, urllib3.exceptions.TimeoutError)):
             return Response(None, _ms(started), f"No answer within {timeout:g} seconds.", timed_out=True)
+        if kept.reused and isinstance(exc, _CLOSED_BY_SERVER):
+            raise _ClosedByServer from exc
         return Response(None, _ms(started), _describe(exc))
     except Exception as exc:  # anything else is still one failed request, reported as such
         return Response(None, _ms(started), f"Request error: {exc.__class__.__name__}")
     finally:
         watchdog.cancel()
-        connection.close()
+        if reusable and not expired.is_set():
+            keepalive.put(key, kept)
+        else:
+            connection.close()
 
 
 def _abort(

@@ -20,6 +20,14 @@ def _clear_cache():
     cache.clear()
 
 
+@pytest.fixture(autouse=True)
+def _no_kept_connections():
+    """Each test's local servers are its own: no connection kept alive from an earlier test."""
+    outbound.keepalive.close_all()
+    yield
+    outbound.keepalive.close_all()
+
+
 @pytest.fixture
 def owner(db) -> User:
     return User.objects.create_user("owner@example.com", "correct horse battery staple")

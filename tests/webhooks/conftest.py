@@ -32,17 +32,20 @@ class Received:
     path: str
     headers: dict[str, str]
     body: bytes
+    client_port: int = 0  # which connection it came on
 
 
 @dataclass
 class Receiver:
     """A real HTTP server. `statuses` answers the next requests in turn, then `status`.
-    With `hold` set, each request waits for `release` before answering."""
+    With `hold` set, each request waits for `release` before answering; with `keep_alive`
+    it speaks HTTP/1.1 and keeps connections open."""
 
     status: int = 200
     statuses: list[int] = field(default_factory=list)
     requests: list[Received] = field(default_factory=list)
     hold: bool = False
+    keep_alive: bool = False
     release: threading.Event = field(default_factory=threading.Event)
     arrived: threading.Condition = field(default_factory=threading.Condition)
     port: int = 0
@@ -58,10 +61,13 @@ class Receiver:
 
 def _serve(receiver: Receiver) -> ThreadingHTTPServer:
     class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1" if receiver.keep_alive else "HTTP/1.0"
+
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             with receiver.arrived:
-                receiver.requests.append(Received(self.path, dict(self.headers.items()), body))
+                received = Received(self.path, dict(self.headers.items()), body, self.client_address[1])
+                receiver.requests.append(received)
                 status = receiver.statuses.pop(0) if receiver.statuses else receiver.status
                 receiver.arrived.notify_all()
             if receiver.hold:

@@ -150,3 +150,16 @@ def test_a_secret_rotated_while_a_lane_holds_a_batch_signs_its_next_attempt(make
     expected = signing.service_signature(rotated.secret, request.body)
     assert request.headers["X-Service-Signature"] == expected
     assert "X-Service-Signature-Previous" not in request.headers
+
+
+@pytest.mark.django_db
+def test_a_lane_posts_its_deliveries_over_one_kept_alive_connection(make_webhook, make_receiver, owner):
+    receiver = make_receiver(keep_alive=True)
+    webhook = make_webhook(receiver.url)
+    _events(owner, 5)
+    [first] = services.deliveries_dispatch(webhook_id=webhook.id, limit=1, enqueue=False)
+
+    assert lanes.lane_run(attempt_id=first) == 5
+
+    assert len(receiver.requests) == 5
+    assert len({request.client_port for request in receiver.requests}) == 1
