@@ -165,7 +165,8 @@ def _start(leased: Leased) -> tuple[DeliveryAttempt, Webhook] | None:
 
 
 def _release(batch: list[Leased]) -> None:
-    """Hand back leased deliveries not attempted: they are due again at once."""
+    """Hand back leased deliveries not attempted: they are due again at once. One whose lease
+    is no longer this lane's is left as it is."""
     if batch:
         Delivery.objects.filter(
             id__in=[leased.delivery_id for leased in batch],
@@ -182,8 +183,8 @@ def leased_send(batch: list[Leased], *, deadline: float) -> tuple[int, bool]:
             _release(batch[n:])
             return n, True
         started = _start(leased)
-        if started is None:
-            _release(batch[n + 1 :])
+        if started is None:  # this one too, if still ours (the endpoint started failing)
+            _release(batch[n:])
             return n, False
         attempt, webhook = started
         attempt = services.attempt_send(

@@ -163,3 +163,19 @@ def test_a_lane_posts_its_deliveries_over_one_kept_alive_connection(make_webhook
 
     assert len(receiver.requests) == 5
     assert len({request.client_port for request in receiver.requests}) == 1
+
+
+@pytest.mark.django_db
+def test_a_batch_held_when_the_endpoint_starts_failing_elsewhere_is_handed_back_due(make_webhook, receiver, owner):
+    webhook = make_webhook(receiver.url)
+    _events(owner, 3)
+    batch = lanes.deliveries_lease(webhook_id=webhook.id, limit=20)
+    webhook.last_failure_at = START  # another lane's attempt failed meanwhile
+    webhook.save()
+
+    made, healthy = lanes.leased_send(batch, deadline=time.monotonic() + 10)
+
+    assert (made, healthy) == (0, False)
+    assert receiver.requests == []
+    assert set(Delivery.objects.values_list("attempt_count", flat=True)) == {0}
+    assert deliver_due()  # due again at once, for the failing endpoint's one attempt at a time
