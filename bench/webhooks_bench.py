@@ -6,7 +6,8 @@
 Prints deliveries per second to local receivers with 1 and 4 worker processes, with the CPU
 each delivery cost the workers and their PostgreSQL backends, then one endpoint's rate alone
 and next to an endpoint that never answers (4 worker processes). First it counts, in-process,
-the SQL statements and commits one delivery costs in a worker's lane.
+the SQL statements and commits one delivery costs in a worker's lane, and what one outbound
+POST costs when the receiver closes each connection or keeps it open, over HTTP and HTTPS.
 Each run is bounded (RUN_TIMEOUT seconds). It works in its own throwaway database (bench_webhooks_
 and the name in DATABASE_URL) and under its own broker key prefix, so tests or other work sharing
 the PostgreSQL server and the Redis database are not disturbed.
@@ -20,11 +21,16 @@ receivers speak HTTP/1.1 and keep connections open, as most servers do.
 from __future__ import annotations
 
 import argparse
+import datetime as dt
+import ipaddress
+import multiprocessing
 import os
 import signal
+import ssl
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -42,10 +48,14 @@ import django  # noqa: E402
 
 django.setup()
 
+from cryptography import x509  # noqa: E402
+from cryptography.hazmat.primitives import hashes, serialization  # noqa: E402
+from cryptography.hazmat.primitives.asymmetric import ec  # noqa: E402
 from django.db import connection, transaction  # noqa: E402
 from django.db.models import Max, Min  # noqa: E402
-from django.test.utils import CaptureQueriesContext  # noqa: E402
+from django.test.utils import CaptureQueriesContext, override_settings  # noqa: E402
 
+import outbound  # noqa: E402
 from accounts.models import User  # noqa: E402
 from bench.isolated_celery import app as celery_app  # noqa: E402
 from webhooks import services, tasks  # noqa: E402
@@ -237,6 +247,86 @@ def count_one_lane(url: str, deliveries: int = 40) -> None:
         user.delete()
 
 
+def _certificates(folder: Path) -> tuple[Path, Path, Path]:
+    """A throwaway CA and a certificate it signed for 127.0.0.1: (CA, certificate, key)."""
+    now = dt.datetime.now(dt.UTC)
+    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(x509.oid.NameOID.COMMON_NAME, "Bench CA")])
+
+    def certificate(subject: x509.Name, public_key, *, ca: bool) -> x509.Certificate:
+        builder = (
+            x509.CertificateBuilder()
+            .subject_name(subject)
+            .issuer_name(ca_name)
+            .public_key(public_key)
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - dt.timedelta(days=1))
+            .not_valid_after(now + dt.timedelta(days=1))
+            .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+        )
+        if not ca:
+            builder = builder.add_extension(
+                x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False
+            )
+        return builder.sign(ca_key, hashes.SHA256())
+
+    paths = folder / "ca.pem", folder / "cert.pem", folder / "key.pem"
+    paths[0].write_bytes(certificate(ca_name, ca_key.public_key(), ca=True).public_bytes(serialization.Encoding.PEM))
+    leaf = certificate(x509.Name([]), key.public_key(), ca=False)
+    paths[1].write_bytes(leaf.public_bytes(serialization.Encoding.PEM))
+    paths[2].write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    return paths
+
+
+def _receive(protocol: str, tls: tuple[Path, Path] | None, ports: multiprocessing.Queue) -> None:
+    """A receiver process: HTTP/1.0 closes each connection, HTTP/1.1 keeps it open."""
+
+    class Handler(FastHandler):
+        protocol_version = protocol
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    if tls:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(*tls)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+    ports.put(server.server_address[1])
+    server.serve_forever()
+
+
+def count_connection_costs(requests: int) -> None:
+    """CPU (ours and the receiver's) and wall time of one `outbound.post`, in-process."""
+    print(f"One outbound POST to a receiver in another process ({requests} after a warm-up):")
+    with tempfile.TemporaryDirectory() as folder:
+        ca, cert, key = _certificates(Path(folder))
+        for scheme in ("http", "https"):
+            for protocol, what in (("HTTP/1.0", "closes each connection"), ("HTTP/1.1", "keeps it open")):
+                ports: multiprocessing.Queue = multiprocessing.get_context("fork").Queue()
+                receiver = multiprocessing.get_context("fork").Process(
+                    target=_receive, args=(protocol, (cert, key) if scheme == "https" else None, ports), daemon=True
+                )
+                receiver.start()
+                url = f"{scheme}://127.0.0.1:{ports.get(timeout=10)}/hook"
+                try:
+                    with override_settings(OUTBOUND_CA_BUNDLE=str(ca)):
+                        for _ in range(10):
+                            outbound.post(url, body=b"{}", timeout=5, max_bytes=4096)
+                        receiver_before, ours_before = cpu_seconds(receiver.pid), time.process_time()
+                        started = time.perf_counter()
+                        for _ in range(requests):
+                            assert outbound.post(url, body=b"{}", timeout=5, max_bytes=4096).ok
+                        wall = (time.perf_counter() - started) * 1000 / requests
+                        ours = (time.process_time() - ours_before) * 1000 / requests
+                        theirs = (cpu_seconds(receiver.pid) - receiver_before) * 1000 / requests
+                finally:
+                    receiver.kill()
+                    receiver.join()
+                cpu = f"CPU: ours {ours:5.2f} ms, receiver's {theirs:5.2f} ms"
+                print(f"  {scheme:5} receiver {what:22}  {wall:6.2f} ms   {cpu}")
+
+
 def _rates(rates: list[float]) -> str:
     return ", ".join(f"{rate:.1f}" for rate in rates)
 
@@ -245,6 +335,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=120, help="events per run (each goes to every endpoint)")
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds of the isolation runs")
+    parser.add_argument("--requests", type=int, default=500, help="outbound POSTs per connection-cost measurement")
     args = parser.parse_args()
     if connection.vendor != "postgresql":
         raise SystemExit("Set DATABASE_URL to a PostgreSQL server (the bench creates its own database there).")
@@ -265,6 +356,7 @@ def measure(args) -> None:
     dead_url = f"http://127.0.0.1:{dead.server_address[1]}/never-answers"
     try:
         count_one_lane(f"{base}/counted")
+        count_connection_costs(args.requests)
         print(f"Webhook deliveries to a local receiver ({args.events} events per endpoint)")
         for concurrency in (1, 4):
             result = run(concurrency=concurrency, healthy_urls=endpoints, dead_url=None, events=args.events)

@@ -106,10 +106,13 @@ def test_chainwatch_bench_prints_calls_per_pass_for_every_backend():
 
 
 def test_webhooks_bench_prints_delivery_rates_and_isolation():
-    out = _run("webhooks_bench.py", "--events", "4", "--rounds", "1")
+    out = _run("webhooks_bench.py", "--events", "4", "--rounds", "1", "--requests", "5")
     rates = re.findall(r"([\d.]+) deliveries/s", out)
     assert len(rates) == 4 and all(float(rate) > 0 for rate in rates), out
     assert "(only " not in out, f"some deliveries did not arrive:\n{out}"
+    assert re.search(r"per delivery: +\d+\.\d\d SQL statements, +\d+\.\d\d commits", out), out
+    posts = re.findall(r"^  (https?) +receiver .+ ms +CPU: ours +[\d.]+ ms", out, re.M)
+    assert posts == ["http", "http", "https", "https"], f"no cost of an outbound POST:\n{out}"
 
 
 def test_mcp_bench_prints_tool_call_and_rest_figures():
