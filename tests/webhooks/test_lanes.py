@@ -30,9 +30,10 @@ def test_two_lanes_leasing_at_once_get_disjoint_batches(make_webhook, receiver, 
 
     batches = run_at_once(2, lambda: lanes.deliveries_lease(webhook_id=webhook.id, limit=20))
 
+    # However the two interleave, each due delivery is leased by exactly one of them.
     leased = [item.delivery_id for batch in batches for item in batch]
-    assert sorted(len(batch) for batch in batches) == [10, 20]
-    assert len(set(leased)) == 30
+    assert all(len(batch) <= 20 for batch in batches)
+    assert len(leased) == len(set(leased)) == 30
 
 
 @pytest.mark.django_db(transaction=True)
