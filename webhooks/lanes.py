@@ -205,7 +205,9 @@ def lane_run(*, attempt_id: UUID) -> int:
     if attempt is None:
         return 0
     webhook_id = attempt.delivery.webhook_id
-    made, healthy = 1, attempt.succeeded
+    # Leasing batches is PostgreSQL SQL (FOR UPDATE SKIP LOCKED, data-modifying CTEs); on the
+    # embedded default (SQLite, one writer at a time) the lane goes one attempt at a time.
+    made, healthy = 1, attempt.succeeded and connection.vendor == "postgresql"
     while True:
         if made >= LANE_MAX_ATTEMPTS or time.monotonic() - started >= LANE_MAX_SECONDS:
             services.deliveries_dispatch(webhook_id=webhook_id, limit=1)

@@ -22,6 +22,7 @@ from uuid import UUID
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 import outbound
@@ -416,7 +417,7 @@ def _attempt_finish(*, attempt: DeliveryAttempt, outcome: outbound.Response, now
     attempt.state, attempt.finished_at = AttemptState.DONE, now
     attempt.status_code, attempt.duration_ms = outcome.status_code, outcome.duration_ms
     attempt.error, attempt.response_excerpt = outcome.error[:500], outcome.excerpt
-    if outcome.ok:
+    if outcome.ok and connection.vendor == "postgresql":  # the one-statement success (data-modifying CTEs)
         with connection.cursor() as cursor:
             cursor.execute(
                 _SUCCEEDED_SQL,
@@ -444,6 +445,13 @@ def _attempt_finish(*, attempt: DeliveryAttempt, outcome: outbound.Response, now
         )
         if delivery.status != DeliveryStatus.PENDING:
             return attempt  # another round already settled it
+        if outcome.ok:  # the embedded default (SQLite): the same success, statement by statement
+            delivery.status, delivery.delivered_at, delivery.next_attempt_at = DeliveryStatus.SUCCEEDED, now, None
+            delivery.save(update_fields=["status", "delivered_at", "next_attempt_at"])
+            Webhook.objects.filter(pk=delivery.webhook_id).filter(
+                Q(consecutive_failures__gt=0) | Q(last_failure_at__isnull=False)
+            ).update(consecutive_failures=0, last_failure_at=None)
+            return attempt
         webhook = Webhook.objects.select_for_update().get(pk=delivery.webhook_id)
         webhook.last_failure_at = now
         webhook.save(update_fields=["last_failure_at"])
