@@ -1,6 +1,8 @@
 """Idempotent creation (also under concurrency) and batch creation."""
 
+import psycopg
 import pytest
+from django.db import connection
 from rest_framework.test import APIClient
 
 from drafts.models import Draft
@@ -59,6 +61,38 @@ def test_a_failed_request_is_replayed_as_the_same_error(create):
 def test_malformed_keys_are_400(create, key):
     response = create(BODY, HTTP_IDEMPOTENCY_KEY=key)
     assert response.status_code == 400 and response.json()["code"] == "invalid_idempotency_key"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_creation_answers_only_once_its_draft_event_and_stored_answer_are_committed(make_key):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {make_key('drafts:write')}")
+    response = client.post("/api/v1/drafts", BODY, format="json", HTTP_IDEMPOTENCY_KEY="durable-1")
+    assert response.status_code == 201
+    # Read from another connection: only committed rows are visible there.
+    db = connection.settings_dict
+    dsn = {"dbname": db["NAME"], "user": db["USER"], "host": db["HOST"], "port": db["PORT"] or 5432}
+    with psycopg.connect(**dsn, password=db["PASSWORD"] or None, autocommit=True) as other:
+        draft_id = response.json()["id"]
+        assert other.execute("SELECT status FROM drafts_draft WHERE id = %s", [draft_id]).fetchone() == ("Pending",)
+        events = other.execute("SELECT type FROM webhooks_event WHERE draft_id = %s", [draft_id]).fetchall()
+        assert events == [("draft.created",)]
+        stored = other.execute(
+            "SELECT response_status, response_body->>'id' FROM drafts_idempotencykey WHERE key = %s", ["durable-1"]
+        ).fetchone()
+        assert stored == (201, draft_id)
+
+
+@pytest.mark.django_db
+def test_a_server_side_failure_stores_nothing_so_a_retry_with_the_key_runs_again(create, settings):
+    working = settings.RATES_CRYPTO_PROVIDERS
+    settings.RATES_CRYPTO_PROVIDERS = ["coingecko=http://127.0.0.1:9"]  # nothing listens there
+    failed = create(BODY, HTTP_IDEMPOTENCY_KEY="retry-1")
+    assert failed.status_code == 503 and failed.json()["code"] == "rates_unavailable"
+    settings.RATES_CRYPTO_PROVIDERS = working
+    retried = create(BODY, HTTP_IDEMPOTENCY_KEY="retry-1")
+    assert retried.status_code == 201 and "Idempotent-Replayed" not in retried
+    assert Draft.objects.count() == 1
 
 
 @pytest.mark.django_db(transaction=True)
