@@ -1,8 +1,10 @@
 """EVM chains (Ethereum, Base and their test networks) through web3.py over JSON-RPC.
 
-ERC-20 payments come from Transfer logs: one eth_getLogs per (block range, chunk of
-receiver topics), filtered by the watched token contracts, so the number of calls does
-not grow with the number of open drafts. Native ETH needs the block's transactions:
+ERC-20 payments come from Transfer logs of the watched token contracts, read one of two
+ways, whichever takes fewer eth_getLogs calls for the pass's range: filtered by receiver
+topic (one call per block range and chunk of receivers), or every Transfer of each
+contract over shorter ranges, the receivers picked here. A steady-state pass is one call
+whatever the number of open drafts. Native ETH needs the block's transactions:
 one eth_getBlockByNumber per block, only while some native-ETH draft is watched, plus the
 node's traces for ETH moved by contracts' internal calls when it offers them
 (chainwatch/traces.py). Our ETH base unit is gwei; a wei value converts exactly or not at all.
@@ -150,9 +152,10 @@ class EvmSource:
     def scan(self, start: int, end: int, targets: list[WatchTarget]) -> ScanResult:
         blocks: dict[int, str] = {}
         transfers: list[TransferData] = []
+        notes: list[str] = []
         contracts, receivers = self._token_targets(targets)
         if contracts and receivers:
-            transfers += self._token_transfers(start, end, contracts, sorted(receivers), blocks)
+            transfers += self._token_transfers(start, end, contracts, sorted(receivers), blocks, notes)
         natives = self._native_targets(targets)
         end_hash = ""
         if natives:
@@ -165,7 +168,7 @@ class EvmSource:
         if not end_hash:
             raise ChainError(f"{self.network}: block {end} has no hash yet")
         self._stamp(transfers)
-        return ScanResult(blocks=blocks, transfers=transfers, end_hash=end_hash)
+        return ScanResult(blocks=blocks, transfers=transfers, end_hash=end_hash, notes=notes)
 
     def _stamp(self, transfers: list[TransferData]) -> None:
         """Each transfer's block timestamp (one batch for the blocks holding transfers): matching
@@ -182,47 +185,74 @@ class EvmSource:
         for transfer in transfers:
             transfer.block_time = times.get(transfer.block_height)
 
+    def _log_queries(self, start: int, end: int, contracts: list[str], receivers: list[str]) -> tuple[str, list]:
+        """The eth_getLogs filters of a range, the way that takes fewer calls: by receiver topic
+        (CHAINWATCH_LOG_BLOCKS_PER_CALL blocks and CHAINWATCH_ADDRESSES_PER_LOG_CALL receivers a
+        call), or every Transfer of one contract (CHAINWATCH_LOG_BLOCKS_PER_UNFILTERED_CALL blocks
+        a call, as a busy token's full log is large). A tie goes to the receiver filter."""
+        size = settings.CHAINWATCH_ADDRESSES_PER_LOG_CALL
+        chunks = [receivers[i : i + size] for i in range(0, len(receivers), size)]
+        step = settings.CHAINWATCH_LOG_BLOCKS_PER_CALL
+        ranges = [(s, min(end, s + step - 1)) for s in range(start, end + 1, step)]
+        wide = settings.CHAINWATCH_LOG_BLOCKS_PER_UNFILTERED_CALL
+        wide_ranges = [(s, min(end, s + wide - 1)) for s in range(start, end + 1, wide)]
+        if len(contracts) * len(wide_ranges) < len(chunks) * len(ranges):
+            return "contract", [
+                {"fromBlock": a, "toBlock": b, "address": contract, "topics": [TRANSFER_TOPIC]}
+                for a, b in wide_ranges
+                for contract in contracts
+            ]
+        return "receiver", [
+            {
+                "fromBlock": a,
+                "toBlock": b,
+                "address": contracts,
+                "topics": [TRANSFER_TOPIC, None, [address_topic(r) for r in chunk]],
+            }
+            for a, b in ranges
+            for chunk in chunks
+        ]
+
     def _token_transfers(
-        self, start: int, end: int, contracts: dict[str, str], receivers: list[str], blocks: dict[int, str]
+        self,
+        start: int,
+        end: int,
+        contracts: dict[str, str],
+        receivers: list[str],
+        blocks: dict[int, str],
+        notes: list[str],
     ) -> list[TransferData]:
         found: list[TransferData] = []
-        size = settings.CHAINWATCH_ADDRESSES_PER_LOG_CALL
-        step = settings.CHAINWATCH_LOG_BLOCKS_PER_CALL
         contract_list = [Web3.to_checksum_address(c) for c in sorted(contracts)]
-        for range_start in range(start, end + 1, step):
-            range_end = min(end, range_start + step - 1)
-            for chunk_start in range(0, len(receivers), size):
-                chunk = receivers[chunk_start : chunk_start + size]
-                logs = self.w3.eth.get_logs(
-                    {
-                        "fromBlock": range_start,
-                        "toBlock": range_end,
-                        "address": contract_list,
-                        "topics": [TRANSFER_TOPIC, None, [address_topic(a) for a in chunk]],
-                    }
-                )
-                for log in logs:
-                    if log.get("removed") or len(log["topics"]) != 3:
-                        continue
-                    amount = int(_hex(log["data"]), 16)
-                    if amount > MAX_BASE_UNITS:
-                        continue  # no draft bills that much; a hostile token event must not stall the watcher
-                    height, block_hash = int(log["blockNumber"]), _hex(log["blockHash"])
-                    blocks[height] = block_hash
-                    contract = log["address"].lower()
-                    found.append(
-                        TransferData(
-                            network=self.network,
-                            txid=_hex(log["transactionHash"]),
-                            index=int(log["logIndex"]),
-                            currency=contracts.get(contract, ""),
-                            token_address=log["address"],
-                            receiver_address=Web3.to_checksum_address(topic_address(log["topics"][2])),
-                            amount_base_units=amount,
-                            block_height=height,
-                            block_hash=block_hash,
-                        )
+        way, queries = self._log_queries(start, end, contract_list, receivers)
+        notes.append(f"token logs by {way}")
+        watched = set(receivers)
+        for query in queries:
+            for log in self.w3.eth.get_logs(query):
+                if log.get("removed") or len(log["topics"]) != 3:
+                    continue  # ERC-721 Transfers index a fourth topic (the token id)
+                receiver = topic_address(log["topics"][2]).lower()
+                if receiver not in watched:
+                    continue  # read by contract: most Transfers are someone else's
+                amount = int(_hex(log["data"]), 16)
+                if amount > MAX_BASE_UNITS:
+                    continue  # no draft bills that much; a hostile token event must not stall the watcher
+                height, block_hash = int(log["blockNumber"]), _hex(log["blockHash"])
+                blocks[height] = block_hash
+                contract = log["address"].lower()
+                found.append(
+                    TransferData(
+                        network=self.network,
+                        txid=_hex(log["transactionHash"]),
+                        index=int(log["logIndex"]),
+                        currency=contracts.get(contract, ""),
+                        token_address=log["address"],
+                        receiver_address=Web3.to_checksum_address(receiver),
+                        amount_base_units=amount,
+                        block_height=height,
+                        block_hash=block_hash,
                     )
+                )
         return self._succeeded(found)
 
     def _native_transfers(

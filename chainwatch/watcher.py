@@ -28,6 +28,7 @@ class ScanResult:
     blocks: dict[int, str]  # height -> hash of every block worth remembering in the range
     transfers: list[TransferData]
     end_hash: str
+    notes: list[str] = field(default_factory=list)  # how the range was read, for the pass report
 
 
 @dataclass
@@ -118,6 +119,7 @@ def block_pass(network: str, source: BlockSource, *, mempool=None) -> PassReport
         )
         report.transfers = len(scanned.transfers)
         report.end = end
+        report.notes.extend(scanned.notes)
     else:
         services.cursor_progress(network=network, family=family, head=head)
 

@@ -10,6 +10,7 @@ from django.utils import timezone
 from chainwatch.models import Cursor, ObservedTransfer
 from chainwatch.tasks import chainwatch_run, watcher_pass, watcher_run
 from payments.enums import Currency, DraftStatus, Network
+from tests.chainwatch.conftest import rpc_proxy
 from tests.concurrency import run_at_once
 from tests.factories import make_draft
 from webhooks.models import Event
@@ -295,3 +296,37 @@ def test_a_node_of_another_chain_is_refused_and_nothing_is_matched(owner, base, 
     assert "chain id 1" in cursor.last_error and cursor.height is None
     draft.refresh_from_db()
     assert draft.status == DraftStatus.PENDING
+
+
+def test_a_pass_asks_for_token_logs_as_often_with_more_receivers_than_one_call_holds_as_with_few(
+    owner, ethereum, settings, fake_server
+):
+    settings.CHAINWATCH_ADDRESSES_PER_LOG_CALL = 5  # a call's receiver topics; 40 drafts would need 8 calls
+    node = rpc_proxy(fake_server, ethereum.url, hide=())  # every JSON-RPC method asked at the node
+    settings.CHAINWATCH_ENDPOINTS = {"Ethereum": {"rpc_url": node.url}}
+
+    def paid_pass(drafts: int):
+        opened = [usdc_draft(owner, ethereum, amount=1_000_000 + i, required_confirmations=1) for i in range(drafts)]
+        watch()
+        paid = opened[-1]
+        tx = ethereum.pay_token(ethereum.token, paid.receiver_address, paid.amount_base_units)
+        stranger = ethereum.pay_token(ethereum.token, ethereum.new_address(), 1_000_000)  # to no draft
+        ethereum.mine(9)
+        node.methods.clear()
+        reports = watch()
+        paid.refresh_from_db()
+        assert paid.status == DraftStatus.CONFIRMED and paid.paid_tx_id == tx
+        assert not ObservedTransfer.objects.filter(txid=stranger).exists()
+        return node.methods.count("eth_getLogs"), [note for r in reports for note in r.notes]
+
+    few_calls, few_notes = paid_pass(3)
+    many_calls, many_notes = paid_pass(40)
+
+    assert few_calls == many_calls == 1
+    assert few_notes == ["token logs by receiver"] and many_notes == ["token logs by contract"]
+
+    # A range longer than a contract's full log is read in (11 blocks, one a call here)
+    # costs more by contract than by receiver (44 receivers, 9 calls): the filter wins.
+    settings.CHAINWATCH_LOG_BLOCKS_PER_UNFILTERED_CALL = 1
+    calls, notes = paid_pass(1)
+    assert calls == 9 and notes == ["token logs by receiver"]
