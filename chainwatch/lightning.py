@@ -3,9 +3,13 @@
 The configured node is read through its own index, never invoice by invoice, so a pass costs
 the same whatever the number of open drafts (docs/decisions.md, Chain watching):
 
-- LND REST: `GET /v1/invoices?index_offset=N&num_max_invoices=M`, paged forward by add_index
-  from the cursor; the cursor then stays just before the oldest invoice still open (an
-  invoice settles or is cancelled on expiry, never reopens), so earlier ones are not read again.
+- LND REST, by settle_index once the node has settled an invoice we have read: one
+  `GET /v1/invoices/subscribe?settle_index=S` a pass, whose stream first sends every invoice
+  settled after S; the pass reads it until it goes quiet (CHAINWATCH_LND_STREAM_IDLE_MS) and
+  keeps the cursor `settle:S` back by CHAINWATCH_LND_RELIST_SECONDS of settlements.
+- LND REST before that (and from a cursor written by add_index): `GET /v1/invoices?index_offset=N
+  &num_max_invoices=M`, paged forward by add_index; the cursor then stays just before the
+  oldest invoice still open (an invoice settles or is cancelled on expiry, never reopens).
 - LNbits: `GET /api/v1/payments` of settled incoming payments, newest update first, read back
   to the update time of the last pass (less a margin).
 
@@ -24,6 +28,7 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+import requests
 from django.conf import settings
 from django.core.cache import cache
 from django.utils import timezone
@@ -41,6 +46,7 @@ from payments.enums import Currency, Method
 logger = logging.getLogger(__name__)
 
 _LUD21_MAX_BYTES = 64 * 1024
+SETTLE_CURSOR = "settle:"  # Cursor.position of an LND node read by settle_index
 
 
 @dataclass(frozen=True)
@@ -92,33 +98,109 @@ class LightningProviders:
             return Settlement(answer["preimage"], None)
         return None
 
+    def _lnd_headers(self) -> dict[str, str]:
+        return {"Grpc-Metadata-macaroon": settings.LND_MACAROON_HEX} if settings.LND_MACAROON_HEX else {}
+
     def lnd_settled(self, position: str, hashes: set[str]) -> tuple[dict[str, Settlement], str]:
-        """Settled invoices among `hashes`, paging ListInvoices forward from the cursor; and the
-        new cursor: the add_index just before the oldest invoice still open."""
-        headers = {"Grpc-Metadata-macaroon": settings.LND_MACAROON_HEX} if settings.LND_MACAROON_HEX else {}
+        """Settled invoices among `hashes`, and the new cursor: by settle_index when the cursor
+        holds one, else by add_index (which moves to settle_index once a settlement is read)."""
+        if position.startswith(SETTLE_CURSOR):
+            return self._lnd_settled_since(int(position.removeprefix(SETTLE_CURSOR)), hashes)
+        return self._lnd_listed(position, hashes)
+
+    def _lnd_listed(self, position: str, hashes: set[str]) -> tuple[dict[str, Settlement], str]:
+        """ListInvoices paged forward by add_index from the cursor. The new cursor: the add_index
+        just before the oldest invoice still open; or, once a settled invoice was read, the
+        highest settle_index read (of those settled before the last CHAINWATCH_LND_RELIST_SECONDS):
+        every invoice open now settles above it."""
         url = f"{settings.LND_REST_URL.rstrip('/')}/v1/invoices"
         limit = settings.CHAINWATCH_LND_INVOICES_PER_CALL
         offset = int(position or 0)
         found: dict[str, Settlement] = {}
         oldest_open: int | None = None
+        settle_index = 0  # the highest read of an invoice settled before `recent`
+        recent = time.time() - settings.CHAINWATCH_LND_RELIST_SECONDS
         while True:
-            page = self.http.get_json(url, headers=headers, params={"index_offset": offset, "num_max_invoices": limit})
+            page = self.http.get_json(
+                url, headers=self._lnd_headers(), params={"index_offset": offset, "num_max_invoices": limit}
+            )
             invoices = page.get("invoices") or []
             for invoice in invoices:
                 add_index = int(invoice["add_index"])
                 if invoice.get("state") in ("OPEN", "ACCEPTED"):
                     oldest_open = add_index if oldest_open is None else min(oldest_open, add_index)
-                elif invoice.get("state") == "SETTLED" and invoice.get("r_preimage"):
-                    payment_hash = base64.b64decode(invoice["r_hash"]).hex()  # bytes fields are base64 in LND REST
-                    if payment_hash in hashes:
-                        preimage = base64.b64decode(invoice["r_preimage"]).hex()
-                        found[payment_hash] = Settlement(
-                            preimage, int(invoice.get("amt_paid_msat") or 0) // 1000 or None
-                        )
+                elif invoice.get("state") == "SETTLED":
+                    if int(invoice.get("settle_date") or 0) < recent:
+                        settle_index = max(settle_index, int(invoice.get("settle_index") or 0))
+                    self._lnd_note(invoice, hashes, found)
                 offset = max(offset, add_index)
             if len(invoices) < limit:
                 break
+        if settle_index:
+            return found, f"{SETTLE_CURSOR}{settle_index}"
         return found, str(oldest_open - 1 if oldest_open is not None else offset)
+
+    def _lnd_settled_since(self, since: int, hashes: set[str]) -> tuple[dict[str, Settlement], str]:
+        """SubscribeInvoices from settle_index `since`: LND first sends every invoice settled
+        after it (in settle order), then live updates, and never ends the stream, so it is read
+        until it stays quiet for CHAINWATCH_LND_STREAM_IDLE_MS (at most CHAINWATCH_LND_STREAM_SECONDS).
+        The new cursor is the highest settle_index read, less the settlements of the last
+        CHAINWATCH_LND_RELIST_SECONDS (a draft committed just after this pass read its targets
+        may be paid at once), and never below `since`."""
+        url = f"{settings.LND_REST_URL.rstrip('/')}/v1/invoices/subscribe"
+        idle = settings.CHAINWATCH_LND_STREAM_IDLE_MS / 1000
+        deadline = time.monotonic() + settings.CHAINWATCH_LND_STREAM_SECONDS
+        recent = time.time() - settings.CHAINWATCH_LND_RELIST_SECONDS
+        found: dict[str, Settlement] = {}
+        keep = since  # the settle_index read last before the first recent settlement
+        settled_recently = False
+        self.http.limiter.wait()
+        self.http.calls += 1
+        try:
+            response = self.http.session.get(
+                url,
+                headers=self._lnd_headers(),
+                params={"settle_index": since},
+                stream=True,
+                timeout=(settings.CHAINWATCH_HTTP_TIMEOUT_SECONDS, idle),
+            )
+        except requests.ConnectTimeout as exc:
+            raise ChainError(f"GET {url} failed: {type(exc).__name__}") from exc
+        except requests.Timeout:
+            return found, f"{SETTLE_CURSOR}{since}"  # no answer yet: nothing was settled since
+        except requests.RequestException as exc:
+            raise ChainError(f"GET {url} failed: {type(exc).__name__}") from exc
+        with response:
+            if response.status_code >= 400:
+                raise ChainError(f"GET {url} answered {response.status_code}")
+            try:
+                for line in response.iter_lines():
+                    if line.strip():
+                        message = parse_json(line.decode("utf-8"))
+                        if not isinstance(message, dict) or "error" in message:
+                            raise ChainError(f"LND invoice stream: {message!r:.200}")
+                        invoice = message.get("result") or {}
+                        index = int(invoice.get("settle_index") or 0)
+                        if invoice.get("state") == "SETTLED" and index > since:
+                            self._lnd_note(invoice, hashes, found)
+                            if int(invoice.get("settle_date") or 0) >= recent:
+                                settled_recently = True  # from here on read again next pass
+                            elif not settled_recently:
+                                keep = index
+                    if time.monotonic() > deadline:
+                        break
+            except (requests.ConnectionError, requests.Timeout):
+                pass  # quiet for the idle time: the backlog is read (a cut stream is read again from the cursor)
+        return found, f"{SETTLE_CURSOR}{keep}"
+
+    @staticmethod
+    def _lnd_note(invoice: dict, hashes: set[str], found: dict[str, Settlement]) -> None:
+        if not invoice.get("r_preimage"):
+            return
+        payment_hash = base64.b64decode(invoice["r_hash"]).hex()  # bytes fields are base64 in LND REST
+        if payment_hash in hashes:
+            preimage = base64.b64decode(invoice["r_preimage"]).hex()
+            found[payment_hash] = Settlement(preimage, int(invoice.get("amt_paid_msat") or 0) // 1000 or None)
 
     def lnbits_settled(
         self, position: str, hashes: set[str], *, first_since: datetime

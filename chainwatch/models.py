@@ -38,8 +38,9 @@ class Cursor(models.Model):
     # EVM: the trace method the node answered on the watcher's first pass in its process
     # ("trace_filter", "debug_traceBlockByNumber"), "none", or empty before it was asked.
     traces = models.CharField(max_length=32, blank=True)
-    # Where a watcher without blocks stopped in its provider's own index: LND's add_index
-    # before the oldest invoice still open, LNbits' newest updated_at of a settled payment.
+    # Where a watcher without blocks stopped in its provider's own index: LND's settle_index
+    # ("settle:N") or, until a settlement was read, its add_index before the oldest invoice
+    # still open; LNbits' newest updated_at of a settled payment.
     position = models.CharField(max_length=64, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 

@@ -183,6 +183,9 @@ class FakeServer:
                 outer.requests.append((self.command, self.path))
                 outer.bodies.append(body.decode(errors="replace"))
                 status, payload = outer.handler(self.command, self.path, body, dict(self.headers))
+                if isinstance(payload, Iterator):  # a stream of JSON lines, chunked, as grpc-gateway sends
+                    self._stream(status, payload)
+                    return
                 if isinstance(payload, bytes):  # JSON serialized by the handler itself
                     data, kind = payload, "application/json"
                 elif isinstance(payload, str):
@@ -194,6 +197,22 @@ class FakeServer:
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
+
+            def _stream(self, status: int, lines: Iterator[object]) -> None:
+                self.protocol_version = "HTTP/1.1"
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                try:
+                    for line in lines:
+                        data = json.dumps(line).encode() + b"\n"
+                        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                        self.wfile.flush()
+                    self.wfile.write(b"0\r\n\r\n")
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client hung up, as a stream's reader does
+                self.close_connection = True
 
             do_GET = do_POST = _answer  # noqa: N815
 

@@ -10,6 +10,8 @@ import copy
 import hashlib
 import json
 import re
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -431,6 +433,7 @@ class FakeLightning:
         self.invoices: list[str] = []  # payment hashes in the order the node added them
         self.settled: dict[str, str] = {}  # payment hash -> preimage hex the node reports
         self.settled_at: dict[str, datetime] = {}
+        self.stream_open_seconds = 5.0  # how long an invoice stream stays open after its backlog
 
     def add(self, payment_hash: str) -> None:
         self.invoices.append(payment_hash)
@@ -447,9 +450,18 @@ class FakeLightning:
         if payment_hash in self.settled:
             invoice["r_preimage"] = base64.b64encode(bytes.fromhex(self.settled[payment_hash])).decode()
             invoice["settle_index"] = str(list(self.settled).index(payment_hash) + 1)
+            invoice["settle_date"] = str(int(self.settled_at[payment_hash].replace(tzinfo=UTC).timestamp()))
         else:
             invoice.update(state="OPEN", settled=False, amt_paid_sat="0", amt_paid_msat="0", settle_index="0")
         return invoice
+
+    def lnd_stream(self, settle_index: int) -> Iterator[dict]:
+        """SubscribeInvoices: every invoice settled after `settle_index` (none for 0, as LND does),
+        then the stream stays open for live updates (none here) until the reader leaves."""
+        if settle_index:
+            for payment_hash in list(self.settled)[settle_index:]:
+                yield {"result": self.lnd_invoice(self.invoices.index(payment_hash) + 1, payment_hash)}
+        time.sleep(self.stream_open_seconds)
 
     def handler(self, method, path, body, headers):
         path, _, query = path.partition("?")
@@ -469,6 +481,10 @@ class FakeLightning:
             if page:
                 answer.update(first_index_offset=page[0]["add_index"], last_index_offset=page[-1]["add_index"])
             return 200, answer
+        if path == "/v1/invoices/subscribe":
+            if headers.get("Grpc-Metadata-macaroon") != "0201abcd":
+                return 401, {"code": 16, "message": "expected 1 macaroon, got 0"}
+            return 200, self.lnd_stream(int(params.get("settle_index", 0)))
         if path == "/api/v1/payments":
             if headers.get("X-Api-Key") != "invoice-key":
                 return 401, {"detail": "Invalid key"}

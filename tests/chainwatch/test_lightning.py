@@ -50,6 +50,7 @@ def provider(fake_server, settings):
     settings.CHAINWATCH_MAX_REQUESTS_PER_SECOND = 0
     settings.LND_REST_URL = settings.LNBITS_URL = ""
     settings.OUTBOUND_ALLOW_LOOPBACK = True  # the verify URL is on 127.0.0.1
+    settings.CHAINWATCH_LND_STREAM_IDLE_MS = 500  # the fake sends its backlog at once
     return node
 
 
@@ -203,31 +204,63 @@ def test_a_node_pass_costs_the_same_for_5_and_200_open_drafts(owner, provider, s
     assert len(few) == len(many) == 1, (few, many)
 
 
-def test_lnd_pages_forward_from_just_before_the_oldest_open_invoice(owner, provider, settings):
+def test_lnd_pages_by_add_index_until_it_reads_a_settlement_then_follows_the_settle_index(owner, provider, settings):
     settings.LND_REST_URL, settings.LND_MACAROON_HEX = provider.server.url, "0201abcd"
     settings.CHAINWATCH_LND_INVOICES_PER_CALL = 3
+    settings.CHAINWATCH_LND_RELIST_SECONDS = 0
     for _ in range(9):  # an earlier day's invoices, all paid
         preimage, payment_hash = invoice_secret()
         provider.settle(payment_hash, preimage)
     preimage, payment_hash = invoice_secret()
     draft = ln_draft(owner, payment_hash)
     provider.add(payment_hash)  # the 10th invoice, still open
-    watch()
-    cursor = Cursor.objects.get(network=Network.MAINNET, family="lightning")
-    assert cursor.position == "9"
-
+    # A cursor written by add_index paging: just before the oldest open invoice.
+    cursor = Cursor.objects.create(network=Network.MAINNET, family="lightning", backend="lightning", position="9")
     open_drafts(owner, provider, 2)  # invoices 11 and 12
-    provider.settle(payment_hash, preimage)
     before = len(provider.server.requests)
     watch()
     assert node_requests(provider, before) == [  # invoices 10-12, then an empty page: nothing before 10
         "/v1/invoices?index_offset=9&num_max_invoices=3",
         "/v1/invoices?index_offset=12&num_max_invoices=3",
     ]
+    cursor.refresh_from_db()
+    assert cursor.position == "9"  # nothing read was settled: invoice 10 is the oldest open one
+
+    provider.settle(payment_hash, preimage)  # the node's 10th settlement
+    watch()
     draft.refresh_from_db()
     assert draft.status == DraftStatus.CONFIRMED
     cursor.refresh_from_db()
-    assert cursor.position == "10"  # invoice 11 is now the oldest open one
+    assert cursor.position == "settle:10"  # every invoice still open settles above it
+
+    later_preimage, later_hash = invoice_secret()
+    later = ln_draft(owner, later_hash)
+    provider.settle(later_hash, later_preimage)
+    before = len(provider.server.requests)
+    watch()
+    assert node_requests(provider, before) == ["/v1/invoices/subscribe?settle_index=10"]
+    later.refresh_from_db()
+    assert later.status == DraftStatus.CONFIRMED
+    cursor.refresh_from_db()
+    assert cursor.position == "settle:11"
+
+
+def test_lnd_reads_recent_settlements_again_so_a_draft_made_just_after_a_pass_is_still_paid(owner, provider, settings):
+    settings.LND_REST_URL, settings.LND_MACAROON_HEX = provider.server.url, "0201abcd"
+    earlier_preimage, earlier_hash = invoice_secret()
+    provider.settle(earlier_hash, earlier_preimage)
+    provider.settled_at[earlier_hash] -= timedelta(hours=1)
+    watch()  # reads the earlier settlement: from here on by settle_index
+    assert Cursor.objects.get(network=Network.MAINNET, family="lightning").position == "settle:1"
+
+    preimage, payment_hash = invoice_secret()
+    provider.settle(payment_hash, preimage)  # paid while the draft's row was not yet committed
+    watch()
+    draft = ln_draft(owner, payment_hash)
+    watch()
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.CONFIRMED
+    assert Cursor.objects.get(network=Network.MAINNET, family="lightning").position == "settle:1"
 
 
 def test_lnbits_reads_back_only_to_the_last_pass(owner, provider, settings):
@@ -270,3 +303,11 @@ def test_lud21_verify_urls_are_asked_within_a_budget_per_pass_longest_unchecked_
     assert sorted(asked) == sorted(f"/verify/{d.payment_hash}" for d, _ in drafts)  # each once in three passes
     last.refresh_from_db()
     assert last.status == DraftStatus.CONFIRMED
+
+
+def test_an_lnd_stream_refused_by_the_node_is_recorded_on_the_cursor(owner, provider, settings):
+    settings.LND_REST_URL, settings.LND_MACAROON_HEX = provider.server.url, "0201dead"  # a wrong macaroon
+    Cursor.objects.create(network=Network.MAINNET, family="lightning", backend="lightning", position="settle:4")
+    watcher_run(Network.MAINNET, "lightning")
+    cursor = Cursor.objects.get(network=Network.MAINNET, family="lightning")
+    assert "401" in cursor.last_error and cursor.position == "settle:4"
