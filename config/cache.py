@@ -104,6 +104,17 @@ def window_count(key: str, *, timeout: int) -> int:
         return 1
 
 
+# One command instead of MULTI, GET, INCR, EXPIRE, EXEC: the same atomic step, run by Redis
+# itself (EVALSHA; redis-py loads the script again if the server has forgotten it).
+_GET_AND_COUNT = """
+local value = redis.call('GET', KEYS[1])
+local count = redis.call('INCR', KEYS[2])
+redis.call('EXPIRE', KEYS[2], ARGV[1])
+return {value, count}
+"""
+_get_and_count_script = None
+
+
 def get_and_window_count(read_key: str, count_key: str | None, *, timeout: int) -> tuple[Any, int | None]:
     """The value at `read_key` and, in the same Redis round trip, one more on the window counter
     `count_key` (as window_count; None when no counter is given)."""
@@ -112,7 +123,10 @@ def get_and_window_count(read_key: str, count_key: str | None, *, timeout: int) 
         return backend.get(read_key), None
     if isinstance(backend, RedisCache):
         read_full, count_full = backend.make_and_validate_key(read_key), backend.make_and_validate_key(count_key)
-        with backend._cache.get_client(count_full, write=True).pipeline(transaction=True) as pipe:
-            value, count, _ = pipe.get(read_full).incr(count_full).expire(count_full, timeout).execute()
+        client = backend._cache.get_client(count_full, write=True)
+        global _get_and_count_script
+        if _get_and_count_script is None:
+            _get_and_count_script = client.register_script(_GET_AND_COUNT)
+        value, count = _get_and_count_script(keys=[read_full, count_full], args=[timeout], client=client)
         return (None if value is None else backend._cache._serializer.loads(value)), int(count)
     return backend.get(read_key), window_count(count_key, timeout=timeout)

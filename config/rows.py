@@ -12,6 +12,7 @@ stays an ordinary queryset.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -79,14 +80,20 @@ class RowReader:
         sql = f"SELECT {columns} FROM {quote(shape.table)}{joins} WHERE {where}"  # noqa: S608 (names from the model)
         return sql, fields, shapes, link
 
+    def statement(self, connection, values: Sequence[Any]) -> tuple[str, list]:
+        built = self._built.get(connection.vendor) or self._built.setdefault(connection.vendor, self._build(connection))
+        sql, fields = built[0], built[1]
+        return sql, [field.get_db_prep_value(value, connection) for field, value in zip(fields, values, strict=True)]
+
     def fetch(self, *values: Any) -> list[Model]:
         connection = connections[router.db_for_read(self.model)]
-        built = self._built.get(connection.vendor) or self._built.setdefault(connection.vendor, self._build(connection))
-        sql, fields, shapes, link = built
-        params = [field.get_db_prep_value(value, connection) for field, value in zip(fields, values, strict=True)]
+        sql, params = self.statement(connection, values)
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
-            rows = cursor.fetchall()
+            return self.instances(cursor.fetchall(), connection)
+
+    def instances(self, rows: Sequence[Sequence[Any]], connection) -> list[Model]:
+        _, _, shapes, link = self._built[connection.vendor]
         found = []
         for row in rows:
             instance = shapes[0].instance(row, connection)
@@ -104,7 +111,9 @@ class Select:
     """A SELECT of some columns (or aggregates of them) of `model`, filtered by `where`, built
     once per process. `where` holds (field, operator) pairs whose values each call gives in
     order, or (field, operator, value) triples fixed when built; operators are =, <>, >=, <=
-    and "in" (a fixed tuple only). `columns` name fields, or ("sum"|"min"|"max", field) and
+    and "in" (a fixed tuple only). Fixed values that are plain words or integers (statuses,
+    networks) are written into the SQL, so that PostgreSQL's plan of the prepared statement
+    can use a partial index whose condition names them. `columns` name fields, or ("sum"|"min"|"max", field) and
     ("count", field) pairs. Rows come back as tuples, converted as the ORM converts that field.
     """
 
@@ -137,23 +146,31 @@ class Select:
                 selected.append(f"{self.AGGREGATES[function]}({column(field)})")
                 converters.append([] if function == "count" else _converters(field, connection, table))
         clauses, fixed, slots = [], [], []
+
+        def fixed_value(field, value) -> str:
+            # Written into the statement when plain, so that a prepared (generic) plan can still
+            # use a partial index whose condition names these values; else bound like the rest.
+            prepared = field.get_db_prep_value(value, connection)
+            if isinstance(prepared, int) and not isinstance(prepared, bool):
+                return str(int(prepared))
+            if isinstance(prepared, str) and _PLAIN_LITERAL.fullmatch(text := str(prepared)):
+                return f"'{text}'"
+            fixed.append((len(slots), prepared))
+            slots.append(None)
+            return "%s"
+
         for condition in self.where:
             name, operator = condition[0], condition[1]
             if operator not in self.OPERATORS:
                 raise ValueError(f"unsupported operator {operator!r}")
             field = self._field(name)
             if operator == "in":
-                values = condition[2]
-                clauses.append(f"{column(field)} IN ({', '.join(['%s'] * len(values))})")
-                for value in values:
-                    fixed.append((len(slots), field.get_db_prep_value(value, connection)))
-                    slots.append(None)
-                continue
-            clauses.append(f"{column(field)} {operator} %s")
-            if len(condition) == 3:
-                fixed.append((len(slots), field.get_db_prep_value(condition[2], connection)))
-                slots.append(None)
+                values = [fixed_value(field, value) for value in condition[2]]
+                clauses.append(f"{column(field)} IN ({', '.join(values)})")
+            elif len(condition) == 3:
+                clauses.append(f"{column(field)} {operator} {fixed_value(field, condition[2])}")
             else:
+                clauses.append(f"{column(field)} {operator} %s")
                 slots.append(field)
         sql = f"SELECT {', '.join(selected)} FROM {quote(table)}"  # noqa: S608 (names from the model)
         if clauses:
@@ -162,10 +179,9 @@ class Select:
             sql += f" LIMIT {int(self.limit)}"
         return sql, slots, dict(fixed), converters
 
-    def rows(self, *values: Any) -> list[tuple]:
-        connection = connections[router.db_for_read(self.model)]
+    def statement(self, connection, values: Sequence[Any]) -> tuple[str, list]:
         built = self._built.get(connection.vendor) or self._built.setdefault(connection.vendor, self._build(connection))
-        sql, slots, fixed, converters = built
+        sql, slots, fixed = built[:3]
         given = iter(values)
         params = [
             fixed[i] if field is None else field.get_db_prep_value(next(given), connection)
@@ -173,6 +189,12 @@ class Select:
         ]
         if next(given, _END) is not _END:
             raise TypeError("too many values for this Select")
+        return sql, params
+
+    def rows(self, *values: Any) -> list[tuple]:
+        connection = connections[router.db_for_read(self.model)]
+        sql, params = self.statement(connection, values)
+        converters = self._built[connection.vendor][3]
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
             found = cursor.fetchall()
@@ -189,6 +211,7 @@ class Select:
 
 
 _END = object()
+_PLAIN_LITERAL = re.compile(r"[A-Za-z0-9_]{1,64}")  # enum values: safe to write out as they are
 
 
 class RowInserter:
@@ -215,11 +238,14 @@ class RowInserter:
             sql += f" RETURNING {quote(meta.pk.column)}"
         return sql, fields, returning
 
-    def insert(self, instance: Model) -> bool:
-        connection = connections[router.db_for_write(self.model)]
+    def statement(self, connection, instance: Model) -> tuple[str, list, bool]:
         built = self._built.get(connection.vendor) or self._built.setdefault(connection.vendor, self._build(connection))
         sql, fields, returning = built
-        params = [field.get_db_prep_save(field.pre_save(instance, True), connection) for field in fields]
+        return sql, [field.get_db_prep_save(field.pre_save(instance, True), connection) for field in fields], returning
+
+    def insert(self, instance: Model) -> bool:
+        connection = connections[router.db_for_write(self.model)]
+        sql, params, returning = self.statement(connection, instance)
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
             if returning:
@@ -230,3 +256,29 @@ class RowInserter:
                     instance.pk = row[0]
         instance._state.adding, instance._state.db = False, connection.alias
         return True
+
+
+def insert_then_fetch(inserts: Sequence[tuple[RowInserter, Model]], reader: RowReader, *values: Any) -> list[Model]:
+    """INSERT each (inserter, instance) in order, then `reader.fetch(*values)`: on PostgreSQL
+    in one statement (each INSERT a data-modifying WITH, which runs whether or not the SELECT
+    reads it; foreign keys are checked at commit), so one round trip instead of several;
+    elsewhere one statement each. Only for inserts that read nothing back."""
+    connection = connections[router.db_for_write(reader.model)]
+    if connection.vendor != "postgresql":
+        for inserter, instance in inserts:
+            inserter.insert(instance)
+        return reader.fetch(*values)
+    parts, params = [], []
+    for number, (inserter, instance) in enumerate(inserts):
+        sql, insert_params, returning = inserter.statement(connection, instance)
+        if returning:
+            raise ValueError("insert_then_fetch cannot read back what an INSERT returns")
+        parts.append(f"inserted_{number} AS ({sql})")
+        params += insert_params
+    select_sql, select_params = reader.statement(connection, values)
+    with connection.cursor() as cursor:
+        cursor.execute(f"WITH {', '.join(parts)} {select_sql}", params + select_params)
+        rows = cursor.fetchall()
+    for _, instance in inserts:
+        instance._state.adding, instance._state.db = False, connection.alias
+    return reader.instances(rows, connection)

@@ -101,7 +101,14 @@ class Draft(models.Model):
         indexes = [
             models.Index(fields=["user", "-created_at"]),
             models.Index(fields=["status", "expires_at"]),
-            models.Index(fields=["network", "receiver_address", "currency"]),
+            # Every fiat-priced creation reads the open amounts just above its own to the same
+            # address (the unique-amount nudge): only open drafts, so the look-up stays one short
+            # range however many drafts that address has had.
+            models.Index(
+                fields=["network", "receiver_address", "currency", "amount_base_units"],
+                condition=Q(status__in=OPEN_STATUSES),
+                name="draft_open_amounts",
+            ),
             models.Index(fields=["user"], condition=Q(is_fee_settlement=True), name="draft_fee_settlements"),
             # Looked up by equality only: no second, LIKE-shaped index as db_index=True would add.
             models.Index(fields=["payment_hash"], name="draft_payment_hash"),

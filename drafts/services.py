@@ -562,9 +562,12 @@ def _draft_insert(*, user, plan: DraftPlan, now: datetime, origin: Origin, optim
     else:
         draft.platform_fee = _no_fee_json(plan)
     draft.payment_uri = _payment_uri(draft, plan)
-    _DRAFT_INSERT.insert(draft)
-    event_record(
-        user=user, type=EventType.DRAFT_CREATED, data=draft_event_data(draft, occurred_at=now), draft_id=draft.id
+    event_record(  # the draft and its draft.created event go in one statement
+        user=user,
+        type=EventType.DRAFT_CREATED,
+        data=draft_event_data(draft, occurred_at=now),
+        draft_id=draft.id,
+        along=(_DRAFT_INSERT, draft),
     )
     return draft
 

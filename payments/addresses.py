@@ -8,6 +8,7 @@ hex; a mixed-case address must carry a valid EIP-55 checksum.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from bitcointx import ChainParams
@@ -76,13 +77,19 @@ def _check_solana(network: Network, address: str) -> str:
     return address
 
 
+@functools.lru_cache(maxsize=4096)
+def _eip55(address: str) -> str:
+    """The EIP-55 form of a lower-case address (a Keccak hash: merchants reuse a few receivers)."""
+    return Web3.to_checksum_address(address)
+
+
 def _check_evm(network: Network, address: str) -> str:
     if not _EVM_HEX.fullmatch(address):
         raise AddressError(f"Not a valid {network.label} address (0x followed by 40 hex digits expected).")
     digits = address[2:]
-    if digits != digits.lower() and digits != digits.upper() and not Web3.is_checksum_address(address):
+    checksummed = _eip55(address.lower())
+    if digits != digits.lower() and digits != digits.upper() and address != checksummed:
         raise AddressError(f"Not a valid {network.label} address (EIP-55 checksum mismatch).")
-    checksummed = Web3.to_checksum_address(address.lower())
     if checksummed == _EVM_ZERO:
         raise AddressError("The zero address burns whatever is sent to it.")
     return checksummed

@@ -27,7 +27,7 @@ from django.utils import timezone
 
 import outbound
 from config.problems import Conflict, Problem
-from config.rows import RowInserter, RowReader
+from config.rows import RowInserter, RowReader, insert_then_fetch
 from config.wire import json_datetime
 from notifications import kinds as email_kinds
 from notifications.services import email_enqueue
@@ -93,15 +93,24 @@ _EVENT_INSERT = RowInserter(Event)
 _WEBHOOKS_OF = RowReader(Webhook, by=["user"])
 
 
-def event_record(*, user, type: str, data: dict[str, Any], draft_id: UUID | None = None) -> Event:
+def event_record(
+    *, user, type: str, data: dict[str, Any], draft_id: UUID | None = None, along: tuple | None = None
+) -> Event:
     """Record an event in the caller's transaction (the outbox). Call it inside the
-    transaction that makes the change the event reports, never after it."""
+    transaction that makes the change the event reports, never after it.
+
+    `along` is an optional (RowInserter, instance): the new row the event reports, inserted
+    in the same statement as the event where the database allows."""
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("event_record must run inside the transaction of the change it reports")
     event = Event(user=user, type=type, data=data, draft_id=draft_id)
-    _EVENT_INSERT.insert(event)
-    if type != EventType.TEST:  # a test event goes only to the endpoint it tests
-        _deliveries_create(event=event, webhooks=[w for w in _WEBHOOKS_OF.fetch(user.pk) if w.wants(type)])
+    inserts = [along] if along is not None else []
+    if type == EventType.TEST:  # a test event goes only to the endpoint it tests
+        for inserter, instance in [*inserts, (_EVENT_INSERT, event)]:
+            inserter.insert(instance)
+    else:  # the row, the event and the owner's endpoints in one round trip where the database allows
+        webhooks = insert_then_fetch([*inserts, (_EVENT_INSERT, event)], _WEBHOOKS_OF, user.pk)
+        _deliveries_create(event=event, webhooks=[w for w in webhooks if w.wants(type)])
     if type in EMAIL_KIND_OF_EVENT:  # unless the owner turned them off (an optional kind)
         email_enqueue(
             user=user,

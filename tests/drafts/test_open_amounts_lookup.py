@@ -1,0 +1,64 @@
+"""Every fiat-priced creation reads the open amounts just above its own to the same address
+(the unique-amount nudge). That look-up must stay one short range however many drafts the
+address has had: a merchant with one receiving address and years of paid drafts would
+otherwise pay for all of them on every creation."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.db import connection
+
+from drafts.models import Draft, DraftStatus
+from drafts.services import _OPEN_AMOUNTS_NEAR
+from tests.factories import make_draft
+
+pytestmark = pytest.mark.django_db
+
+ADDRESS = "0x52908400098527886E0F7030069857D2E4169EE7"
+LOW, HIGH = 25_000_000, 25_000_100
+
+
+def _plan_nodes(node: dict):
+    yield node
+    for child in node.get("Plans", []):
+        yield from _plan_nodes(child)
+
+
+def test_the_open_amounts_look_up_reads_only_open_drafts_even_as_a_prepared_statement(owner):
+    template = make_draft(owner, receiver_address=ADDRESS, amount_base_units=LOW, status=DraftStatus.CONFIRMED)
+    fields = {f.attname: getattr(template, f.attname) for f in Draft._meta.concrete_fields if not f.primary_key}
+    settled = [DraftStatus.CONFIRMED, DraftStatus.EXPIRED, DraftStatus.CANCELLED]
+    Draft.objects.bulk_create(
+        Draft(**{**fields, "amount_base_units": LOW + n % 100, "status": settled[n % 3]}) for n in range(600)
+    )
+    for amount in (LOW, LOW + 1, LOW + 7, HIGH + 1):
+        make_draft(owner, receiver_address=ADDRESS, amount_base_units=amount)
+
+    values = ("Ethereum", ADDRESS, "USDC", LOW, HIGH)
+    assert sorted(a for (a,) in _OPEN_AMOUNTS_NEAR.rows(*values)) == [LOW, LOW + 1, LOW + 7]
+
+    # As PostgreSQL runs it once psycopg has prepared it: one plan for every set of values.
+    sql, params = _OPEN_AMOUNTS_NEAR.statement(connection, values)
+    assert len(params) == len(values), "the open statuses are part of the statement, not values"
+    numbered = iter(range(1, len(params) + 1))
+    prepared = re.sub("%s", lambda _: f"${next(numbered)}", sql)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE drafts_draft")
+        cursor.execute("SET plan_cache_mode = force_generic_plan")
+        try:
+            cursor.execute(f"PREPARE open_amounts AS {prepared}")
+            cursor.execute(
+                f"EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE open_amounts('Ethereum', '{ADDRESS}', 'USDC', {LOW}, {HIGH})"
+            )
+            plan = cursor.fetchone()[0]
+            plan = plan[0]["Plan"] if isinstance(plan, list) else plan
+        finally:
+            cursor.execute("DEALLOCATE ALL")
+            cursor.execute("RESET plan_cache_mode")
+    nodes = list(_plan_nodes(plan))
+    assert plan["Actual Rows"] == 3
+    passed_over = sum(n.get("Rows Removed by Filter", 0) + n.get("Rows Removed by Index Recheck", 0) for n in nodes)
+    assert passed_over == 0, f"the look-up read settled drafts: {plan}"
+    assert not any(n["Node Type"] == "Seq Scan" for n in nodes), plan
