@@ -113,8 +113,9 @@ class Select:
     order, or (field, operator, value) triples fixed when built; operators are =, <>, >=, <=
     and "in" (a fixed tuple only). Fixed values that are plain words or integers (statuses,
     networks) are written into the SQL, so that PostgreSQL's plan of the prepared statement
-    can use a partial index whose condition names them. `columns` name fields, or ("sum"|"min"|"max", field) and
-    ("count", field) pairs. Rows come back as tuples, converted as the ORM converts that field.
+    can use a partial index whose condition names them. `columns` name fields, or
+    ("sum"|"min"|"max", field) and ("count", field) pairs. Rows come back as tuples,
+    converted as the ORM converts that field.
     """
 
     AGGREGATES = {"sum": "SUM", "min": "MIN", "max": "MAX", "count": "COUNT"}
@@ -211,7 +212,7 @@ class Select:
 
 
 _END = object()
-_PLAIN_LITERAL = re.compile(r"[A-Za-z0-9_]{1,64}")  # enum values: safe to write out as they are
+_PLAIN_LITERAL = re.compile(r"[A-Za-z0-9_]{1,64}")  # enum values: no quote or % to escape
 
 
 class RowInserter:
