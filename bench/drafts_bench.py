@@ -22,6 +22,11 @@ trips of one creation and one read in each app.
 
 Figures taken while other work runs on the machine are not comparable with the targets:
 the load average is printed with them.
+
+`--against REV` measures a change instead: the project as committed at git revision REV (a
+temporary worktree, same virtualenv and settings) takes the bare app's place, so the ratios
+read "this tree / REV" within one run, the only comparison a machine whose speed drifts
+allows. The targets are judged against the bare app only.
 """
 
 from __future__ import annotations
@@ -57,6 +62,10 @@ TARGET_POST_RATIO = 0.60
 TARGET_GET_RATIO = 0.85
 TARGET_POST_P99_MS = 150.0
 APPS = ("project", "bare")
+# What the second app is called in the report, and where each app's code is: the bare app,
+# or with --against the project at another revision.
+NAMES = {"project": "project", "bare": "bare"}
+CODE = {"project": ROOT, "bare": ROOT}
 
 
 # --- Process and database lifecycle -------------------------------------------------------
@@ -121,8 +130,8 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def run_checked(args: list[str], env: dict[str, str], what: str, timeout: float = 600) -> str:
-    result = subprocess.run(args, env=env, cwd=ROOT, capture_output=True, text=True, timeout=timeout)  # noqa: S603
+def run_checked(args: list[str], env: dict[str, str], what: str, timeout: float = 600, cwd: Path = ROOT) -> str:
+    result = subprocess.run(args, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)  # noqa: S603
     if result.returncode != 0:
         raise SystemExit(f"{what} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
     return result.stdout
@@ -165,7 +174,7 @@ def start_gunicorn(app: str, wsgi: str, env: dict[str, str], workers: int, var_d
             + ["--workers", str(workers), "--worker-class", "sync", "--backlog", "2048"]
             + ["--timeout", "30", "--graceful-timeout", "5", "--log-level", "warning"],
             env=env,
-            cwd=ROOT,
+            cwd=CODE[app],
             stdout=log_file,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # stopped below, not by the terminal's Ctrl-C
@@ -425,7 +434,7 @@ class RedisCounter:
 
 def inprocess(app: str, mode: str, api_key: str, count: int, verbose: bool) -> None:
     """Create and read drafts through the whole Django stack (middleware, DRF, view), no server."""
-    sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, os.environ.get("BENCH_CODE", str(ROOT)))  # --against: that revision's tree
     import django
 
     RedisCounter.install()
@@ -525,7 +534,8 @@ def report(runs: dict[tuple[str, str], list[Run]], counts: dict[str, dict], args
         f"per app and endpoint; gunicorn {workers} sync workers each; load average {before} before the bench, "
         f"{load} at the end, on {cores} cores"
     )
-    print("Per round (req/s project / bare):")
+    other = NAMES["bare"]
+    print(f"Per round (req/s project / {other}):")
     for endpoint in ("POST", "GET"):
         pairs = zip(runs[("project", endpoint)], runs[("bare", endpoint)], strict=True)
         print(
@@ -550,7 +560,7 @@ def report(runs: dict[tuple[str, str], list[Run]], counts: dict[str, dict], args
             }
             medians[(app, endpoint)] = m
             print(
-                f"{label:28} {app:8} {m['rate']:7.0f} {m['p50']:7.1f} {m['p99']:7.1f} {m['errors']:7d}"
+                f"{label:28} {NAMES[app]:8} {m['rate']:7.0f} {m['p50']:7.1f} {m['p99']:7.1f} {m['errors']:7d}"
                 f" {m['gunicorn']:20.2f} {m['postgres']:20.2f}"
             )
     for (app, endpoint), rs in runs.items():
@@ -567,7 +577,10 @@ def report(runs: dict[tuple[str, str], list[Run]], counts: dict[str, dict], args
         return (b["gunicorn"] + b["postgres"]) / (p["gunicorn"] + p["postgres"])
 
     post_ratio, get_ratio, p99 = ratio("POST", "rate"), ratio("GET", "rate"), medians[("project", "POST")]["p99"]
-    print("\nRatios project/bare (medians of the rounds; 'by CPU' = bare server CPU / project server CPU per request):")
+    print(
+        f"\nRatios project/{other} (medians of the rounds; "
+        f"'by CPU' = {other} server CPU / project server CPU per request):"
+    )
     print(f"  POST req/s {post_ratio:.2f}  by CPU {cpu_ratio('POST'):.2f}  (target >= {TARGET_POST_RATIO:.2f})")
     print(f"  GET  req/s {get_ratio:.2f}  by CPU {cpu_ratio('GET'):.2f}  (target >= {TARGET_GET_RATIO:.2f})")
     print(f"  POST p99 {p99:.0f} ms (target < {TARGET_POST_P99_MS:.0f} ms)")
@@ -582,7 +595,7 @@ def report(runs: dict[tuple[str, str], list[Run]], counts: dict[str, dict], args
     for app in APPS:
         c, r = counts[app]["create"], counts[app]["read"]
         print(
-            f"  {app:8} {c['sql']:12d} {c['transactions']:8d} {c['redis']:6d} {c['cpu_ms']:7.2f}"
+            f"  {NAMES[app]:8} {c['sql']:12d} {c['transactions']:8d} {c['redis']:6d} {c['cpu_ms']:7.2f}"
             f"   {r['sql']:10d} {r['redis']:6d} {r['cpu_ms']:7.2f}"
         )
     if args.verbose:
@@ -592,6 +605,9 @@ def report(runs: dict[tuple[str, str], list[Run]], counts: dict[str, dict], args
                 for number, statement in enumerate(counts[app][what]["statements"], 1):
                     print(f"  {number:2d}. {statement[:400]}")
     errors = sum(m["errors"] for m in medians.values())
+    if args.against:
+        print(f"\nCompared with the project at {args.against}: the targets are judged against the bare app.")
+        return errors == 0
     met = post_ratio >= TARGET_POST_RATIO and get_ratio >= TARGET_GET_RATIO and p99 < TARGET_POST_P99_MS
     # The bench itself loads the machine (two servers and wrk): judge by the load before it started.
     busy = args.load_before[0] > cores * 0.5
@@ -607,6 +623,38 @@ def report(runs: dict[tuple[str, str], list[Run]], counts: dict[str, dict], args
 
 
 # --- Main -----------------------------------------------------------------------------------
+
+
+def against_project(rev: str, var_dir: Path, envs: dict, wsgi: dict, databases: dict, pg_url, prefix, cleanup) -> None:
+    """Serve the project as committed at `rev` in the bare app's place (a detached worktree)."""
+    tree = var_dir / "against"
+    found = subprocess.run(  # noqa: S603
+        ["git", "-C", str(ROOT), "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"],  # noqa: S607
+        capture_output=True,
+        text=True,
+    )
+    if found.returncode != 0:
+        raise SystemExit(f"--against: no commit {rev!r} in {ROOT}")
+    subprocess.run(  # noqa: S603
+        ["git", "-C", str(ROOT), "worktree", "add", "--detach", "--quiet", str(tree), found.stdout.strip()],  # noqa: S607
+        check=True,
+    )
+    cleanup.add(
+        "remove the --against worktree",
+        lambda: subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=False),  # noqa: S603, S607
+    )
+    NAMES["bare"], CODE["bare"] = rev[:8], tree
+    envs["bare"] = {
+        **envs["project"],
+        "PYTHONPATH": str(tree),
+        "BENCH_CODE": str(tree),
+        "DATABASE_URL": f"{pg_url}/{databases['bare']}",
+        "CACHE_KEY_PREFIX": f"{prefix}-against",
+    }
+    wsgi["bare"] = "config.wsgi:application"
+    cleanup.add(
+        "delete cache keys (--against)", lambda: delete_cache_keys(envs["bare"]["CACHE_URL"], f"{prefix}-against")
+    )
 
 
 def default_targets() -> tuple[str, str, str]:
@@ -635,6 +683,9 @@ def main() -> int:
     parser.add_argument("--db-name", default=db_default, help=f"project database, + _bare: bare app's ({db_default})")
     parser.add_argument("--pg-url", default=pg_default, help=f"PostgreSQL server ({pg_default})")
     parser.add_argument("--cache-url", default=cache_default, help=f"Redis for the project's cache ({cache_default})")
+    parser.add_argument(
+        "--against", metavar="REV", help="compare with the project at git revision REV, not the bare app"
+    )
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="also cProfile N in-process requests")
     parser.add_argument("-v", "--verbose", action="store_true", help="list the SQL of one creation and one read")
     parser.add_argument("--inprocess", choices=["queries", "profile"], help=argparse.SUPPRESS)
@@ -688,6 +739,8 @@ def main() -> int:
     }
     wsgi = {"project": "config.wsgi:application", "bare": "bench.bare.wsgi:application"}
     try:
+        if args.against:
+            against_project(args.against, var_dir, envs, wsgi, databases, args.pg_url, cache_prefix, cleanup)
         keys = {}
         for app in APPS:
             print(f"Database {databases[app]}: recreating and migrating ({app})")
@@ -695,17 +748,30 @@ def main() -> int:
             cleanup.add(f"drop database {databases[app]}", lambda n=databases[app]: drop_database(args.pg_url, n))
         cleanup.add("delete cache keys", lambda: delete_cache_keys(args.cache_url, cache_prefix))
         run_checked([PYTHON, "manage.py", "migrate", "--noinput", "-v", "0"], envs["project"], "migrate (project)")
-        run_checked([PYTHON, "-m", "django", "migrate", "--noinput", "-v", "0"], envs["bare"], "migrate (bare)")
+        if not args.against:
+            run_checked([PYTHON, "-m", "django", "migrate", "--noinput", "-v", "0"], envs["bare"], "migrate (bare)")
         keys["project"] = run_checked(
             [PYTHON, "manage.py", "issue_api_key", "--email", "bench@example.com", "--scopes", SCOPES],
             envs["project"],
             "issue_api_key",
         ).strip()
-        keys["bare"] = run_checked([PYTHON, "-m", "django", "bare_issue_key"], envs["bare"], "bare_issue_key").strip()
+        if args.against:
+            tree = CODE["bare"]
+            run_checked([PYTHON, "manage.py", "migrate", "--noinput", "-v", "0"], envs["bare"], "migrate", cwd=tree)
+            keys["bare"] = run_checked(
+                [PYTHON, "manage.py", "issue_api_key", "--email", "bench@example.com", "--scopes", SCOPES],
+                envs["bare"],
+                f"issue_api_key ({args.against})",
+                cwd=tree,
+            ).strip()
+        else:
+            keys["bare"] = run_checked(
+                [PYTHON, "-m", "django", "bare_issue_key"], envs["bare"], "bare_issue_key"
+            ).strip()
 
         servers = {app: start_gunicorn(app, wsgi[app], envs[app], args.workers, var_dir, cleanup) for app in APPS}
         print(f"gunicorn: {args.workers} sync workers each; project on :{servers['project'][1]}, ", end="")
-        print(f"bare on :{servers['bare'][1]}; PostgreSQL {args.pg_url.rsplit('@', 1)[-1]}")
+        print(f"{NAMES['bare']} on :{servers['bare'][1]}; PostgreSQL {args.pg_url.rsplit('@', 1)[-1]}")
         probes = {app: CpuProbe(servers[app][0].pid, args.pg_url, databases[app]) for app in APPS}
 
         wrk = Wrk(clients=args.clients, threads=args.threads, var_dir=var_dir)
@@ -719,7 +785,7 @@ def main() -> int:
             if warm.errors or not warm.ok:
                 log = (var_dir / f"gunicorn-{app}.log").read_text()[-3000:]
                 raise SystemExit(f"warm-up of {app} failed: {warm.ok} created, errors {warm.errors}\n{log}")
-            table = "drafts_draft" if app == "project" else "bare_draft"
+            table = "drafts_draft" if app == "project" or args.against else "bare_draft"
             import psycopg
 
             with psycopg.connect(f"{args.pg_url}/{databases[app]}", connect_timeout=5) as conn:
@@ -728,7 +794,7 @@ def main() -> int:
             paths = lua_strings([f"/api/v1/drafts/{i}" for i in ids])
             scripts[(app, "GET")] = wrk.script(f"get-{app}", LUA_GET % {"paths": paths, "key": keys[app]})
             wrk.run(port=servers[app][1], script=scripts[(app, "GET")], seconds=1)
-            print(f"Warm-up {app}: {warm.ok} drafts created ({warm.rate:.0f}/s)")
+            print(f"Warm-up {NAMES[app]}: {warm.ok} drafts created ({warm.rate:.0f}/s)")
 
         runs: dict[tuple[str, str], list[Run]] = {(app, ep): [] for app in APPS for ep in ("POST", "GET")}
         for round_number in range(1, args.rounds + 1):
@@ -739,7 +805,7 @@ def main() -> int:
                     run.cpu = {**CpuProbe.spent(before, probes[app].snapshot()), "wrk": children_cpu() - client_before}
                     runs[(app, endpoint)].append(run)
                     print(
-                        f"  round {round_number}/{args.rounds} {endpoint:4} {app:7}: {run.rate:6.0f} req/s, "
+                        f"  round {round_number}/{args.rounds} {endpoint:4} {NAMES[app]:7}: {run.rate:6.0f} req/s, "
                         f"p99 {run.p99_ms:6.1f} ms, wrk CPU {run.cpu_ms('wrk'):.2f} ms/req"
                         + (f", errors {run.errors}" if run.errors else "")
                     )

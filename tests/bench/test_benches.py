@@ -86,6 +86,24 @@ def test_drafts_bench_prints_project_and_bare_figures_and_their_ratios():
     )
 
 
+def test_drafts_bench_against_a_revision_serves_that_commit_in_the_bare_apps_place():
+    name = f"{_base_name()}_drafts_against"[:55]
+    out = _run(
+        "drafts_bench.py",
+        *("--against", "HEAD", "--seconds", "1", "--rounds", "1", "--warmup", "1", "--clients", "4", "--threads", "1"),
+        *("--workers", "2", "--db-name", name),
+    )
+    for endpoint in ("POST /api/v1/drafts", "GET  /api/v1/drafts/{id}"):
+        for app in ("project", "HEAD"):
+            row = re.search(rf"^{re.escape(endpoint)}\s+{app}\s+(\d+)\s+[\d.]+\s+[\d.]+\s+0\s", out, re.M)
+            assert row and int(row[1]) > 0, f"no figures for {endpoint} {app}:\n{out}"
+    assert re.search(r"POST req/s \d+\.\d\d\s+by CPU \d+\.\d\d", out), out
+    # The same code on both sides: a creation counts the same statements in each.
+    counts = re.findall(r"^\s+(?:project|HEAD)\s+(\d+)\s+(\d+)\s+(\d+)\s", out, re.M)
+    assert len(counts) == 2 and counts[0] == counts[1], out
+    assert "Compared with the project at HEAD" in out
+
+
 def test_chainwatch_bench_prints_calls_per_pass_for_every_backend():
     out = _run("chainwatch_bench.py", "--sizes", "3")
     for backend in (
