@@ -813,7 +813,10 @@ def main() -> int:
         counts = {}
         for app in APPS:
             child = [PYTHON, str(Path(__file__).resolve()), "--app", app, "--api-key", keys[app]]
-            counted = run_checked(child + ["--inprocess", "queries"], envs[app], f"in-process counts ({app})")
+            # In that app's tree: Celery's Django fixup puts the working directory first on sys.path.
+            counted = run_checked(
+                child + ["--inprocess", "queries"], envs[app], f"in-process counts ({app})", cwd=CODE[app]
+            )
             counts[app] = json.loads(counted.strip().splitlines()[-1])
         clean = report(runs, counts, args, args.workers)
         if args.profile:
