@@ -63,19 +63,28 @@ def test_every_bench_has_a_smoke_run_here():
     assert benches == SMOKE_RUNS, "add a smoke run below for each bench/*_bench.py"
 
 
-def test_drafts_bench_prints_project_and_bare_figures_and_their_ratios():
-    name = f"{_base_name()}_drafts_bench"[:55]
-    out = _run(
+def _drafts_bench(suffix: str, *extra: str) -> str:
+    """A few seconds of bench/drafts_bench.py at tiny sizes, in databases of its own."""
+    return _run(
         "drafts_bench.py",
+        *extra,
         *("--seconds", "1", "--rounds", "1", "--warmup", "1", "--clients", "4", "--threads", "1"),
-        *("--workers", "2", "--db-name", name),
+        *("--workers", "2", "--db-name", f"{_base_name()}_{suffix}"[:55]),
     )
+
+
+def _assert_figures_of(out: str, apps: tuple[str, str]) -> None:
     for endpoint in ("POST /api/v1/drafts", "GET  /api/v1/drafts/{id}"):
-        for app in ("project", "bare"):
+        for app in apps:
             row = re.search(rf"^{re.escape(endpoint)}\s+{app}\s+(\d+)\s+[\d.]+\s+[\d.]+\s+0\s", out, re.M)
             assert row and int(row[1]) > 0, f"no figures for {endpoint} {app}:\n{out}"
     assert re.search(r"POST req/s \d+\.\d\d\s+by CPU \d+\.\d\d", out), out
     assert re.search(r"GET  req/s \d+\.\d\d\s+by CPU \d+\.\d\d", out), out
+
+
+def test_drafts_bench_prints_project_and_bare_figures_and_their_ratios():
+    out = _drafts_bench("drafts_bench")
+    _assert_figures_of(out, ("project", "bare"))
     row = r"(\d+)\s+(\d+)\s+(\d+)\s+(\d+\.\d\d)\s+(\d+)\s+(\d+)\s+(\d+\.\d\d)$"
     counts = re.search(rf"^\s+project\s+{row}", out, re.M)
     assert counts and int(counts[1]) >= 2, f"no SQL count of a creation:\n{out}"
@@ -87,17 +96,8 @@ def test_drafts_bench_prints_project_and_bare_figures_and_their_ratios():
 
 
 def test_drafts_bench_against_a_revision_serves_that_commit_in_the_bare_apps_place():
-    name = f"{_base_name()}_drafts_against"[:55]
-    out = _run(
-        "drafts_bench.py",
-        *("--against", "HEAD", "--seconds", "1", "--rounds", "1", "--warmup", "1", "--clients", "4", "--threads", "1"),
-        *("--workers", "2", "--db-name", name),
-    )
-    for endpoint in ("POST /api/v1/drafts", "GET  /api/v1/drafts/{id}"):
-        for app in ("project", "HEAD"):
-            row = re.search(rf"^{re.escape(endpoint)}\s+{app}\s+(\d+)\s+[\d.]+\s+[\d.]+\s+0\s", out, re.M)
-            assert row and int(row[1]) > 0, f"no figures for {endpoint} {app}:\n{out}"
-    assert re.search(r"POST req/s \d+\.\d\d\s+by CPU \d+\.\d\d", out), out
+    out = _drafts_bench("drafts_against", "--against", "HEAD")
+    _assert_figures_of(out, ("project", "HEAD"))
     # The same code on both sides: a creation counts the same statements in each.
     counts = re.findall(r"^\s+(?:project|HEAD)\s+(\d+)\s+(\d+)\s+(\d+)\s", out, re.M)
     assert len(counts) == 2 and counts[0] == counts[1], out

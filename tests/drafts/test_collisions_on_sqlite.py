@@ -5,27 +5,11 @@ detected by reading the open drafts again; this runs creation against a real SQL
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.sqlite import run_on_sqlite
 
 
 def test_on_sqlite_same_amount_twice_is_a_409_fiat_is_nudged_and_drafts_read_back_whole(tmp_path):
-    env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}", "VAR_DIR": str(tmp_path)}
-    result = subprocess.run(
-        [sys.executable, "-m", "tests.drafts.sqlite_collisions"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    first, clash, fiat_first, fiat_second, keyed, fees = json.loads(result.stdout.strip().splitlines()[-1])
+    first, clash, fiat_first, fiat_second, keyed, fees = run_on_sqlite("tests.drafts.sqlite_collisions", tmp_path)
     assert first["status"] == 201
     assert clash["status"] == 409 and clash["body"]["code"] == "amount_collision"
     assert clash["body"]["openDraftId"] == first["body"]["id"]
