@@ -13,11 +13,40 @@ stays an ordinary queryset.
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from django.db import connections, router
-from django.db.models import Model
+from django.db.models import (
+    BooleanField,
+    CharField,
+    DateTimeField,
+    EmailField,
+    Model,
+    SlugField,
+    TextField,
+    URLField,
+    UUIDField,
+)
+
+# psycopg turns a statement's %s placeholders into $1, $2... once and caches the result, but
+# only for statements of at most 50 parameters: a guard against ORM bulk INSERTs whose size
+# varies with every call. The statements built here never vary, and a creation's one statement
+# (draft, event and the owner's webhooks) has 57: parsing it anew took 8% of the instructions
+# of a whole creation. So the bound covers them; each entry stays small (at most 128 entries
+# of at most 256 parameters and 4 kB). tests/drafts/test_statement_parsing.py fails if a
+# psycopg upgrade drops the bound.
+CONVERSION_CACHE_MAX_PARAMS = 256
+try:
+    from psycopg import _queries as _psycopg_queries
+except ImportError:  # SQLite only
+    pass
+else:
+    _psycopg_queries.MAX_CACHED_STATEMENT_PARAMS = max(
+        _psycopg_queries.MAX_CACHED_STATEMENT_PARAMS, CONVERSION_CACHE_MAX_PARAMS
+    )
 
 
 def _converters(field, connection, alias: str) -> list:
@@ -215,6 +244,28 @@ _END = object()
 _PLAIN_LITERAL = re.compile(r"[A-Za-z0-9_]{1,64}")  # enum values: no quote or % to escape
 
 
+_PREPARE = object()
+_TEXT_FIELDS = (CharField, TextField, URLField, EmailField, SlugField)
+
+
+def _passed_as_is(field, connection) -> type | None:
+    """The Python type whose values (and None) this field hands to the database unchanged, so
+    an INSERT can skip its get_db_prep_save (a third of the cost of building a draft's 50
+    parameters). Only Django's own field classes, exactly; None when every value is prepared."""
+    kind = type(field)
+    if kind in _TEXT_FIELDS:
+        return str
+    if kind is BooleanField:
+        return bool
+    if connection.vendor != "postgresql":  # elsewhere UUIDs and datetimes are turned into text
+        return None
+    if kind is UUIDField:
+        return uuid.UUID
+    if kind is DateTimeField and not (field.auto_now or field.auto_now_add):
+        return datetime  # aware ones only: a naive one gets Django's warning and conversion
+    return None
+
+
 class RowInserter:
     """INSERT one instance of `model` with every concrete field (an auto-incremented primary
     key comes back from the database). `on_conflict` names the columns of a unique constraint:
@@ -237,12 +288,19 @@ class RowInserter:
         returning = bool(self.on_conflict) or len(fields) < len(meta.concrete_fields)
         if returning:
             sql += f" RETURNING {quote(meta.pk.column)}"
-        return sql, fields, returning
+        return sql, [(field, _passed_as_is(field, connection)) for field in fields], returning
 
     def statement(self, connection, instance: Model) -> tuple[str, list, bool]:
         built = self._built.get(connection.vendor) or self._built.setdefault(connection.vendor, self._build(connection))
         sql, fields, returning = built
-        return sql, [field.get_db_prep_save(field.pre_save(instance, True), connection) for field in fields], returning
+        params = []
+        for field, plain in fields:
+            value = getattr(instance, field.attname) if plain is not None else _PREPARE
+            if value is None or (type(value) is plain and (plain is not datetime or value.tzinfo is not None)):
+                params.append(value)  # what get_db_prep_save would give back unchanged
+            else:
+                params.append(field.get_db_prep_save(field.pre_save(instance, True), connection))
+        return sql, params, returning
 
     def insert(self, instance: Model) -> bool:
         connection = connections[router.db_for_write(self.model)]
