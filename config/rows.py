@@ -131,6 +131,12 @@ class RowReader:
             found.append(instance)
         return found
 
+    def found_at(self, connection, offset: int) -> int:
+        """The column of the read model's primary key in a row whose first `offset` columns
+        are something else (never NULL when the read found a row)."""
+        shape = self._built[connection.vendor][2][0]
+        return offset + shape.start + shape.fields.index(self.model._meta.pk)
+
     def first(self, *values: Any) -> Model | None:
         found = self.fetch(*values)
         return found[0] if found else None
@@ -244,7 +250,6 @@ _END = object()
 _PLAIN_LITERAL = re.compile(r"[A-Za-z0-9_]{1,64}")  # enum values: no quote or % to escape
 
 
-_PREPARE = object()
 _TEXT_FIELDS = (CharField, TextField, URLField, EmailField, SlugField)
 
 
@@ -261,7 +266,7 @@ def _passed_as_is(field, connection) -> type | None:
         return None
     if kind is UUIDField:
         return uuid.UUID
-    if kind is DateTimeField and not (field.auto_now or field.auto_now_add):
+    if kind is DateTimeField:  # auto_now or not: an INSERT keeps a time the caller gave
         return datetime  # aware ones only: a naive one gets Django's warning and conversion
     return None
 
@@ -269,7 +274,9 @@ def _passed_as_is(field, connection) -> type | None:
 class RowInserter:
     """INSERT one instance of `model` with every concrete field (an auto-incremented primary
     key comes back from the database). `on_conflict` names the columns of a unique constraint:
-    a row that already holds them is left alone and `insert` returns False."""
+    a row that already holds them is left alone and `insert` returns False. An auto_now or
+    auto_now_add field keeps a time the caller gave the new instance (a new row's updated_at
+    can be its created_at); left empty, it is now, as with the ORM."""
 
     def __init__(self, model: type[Model], *, on_conflict: Sequence[str] = ()) -> None:
         self.model, self.on_conflict = model, tuple(on_conflict)
@@ -288,18 +295,26 @@ class RowInserter:
         returning = bool(self.on_conflict) or len(fields) < len(meta.concrete_fields)
         if returning:
             sql += f" RETURNING {quote(meta.pk.column)}"
-        return sql, [(field, _passed_as_is(field, connection)) for field in fields], returning
+        stamped = [getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False) for field in fields]
+        return sql, [(f, _passed_as_is(f, connection), s) for f, s in zip(fields, stamped, strict=True)], returning
 
     def statement(self, connection, instance: Model) -> tuple[str, list, bool]:
         built = self._built.get(connection.vendor) or self._built.setdefault(connection.vendor, self._build(connection))
         sql, fields, returning = built
         params = []
-        for field, plain in fields:
-            value = getattr(instance, field.attname) if plain is not None else _PREPARE
-            if value is None or (type(value) is plain and (plain is not datetime or value.tzinfo is not None)):
+        for field, plain, stamped in fields:
+            if stamped:  # auto_now(_add): the time the caller gave, else now as the ORM would
+                value = getattr(instance, field.attname)
+                if value is None:
+                    value = field.pre_save(instance, True)
+            else:
+                value = getattr(instance, field.attname) if plain is not None else field.pre_save(instance, True)
+            if plain is not None and (
+                value is None or (type(value) is plain and (plain is not datetime or value.tzinfo is not None))
+            ):
                 params.append(value)  # what get_db_prep_save would give back unchanged
             else:
-                params.append(field.get_db_prep_save(field.pre_save(instance, True), connection))
+                params.append(field.get_db_prep_save(value, connection))
         return sql, params, returning
 
     def insert(self, instance: Model) -> bool:
@@ -321,23 +336,39 @@ def insert_then_fetch(inserts: Sequence[tuple[RowInserter, Model]], reader: RowR
     """INSERT each (inserter, instance) in order, then `reader.fetch(*values)`: on PostgreSQL
     in one statement (each INSERT a data-modifying WITH, which runs whether or not the SELECT
     reads it; foreign keys are checked at commit), so one round trip instead of several;
-    elsewhere one statement each. Only for inserts that read nothing back."""
+    elsewhere one statement each. As with `RowInserter.insert`, an auto-incremented key comes
+    back onto its instance, and a row refused by its `on_conflict` leaves its instance's
+    `_state.adding` True (the caller decides what that means)."""
     connection = connections[router.db_for_write(reader.model)]
     if connection.vendor != "postgresql":
         for inserter, instance in inserts:
             inserter.insert(instance)
         return reader.fetch(*values)
-    parts, params = [], []
+    parts, params, returned = [], [], []
     for number, (inserter, instance) in enumerate(inserts):
         sql, insert_params, returning = inserter.statement(connection, instance)
-        if returning:
-            raise ValueError("insert_then_fetch cannot read back what an INSERT returns")
         parts.append(f"inserted_{number} AS ({sql})")
         params += insert_params
+        if returning:  # its key, or NULL when refused, read in the same statement
+            returned.append((f"(SELECT * FROM inserted_{number})", instance))  # noqa: S608 (no input)
     select_sql, select_params = reader.statement(connection, values)
+    if returned:  # one row at least, whether or not the read finds any
+        keys = ", ".join(column for column, _ in returned)
+        select_sql = f"SELECT {keys}, fetched.* FROM (SELECT 1) AS one LEFT JOIN ({select_sql}) AS fetched ON TRUE"  # noqa: S608
     with connection.cursor() as cursor:
         cursor.execute(f"WITH {', '.join(parts)} {select_sql}", params + select_params)
         rows = cursor.fetchall()
+    written = {id(instance) for _, instance in inserts}
+    if returned:
+        for index, (_, instance) in enumerate(returned):
+            key = rows[0][index]
+            if key is None:
+                written.discard(id(instance))
+            elif instance.pk is None:
+                instance.pk = key
+        found = reader.found_at(connection, len(returned))
+        rows = [row[len(returned) :] for row in rows if row[found] is not None]
     for _, instance in inserts:
-        instance._state.adding, instance._state.db = False, connection.alias
+        if id(instance) in written:
+            instance._state.adding, instance._state.db = False, connection.alias
     return reader.instances(rows, connection)

@@ -1,7 +1,8 @@
 """Idempotency-Key handling for draft and payment-request creation (decisions.md, Idempotency).
 
 One transaction per creation: the work writes its result and, in the same transaction, the
-key with the answer (`INSERT ... ON CONFLICT DO NOTHING`). The unique constraint on (user,
+key with the answer (`INSERT ... ON CONFLICT DO NOTHING`; a draft's creation writes it in the
+draft's own statement, config.rows.insert_then_fetch). The unique constraint on (user,
 key) decides who was first: a concurrent request with the same key waits on that INSERT until
 the first commits, finds the key taken, rolls its own work back and replays the first answer;
 a later retry does the same. So the answer, the draft and its event commit together, and
@@ -55,23 +56,52 @@ class _KeyTaken(Exception):
 _KEY_INSERT = RowInserter(IdempotencyKey, on_conflict=["user", "key"])
 
 
-def _store(*, user, key: str, fingerprint: str, outcome: Outcome) -> bool:
-    """Store the answer under the key, in the caller's transaction. False if the key already
-    holds one (a key older than the retention stands for nothing and is replaced)."""
-    row = IdempotencyKey(
-        user=user,
-        key=key,
-        request_hash=fingerprint,
-        state=IdempotencyKey.State.DONE,
-        response_status=outcome.status,
-        response_body=outcome.body,
-    )
-    if _KEY_INSERT.insert(row):
-        return True
-    cutoff = timezone.now() - timedelta(hours=settings.IDEMPOTENCY_KEY_TTL_HOURS)
-    if IdempotencyKey.objects.filter(user=user, key=key, created_at__lt=cutoff).delete()[0]:
-        return _KEY_INSERT.insert(row)
-    return False
+class Record:
+    """Stores a creation's answer under its Idempotency-Key, in the creation's transaction.
+
+    Either in the creation's own statement: `rows(outcome)` gives the row to write along
+    with the new resource (drafts.services.draft_create's `along`), and `check()`, once it
+    ran, raises _KeyTaken if the key already held an answer. Or on its own: `record(outcome)`.
+    Without a key both do nothing."""
+
+    def __init__(self, *, user, key: str | None, fingerprint: str = "") -> None:
+        self.user, self.key, self.fingerprint = user, key, fingerprint
+        self._row: IdempotencyKey | None = None
+
+    def _row_of(self, outcome: Outcome) -> IdempotencyKey:
+        return IdempotencyKey(
+            user=self.user,
+            key=self.key,
+            request_hash=self.fingerprint,
+            state=IdempotencyKey.State.DONE,
+            response_status=outcome.status,
+            response_body=outcome.body,
+        )
+
+    def rows(self, outcome: Outcome) -> list[tuple[RowInserter, IdempotencyKey]]:
+        if self.key is None:
+            return []
+        self._row = self._row_of(outcome)
+        return [(_KEY_INSERT, self._row)]
+
+    def check(self) -> None:
+        row = self._row
+        if row is not None and row._state.adding and not self._replace_stale(row):  # refused: the key is taken
+            raise _KeyTaken
+
+    def __call__(self, outcome: Outcome) -> None:
+        if self.key is None:
+            return
+        row = self._row_of(outcome)
+        if not _KEY_INSERT.insert(row) and not self._replace_stale(row):
+            raise _KeyTaken
+
+    def _replace_stale(self, row: IdempotencyKey) -> bool:
+        """A key older than the retention stands for nothing: replace it. False if the key is in force."""
+        cutoff = timezone.now() - timedelta(hours=settings.IDEMPOTENCY_KEY_TTL_HOURS)
+        if IdempotencyKey.objects.filter(user=self.user, key=self.key, created_at__lt=cutoff).delete()[0]:
+            return _KEY_INSERT.insert(row)
+        return False
 
 
 def _replay(*, user, key: str, fingerprint: str) -> Outcome:
@@ -87,40 +117,31 @@ def _replay(*, user, key: str, fingerprint: str) -> Outcome:
     return Outcome(status=existing.response_status, body=existing.response_body, replayed=True)
 
 
-Record = Callable[[Outcome], None]
-
-
-def _record_nothing(outcome: Outcome) -> None:
-    pass
-
-
 def run_idempotently(*, user, key: str | None, body: Any, work: Callable[[Record], Outcome]) -> Outcome:
     """Run `work` once per (user, key, body); replay its stored outcome afterwards.
 
-    `work` calls the `record` it is given with its successful outcome inside the
+    `work` stores its successful outcome with the `Record` it is given, inside the
     transaction that writes its result, so the stored response commits with it (and a key
     already taken rolls that transaction back). Client errors (4xx) are stored too; a
     server-side failure (5xx or a crash) stores nothing, so the client can retry.
     """
     if key is None:
-        return work(_record_nothing)
+        return work(Record(user=user, key=None))
     fingerprint = request_fingerprint(body)
-
-    def record(outcome: Outcome) -> None:
-        if not _store(user=user, key=key, fingerprint=fingerprint, outcome=outcome):
-            raise _KeyTaken
-
     try:
-        return work(record)
+        return work(Record(user=user, key=key, fingerprint=fingerprint))
     except _KeyTaken:
         return _replay(user=user, key=key, fingerprint=fingerprint)
     except Problem as problem:
         if problem.status_code >= 500:
             raise
         outcome = Outcome(status=problem.status_code, body=problem.document())
-        with transaction.atomic():
-            stored = _store(user=user, key=key, fingerprint=fingerprint, outcome=outcome)
-        return outcome if stored else _replay(user=user, key=key, fingerprint=fingerprint)
+        try:
+            with transaction.atomic():
+                Record(user=user, key=key, fingerprint=fingerprint)(outcome)
+        except _KeyTaken:
+            return _replay(user=user, key=key, fingerprint=fingerprint)
+        return outcome
 
 
 def purge_expired(*, now=None) -> int:

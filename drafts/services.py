@@ -3,7 +3,7 @@ row and records the event in the same transaction."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
@@ -456,6 +456,7 @@ def draft_create_from_request(
     origin: Origin | None = None,
     now: datetime | None = None,
     on_created: Callable[[Draft], None] | None = None,
+    along: Callable[[Draft], Sequence[tuple]] | None = None,
 ) -> Draft:
     """The one door to create a draft, for every surface (REST, MCP, checkout, templates, demo).
 
@@ -467,7 +468,7 @@ def draft_create_from_request(
     plan = draft_plan(
         request=request, now=now, is_fee_settlement=origin.is_fee_settlement, charges_fee=origin.charges_fee
     )
-    return draft_create(user=user, plan=plan, origin=origin, now=now, on_created=on_created)
+    return draft_create(user=user, plan=plan, origin=origin, now=now, on_created=on_created, along=along)
 
 
 def draft_create(
@@ -477,11 +478,14 @@ def draft_create(
     origin: Origin,
     now: datetime | None = None,
     on_created: Callable[[Draft], None] | None = None,
+    along: Callable[[Draft], Sequence[tuple]] | None = None,
 ) -> Draft:
     """Write a planned draft and its draft.created event in one transaction.
 
-    `on_created` runs inside that transaction (the idempotency record is stored with the
-    draft, a pay link is linked to it).
+    `along(draft)` runs once the draft is complete and before it is written: the
+    (RowInserter, instance) pairs it returns go into the same statement as the draft (the
+    idempotency record with its answer). `on_created` runs after, inside that transaction
+    (it sees whether those rows were written; a pay link is linked to the draft).
     """
     now = now or timezone.now()
 
@@ -490,7 +494,7 @@ def draft_create(
         # unique index catches them); later tries look up the open amounts first.
         if plan.method != Method.MULTI_OUTPUT and plan.fee is not None:  # a fee that would accrue
             ledger.ensure_not_blocked(user)
-        draft = _draft_insert(user=user, plan=plan, now=now, origin=origin, optimistic=attempt == 0)
+        draft = _draft_insert(user=user, plan=plan, now=now, origin=origin, optimistic=attempt == 0, along=along)
         if on_created is not None:
             on_created(draft)
         return draft
@@ -517,7 +521,9 @@ def _with_unique_amount(
 _DRAFT_INSERT = RowInserter(Draft)  # every creation: the 40-column INSERT is built once
 
 
-def _draft_insert(*, user, plan: DraftPlan, now: datetime, origin: Origin, optimistic: bool) -> Draft:
+def _draft_insert(
+    *, user, plan: DraftPlan, now: datetime, origin: Origin, optimistic: bool, along: Callable | None = None
+) -> Draft:
     amount, nudge = _free_amount(plan, user=user, optimistic=optimistic)
     asset = plan.asset
     draft = Draft(
@@ -547,6 +553,7 @@ def _draft_insert(*, user, plan: DraftPlan, now: datetime, origin: Origin, optim
         required_confirmations=plan.required_confirmations,
         expires_at=plan.expires_at,
         created_at=now,
+        updated_at=now,  # a new draft's: so an answer built before the INSERT shows what it stores
         is_fee_settlement=plan.is_fee_settlement,
         solana_reference=new_solana_reference() if asset.family == "solana" else None,
         origin=origin.kind,
@@ -562,12 +569,12 @@ def _draft_insert(*, user, plan: DraftPlan, now: datetime, origin: Origin, optim
     else:
         draft.platform_fee = _no_fee_json(plan)
     draft.payment_uri = _payment_uri(draft, plan)
-    event_record(  # the draft and its draft.created event go in one statement
+    event_record(  # the draft, its draft.created event and the rows along go in one statement
         user=user,
         type=EventType.DRAFT_CREATED,
         data=draft_event_data(draft, occurred_at=now),
         draft_id=draft.id,
-        along=(_DRAFT_INSERT, draft),
+        along=[(_DRAFT_INSERT, draft), *(along(draft) if along is not None else ())],
     )
     return draft
 

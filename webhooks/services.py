@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
@@ -94,17 +95,19 @@ _WEBHOOKS_OF = RowReader(Webhook, by=["user"])
 
 
 def event_record(
-    *, user, type: str, data: dict[str, Any], draft_id: UUID | None = None, along: tuple | None = None
+    *, user, type: str, data: dict[str, Any], draft_id: UUID | None = None, along: Sequence[tuple] = ()
 ) -> Event:
     """Record an event in the caller's transaction (the outbox). Call it inside the
     transaction that makes the change the event reports, never after it.
 
-    `along` is an optional (RowInserter, instance): the new row the event reports, inserted
-    in the same statement as the event where the database allows."""
+    `along` holds (RowInserter, instance) pairs: the new row the event reports and others of
+    the same change, inserted in the same statement as the event where the database allows
+    (config.rows.insert_then_fetch: a row its inserter's on_conflict refuses keeps
+    `_state.adding` True)."""
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("event_record must run inside the transaction of the change it reports")
     event = Event(user=user, type=type, data=data, draft_id=draft_id)
-    inserts = [along] if along is not None else []
+    inserts = list(along)
     if type == EventType.TEST:  # a test event goes only to the endpoint it tests
         for inserter, instance in [*inserts, (_EVENT_INSERT, event)]:
             inserter.insert(instance)

@@ -13,6 +13,13 @@ from config.api.parsers import LongInteger
 _COMPOSITE_FIELDS = (serializers.BaseSerializer, serializers.ListField, serializers.DictField)
 
 
+def _shallow_copy(field: serializers.Field) -> serializers.Field:
+    """copy.copy without its pickle protocol round (__reduce_ex__): a third of its cost."""
+    clone = object.__new__(type(field))
+    clone.__dict__.update(field.__dict__)
+    return clone
+
+
 class StrictSerializer(serializers.Serializer):
     """Rejects unknown properties, as the spec's schemas say (additionalProperties false)."""
 
@@ -22,7 +29,7 @@ class StrictSerializer(serializers.Serializer):
         # once built (validators and choices are only read), so a shallow copy serves; bind()
         # then gives the copy its own name and parent. Fields holding fields are deep-copied.
         return {
-            name: copy.deepcopy(field) if isinstance(field, _COMPOSITE_FIELDS) else copy.copy(field)
+            name: copy.deepcopy(field) if isinstance(field, _COMPOSITE_FIELDS) else _shallow_copy(field)
             for name, field in self._declared_fields.items()
         }
 

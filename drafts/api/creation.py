@@ -46,12 +46,19 @@ def create_draft_outcome(
     def work(record: Record) -> Outcome:
         request = draft_request_from_body(body, user=user)
 
-        def store(draft) -> None:  # inside the draft's transaction: the stored response commits with it
+        def answer(draft) -> list:  # the stored response goes into the draft's own statement
             created["outcome"] = Outcome(status=201, body=draft_json(draft))
-            record(created["outcome"])
+            return record.rows(created["outcome"])
 
         created: dict[str, Outcome] = {}
-        draft_create_from_request(user=user, request=request, origin=Origin.api(), now=timezone.now(), on_created=store)
+        draft_create_from_request(
+            user=user,
+            request=request,
+            origin=Origin.api(),
+            now=timezone.now(),
+            along=answer,
+            on_created=lambda draft: record.check(),
+        )
         return created["outcome"]
 
     return run_idempotently(user=user, key=idempotency_key, body=body, work=work)

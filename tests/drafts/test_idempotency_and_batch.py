@@ -1,11 +1,14 @@
 """Idempotent creation (also under concurrency) and batch creation."""
 
+from datetime import timedelta
+
 import psycopg
 import pytest
 from django.db import connection
+from django.utils import timezone
 from rest_framework.test import APIClient
 
-from drafts.models import Draft
+from drafts.models import Draft, IdempotencyKey
 from tests.concurrency import run_at_once
 from tests.drafts.conftest import ADDRESSES
 
@@ -27,6 +30,19 @@ def test_a_retry_with_the_same_key_returns_the_same_draft(create):
     assert second["Idempotent-Replayed"] == "true" and "Idempotent-Replayed" not in first
     assert second["Location"] == first["Location"] == f"http://testserver/api/v1/drafts/{first.json()['id']}"
     assert Draft.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_a_key_older_than_the_retention_stands_for_nothing_and_makes_a_new_draft(create, settings):
+    first = create(BODY, HTTP_IDEMPOTENCY_KEY="order-old")
+    IdempotencyKey.objects.filter(key="order-old").update(
+        created_at=timezone.now() - timedelta(hours=settings.IDEMPOTENCY_KEY_TTL_HOURS, minutes=1)
+    )
+    again = create({**BODY, "fiatAmount": 26}, HTTP_IDEMPOTENCY_KEY="order-old")
+    assert again.status_code == 201 and "Idempotent-Replayed" not in again
+    assert again.json()["id"] != first.json()["id"] and Draft.objects.count() == 2
+    replay = create({**BODY, "fiatAmount": 26}, HTTP_IDEMPOTENCY_KEY="order-old")
+    assert replay["Idempotent-Replayed"] == "true" and replay.json() == again.json()
 
 
 @pytest.mark.django_db
