@@ -35,6 +35,7 @@ import argparse
 import json
 import os
 import random
+import re
 import resource
 import secrets
 import shutil
@@ -493,6 +494,18 @@ def inprocess(app: str, mode: str, api_key: str, count: int, verbose: bool) -> N
                 call(n)
             counts[what]["cpu_ms"] = (time.thread_time() - started) / CPU_SAMPLE * 1000
         print(json.dumps(counts))
+    elif mode == "instructions":
+        # Under valgrind (callgrind, instrumentation off at start): count only the requests.
+        ids = [create(n) for n in range(1, 31)]
+        for what, call in (("create", lambda n: create(100 + n)), ("read", lambda n: read(ids[n % len(ids)]))):
+            for n in range(20):  # warm this path: prepared statements, caches
+                call(n)
+            callgrind_control("--zero")
+            callgrind_control("--instr=on")
+            for n in range(count):
+                call(1000 + n)
+            callgrind_control("--instr=off")
+            callgrind_control(f"--dump={what}")
     else:
         import cProfile
         import io
@@ -516,6 +529,41 @@ def inprocess(app: str, mode: str, api_key: str, count: int, verbose: bool) -> N
             stats.sort_stats("tottime").print_stats(25)
             print(f"{app}: {count} {what}s in-process under cProfile: {elapsed / count * 1000:.2f} ms each\n")
             print(out.getvalue())
+
+
+def callgrind_control(command: str) -> None:
+    """Ask the valgrind running this process to do something, and wait until it has."""
+    control = subprocess.Popen(["callgrind_control", command, str(os.getpid())], stdout=subprocess.DEVNULL)  # noqa: S603, S607
+    while control.poll() is None:
+        time.sleep(0.01)  # a system call: valgrind reads its commands between them
+    if control.returncode:
+        raise SystemExit(f"callgrind_control {command} failed ({control.returncode})")
+
+
+def count_instructions(app: str, env: dict[str, str], api_key: str, count: int, var_dir: Path) -> dict[str, float]:
+    """Instructions per creation and per read, in-process, counted by valgrind's callgrind:
+    the same figure on every run (unlike req/s on a machine whose speed drifts), for the
+    Python side only (not PostgreSQL, Redis or the kernel)."""
+    out = var_dir / f"callgrind-{app}"
+    child = [PYTHON, str(Path(__file__).resolve()), "--app", app, "--api-key", api_key]
+    child += ["--inprocess", "instructions", "--profile", str(count)]
+    run_checked(
+        ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}.%p"] + child,
+        env,
+        f"instructions ({app})",
+        timeout=1800,
+        cwd=CODE[app],
+    )
+    figures = {}
+    for dump in var_dir.glob(f"callgrind-{app}.*"):
+        text = dump.read_text(errors="replace")
+        dumped = re.search(r"^desc: Trigger: dump (\w+)$", text, re.M)  # callgrind_control --dump=<what>
+        totals = re.search(r"^totals: (\d+)$", text, re.M)
+        if dumped and totals:
+            figures[dumped[1]] = int(totals[1]) / count
+    if set(figures) != {"create", "read"}:
+        raise SystemExit(f"instructions ({app}): no counts in the callgrind dumps ({sorted(figures)})")
+    return figures
 
 
 # --- Report ---------------------------------------------------------------------------------
@@ -688,7 +736,14 @@ def main() -> int:
     )
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="also cProfile N in-process requests")
     parser.add_argument("-v", "--verbose", action="store_true", help="list the SQL of one creation and one read")
-    parser.add_argument("--inprocess", choices=["queries", "profile"], help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--instructions",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also count the instructions of N in-process creations and reads under valgrind",
+    )
+    parser.add_argument("--inprocess", choices=["queries", "profile", "instructions"], help=argparse.SUPPRESS)
     parser.add_argument("--app", choices=APPS, help=argparse.SUPPRESS)
     parser.add_argument("--api-key", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -819,6 +874,17 @@ def main() -> int:
             )
             counts[app] = json.loads(counted.strip().splitlines()[-1])
         clean = report(runs, counts, args, args.workers)
+        if args.instructions:
+            if not shutil.which("valgrind"):
+                raise SystemExit("valgrind is not installed: run scripts/system-deps.sh (Debian package valgrind)")
+            counted = {app: count_instructions(app, envs[app], keys[app], args.instructions, var_dir) for app in APPS}
+            print(f"\nInstructions per request, in-process under valgrind ({args.instructions} of each; thousands):")
+            print(f"  {'app':8}  {'create':>8}  {'read':>8}")
+            for app in APPS:
+                print(f"  {NAMES[app]:8}  {counted[app]['create'] / 1000:8.0f}  {counted[app]['read'] / 1000:8.0f}")
+            for what in ("create", "read"):
+                ratio = counted["project"][what] / counted["bare"][what]
+                print(f"  project/{NAMES['bare']} {what}: {ratio:.2f}")
         if args.profile:
             print(f"\nProfile of {args.profile} creations and reads in-process (cProfile), project:")
             child = [PYTHON, str(Path(__file__).resolve()), "--app", "project", "--api-key", keys["project"]]

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the service and its tests need, if missing.
 # WeasyPrint (PDF drafts) needs Pango, HarfBuzz and a font; poppler-utils reads PDFs in tests;
-# nginx puts the REST server and the MCP server behind one address (make run); wrk measures them (bench/);
+# nginx puts the REST server and the MCP server behind one address (make run); wrk measures them and
+# valgrind counts their instructions (bench/);
 # chromium drives the pages in browser tests (Python playwright, executable_path=/usr/bin/chromium).
 set -euo pipefail
-packages=(libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz0b fonts-dejavu-core poppler-utils nginx wrk chromium)
+packages=(libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz0b fonts-dejavu-core poppler-utils nginx wrk valgrind chromium)
 missing=()
 for pkg in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

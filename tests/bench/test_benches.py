@@ -83,7 +83,7 @@ def _assert_figures_of(out: str, apps: tuple[str, str]) -> None:
 
 
 def test_drafts_bench_prints_project_and_bare_figures_and_their_ratios():
-    out = _drafts_bench("drafts_bench")
+    out = _drafts_bench("drafts_bench", "--instructions", "3")
     _assert_figures_of(out, ("project", "bare"))
     row = r"(\d+)\s+(\d+)\s+(\d+)\s+(\d+\.\d\d)\s+(\d+)\s+(\d+)\s+(\d+\.\d\d)$"
     counts = re.search(rf"^\s+project\s+{row}", out, re.M)
@@ -93,6 +93,11 @@ def test_drafts_bench_prints_project_and_bare_figures_and_their_ratios():
     assert bare and bare.group(1, 2, 3, 5, 6) == ("2", "0", "0", "2", "0"), (
         f"the bare app does more than its floor:\n{out}"
     )
+    # Counted under valgrind: every app's creation and read, and their ratios.
+    for app in ("project", "bare"):
+        row = re.search(rf"^\s+{app}\s+(\d+)\s+(\d+)$", out, re.M)
+        assert row and int(row[1]) > 1000 and int(row[2]) > 1000, f"no instruction counts for {app}:\n{out}"
+    assert re.search(r"^\s+project/bare create: \d+\.\d\d$", out, re.M), out
 
 
 def test_drafts_bench_against_a_revision_serves_that_commit_in_the_bare_apps_place():
