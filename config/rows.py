@@ -35,9 +35,9 @@ from django.db.models import (
 # only for statements of at most 50 parameters: a guard against ORM bulk INSERTs whose size
 # varies with every call. The statements built here never vary, and a creation's one statement
 # (draft, event, idempotency record and the owner's webhooks) has 64: parsing it anew took 8%
-# of the instructions of a whole creation. So the bound covers them; each entry stays small (at most 128 entries
-# of at most 256 parameters and 4 kB). tests/drafts/test_statement_parsing.py fails if a
-# psycopg upgrade drops the bound.
+# of the instructions of a whole creation. So the bound covers them; the cache stays small
+# (at most 128 entries of at most 256 parameters and 4 kB).
+# tests/drafts/test_statement_parsing.py fails if a psycopg upgrade drops the bound.
 CONVERSION_CACHE_MAX_PARAMS = 256
 try:
     from psycopg import _queries as _psycopg_queries
@@ -82,13 +82,29 @@ class _Shape:
         return self.model.from_db(connection.alias, self.names, values)
 
 
-class RowReader:
+class _BuiltOnce:
+    """A statement built on first use, once per process and database vendor."""
+
+    def __init__(self) -> None:
+        self._built: dict[str, tuple] = {}
+
+    def _build(self, connection) -> tuple:
+        raise NotImplementedError
+
+    def _built_for(self, connection) -> tuple:
+        built = self._built.get(connection.vendor)
+        if built is None:
+            built = self._built[connection.vendor] = self._build(connection)
+        return built
+
+
+class RowReader(_BuiltOnce):
     """Instances of `model` whose fields `by` equal the given values, optionally with the row
     of one forward foreign key `related` joined and cached on them (like select_related)."""
 
     def __init__(self, model: type[Model], *, by: Sequence[str], related: str | None = None) -> None:
+        super().__init__()
         self.model, self.by, self.related = model, tuple(by), related
-        self._built: dict[str, tuple] = {}
 
     def _build(self, connection) -> tuple:
         quote = connection.ops.quote_name
@@ -110,8 +126,7 @@ class RowReader:
         return sql, fields, shapes, link
 
     def statement(self, connection, values: Sequence[Any]) -> tuple[str, list]:
-        built = self._built.get(connection.vendor) or self._built.setdefault(connection.vendor, self._build(connection))
-        sql, fields = built[0], built[1]
+        sql, fields = self._built_for(connection)[:2]
         return sql, [field.get_db_prep_value(value, connection) for field, value in zip(fields, values, strict=True)]
 
     def fetch(self, *values: Any) -> list[Model]:
@@ -122,7 +137,7 @@ class RowReader:
             return self.instances(cursor.fetchall(), connection)
 
     def instances(self, rows: Sequence[Sequence[Any]], connection) -> list[Model]:
-        _, _, shapes, link = self._built[connection.vendor]
+        _, _, shapes, link = self._built_for(connection)
         found = []
         for row in rows:
             instance = shapes[0].instance(row, connection)
@@ -134,7 +149,7 @@ class RowReader:
     def found_at(self, connection, offset: int) -> int:
         """The column of the read model's primary key in a row whose first `offset` columns
         are something else (never NULL when the read found a row)."""
-        shape = self._built[connection.vendor][2][0]
+        shape = self._built_for(connection)[2][0]
         return offset + shape.start + shape.fields.index(self.model._meta.pk)
 
     def first(self, *values: Any) -> Model | None:
@@ -142,7 +157,7 @@ class RowReader:
         return found[0] if found else None
 
 
-class Select:
+class Select(_BuiltOnce):
     """A SELECT of some columns (or aggregates of them) of `model`, filtered by `where`, built
     once per process. `where` holds (field, operator) pairs whose values each call gives in
     order, or (field, operator, value) triples fixed when built; operators are =, <>, >=, <=
@@ -157,8 +172,8 @@ class Select:
     OPERATORS = ("=", "<>", ">=", "<=", "in")
 
     def __init__(self, model: type[Model], *, columns: Sequence, where: Sequence[tuple], limit: int | None = None):
+        super().__init__()
         self.model, self.columns, self.where, self.limit = model, tuple(columns), tuple(where), limit
-        self._built: dict[str, tuple] = {}
 
     def _field(self, name: str):
         meta = self.model._meta
@@ -216,8 +231,7 @@ class Select:
         return sql, slots, dict(fixed), converters
 
     def statement(self, connection, values: Sequence[Any]) -> tuple[str, list]:
-        built = self._built.get(connection.vendor) or self._built.setdefault(connection.vendor, self._build(connection))
-        sql, slots, fixed = built[:3]
+        sql, slots, fixed = self._built_for(connection)[:3]
         given = iter(values)
         params = [
             fixed[i] if field is None else field.get_db_prep_value(next(given), connection)
@@ -230,7 +244,7 @@ class Select:
     def rows(self, *values: Any) -> list[tuple]:
         connection = connections[router.db_for_read(self.model)]
         sql, params = self.statement(connection, values)
-        converters = self._built[connection.vendor][3]
+        converters = self._built_for(connection)[3]
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
             found = cursor.fetchall()
@@ -271,7 +285,7 @@ def _passed_as_is(field, connection) -> type | None:
     return None
 
 
-class RowInserter:
+class RowInserter(_BuiltOnce):
     """INSERT one instance of `model` with every concrete field (an auto-incremented primary
     key comes back from the database). `on_conflict` names the columns of a unique constraint:
     a row that already holds them is left alone and `insert` returns False. An auto_now or
@@ -279,8 +293,8 @@ class RowInserter:
     can be its created_at); left empty, it is now, as with the ORM."""
 
     def __init__(self, model: type[Model], *, on_conflict: Sequence[str] = ()) -> None:
+        super().__init__()
         self.model, self.on_conflict = model, tuple(on_conflict)
-        self._built: dict[str, tuple] = {}
 
     def _build(self, connection) -> tuple:
         quote = connection.ops.quote_name
@@ -299,16 +313,12 @@ class RowInserter:
         return sql, [(f, _passed_as_is(f, connection), s) for f, s in zip(fields, stamped, strict=True)], returning
 
     def statement(self, connection, instance: Model) -> tuple[str, list, bool]:
-        built = self._built.get(connection.vendor) or self._built.setdefault(connection.vendor, self._build(connection))
-        sql, fields, returning = built
+        sql, fields, returning = self._built_for(connection)
         params = []
         for field, plain, stamped in fields:
-            if stamped:  # auto_now(_add): the time the caller gave, else now as the ORM would
-                value = getattr(instance, field.attname)
-                if value is None:
-                    value = field.pre_save(instance, True)
-            else:
-                value = getattr(instance, field.attname) if plain is not None else field.pre_save(instance, True)
+            value = getattr(instance, field.attname) if plain is not None or stamped else field.pre_save(instance, True)
+            if stamped and value is None:  # auto_now(_add) left empty: now, as the ORM would
+                value = field.pre_save(instance, True)
             if plain is not None and (
                 value is None or (type(value) is plain and (plain is not datetime or value.tzinfo is not None))
             ):
