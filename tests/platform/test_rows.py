@@ -9,6 +9,7 @@ from django.db import connection
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
+from config.rows import RowInserter
 from tests.factories import make_draft
 from webhooks.models import Event
 
@@ -27,8 +28,6 @@ def _comparable(value):
 
 
 def _assert_sent_as_the_orm_would(instance) -> None:
-    from config.rows import RowInserter
-
     model = type(instance)
     sql, params, _ = RowInserter(model).statement(connection, instance)
     fields = [f for f in model._meta.concrete_fields if not (f.primary_key and getattr(f, "db_returning", False))]
