@@ -82,7 +82,7 @@ class _Shape:
         return self.model.from_db(connection.alias, self.names, values)
 
 
-class _BuiltOnce:
+class BuiltOnce:
     """A statement built on first use, once per process and database vendor."""
 
     def __init__(self) -> None:
@@ -98,7 +98,7 @@ class _BuiltOnce:
         return built
 
 
-class RowReader(_BuiltOnce):
+class RowReader(BuiltOnce):
     """Instances of `model` whose fields `by` equal the given values, optionally with the row
     of one forward foreign key `related` joined and cached on them (like select_related)."""
 
@@ -129,6 +129,11 @@ class RowReader(_BuiltOnce):
         sql, fields = self._built_for(connection)[:2]
         return sql, [field.get_db_prep_value(value, connection) for field, value in zip(fields, values, strict=True)]
 
+    def within(self, connection, values: Sequence[Any], *, after: str | None = None) -> tuple[list, str, list]:
+        """For insert_then_fetch: the WITH queries this read adds (none) and its SELECT."""
+        sql, params = self.statement(connection, values)
+        return [], sql, params
+
     def fetch(self, *values: Any) -> list[Model]:
         connection = connections[router.db_for_read(self.model)]
         sql, params = self.statement(connection, values)
@@ -157,7 +162,7 @@ class RowReader(_BuiltOnce):
         return found[0] if found else None
 
 
-class Select(_BuiltOnce):
+class Select(BuiltOnce):
     """A SELECT of some columns (or aggregates of them) of `model`, filtered by `where`, built
     once per process. `where` holds (field, operator) pairs whose values each call gives in
     order, or (field, operator, value) triples fixed when built; operators are =, <>, >=, <=
@@ -244,10 +249,15 @@ class Select(_BuiltOnce):
     def rows(self, *values: Any) -> list[tuple]:
         connection = connections[router.db_for_read(self.model)]
         sql, params = self.statement(connection, values)
-        converters = self._built_for(connection)[3]
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
-            found = cursor.fetchall()
+            return self.converted(cursor.fetchall(), connection)
+
+    def width(self, connection) -> int:
+        return len(self._built_for(connection)[3])
+
+    def converted(self, found: Sequence[Sequence[Any]], connection) -> list[tuple]:
+        converters = self._built_for(connection)[3]
         if not any(converters):
             return [tuple(row) for row in found]
         converted = []
@@ -258,6 +268,33 @@ class Select(_BuiltOnce):
                     values_out[index] = converter(values_out[index], column, connection)
             converted.append(tuple(values_out))
         return converted
+
+
+def rows_together(*reads: tuple[Select, Sequence[Any]]) -> list[list[tuple]]:
+    """The rows of each (Select, values), as `Select.rows` gives them: on PostgreSQL in one
+    round trip (the reads side by side, `FULL JOIN ... ON FALSE`, each row marked with the read
+    it comes from), elsewhere one statement each."""
+    connection = connections[router.db_for_read(reads[0][0].model)]
+    if connection.vendor != "postgresql" or len(reads) == 1:
+        return [select.rows(*values) for select, values in reads]
+    branches, params, starts = [], [], []
+    start = 0
+    for number, (select, values) in enumerate(reads):
+        sql, read_params = select.statement(connection, values)
+        branch = f"(SELECT 1 AS read_{number}, r.* FROM ({sql}) AS r) AS read_{number}"  # noqa: S608 (no input)
+        branches.append(branch if number == 0 else f"FULL JOIN {branch} ON FALSE")
+        params += read_params
+        starts.append(start)
+        start += 1 + select.width(connection)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT * FROM {' '.join(branches)}", params)  # noqa: S608 (built above)
+        found = cursor.fetchall()
+    results = []
+    for (select, _), begin in zip(reads, starts, strict=True):
+        stop = begin + 1 + select.width(connection)
+        mine = [row[begin + 1 : stop] for row in found if row[begin] is not None]
+        results.append(select.converted(mine, connection))
+    return results
 
 
 _END = object()
@@ -285,7 +322,7 @@ def _passed_as_is(field, connection) -> type | None:
     return None
 
 
-class RowInserter(_BuiltOnce):
+class RowInserter(BuiltOnce):
     """INSERT one instance of `model` with every concrete field (an auto-incremented primary
     key comes back from the database). `on_conflict` names the columns of a unique constraint:
     a row that already holds them is left alone and `insert` returns False. An auto_now or
@@ -302,25 +339,36 @@ class RowInserter(_BuiltOnce):
         fields = [f for f in meta.concrete_fields if not (f.primary_key and getattr(f, "db_returning", False))]
         columns = ", ".join(quote(f.column) for f in fields)
         placeholders = ", ".join(["%s"] * len(fields))
-        sql = f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES ({placeholders})"  # noqa: S608
+        head = f"INSERT INTO {quote(meta.db_table)} ({columns})"  # noqa: S608 (names from the model)
+        tail = ""
         if self.on_conflict:
             targets = ", ".join(quote(meta.get_field(name).column) for name in self.on_conflict)
-            sql += f" ON CONFLICT ({targets}) DO NOTHING"
+            tail += f" ON CONFLICT ({targets}) DO NOTHING"
         returning = bool(self.on_conflict) or len(fields) < len(meta.concrete_fields)
         if returning:
-            sql += f" RETURNING {quote(meta.pk.column)}"
+            tail += f" RETURNING {quote(meta.pk.column)}"
+        forms = (f"{head} VALUES ({placeholders}){tail}", f"{head} SELECT {placeholders} FROM ", tail)  # noqa: S608
         stamped = [getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False) for field in fields]
-        return sql, [(f, _passed_as_is(f, connection), s) for f, s in zip(fields, stamped, strict=True)], returning
+        return forms, [(f, _passed_as_is(f, connection), s) for f, s in zip(fields, stamped, strict=True)], returning
 
-    def statement(self, connection, instance: Model) -> tuple[str, list, bool]:
-        sql, fields, returning = self._built_for(connection)
+    def statement(self, connection, instance: Model, *, after: str | None = None) -> tuple[str, list, bool]:
+        """The INSERT and its parameters. `after` names a WITH query (PostgreSQL): the row is
+        then written only if that query gives a row (INSERT ... SELECT ... FROM it), which
+        also makes it run first."""
+        (plain, guarded, tail), fields, returning = self._built_for(connection)
+        sql = plain if after is None else f"{guarded}{after}{tail}"
         params = []
-        for field, plain, stamped in fields:
-            value = getattr(instance, field.attname) if plain is not None or stamped else field.pre_save(instance, True)
+        for field, plain_type, stamped in fields:
+            value = (
+                getattr(instance, field.attname)
+                if plain_type is not None or stamped
+                else field.pre_save(instance, True)
+            )
             if stamped and value is None:  # auto_now(_add) left empty: now, as the ORM would
                 value = field.pre_save(instance, True)
-            if plain is not None and (
-                value is None or (type(value) is plain and (plain is not datetime or value.tzinfo is not None))
+            if plain_type is not None and (
+                value is None
+                or (type(value) is plain_type and (plain_type is not datetime or value.tzinfo is not None))
             ):
                 params.append(value)  # what get_db_prep_save would give back unchanged
             else:
@@ -342,43 +390,59 @@ class RowInserter(_BuiltOnce):
         return True
 
 
-def insert_then_fetch(inserts: Sequence[tuple[RowInserter, Model]], reader: RowReader, *values: Any) -> list[Model]:
-    """INSERT each (inserter, instance) in order, then `reader.fetch(*values)`: on PostgreSQL
-    in one statement (each INSERT a data-modifying WITH, which runs whether or not the SELECT
-    reads it; foreign keys are checked at commit), so one round trip instead of several;
-    elsewhere one statement each. As with `RowInserter.insert`, an auto-incremented key comes
-    back onto its instance, and a row refused by its `on_conflict` leaves its instance's
-    `_state.adding` True (the caller decides what that means)."""
+def writes_in_one_statement(connection) -> bool:
+    """Whether insert_then_fetch writes its rows (and its reader's) in one statement."""
+    return connection.vendor == "postgresql"
+
+
+def insert_then_fetch(inserts: Sequence[tuple[RowInserter, Model]], reader, *values: Any) -> list[Model]:
+    """INSERT each (inserter, instance) in order, then read with `reader` (a RowReader, or
+    anything with the same `fetch`, `within`, `instances` and `found_at`, such as a read that
+    writes rows of its own): on PostgreSQL all in one statement (each INSERT a data-modifying
+    WITH; foreign keys are checked at its end, or at commit), so one round trip, and outside a
+    transaction still all or nothing; elsewhere one statement each, in the caller's transaction.
+
+    A row its inserter's `on_conflict` refuses stops the rest: neither the rows after it nor
+    the reader's own writes happen, and the read gives []. On PostgreSQL each row after a
+    refusable one is written `INSERT ... SELECT ... FROM` it, which also orders them. As with
+    `RowInserter.insert`, an auto-incremented key comes back onto its instance, and a row not
+    written keeps its instance's `_state.adding` True (the caller decides what that means)."""
     connection = connections[router.db_for_write(reader.model)]
-    if connection.vendor != "postgresql":
+    if not writes_in_one_statement(connection):
         for inserter, instance in inserts:
-            inserter.insert(instance)
+            if not inserter.insert(instance):
+                return []
         return reader.fetch(*values)
     parts, params, returned = [], [], []
+    guard = None  # the last refusable INSERT so far: the rows after it need its row
     for number, (inserter, instance) in enumerate(inserts):
-        sql, insert_params, returning = inserter.statement(connection, instance)
-        parts.append(f"inserted_{number} AS ({sql})")
+        name = f"inserted_{number}"
+        sql, insert_params, returning = inserter.statement(connection, instance, after=guard)
+        parts.append(f"{name} AS ({sql})")
         params += insert_params
-        if returning:  # its key, or NULL when refused, read in the same statement
-            returned.append((f"(SELECT * FROM inserted_{number})", instance))  # noqa: S608 (no input)
-    select_sql, select_params = reader.statement(connection, values)
+        if returning:  # its key, or NULL when not written, read in the same statement
+            returned.append((f"(SELECT * FROM {name})", instance))  # noqa: S608 (no input)
+        if inserter.on_conflict:
+            guard = name
+    ctes, select_sql, select_params = reader.within(connection, values, after=guard)
     if returned:  # one row at least, whether or not the read finds any
         keys = ", ".join(column for column, _ in returned)
         select_sql = f"SELECT {keys}, fetched.* FROM (SELECT 1) AS one LEFT JOIN ({select_sql}) AS fetched ON TRUE"  # noqa: S608
     with connection.cursor() as cursor:
-        cursor.execute(f"WITH {', '.join(parts)} {select_sql}", params + select_params)
+        cursor.execute(f"WITH {', '.join(parts + ctes)} {select_sql}", params + select_params)
         rows = cursor.fetchall()
-    written = {id(instance) for _, instance in inserts}
+    written = len(inserts)
     if returned:
-        for index, (_, instance) in enumerate(returned):
-            key = rows[0][index]
-            if key is None:
-                written.discard(id(instance))
+        keys = {id(instance): key for (_, instance), key in zip(returned, rows[0], strict=False)}
+        for index, (_, instance) in enumerate(inserts):
+            if id(instance) not in keys:
+                continue
+            if keys[id(instance)] is None:  # refused, or after a refused row
+                written = min(written, index)
             elif instance.pk is None:
-                instance.pk = key
+                instance.pk = keys[id(instance)]
         found = reader.found_at(connection, len(returned))
         rows = [row[len(returned) :] for row in rows if row[found] is not None]
-    for _, instance in inserts:
-        if id(instance) in written:
-            instance._state.adding, instance._state.db = False, connection.alias
-    return reader.instances(rows, connection)
+    for _, instance in inserts[:written]:
+        instance._state.adding, instance._state.db = False, connection.alias
+    return reader.instances(rows, connection) if written == len(inserts) else []

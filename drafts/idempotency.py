@@ -1,12 +1,14 @@
 """Idempotency-Key handling for draft and payment-request creation (decisions.md, Idempotency).
 
-One transaction per creation: the work writes its result and, in the same transaction, the
-key with the answer (`INSERT ... ON CONFLICT DO NOTHING`; a draft's creation writes it in the
-draft's own statement, config.rows.insert_then_fetch). The unique constraint on (user,
-key) decides who was first: a concurrent request with the same key waits on that INSERT until
-the first commits, finds the key taken, rolls its own work back and replays the first answer;
-a later retry does the same. So the answer, the draft and its event commit together, and
-exactly one draft exists per key whatever the timing.
+The key is written with the answer, in the same statement or transaction as the work's
+result (`INSERT ... ON CONFLICT DO NOTHING`). A draft's creation writes it first in the
+draft's own statement (config.rows.insert_then_fetch): a key already taken writes nothing,
+neither the draft nor its event. The unique constraint on (user, key) decides who was first:
+a concurrent request with the same key waits on that INSERT until the first commits, finds the
+key taken, drops its own work and replays the first answer; a later retry does the same. So
+the answer, the draft and its event commit together, and exactly one draft exists per key
+whatever the timing. A key older than the retention stands for nothing: it is deleted and the
+request runs anew.
 """
 
 from __future__ import annotations
@@ -57,12 +59,12 @@ _KEY_INSERT = RowInserter(IdempotencyKey, on_conflict=["user", "key"])
 
 
 class Record:
-    """Stores a creation's answer under its Idempotency-Key, in the creation's transaction.
+    """Stores a creation's answer under its Idempotency-Key, with the creation's result.
 
-    Either in the creation's own statement: `rows(outcome)` gives the row to write along
-    with the new resource (drafts.services.draft_create's `along`), and `check()`, once it
-    ran, raises _KeyTaken if the key already held an answer. Or on its own: `record(outcome)`.
-    Without a key both do nothing."""
+    Either in the creation's own statement: `rows(outcome)` gives the row to write first
+    (drafts.services.draft_create's `along`), and `check()`, once it ran, raises _KeyTaken if
+    the key already held an answer (then nothing was written). Or on its own, in the
+    creation's transaction: `record(outcome)`. Without a key both do nothing."""
 
     def __init__(self, *, user, key: str | None, fingerprint: str = "") -> None:
         self.user, self.key, self.fingerprint = user, key, fingerprint
@@ -85,29 +87,24 @@ class Record:
         return [(_KEY_INSERT, self._row)]
 
     def check(self) -> None:
-        row = self._row
-        if row is not None and row._state.adding and not self._replace_stale(row):  # refused: the key is taken
+        if self._row is not None and self._row._state.adding:  # refused: the key is taken
             raise _KeyTaken
 
     def __call__(self, outcome: Outcome) -> None:
-        if self.key is None:
-            return
-        row = self._row_of(outcome)
-        if not _KEY_INSERT.insert(row) and not self._replace_stale(row):
+        if self.key is not None and not _KEY_INSERT.insert(self._row_of(outcome)):
             raise _KeyTaken
 
-    def _replace_stale(self, row: IdempotencyKey) -> bool:
-        """A key older than the retention stands for nothing: replace it. False if the key is in force."""
-        cutoff = timezone.now() - timedelta(hours=settings.IDEMPOTENCY_KEY_TTL_HOURS)
-        if IdempotencyKey.objects.filter(user=self.user, key=self.key, created_at__lt=cutoff).delete()[0]:
-            return _KEY_INSERT.insert(row)
-        return False
 
-
-def _replay(*, user, key: str, fingerprint: str) -> Outcome:
+def _replay(*, user, key: str, fingerprint: str) -> Outcome | None:
+    """The stored answer of a taken key; None if the key was older than the retention (it is
+    deleted, and the request runs anew)."""
     existing = IdempotencyKey.objects.filter(user=user, key=key).first()
     if existing is None:  # released between our INSERT and this read: an earlier failure; run again
         raise Conflict("A request with this Idempotency-Key is still in progress.", code="idempotency_in_progress")
+    cutoff = timezone.now() - timedelta(hours=settings.IDEMPOTENCY_KEY_TTL_HOURS)
+    if existing.created_at < cutoff:
+        IdempotencyKey.objects.filter(pk=existing.pk, created_at__lt=cutoff).delete()
+        return None
     if existing.request_hash != fingerprint:
         raise Unprocessable(
             "This Idempotency-Key was used with a different request body.", code="idempotency_key_reused"
@@ -120,27 +117,32 @@ def _replay(*, user, key: str, fingerprint: str) -> Outcome:
 def run_idempotently(*, user, key: str | None, body: Any, work: Callable[[Record], Outcome]) -> Outcome:
     """Run `work` once per (user, key, body); replay its stored outcome afterwards.
 
-    `work` stores its successful outcome with the `Record` it is given, inside the
-    transaction that writes its result, so the stored response commits with it (and a key
-    already taken rolls that transaction back). Client errors (4xx) are stored too; a
-    server-side failure (5xx or a crash) stores nothing, so the client can retry.
+    `work` stores its successful outcome with the `Record` it is given, with the result it
+    writes (in its statement or transaction), so the stored response commits with it (and a
+    key already taken writes nothing). Client errors (4xx) are stored too; a server-side
+    failure (5xx or a crash) stores nothing, so the client can retry.
     """
     if key is None:
         return work(Record(user=user, key=None))
     fingerprint = request_fingerprint(body)
+    while True:  # again only after deleting a stale key: at most once more per stale key
+        try:
+            outcome = _run_once(user=user, key=key, fingerprint=fingerprint, work=work)
+        except _KeyTaken:
+            outcome = _replay(user=user, key=key, fingerprint=fingerprint)
+        if outcome is not None:
+            return outcome
+
+
+def _run_once(*, user, key: str, fingerprint: str, work: Callable[[Record], Outcome]) -> Outcome:
     try:
         return work(Record(user=user, key=key, fingerprint=fingerprint))
-    except _KeyTaken:
-        return _replay(user=user, key=key, fingerprint=fingerprint)
     except Problem as problem:
         if problem.status_code >= 500:
             raise
         outcome = Outcome(status=problem.status_code, body=problem.document())
-        try:
-            with transaction.atomic():
-                Record(user=user, key=key, fingerprint=fingerprint)(outcome)
-        except _KeyTaken:
-            return _replay(user=user, key=key, fingerprint=fingerprint)
+        with transaction.atomic():
+            Record(user=user, key=key, fingerprint=fingerprint)(outcome)
         return outcome
 
 

@@ -4,6 +4,7 @@ row and records the event in the same transaction."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
@@ -13,7 +14,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from config.problems import Conflict
-from config.rows import RowInserter, Select
+from config.rows import RowInserter, Select, rows_together, writes_in_one_statement
 from config.wire import json_datetime
 from drafts.events import draft_event_data
 from drafts.models import OPEN_STATUSES, TUPLE_MATCHED_NETWORKS, Draft
@@ -320,7 +321,7 @@ def _fee_placement(*, user, plan: DraftPlan, draft_id: UUID | None) -> tuple[str
         return FeePlacement.WAIVED, None
     if plan.method != Method.MULTI_OUTPUT:
         return FeePlacement.ACCRUED, None
-    if is_dust(asset=plan.asset, fee_base_units=plan.fee.fee_base_units):
+    if _claims_dust_waiver(plan):
         if draft_id is None:
             return FeePlacement.WAIVED, None
         waived = dust_waiver_claim(user=user, draft_id=draft_id, fee_base_units=plan.fee.fee_base_units)
@@ -329,6 +330,15 @@ def _fee_placement(*, user, plan: DraftPlan, draft_id: UUID | None) -> tuple[str
     if not fee_address:
         return FeePlacement.ACCRUED, None  # no operator address for this network: the fee accrues instead
     return FeePlacement.OUTPUT, fee_address
+
+
+def _claims_dust_waiver(plan: DraftPlan) -> bool:
+    """A MultiOutput dust fee: creating the draft also claims the day's waiver allowance."""
+    return (
+        plan.fee is not None
+        and plan.method == Method.MULTI_OUTPUT
+        and is_dust(asset=plan.asset, fee_base_units=plan.fee.fee_base_units)
+    )
 
 
 def _payment_uri(draft: Draft, plan: DraftPlan) -> str:
@@ -385,17 +395,35 @@ _OPEN_AMOUNTS_NEAR = Select(
 )
 
 
+def _open_amounts_read(plan: DraftPlan) -> tuple[Select, tuple] | None:
+    """The read of the open amounts a new draft's may be nudged past; None if it keeps its own."""
+    if plan.asset.network not in TUPLE_MATCHED_NETWORKS or plan.method == Method.LIGHTNING or not plan.fiat_priced:
+        return None
+    low = plan.amount_base_units
+    return _OPEN_AMOUNTS_NEAR, (
+        plan.asset.network,
+        plan.receiver_address,
+        plan.asset.currency,
+        low,
+        low + MAX_NUDGE_BASE_UNITS,
+    )
+
+
 def _taken_amounts(plan: DraftPlan, *, exclude: UUID | None) -> set[int]:
     if exclude is not None:
         return set(_open_amounts(plan, exclude=exclude).values_list("amount_base_units", flat=True))
-    low = plan.amount_base_units
-    rows = _OPEN_AMOUNTS_NEAR.rows(
-        plan.asset.network, plan.receiver_address, plan.asset.currency, low, low + MAX_NUDGE_BASE_UNITS
-    )
-    return {amount for (amount,) in rows}
+    select, values = _open_amounts_read(plan)
+    return {amount for (amount,) in select.rows(*values)}
 
 
-def _free_amount(plan: DraftPlan, *, user, exclude: UUID | None = None, optimistic: bool = False) -> tuple[int, int]:
+def _free_amount(
+    plan: DraftPlan,
+    *,
+    user,
+    exclude: UUID | None = None,
+    optimistic: bool = False,
+    taken: set[int] | None = None,
+) -> tuple[int, int]:
     """The amount to bill, so that a payment can be told apart from every other open draft's.
 
     Exact drafts keep their amount; the same amount in another open draft of the same account
@@ -406,6 +434,7 @@ def _free_amount(plan: DraftPlan, *, user, exclude: UUID | None = None, optimist
 
     `optimistic` (exact drafts only) skips the look-up and proposes the amount as asked: the
     per-account unique index refuses it if needed, and the caller then asks again without.
+    `taken` (fiat-priced drafts) are the open amounts when the caller read them already.
     """
     amount = plan.amount_base_units
     if plan.asset.network not in TUPLE_MATCHED_NETWORKS or plan.method == Method.LIGHTNING:
@@ -422,7 +451,8 @@ def _free_amount(plan: DraftPlan, *, user, exclude: UUID | None = None, optimist
                 extra={"openDraftId": str(clash.id)},
             )
         return amount, 0
-    taken = _taken_amounts(plan, exclude=exclude)
+    if taken is None:
+        taken = _taken_amounts(plan, exclude=exclude)
     for nudge in range(0, MAX_NUDGE_BASE_UNITS + 1):
         if amount + nudge not in taken:
             return amount + nudge, nudge
@@ -480,37 +510,64 @@ def draft_create(
     on_created: Callable[[Draft], None] | None = None,
     along: Callable[[Draft], Sequence[tuple]] | None = None,
 ) -> Draft:
-    """Write a planned draft and its draft.created event in one transaction.
+    """Write a planned draft and its draft.created event (and its deliveries) at once.
 
     `along(draft)` runs once the draft is complete and before it is written: the
-    (RowInserter, instance) pairs it returns go into the same statement as the draft (the
-    idempotency record with its answer). `on_created` runs after, inside that transaction
-    (it sees whether those rows were written; a pay link is linked to the draft).
+    (RowInserter, instance) pairs it returns go into the same statement, before the draft (the
+    idempotency record with its answer; one its on_conflict refuses stops the draft and the
+    event: they keep `_state.adding` True). `on_created` runs after, inside the transaction
+    (a pay link is linked to the draft). Without it, on PostgreSQL the whole creation is one
+    statement and needs no transaction of its own (webhooks.services.event_record).
     """
     now = now or timezone.now()
 
     def write(attempt: int) -> Draft:
         # The first try of an exact draft takes the amount as asked (clashes are rare, and the
-        # unique index catches them); later tries look up the open amounts first.
-        if plan.method != Method.MULTI_OUTPUT and plan.fee is not None:  # a fee that would accrue
-            ledger.ensure_not_blocked(user)
-        draft = _draft_insert(user=user, plan=plan, now=now, origin=origin, optimistic=attempt == 0, along=along)
+        # unique index catches them); later tries look up the open amounts first. The fee cap
+        # and a fiat-priced draft's open amounts are read in one round trip.
+        accrues = plan.method != Method.MULTI_OUTPUT and plan.fee is not None  # a fee that would accrue
+        fee_cap = ledger.outstanding_read(user) if accrues else None
+        reads = [read for read in (fee_cap, _open_amounts_read(plan)) if read is not None]
+        found = rows_together(*reads) if reads else []
+        if accrues:
+            ledger.ensure_not_blocked(user, totals=found.pop(0))
+        taken = {amount for (amount,) in found[0]} if found else None
+        draft = _draft_insert(
+            user=user, plan=plan, now=now, origin=origin, optimistic=attempt == 0, along=along, taken=taken
+        )
         if on_created is not None:
             on_created(draft)
         return draft
 
-    return _with_unique_amount(plan, user=user, write=write, field="amountSats")
+    return _with_unique_amount(
+        plan,
+        user=user,
+        write=write,
+        field="amountSats",
+        one_statement=on_created is None and not _claims_dust_waiver(plan),  # else a second write
+    )
 
 
 def _with_unique_amount(
-    plan: DraftPlan, *, user, write: Callable[[int], Draft], field: str, exclude: UUID | None = None
+    plan: DraftPlan,
+    *,
+    user,
+    write: Callable[[int], Draft],
+    field: str,
+    exclude: UUID | None = None,
+    one_statement: bool = False,
 ) -> Draft:
     """Run `write(attempt)` in a transaction until the amount it picks is unique among the
     account's open drafts: the one retry loop of creation and requote (a concurrent draft may
-    take the same amount between the look-up and the INSERT; the unique index refuses it)."""
+    take the same amount between the look-up and the INSERT; the unique index refuses it).
+    A `write` that is `one_statement` (reads, then a single statement that writes) needs no
+    transaction where that statement is all or nothing by itself: PostgreSQL outside any
+    transaction (inside one, a savepoint keeps the caller's transaction usable for a retry)."""
+    connection = transaction.get_connection()
+    alone = one_statement and writes_in_one_statement(connection) and not connection.in_atomic_block
     for attempt in range(MAX_AMOUNT_PICKS):
         try:
-            with transaction.atomic():
+            with nullcontext() if alone else transaction.atomic():
                 return write(attempt)
         except IntegrityError:
             if not _is_amount_clash(plan, user=user, exclude=exclude):
@@ -522,9 +579,16 @@ _DRAFT_INSERT = RowInserter(Draft)  # every creation: the 40-column INSERT is bu
 
 
 def _draft_insert(
-    *, user, plan: DraftPlan, now: datetime, origin: Origin, optimistic: bool, along: Callable | None = None
+    *,
+    user,
+    plan: DraftPlan,
+    now: datetime,
+    origin: Origin,
+    optimistic: bool,
+    along: Callable | None = None,
+    taken: set[int] | None = None,
 ) -> Draft:
-    amount, nudge = _free_amount(plan, user=user, optimistic=optimistic)
+    amount, nudge = _free_amount(plan, user=user, optimistic=optimistic, taken=taken)
     asset = plan.asset
     draft = Draft(
         user=user,
@@ -574,7 +638,7 @@ def _draft_insert(
         type=EventType.DRAFT_CREATED,
         data=draft_event_data(draft, occurred_at=now),
         draft_id=draft.id,
-        along=[(_DRAFT_INSERT, draft), *(along(draft) if along is not None else ())],
+        along=[*(along(draft) if along is not None else ()), (_DRAFT_INSERT, draft)],
     )
     return draft
 

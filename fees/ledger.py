@@ -64,8 +64,14 @@ _OUTSTANDING_TOTALS = Select(
 )
 
 
-def balance_of(user, *, with_settlement: bool = True) -> Balance:
-    usd, oldest, count = _OUTSTANDING_TOTALS.rows(user.pk)[0]
+def outstanding_read(user) -> tuple[Select, tuple]:
+    """The one read `ensure_not_blocked` makes, for a caller that sends it along with its own
+    (config.rows.rows_together); its rows go back as `ensure_not_blocked(user, totals=...)`."""
+    return _OUTSTANDING_TOTALS, (user.pk,)
+
+
+def balance_of(user, *, with_settlement: bool = True, totals: list[tuple] | None = None) -> Balance:
+    usd, oldest, count = (totals if totals is not None else _OUTSTANDING_TOTALS.rows(user.pk))[0]
     active = None
     if with_settlement:
         # An open settlement holds the outstanding entries it covers; confirming it settles them,
@@ -83,9 +89,10 @@ def balance_of(user, *, with_settlement: bool = True) -> Balance:
     )
 
 
-def ensure_not_blocked(user) -> None:
-    """A blocked account cannot open new fee-accruing drafts (SingleOutput, Lightning, pay links)."""
-    balance = balance_of(user, with_settlement=False)  # one query: this runs on every such creation
+def ensure_not_blocked(user, *, totals: list[tuple] | None = None) -> None:
+    """A blocked account cannot open new fee-accruing drafts (SingleOutput, Lightning, pay links).
+    One read, on every such creation: `totals` are its rows when the caller made it already."""
+    balance = balance_of(user, with_settlement=False, totals=totals)
     if balance.blocked:
         raise FeesOutstanding(
             f"Accrued fees of {balance.outstanding_usd.quantize(Decimal('0.01'))} USD must be settled first "

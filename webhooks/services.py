@@ -28,11 +28,12 @@ from django.utils import timezone
 
 import outbound
 from config.problems import Conflict, Problem
-from config.rows import RowInserter, RowReader, insert_then_fetch
+from config.rows import RowInserter, insert_then_fetch, writes_in_one_statement
 from config.wire import json_datetime
 from notifications import kinds as email_kinds
 from notifications.services import email_enqueue
 from webhooks import signing
+from webhooks.fanout import DELIVERIES
 from webhooks.models import (
     AttemptState,
     Delivery,
@@ -91,29 +92,38 @@ def _enqueue(task_name: str, *args: Any) -> None:
 
 # Every change of a draft records an event and fans it out: both statements are built once.
 _EVENT_INSERT = RowInserter(Event)
-_WEBHOOKS_OF = RowReader(Webhook, by=["user"])
 
 
 def event_record(
     *, user, type: str, data: dict[str, Any], draft_id: UUID | None = None, along: Sequence[tuple] = ()
 ) -> Event:
-    """Record an event in the caller's transaction (the outbox). Call it inside the
-    transaction that makes the change the event reports, never after it.
+    """Record an event in the transaction of the change it reports (the outbox), with one
+    Delivery for each of the owner's endpoints that wants it.
 
-    `along` holds (RowInserter, instance) pairs: the new row the event reports and others of
-    the same change, inserted in the same statement as the event where the database allows
-    (config.rows.insert_then_fetch: a row its inserter's on_conflict refuses keeps
-    `_state.adding` True)."""
-    if not transaction.get_connection().in_atomic_block:
+    `along` holds (RowInserter, instance) pairs: the change itself (the new row the event
+    reports) and other rows of it, written before the event in the same statement where the
+    database allows (config.rows.insert_then_fetch, with webhooks.fanout for the deliveries).
+    A row its inserter's on_conflict refuses stops the rest: its instance, the later rows' and
+    the event keep `_state.adding` True and nothing more is written. With the change in
+    `along` and all of it one statement, no transaction is needed; otherwise call this inside
+    the transaction that makes the change, never after it."""
+    connection = transaction.get_connection()
+    if not connection.in_atomic_block and not (
+        along and type not in EMAIL_KIND_OF_EVENT and writes_in_one_statement(connection)
+    ):
         raise RuntimeError("event_record must run inside the transaction of the change it reports")
     event = Event(user=user, type=type, data=data, draft_id=draft_id)
     inserts = list(along)
     if type == EventType.TEST:  # a test event goes only to the endpoint it tests
         for inserter, instance in [*inserts, (_EVENT_INSERT, event)]:
             inserter.insert(instance)
-    else:  # the row, the event and the owner's endpoints in one round trip where the database allows
-        webhooks = insert_then_fetch([*inserts, (_EVENT_INSERT, event)], _WEBHOOKS_OF, user.pk)
-        _deliveries_create(event=event, webhooks=[w for w in webhooks if w.wants(type)])
+        return event
+    # the rows, the event and its deliveries in one round trip where the database allows
+    webhooks = insert_then_fetch([*inserts, (_EVENT_INSERT, event)], DELIVERIES, event)
+    if event._state.adding:  # a row along was refused: nothing was written
+        return event
+    if any(w.active for w in webhooks):
+        _enqueue("dispatch_due")
     if type in EMAIL_KIND_OF_EVENT:  # unless the owner turned them off (an optional kind)
         email_enqueue(
             user=user,
@@ -122,19 +132,6 @@ def event_record(
             dedup_key=f"event:{event.id}",
         )
     return event
-
-
-def _deliveries_create(*, event: Event, webhooks: list[Webhook]) -> list[Delivery]:
-    # Disabled endpoints get their deliveries too: they wait, and go out when it is re-enabled.
-    if not webhooks:
-        return []
-    deliveries = Delivery.objects.bulk_create(
-        [Delivery(webhook=w, event=event, next_attempt_at=event.created_at) for w in webhooks],
-        ignore_conflicts=True,
-    )
-    if any(w.active for w in webhooks):
-        _enqueue("dispatch_due")
-    return deliveries
 
 
 # --- Endpoints ---------------------------------------------------------------------------

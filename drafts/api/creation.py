@@ -51,14 +51,8 @@ def create_draft_outcome(
             return record.rows(created["outcome"])
 
         created: dict[str, Outcome] = {}
-        draft_create_from_request(
-            user=user,
-            request=request,
-            origin=Origin.api(),
-            now=timezone.now(),
-            along=answer,
-            on_created=lambda draft: record.check(),
-        )
+        draft_create_from_request(user=user, request=request, origin=Origin.api(), now=timezone.now(), along=answer)
+        record.check()  # the key was taken: nothing was written, the first answer is replayed
         return created["outcome"]
 
     return run_idempotently(user=user, key=idempotency_key, body=body, work=work)

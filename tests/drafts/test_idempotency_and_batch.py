@@ -206,3 +206,31 @@ def test_a_batch_of_25_is_accepted(api_client):
     ]
     results = api_client.post("/api/v1/drafts/batch", {"items": items}, format="json").json()
     assert len(results) == 25 and all(r["error"] is None for r in results)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="one statement is PostgreSQL's way")
+def test_a_creation_outside_any_transaction_is_one_statement_and_a_retry_writes_nothing(make_key, owner, settings):
+    from django.test.utils import CaptureQueriesContext
+
+    from webhooks.models import Delivery, Event
+    from webhooks.services import webhook_create
+
+    settings.OUTBOUND_ALLOW_LOOPBACK = True
+    webhook = webhook_create(user=owner, url="https://127.0.0.1/hooks", events=["draft.created"])
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {make_key('drafts:write')}")
+    with CaptureQueriesContext(connection) as captured:
+        first = client.post("/api/v1/drafts", BODY, format="json", HTTP_IDEMPOTENCY_KEY="one-statement")
+    assert first.status_code == 201
+    statements = [q["sql"] for q in captured.captured_queries]
+    writes = [s for s in statements if "INSERT" in s or s in ("BEGIN", "COMMIT")]
+    assert len(writes) == 1, writes  # no BEGIN / COMMIT: the one statement is its own transaction
+    for table in ("drafts_idempotencykey", "drafts_draft", "webhooks_event", "webhooks_delivery"):
+        assert f'INSERT INTO "{table}"' in writes[0]
+
+    retried = client.post("/api/v1/drafts", BODY, format="json", HTTP_IDEMPOTENCY_KEY="one-statement")
+    assert retried.status_code == 201 and retried.json() == first.json() and retried["Idempotent-Replayed"]
+    assert Draft.objects.count() == 1
+    assert list(Event.objects.values_list("type", flat=True)) == ["draft.created"]
+    assert list(Delivery.objects.values_list("webhook_id", flat=True)) == [webhook.id]

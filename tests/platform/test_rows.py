@@ -53,3 +53,48 @@ def test_values_the_database_cannot_take_as_they_are_are_still_prepared(owner):
     draft.id = str(draft.id)
     draft.quote_locked_at = datetime(2026, 1, 2, 3, 4, 5)  # noqa: DTZ001 (naive on purpose)
     _assert_sent_as_the_orm_would(draft)
+
+
+def test_a_row_refused_by_its_conflict_stops_the_rows_after_it_and_the_read(owner):
+    """insert_then_fetch: the idempotency key first, then the event; a key already taken
+    writes neither, on every database (on PostgreSQL within the one statement)."""
+    from config.rows import RowReader, insert_then_fetch
+    from drafts.models import IdempotencyKey
+    from webhooks.models import Webhook
+
+    Webhook.objects.create(user=owner, url="https://hooks.example.com/a", secret="s")
+    key_insert = RowInserter(IdempotencyKey, on_conflict=["user", "key"])
+    endpoints = RowReader(Webhook, by=["user"])
+
+    def attempt(n: int):
+        key = IdempotencyKey(user=owner, key="k-1", request_hash="h", response_status=201, response_body={"n": n})
+        event = Event(user=owner, type="draft.created", data={"n": n})
+        read = insert_then_fetch([(key_insert, key), (RowInserter(Event), event)], endpoints, owner.pk)
+        return key, event, read
+
+    key, event, read = attempt(1)
+    assert not key._state.adding and not event._state.adding and len(read) == 1
+    key, event, read = attempt(2)
+    assert key._state.adding and event._state.adding and read == []
+    assert list(Event.objects.values_list("data", flat=True)) == [{"n": 1}]
+    assert IdempotencyKey.objects.get().response_body == {"n": 1}
+
+
+def test_reads_sent_together_give_each_the_rows_it_gives_alone(owner, other_account):
+    from config.rows import Select, rows_together
+    from drafts.models import Draft
+
+    amounts = Select(Draft, columns=["amount_base_units", "created_at"], where=[("user", "=")])
+    totals = Select(
+        Draft, columns=[("sum", "amount_base_units"), ("min", "created_at"), ("count", "id")], where=[("user", "=")]
+    )
+    for amount in (25_000_000, 25_000_001, 7):
+        make_draft(owner, amount_base_units=amount)
+
+    for user in (owner, other_account):  # some rows, then none
+        alone = [totals.rows(user.pk), amounts.rows(user.pk)]
+        together = rows_together((totals, (user.pk,)), (amounts, (user.pk,)))
+        assert [sorted(rows) for rows in together] == [sorted(rows) for rows in alone]
+    assert rows_together((totals, (owner.pk,)), (amounts, (owner.pk,)))[0] == [
+        (50_000_008, totals.rows(owner.pk)[0][1], 3)
+    ]
