@@ -118,7 +118,18 @@ class StructuredJsonParser(JsonParser):
 
 
 class JsonNegotiation(DefaultContentNegotiation):
-    """Pick the JSON parser for every JSON media type (DRF matches only exact subtypes)."""
+    """Pick the JSON parser for every JSON media type (DRF matches only exact subtypes).
+
+    The answer's renderer: what clients send nearly always (no Accept, `*/*` or exactly the
+    first renderer's type) picks the first renderer at once, as DRF's negotiation would after
+    parsing the header; anything else goes through DRF's (406 for what none can render)."""
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        override = self.settings.URL_FORMAT_OVERRIDE
+        if format_suffix is None and renderers and not (override and request.query_params.get(override)):
+            if request.META.get("HTTP_ACCEPT", "*/*") in ("*/*", renderers[0].media_type):
+                return renderers[0], renderers[0].media_type
+        return super().select_renderer(request, renderers, format_suffix)
 
     def select_parser(self, request, parsers):
         content_type = request.content_type or ""

@@ -7,15 +7,31 @@ with a body.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.conf import settings
-from django.urls import reverse
+from django.urls import get_script_prefix, get_urlconf, reverse
 from rest_framework.response import Response
+
+# A resource's path differs only by its id: reversed once per route with a stand-in id
+# (Django's reverse cost about 3% of a creation), then the id put in its place.
+_STAND_IN = "00000000-0000-4000-8000-00000000c0de"
+_UUID_TEXT = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_PATHS: dict[tuple, str] = {}
 
 
 def resource_url(url_name: str, **kwargs: Any) -> str:
     """The absolute public URL (BASE_URL) of a named route."""
+    if len(kwargs) == 1:
+        ((name, value),) = kwargs.items()
+        text = str(value)
+        if _UUID_TEXT.fullmatch(text):  # nothing in it to quote; the route accepts the stand-in too
+            route = (url_name, name, get_urlconf(), get_script_prefix())
+            path = _PATHS.get(route)
+            if path is None:
+                path = _PATHS[route] = reverse(url_name, kwargs={name: _STAND_IN})
+            return settings.BASE_URL + path.replace(_STAND_IN, text)
     return settings.BASE_URL + reverse(url_name, kwargs=kwargs)
 
 

@@ -125,3 +125,23 @@ def test_a_forged_x_forwarded_for_does_not_buy_a_fresh_per_ip_budget(anon_client
         for n in range(3)
     ]
     assert statuses == [401, 401, 429]
+
+
+# --- Content negotiation -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "accept", [None, "*/*", "application/json", "application/json; indent=2", "text/html, application/*;q=0.5"]
+)
+def test_every_accept_that_admits_json_gets_json(api_client, accept):
+    extra = {} if accept is None else {"HTTP_ACCEPT": accept}
+    response = api_client.get("/api/v1/fees/schedule", **extra)
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("application/json")
+    assert json.loads(response.content)
+
+
+@pytest.mark.parametrize("accept", ["text/html", "application/xml", "image/*"])
+def test_an_accept_that_excludes_json_is_406(api_client, accept):
+    response = api_client.get("/api/v1/fees/schedule", HTTP_ACCEPT=accept)
+    assert response.status_code == 406
