@@ -125,13 +125,14 @@ def run_idempotently(*, user, key: str | None, body: Any, work: Callable[[Record
     if key is None:
         return work(Record(user=user, key=None))
     fingerprint = request_fingerprint(body)
-    while True:  # again only after deleting a stale key: at most once more per stale key
+    for _ in range(3):  # again only after deleting a stale key (another request may take it)
         try:
             outcome = _run_once(user=user, key=key, fingerprint=fingerprint, work=work)
         except _KeyTaken:
             outcome = _replay(user=user, key=key, fingerprint=fingerprint)
         if outcome is not None:
             return outcome
+    raise Conflict("A request with this Idempotency-Key is still in progress.", code="idempotency_in_progress")
 
 
 def _run_once(*, user, key: str, fingerprint: str, work: Callable[[Record], Outcome]) -> Outcome:
