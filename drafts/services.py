@@ -395,9 +395,15 @@ _OPEN_AMOUNTS_NEAR = Select(
 )
 
 
+def _matched_by_amount(plan: DraftPlan) -> bool:
+    """Whether a payment to this draft is told apart by its amount, which must then be unique
+    among the open drafts to that address (not a Lightning invoice, a tuple-matched network)."""
+    return plan.asset.network in TUPLE_MATCHED_NETWORKS and plan.method != Method.LIGHTNING
+
+
 def _open_amounts_read(plan: DraftPlan) -> tuple[Select, tuple] | None:
     """The read of the open amounts a new draft's may be nudged past; None if it keeps its own."""
-    if plan.asset.network not in TUPLE_MATCHED_NETWORKS or plan.method == Method.LIGHTNING or not plan.fiat_priced:
+    if not _matched_by_amount(plan) or not plan.fiat_priced:
         return None
     low = plan.amount_base_units
     return _OPEN_AMOUNTS_NEAR, (
@@ -437,7 +443,7 @@ def _free_amount(
     `taken` (fiat-priced drafts) are the open amounts when the caller read them already.
     """
     amount = plan.amount_base_units
-    if plan.asset.network not in TUPLE_MATCHED_NETWORKS or plan.method == Method.LIGHTNING:
+    if not _matched_by_amount(plan):
         return amount, 0
     if not plan.fiat_priced:
         if optimistic:
@@ -462,7 +468,7 @@ def _free_amount(
 def _is_amount_clash(plan: DraftPlan, *, user, amount: int | None = None, exclude: UUID | None = None) -> bool:
     """After an IntegrityError: was it the per-account unique amount? (Read anew, so it works on
     every database: SQLite names columns in the error, PostgreSQL the constraint.)"""
-    if plan.asset.network not in TUPLE_MATCHED_NETWORKS or plan.method == Method.LIGHTNING:
+    if not _matched_by_amount(plan):
         return False
     return (
         Draft.objects.filter(
