@@ -104,8 +104,8 @@ def registration_code_send(
 
 def password_register_begin(request, *, email: str, password: str, client: Client) -> Step:
     email = email_normalize(email)
+    password_check_strength(password, email=email)  # before counting: a refused password sends nothing
     send = code_email_allowed(purpose=CodePurpose.REGISTER, email=email, ip=client.ip, device=client.device)
-    password_check_strength(password, email=email)
     password_hash = make_password(password)
     registration_code_send(
         request,

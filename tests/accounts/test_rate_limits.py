@@ -133,6 +133,17 @@ def test_reset_requests_for_an_address_without_an_account_are_capped_alike(db):
     assert _emails_to("nobody@example.com") == ["Password reset requested"] * 5
 
 
+def test_registrations_refused_for_a_weak_password_use_up_no_email(browser):
+    for _ in range(6):
+        weak = browser.post(
+            "/api/v1/auth/password/register", {"email": "a@example.com", "password": "password123"}, format="json"
+        )
+        assert weak.status_code == 400
+    browser.post("/api/v1/auth/password/register", {"email": "a@example.com", "password": PASSWORD}, format="json")
+
+    assert [s.split(":")[0] for s in _emails_to("a@example.com")] == ["Your sign-up code"]
+
+
 def test_one_address_asking_for_many_emails_is_refused(db):
     answers = [_reset_request(ATTACKER, email=f"user{n}@example.com").status_code for n in range(11)]
 
