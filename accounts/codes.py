@@ -1,6 +1,10 @@
-"""Emailed 6-digit codes: issued through the notifications outbox, stored as a keyed hash,
-single use, AUTH_EMAIL_CODE_MINUTES of life, AUTH_EMAIL_CODE_MAX_TRIES tries, compared in
-constant time."""
+"""Emailed codes: ten characters of Crockford's base 32 in two groups of five
+("7KQ2M-X9FHD"), issued through the notifications outbox, stored as a keyed hash, single use,
+AUTH_EMAIL_CODE_MINUTES of life, AUTH_EMAIL_CODE_MAX_TRIES tries, compared in constant time.
+
+Typing one is forgiving: any case, spaces and hyphens anywhere, and the letters people take
+for digits (I and L for 1, O for 0) read as those digits; the alphabet has no I, L, O or U.
+32**10 = 2**50 codes: docs/accounts.md works out why that outlasts a year of guessing."""
 
 from __future__ import annotations
 
@@ -19,6 +23,21 @@ from config.problems import Problem
 from notifications import kinds
 from notifications.services import email_enqueue
 
+CODE_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+CODE_LENGTH = 10
+CODE_GROUP = 5
+_READ_AS = str.maketrans({"I": "1", "L": "1", "O": "0", "-": None})
+
+
+def code_make() -> str:
+    raw = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+    return "-".join(raw[i : i + CODE_GROUP] for i in range(0, CODE_LENGTH, CODE_GROUP))
+
+
+def code_normalize(code: str) -> str:
+    """A code as typed, as it was made: "7kq2m x9fhd" and "7KQ2M-X9FHD" are the same code."""
+    return "".join((code or "").upper().split()).translate(_READ_AS)
+
 
 class CodeInvalid(Problem):
     default_code = "invalid_code"
@@ -26,8 +45,8 @@ class CodeInvalid(Problem):
 
 
 def _hash(code_id: UUID, code: str) -> str:
-    # Keyed with SECRET_KEY and the row id: a leaked table alone does not give 6 digits away.
-    return salted_hmac("accounts.email-code", f"{code_id}:{code}", algorithm="sha256").hexdigest()
+    # Keyed with SECRET_KEY and the row id: a leaked table alone gives no code away.
+    return salted_hmac("accounts.email-code", f"{code_id}:{code_normalize(code)}", algorithm="sha256").hexdigest()
 
 
 def email_code_issue(
@@ -35,7 +54,7 @@ def email_code_issue(
 ) -> EmailCode:
     """Write a code and its email (in the caller's transaction); earlier unused codes of the
     same purpose for the address stop working."""
-    code = f"{secrets.randbelow(10**6):06d}"
+    code = code_make()
     now = timezone.now()
     with transaction.atomic():
         EmailCode.objects.filter(email=email, purpose=purpose, used_at__isnull=True).update(used_at=now)
@@ -61,7 +80,6 @@ def email_code_redeem(*, code_id: UUID | str | None, code: str, purpose: CodePur
     """Use a code once. A wrong guess counts a try (kept even though the call fails); the last
     allowed wrong guess ends the code. Raises CodeInvalid for wrong, expired, used or unknown."""
     now = now or timezone.now()
-    code = (code or "").strip()
     ok = False
     row = None
     if code_id:

@@ -80,7 +80,7 @@ class CodePurpose(models.TextChoices):
 
 
 class EmailCode(models.Model):
-    """A 6-digit code sent by email. Only a keyed hash is stored; single use, a few tries,
+    """A code sent by email (accounts.codes). Only a keyed hash is stored; single use, a few tries,
     a short life. `payload` carries what completing it needs (a new account's password hash)."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)

@@ -61,11 +61,12 @@ class ForgotForm(forms.Form):
     email = forms.EmailField(max_length=254, widget=forms.EmailInput(attrs={"autocomplete": "email"}))
 
 
+# Emailed codes have letters (accounts.codes); recovery codes too.
+CODE_INPUT = {"autocomplete": "one-time-code", "autocapitalize": "characters", "spellcheck": "false"}
+
+
 class ResetForm(forms.Form):
-    code = forms.CharField(
-        max_length=64,
-        widget=forms.TextInput(attrs={"autocomplete": "one-time-code", "inputmode": "numeric", "spellcheck": "false"}),
-    )
+    code = forms.CharField(max_length=64, widget=forms.TextInput(attrs=CODE_INPUT))
     newPassword = forms.CharField(
         label="New password",
         max_length=1024,
@@ -76,10 +77,7 @@ class ResetForm(forms.Form):
 
 
 class CodeForm(forms.Form):
-    code = forms.CharField(
-        max_length=64,
-        widget=forms.TextInput(attrs={"autocomplete": "one-time-code", "inputmode": "numeric", "spellcheck": "false"}),
-    )
+    code = forms.CharField(max_length=64, widget=forms.TextInput(attrs=CODE_INPUT))
 
 
 def _next_url(request: HttpRequest) -> str:
@@ -157,7 +155,7 @@ def register_code(request: HttpRequest) -> HttpResponse:
         {
             "form": form,
             "title": "Check your email",
-            "lead": "We sent a 6-digit code to finish creating your account.",
+            "lead": "We sent a code to finish creating your account.",
             "email": pending.get("email"),
         },
         status,
@@ -214,7 +212,7 @@ def sign_in_code(request: HttpRequest) -> HttpResponse:
             "title": "Authenticator code" if app else "Check your email",
             "lead": "Enter the 6-digit code from your authenticator app, or a recovery code."
             if app
-            else "We sent you a 6-digit code to finish signing in.",
+            else "We sent you a code to finish signing in.",
         },
         status,
     )

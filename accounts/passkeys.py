@@ -192,7 +192,6 @@ def passkey_register_begin(
         raise Problem("Give the email address of the new account.", code="required", field="email")
     email = email_normalize(email)
     if not code:
-        attempt_count(action="code", email=email, ip=client.ip)
         registration_code_send(request, email=email, flow="passkey_register", client=client)
         return Step("emailCodeSent"), None
     pending = sessions.pending_get(request, flow="passkey_register") or {}

@@ -19,7 +19,7 @@ from django.utils import timezone
 from accounts import sessions
 from accounts.codes import CodeInvalid, email_code_issue, email_code_redeem
 from accounts.models import CodePurpose, EmailCode, User
-from accounts.ratelimit import attempt_count
+from accounts.ratelimit import attempt_count, code_email_allowed, code_email_require
 from accounts.sessions import Client
 from accounts.totp import totp_enabled, totp_verify
 from config.problems import Problem
@@ -76,9 +76,17 @@ def lockout_notice(email: str, client: Client):
 # --- Registration ---------------------------------------------------------------------------
 
 
-def registration_code_send(request, *, email: str, flow: str, client: Client, payload: dict | None = None) -> None:
+def registration_code_send(
+    request, *, email: str, flow: str, client: Client, payload: dict | None = None, send: bool | None = None
+) -> None:
     """Email a registration code, or, when the address already has an account, a notice
-    instead: the caller's answer is the same either way."""
+    instead: the caller's answer is the same either way, and also when the address had its
+    emails for the hour (`send` False; None: count this request here)."""
+    if send is None:
+        send = code_email_allowed(purpose=CodePurpose.REGISTER, email=email, ip=client.ip, device=client.device)
+    if not send:
+        sessions.pending_set(request, flow=flow, email=email, codeId=None)
+        return
     with transaction.atomic():
         user = User.objects.filter(email=email).first()
         if user is None:
@@ -96,11 +104,16 @@ def registration_code_send(request, *, email: str, flow: str, client: Client, pa
 
 def password_register_begin(request, *, email: str, password: str, client: Client) -> Step:
     email = email_normalize(email)
-    attempt_count(action="code", email=email, ip=client.ip)
-    password_check_strength(password, email=email)
+    password_check_strength(password, email=email)  # before counting: a refused password sends nothing
+    send = code_email_allowed(purpose=CodePurpose.REGISTER, email=email, ip=client.ip, device=client.device)
     password_hash = make_password(password)
     registration_code_send(
-        request, email=email, flow="password_register", client=client, payload={"passwordHash": password_hash}
+        request,
+        email=email,
+        flow="password_register",
+        client=client,
+        payload={"passwordHash": password_hash},
+        send=send,
     )
     return Step("emailCodeSent")
 
@@ -125,8 +138,9 @@ def account_create(*, email: str, password_hash: str | None = None, public_id=No
 
 def password_register_complete(request, *, code: str, client: Client) -> Step:
     pending = sessions.pending_get(request, flow="password_register") or {}
-    attempt_count(action="code", email=pending.get("email"), ip=client.ip)
+    attempt = attempt_count(action="code", email=pending.get("email"), ip=client.ip, device=client.device)
     row = email_code_redeem(code_id=pending.get("codeId"), code=code, purpose=CodePurpose.REGISTER)
+    attempt.succeeded()
     user = account_create(email=row.email, password_hash=row.payload.get("passwordHash"))
     EmailCode.objects.filter(pk=row.pk).update(payload={})
     token = sessions.session_sign_in(request, user=user, method="password", client=client, first=True)
@@ -138,16 +152,20 @@ def password_register_complete(request, *, code: str, client: Client) -> Step:
 
 def password_login_begin(request, *, email: str, password: str, client: Client) -> Step:
     email = email_normalize(email)
-    attempt_count(action="login", email=email, ip=client.ip, on_lockout=lockout_notice(email, client))
+    attempt = attempt_count(
+        action="login", email=email, ip=client.ip, device=client.device, on_lockout=lockout_notice(email, client)
+    )
     user = active_user(email)
     if user is None or not user.has_usable_password():
         make_password(password)  # the same work as checking a real password
         raise InvalidCredentials()
     if not user.check_password(password):  # re-hashes an older hash with Argon2 when it matches
         raise InvalidCredentials()
+    attempt.succeeded()
     if totp_enabled(user=user):
         sessions.pending_set(request, flow="password_login", user=str(user.public_id), second="totp")
         return Step("totpRequired")
+    code_email_require(purpose=CodePurpose.LOGIN, email=email, ip=client.ip, device=client.device)
     code = email_code_issue(email=email, purpose=CodePurpose.LOGIN, user=user)
     sessions.pending_set(request, flow="password_login", user=str(user.public_id), second="email", codeId=str(code.id))
     return Step("emailCodeSent")
@@ -157,15 +175,18 @@ def password_login_complete(request, *, code: str, client: Client) -> Step:
     pending = sessions.pending_get(request, flow="password_login")
     user = active_user_by_public_id(pending.get("user")) if pending else None
     email = user.email if user else None
-    if pending and pending.get("second") == "totp":
-        attempt_count(action="totp", email=email, ip=client.ip, on_lockout=lockout_notice(email or "", client))
+    action = "totp" if pending and pending.get("second") == "totp" else "code"
+    attempt = attempt_count(
+        action=action, email=email, ip=client.ip, device=client.device, on_lockout=lockout_notice(email or "", client)
+    )
+    if action == "totp":
         if user is None or not totp_verify(user=user, code=code):
             raise CodeInvalid(field="code")
     else:
-        attempt_count(action="code", email=email, ip=client.ip, on_lockout=lockout_notice(email or "", client))
         email_code_redeem(code_id=(pending or {}).get("codeId"), code=code, purpose=CodePurpose.LOGIN)
         if user is None:
             raise CodeInvalid(field="code")
+    attempt.succeeded()
     token = sessions.session_sign_in(request, user=user, method="password", client=client)
     return Step("signedIn", user=user, device_token=token)
 
@@ -180,8 +201,11 @@ def active_user_by_public_id(public_id: str | None) -> User | None:
 
 
 def password_forgot_begin(*, email: str, client: Client) -> Step:
+    """Email a reset code, or a notice to an address without an account. Past the address's
+    emails for the hour nothing is sent; the answer is the same in every case."""
     email = email_normalize(email)
-    attempt_count(action="code", email=email, ip=client.ip)
+    if not code_email_allowed(purpose=CodePurpose.PASSWORD_RESET, email=email, ip=client.ip, device=client.device):
+        return Step("emailCodeSent")
     user = active_user(email)
     if user is not None:
         email_code_issue(email=email, purpose=CodePurpose.PASSWORD_RESET, user=user)
@@ -196,8 +220,11 @@ def password_forgot_complete(*, email: str, code: str, new_password: str, client
     """Set a new password with an emailed code. Every session of the account ends (the
     session hash changes with the password)."""
     email = email_normalize(email)
-    attempt_count(action="code", email=email, ip=client.ip, on_lockout=lockout_notice(email, client))
     password_check_strength(new_password, email=email, field="newPassword")
+    # Guesses at reset codes count apart from sign-in ("reset"): they never hold up a sign-in.
+    attempt = attempt_count(
+        action="reset", email=email, ip=client.ip, device=client.device, on_lockout=lockout_notice(email, client)
+    )
     latest = (
         EmailCode.objects.filter(email=email, purpose=CodePurpose.PASSWORD_RESET, used_at__isnull=True)
         .order_by("-created_at")
@@ -205,6 +232,7 @@ def password_forgot_complete(*, email: str, code: str, new_password: str, client
         .first()
     )
     row = email_code_redeem(code_id=latest, code=code, purpose=CodePurpose.PASSWORD_RESET)
+    attempt.succeeded()
     with transaction.atomic():
         user = User.objects.select_for_update().filter(pk=row.user_id, is_active=True, deleted_at__isnull=True).first()
         if user is None:
@@ -227,9 +255,16 @@ class WrongPassword(Problem):
 def password_change(request, *, user: User, current_password: str, new_password: str, client: Client) -> Step:
     """Needs the current password (an account without one sets its first password here with
     an empty current password). This session stays signed in; every other one ends."""
-    attempt_count(action="login", email=user.email, ip=client.ip, on_lockout=lockout_notice(user.email, client))
+    attempt = attempt_count(
+        action="login",
+        email=user.email,
+        ip=client.ip,
+        device=client.device,
+        on_lockout=lockout_notice(user.email, client),
+    )
     if user.has_usable_password() and not user.check_password(current_password or ""):
         raise WrongPassword(field="currentPassword")
+    attempt.succeeded()
     if not user.has_usable_password() and not sessions.authenticated_recently(request):
         raise sessions.ReauthenticationRequired()
     password_check_strength(new_password, email=user.email, field="newPassword")

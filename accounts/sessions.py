@@ -117,6 +117,15 @@ def session_sign_in(request, *, user: User, method: str, client: Client, first: 
     return token
 
 
+def device_known(*, email: str, device: str) -> bool:
+    """Whether the browser with this device cookie signed in to the account of `email` before."""
+    if not device:
+        return False
+    return KnownDevice.objects.filter(
+        user__email=email, user__is_active=True, user__deleted_at__isnull=True, device_hash=_device_hash(device)
+    ).exists()
+
+
 def device_cookie_set(response, token: str) -> None:
     response.set_cookie(
         DEVICE_COOKIE,

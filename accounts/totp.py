@@ -106,7 +106,7 @@ def _recovery_codes_make(*, user: User) -> list[str]:
 def totp_enable(*, user: User, code: str, client: Client) -> list[str]:
     """Confirm the device set up last with a code from the app. Returns the recovery codes
     (shown this once)."""
-    attempt_count(action="totp", email=user.email, ip=client.ip)
+    attempt_count(action="totp", email=user.email, ip=client.ip, device=client.device)
     if totp_enabled(user=user):
         raise Conflict("An authenticator app is already on.", code="totp_already_enabled")
     if not TOTPDevice.objects.filter(user=user, confirmed=False).exists():
@@ -126,7 +126,7 @@ def totp_enable(*, user: User, code: str, client: Client) -> list[str]:
 
 def totp_disable(*, user: User, code: str, client: Client) -> None:
     """Needs a current code (or a recovery code)."""
-    attempt_count(action="totp", email=user.email, ip=client.ip)
+    attempt_count(action="totp", email=user.email, ip=client.ip, device=client.device)
     if not totp_enabled(user=user):
         raise Conflict("No authenticator app is on.", code="totp_not_enabled")
     if not totp_verify(user=user, code=code):

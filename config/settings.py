@@ -525,8 +525,16 @@ CELERY_BEAT_SCHEDULE["notifications-send-due-emails"] = {
 }
 
 # --- Human accounts (docs/accounts.md) ----------------------------------------------
-# Login, emailed-code and TOTP attempts per account and per IP address (decisions.md).
+# Failed password, emailed-code and TOTP attempts (accounts/ratelimit.py): per account and
+# IP address, per IP address, and per account from browsers that never signed in to it.
 AUTH_ATTEMPTS_PER_MINUTE = env_int("AUTH_ATTEMPTS_PER_MINUTE", 10, minimum=1)
+AUTH_ADDRESS_ATTEMPTS_PER_MINUTE = env_int("AUTH_ADDRESS_ATTEMPTS_PER_MINUTE", 20, minimum=1)
+AUTH_ACCOUNT_ATTEMPTS_PER_MINUTE = env_int("AUTH_ACCOUNT_ATTEMPTS_PER_MINUTE", 30, minimum=1)
+# Emails (codes, or the notices sent instead) to one address per purpose and hour.
+AUTH_CODE_EMAILS_PER_HOUR = env_int("AUTH_CODE_EMAILS_PER_HOUR", 5, minimum=1)
+if AUTH_ACCOUNT_ATTEMPTS_PER_MINUTE <= AUTH_ATTEMPTS_PER_MINUTE:
+    # Else one attacker's address could use up the pool every browser but the owner's shares.
+    raise ImproperlyConfigured("AUTH_ACCOUNT_ATTEMPTS_PER_MINUTE must be above AUTH_ATTEMPTS_PER_MINUTE.")
 AUTH_EMAIL_CODE_MINUTES = env_int("AUTH_EMAIL_CODE_MINUTES", 10, minimum=1)
 AUTH_EMAIL_CODE_MAX_TRIES = env_int("AUTH_EMAIL_CODE_MAX_TRIES", 5, minimum=1)
 AUTH_REAUTH_MINUTES = env_int("AUTH_REAUTH_MINUTES", 5, minimum=1)

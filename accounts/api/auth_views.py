@@ -41,9 +41,7 @@ from accounts.scopes import ALL_SCOPES
 from accounts.selectors import account_summary
 
 TAG = ["auth"]
-CODE_SENT = (
-    "If the address can be used, a 6-digit code is on its way by email. It works once and expires in a few minutes."
-)
+CODE_SENT = "If the address can be used, a code is on its way by email. It works once and expires in a few minutes."
 DETAILS = {
     "totpRequired": "Password accepted. Send a code from your authenticator app (or a recovery code).",
     "signedIn": "Signed in.",
@@ -67,7 +65,7 @@ def _user(request):
 
 def step_response(step: Step, *, login_code: bool = False) -> Response:
     detail = (
-        "A 6-digit code was emailed to you. It works once and expires in a few minutes."
+        "A code was emailed to you. It works once and expires in a few minutes."
         if login_code
         else CODE_SENT
         if step.status == "emailCodeSent"

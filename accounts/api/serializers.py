@@ -52,16 +52,17 @@ PASSWORD_HELP = "At least 10 characters, not a common or mostly numeric password
 
 
 class PasswordRegisterRequestSerializer(StrictSerializer):
-    """Starts a password registration: a 6-digit code is emailed to the address."""
+    """Starts a password registration: a code ("7KQ2M-X9FHD") is emailed to the address."""
 
     email = serializers.EmailField(max_length=254)
     password = serializers.CharField(max_length=1024, trim_whitespace=False, help_text=PASSWORD_HELP)
 
 
 class EmailCodeCompleteRequestSerializer(StrictSerializer):
-    """Completes a step that sent a code: the 6-digit emailed code, or, for a password
-    sign-in with an authenticator app, its 6-digit code or a recovery code. The step in
-    progress is bound to the session cookie the first step set."""
+    """Completes a step that sent a code: the emailed code (ten characters, any case, spaces
+    and hyphens ignored), or, for a password sign-in with an authenticator app, its 6-digit
+    code or a recovery code. The step in progress is bound to the session cookie the first
+    step set."""
 
     code = serializers.CharField(max_length=64)
 
@@ -77,7 +78,7 @@ class PasswordForgotRequestSerializer(StrictSerializer):
 
 class PasswordForgotCompleteRequestSerializer(StrictSerializer):
     email = serializers.EmailField(max_length=254)
-    code = serializers.CharField(max_length=64, help_text="The 6-digit code from the email")
+    code = serializers.CharField(max_length=64, help_text="The code from the email (ten characters, any case)")
     newPassword = serializers.CharField(max_length=1024, trim_whitespace=False, help_text=PASSWORD_HELP)
 
 

@@ -4,7 +4,6 @@ Screenshots at phone and desktop widths go to var/screenshots/ (git-ignored)."""
 
 from __future__ import annotations
 
-import re
 import shutil
 import threading
 from pathlib import Path
@@ -14,6 +13,7 @@ from django.core import mail
 from django.db import connection
 
 from notifications.services import emails_send_due
+from tests.accounts.conftest import CODE_RE
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(180)]
 
@@ -59,7 +59,7 @@ def _send_due_emails() -> None:
 def _code_from_outbox(to: str) -> str:
     _send_due_emails()
     message = [m for m in mail.outbox if to in m.to][-1]
-    return re.search(r"\b(\d{6})\b", message.body).group(1)
+    return CODE_RE.search(message.body).group(1)
 
 
 @pytest.mark.parametrize(("width", "height", "name"), [(360, 780, "phone"), (1280, 800, "desktop")])

@@ -3,13 +3,12 @@ emailed code and a new password; the old password stops working."""
 
 from __future__ import annotations
 
-import re
-
 import pytest
 from django.core import mail
 from django.test import Client
 
 from notifications.services import emails_send_due
+from tests.accounts.conftest import CODE_RE
 
 pytestmark = pytest.mark.django_db
 
@@ -20,7 +19,7 @@ def test_a_forgotten_password_is_reset_with_the_emailed_code(owner):
     response = client.post("/account/forgot", {"email": owner.email})
     assert response.status_code == 302 and response["Location"] == "/account/forgot/code"
     emails_send_due()
-    code = re.search(r"\b(\d{6})\b", [m for m in mail.outbox if owner.email in m.to][-1].body).group(1)
+    code = CODE_RE.search([m for m in mail.outbox if owner.email in m.to][-1].body).group(1)
     wrong = client.post("/account/forgot/code", {"code": "000000", "newPassword": "violet-harbor-42-lantern"})
     assert wrong.status_code >= 400 and "code" in wrong.context["form"].errors
     done = client.post("/account/forgot/code", {"code": code, "newPassword": "violet-harbor-42-lantern"})

@@ -54,7 +54,7 @@ def test_the_code_is_stored_only_as_a_hash_and_the_outbox_forgets_it(browser):
 def test_a_wrong_code_is_refused_and_five_wrong_tries_end_the_code(browser):
     browser.post("/api/v1/auth/password/register", {"email": "a@example.com", "password": PASSWORD}, format="json")
     code = emailed_code("a@example.com")
-    wrong = f"{(int(code) + 1) % 10**6:06d}"
+    wrong = code[:-1] + ("A" if code[-1] != "A" else "B")
 
     answers = [
         browser.post("/api/v1/auth/password/register/complete", {"code": wrong}, format="json") for _ in range(5)
