@@ -271,7 +271,9 @@ def passkey_register_complete(
                 context=sessions.notice_context("passkey_added", client=client, at=timezone.now(), name=passkey.name),
             )
     if new_account:
-        token = sessions.session_sign_in(request, user=user, method="passkey", client=client, first=True)
+        token = sessions.session_sign_in(
+            request, user=user, method="passkey", client=client, first=True, second_factor="passkey"
+        )
         return Step("signedIn", user=user, device_token=token)
     return Step("passkeyAdded", user=user)
 
@@ -329,7 +331,9 @@ def passkey_login_complete(request, *, credential: dict[str, Any], client: Clien
             raise InvalidCredentials(f"The passkey could not be verified: {exc}") from None
         passkey.sign_count, passkey.last_used_at = verified.new_sign_count, timezone.now()
         passkey.save(update_fields=["sign_count", "last_used_at"])
-    token = sessions.session_sign_in(request, user=passkey.user, method="passkey", client=client)
+    token = sessions.session_sign_in(
+        request, user=passkey.user, method="passkey", client=client, second_factor="passkey"
+    )
     return Step("signedIn", user=passkey.user, device_token=token)
 
 

@@ -157,7 +157,8 @@ def password_login_complete(request, *, code: str, client: Client) -> Step:
     pending = sessions.pending_get(request, flow="password_login")
     user = active_user_by_public_id(pending.get("user")) if pending else None
     email = user.email if user else None
-    if pending and pending.get("second") == "totp":
+    second = "totp" if pending and pending.get("second") == "totp" else "email"
+    if second == "totp":
         attempt_count(action="totp", email=email, ip=client.ip, on_lockout=lockout_notice(email or "", client))
         if user is None or not totp_verify(user=user, code=code):
             raise CodeInvalid(field="code")
@@ -166,7 +167,7 @@ def password_login_complete(request, *, code: str, client: Client) -> Step:
         email_code_redeem(code_id=(pending or {}).get("codeId"), code=code, purpose=CodePurpose.LOGIN)
         if user is None:
             raise CodeInvalid(field="code")
-    token = sessions.session_sign_in(request, user=user, method="password", client=client)
+    token = sessions.session_sign_in(request, user=user, method="password", client=client, second_factor=second)
     return Step("signedIn", user=user, device_token=token)
 
 
