@@ -11,7 +11,7 @@ from django.contrib.sessions.models import Session
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from accounts.models import Passkey, User
+from accounts.models import Passkey, UsedPasskeyChallenge, User
 from tests.accounts.authenticator import Authenticator
 from tests.accounts.conftest import csrf_call, csrf_post, emailed_code
 from tests.concurrency import run_at_once
@@ -247,3 +247,15 @@ def test_one_assertion_sent_four_times_at_once_signs_in_once(counts):
         assert sorted(a.status_code for a in answers) == [200, 400, 400, 400], shown
         assert {a.json()["code"] for a in answers if a.status_code == 400} == {"challenge_expired"}, shown
         assert sessions_of(user) == before + 1
+
+
+def test_used_challenges_are_kept_only_until_they_would_have_expired():
+    authenticator = Authenticator()
+    passkey_account(APIClient(), "pk@example.com", authenticator)
+    assert passkey_sign_in(APIClient(), authenticator).status_code == 200
+    assert UsedPasskeyChallenge.objects.count() == 2  # the registration's and the sign-in's
+
+    with time_machine.travel(timezone.now() + timedelta(minutes=6)):
+        assert passkey_sign_in(APIClient(), authenticator).status_code == 200
+
+    assert UsedPasskeyChallenge.objects.count() == 1
