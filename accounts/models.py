@@ -147,3 +147,16 @@ class KnownDevice(models.Model):
 
     def __str__(self) -> str:
         return f"device of {self.user} since {self.first_seen_at:%Y-%m-%d}"
+
+
+class UsedPasskeyChallenge(models.Model):
+    """A WebAuthn challenge that has been answered, by its SHA-256. The primary key makes the
+    answer single use across requests: of several racing with the same challenge (one
+    assertion sent at once from copies of a session) only the first insert succeeds. Kept
+    until the challenge would have expired anyway."""
+
+    challenge_hash = models.CharField(max_length=64, primary_key=True)
+    expires_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return f"used challenge {self.challenge_hash[:12]}…"

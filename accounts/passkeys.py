@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import json
 import logging
 import time
 import uuid
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -39,7 +41,7 @@ from webauthn.helpers.structs import (
 
 from accounts import sessions
 from accounts.codes import email_code_redeem
-from accounts.models import CodePurpose, Passkey, User
+from accounts.models import CodePurpose, Passkey, UsedPasskeyChallenge, User
 from accounts.passwords import (
     InvalidCredentials,
     Step,
@@ -146,12 +148,32 @@ def _challenge_store(request, *, purpose: str, challenge: bytes, **data: Any) ->
 
 
 def _challenge_take(request, *, purpose: str) -> dict[str, Any]:
-    """Single use: removed from the session whatever the outcome."""
-    state = request.session.pop(CHALLENGE, None)
+    """Single use: removed from the session whatever the outcome, and claimed in the database
+    before the answer is checked. Requests that race with the same session each read their
+    own copy of it; the claim lets one of them through."""
+    state = request.session.get(CHALLENGE)
     if not state or state.get("purpose") != purpose or state.get("expires", 0) < time.time():
+        request.session.pop(CHALLENGE, None)
         raise ChallengeMissing()
-    state["challenge_bytes"] = _b64_bytes(state["challenge"], "challenge")
-    return state
+    challenge = _b64_bytes(state["challenge"], "challenge")
+    # A request that loses the claim leaves the session alone: the winner may have replaced it.
+    _challenge_claim(challenge, expires=state["expires"])
+    request.session.pop(CHALLENGE)
+    return {**state, "challenge_bytes": challenge}
+
+
+def _challenge_claim(challenge: bytes, *, expires: float) -> None:
+    now = timezone.now()
+    try:
+        with transaction.atomic():  # committed at once: a racing insert waits for it, then fails
+            UsedPasskeyChallenge.objects.create(
+                challenge_hash=hashlib.sha256(challenge).hexdigest(),
+                expires_at=datetime.fromtimestamp(expires, tz=UTC),
+            )
+    except IntegrityError:
+        raise ChallengeMissing() from None
+    # Past its expiry a challenge is refused by the session check: the claim can go.
+    UsedPasskeyChallenge.objects.filter(expires_at__lt=now).delete()
 
 
 def _creation_options(request, *, user_handle: uuid.UUID, email: str, existing: list[Passkey]) -> dict[str, Any]:
@@ -248,7 +270,9 @@ def passkey_register_complete(
                 context=sessions.notice_context("passkey_added", client=client, at=timezone.now(), name=passkey.name),
             )
     if new_account:
-        token = sessions.session_sign_in(request, user=user, method="passkey", client=client, first=True)
+        token = sessions.session_sign_in(
+            request, user=user, method="passkey", client=client, first=True, second_factor="passkey"
+        )
         return Step("signedIn", user=user, device_token=token)
     return Step("passkeyAdded", user=user)
 
@@ -306,7 +330,9 @@ def passkey_login_complete(request, *, credential: dict[str, Any], client: Clien
             raise InvalidCredentials(f"The passkey could not be verified: {exc}") from None
         passkey.sign_count, passkey.last_used_at = verified.new_sign_count, timezone.now()
         passkey.save(update_fields=["sign_count", "last_used_at"])
-    token = sessions.session_sign_in(request, user=passkey.user, method="passkey", client=client)
+    token = sessions.session_sign_in(
+        request, user=passkey.user, method="passkey", client=client, second_factor="passkey"
+    )
     return Step("signedIn", user=passkey.user, device_token=token)
 
 

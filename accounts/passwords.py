@@ -175,7 +175,8 @@ def password_login_complete(request, *, code: str, client: Client) -> Step:
     pending = sessions.pending_get(request, flow="password_login")
     user = active_user_by_public_id(pending.get("user")) if pending else None
     email = user.email if user else None
-    action = "totp" if pending and pending.get("second") == "totp" else "code"
+    second = "totp" if pending and pending.get("second") == "totp" else "email"
+    action = "totp" if second == "totp" else "code"
     attempt = attempt_count(
         action=action, email=email, ip=client.ip, device=client.device, on_lockout=lockout_notice(email or "", client)
     )
@@ -187,7 +188,7 @@ def password_login_complete(request, *, code: str, client: Client) -> Step:
         if user is None:
             raise CodeInvalid(field="code")
     attempt.succeeded()
-    token = sessions.session_sign_in(request, user=user, method="password", client=client)
+    token = sessions.session_sign_in(request, user=user, method="password", client=client, second_factor=second)
     return Step("signedIn", user=user, device_token=token)
 
 

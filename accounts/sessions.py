@@ -26,6 +26,11 @@ logger = logging.getLogger("accounts.security")
 PENDING = "accounts.pending"
 AUTH_AT = "accounts.auth_at"
 METHOD = "accounts.method"
+# What the sign-in proved besides a password: "totp" (the authenticator app or a recovery
+# code), "email" (an emailed code) or "passkey" (a user-verified passkey: the device and its
+# PIN or biometric). An emailed code is a second step, not a second factor: whoever reads
+# the mailbox can also reset the password.
+SECOND_FACTOR = "accounts.second_factor"
 DEVICE_COOKIE = "pd_device"
 DEVICE_COOKIE_AGE = 400 * 24 * 3600
 PENDING_SECONDS = 15 * 60
@@ -87,7 +92,9 @@ def _device_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def session_sign_in(request, *, user: User, method: str, client: Client, first: bool = False) -> str:
+def session_sign_in(
+    request, *, user: User, method: str, client: Client, first: bool = False, second_factor: str | None = None
+) -> str:
     """Log the user in (a new session key, a new CSRF token), remember when and how, and
     email the owner about a device that never signed in to this account before (not for the
     sign-in that creates the account). Returns the device token the response must set."""
@@ -95,6 +102,7 @@ def session_sign_in(request, *, user: User, method: str, client: Client, first: 
     login(request, user, backend=BACKEND)
     request.session[AUTH_AT] = time.time()
     request.session[METHOD] = method
+    request.session[SECOND_FACTOR] = second_factor
     token = client.device or secrets.token_urlsafe(24)
     now = timezone.now()
     device_hash = _device_hash(token)
@@ -153,6 +161,12 @@ def authenticated_recently(request) -> bool:
 
 def session_method(request) -> str | None:
     return request.session.get(METHOD)
+
+
+def two_factor_session(request) -> bool:
+    """Signed in with a password and the authenticator app, or with a passkey: what the
+    admin asks for."""
+    return request.session.get(SECOND_FACTOR) in ("totp", "passkey")
 
 
 def notice_context(notice: str, *, client: Client | None = None, at=None, **extra: Any) -> dict[str, Any]:

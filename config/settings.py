@@ -46,7 +46,7 @@ BASE_URL = env_str("BASE_URL", "http://127.0.0.1:8000").rstrip("/")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [BASE_URL])
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "accounts.admin_apps.AccountAdminConfig",  # django.contrib.admin behind the account sign-in
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

@@ -97,7 +97,7 @@ cat <<TXT
   API docs:  ${BASE_URL}/swagger   (OpenAPI: ${BASE_URL}/api/v1/schema)
   llms.txt:  ${BASE_URL}/llms.txt
   MCP:       ${BASE_URL}/mcp        (Streamable HTTP, same Bearer API key)
-  Admin:     ${BASE_URL}/admin/     (create a login: .venv/bin/python manage.py createsuperuser)
+  Admin:     ${BASE_URL}/admin/     (.venv/bin/python manage.py createsuperuser, then an authenticator app at /dashboard/security/)
   Health:    ${BASE_URL}/healthz
 
   Get an API key:

@@ -11,6 +11,7 @@ import outbound
 from accounts.models import User
 from accounts.scopes import ALL_SCOPES
 from accounts.services import api_key_create
+from accounts.sessions import SECOND_FACTOR
 
 
 @pytest.fixture(autouse=True)
@@ -49,6 +50,15 @@ def session_client(owner) -> APIClient:
     client = APIClient(enforce_csrf_checks=True)
     client.force_login(owner)
     return client
+
+
+def operator_sign_in(client, user: User) -> None:
+    """An admin session, as signing in with the password and the authenticator app leaves it
+    (tests/accounts/test_admin_sign_in.py takes those steps for real)."""
+    client.force_login(user)
+    session = client.session
+    session[SECOND_FACTOR] = "totp"
+    session.save()
 
 
 @pytest.fixture

@@ -7,12 +7,14 @@ from datetime import timedelta
 
 import pytest
 import time_machine
+from django.contrib.sessions.models import Session
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from accounts.models import Passkey, User
+from accounts.models import Passkey, UsedPasskeyChallenge, User
 from tests.accounts.authenticator import Authenticator
 from tests.accounts.conftest import csrf_call, csrf_post, emailed_code
+from tests.concurrency import run_at_once
 
 pytestmark = pytest.mark.django_db
 
@@ -212,3 +214,48 @@ def test_done_when_register_add_a_passkey_sign_out_sign_in_with_it_and_create_an
     agent = APIClient()
     agent.credentials(HTTP_AUTHORIZATION=f"Bearer {key.json()['key']}")
     assert agent.get("/api/v1/auth/me").json()["email"] == "person@example.com"
+
+
+def sessions_of(user: User) -> int:
+    return sum(s.get_decoded().get("_auth_user_id") == str(user.pk) for s in Session.objects.all())
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("counts", [False, True], ids=["synced passkey, no counter", "counting authenticator"])
+def test_one_assertion_sent_four_times_at_once_signs_in_once(counts):
+    """Synced passkeys keep no signature count, so the count cannot stop a replay: the
+    challenge itself is used once, also by requests racing with copies of one session."""
+    authenticator = Authenticator(counts=counts)
+    passkey_account(APIClient(), "pk@example.com", authenticator)
+    user = User.objects.get(email="pk@example.com")
+    for trial in range(3):
+        address = f"192.0.2.{trial + 1}"  # each trial within the per-address attempt limit
+        browser = APIClient(REMOTE_ADDR=address)
+        options = browser.post("/api/v1/auth/login/begin", format="json").json()["publicKey"]
+        assertion = authenticator.get_json(options, ORIGIN)
+        cookie = browser.cookies["sessionid"].value
+        before = sessions_of(user)
+
+        def replay(cookie=cookie, credential=assertion, address=address):
+            client = APIClient(REMOTE_ADDR=address)
+            client.cookies["sessionid"] = cookie
+            return client.post("/api/v1/auth/login/complete", {"credential": credential}, format="json")
+
+        answers = run_at_once(4, replay)
+
+        shown = [a.content[:200] for a in answers]
+        assert sorted(a.status_code for a in answers) == [200, 400, 400, 400], shown
+        assert {a.json()["code"] for a in answers if a.status_code == 400} == {"challenge_expired"}, shown
+        assert sessions_of(user) == before + 1
+
+
+def test_used_challenges_are_kept_only_until_they_would_have_expired():
+    authenticator = Authenticator()
+    passkey_account(APIClient(), "pk@example.com", authenticator)
+    assert passkey_sign_in(APIClient(), authenticator).status_code == 200
+    assert UsedPasskeyChallenge.objects.count() == 2  # the registration's and the sign-in's
+
+    with time_machine.travel(timezone.now() + timedelta(minutes=6)):
+        assert passkey_sign_in(APIClient(), authenticator).status_code == 200
+
+    assert UsedPasskeyChallenge.objects.count() == 1

@@ -17,6 +17,7 @@ from fees.models import AccruedFee
 from payments.quotes import fiat_to_base_units
 from payments.rates import get_rate
 from tests.concurrency import run_at_once
+from tests.conftest import operator_sign_in
 from tests.drafts.conftest import ADDRESSES
 
 OPERATOR = {
@@ -232,7 +233,7 @@ def test_an_operator_can_waive_an_entry_with_a_reason(api_client, client):
     pay(usdc_draft(api_client))
     entry = AccruedFee.objects.get()
     operator = User.objects.create_superuser("ops@example.com", "operator passphrase")
-    client.force_login(operator)
+    operator_sign_in(client, operator)
     page = client.get(reverse("admin:fees_accruedfee_changelist"))
     assert page.status_code == 200 and b"owner@example.com" in page.content and b"Outstanding balances" in page.content
     url = reverse("admin:fees_accruedfee_change", args=[entry.pk])

@@ -4,13 +4,14 @@ import pytest
 from django.urls import reverse
 
 from accounts.models import User
+from tests.conftest import operator_sign_in
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def operator_client(client):
-    client.force_login(User.objects.create_superuser("operator@example.com", "operator passphrase"))
+    operator_sign_in(client, User.objects.create_superuser("operator@example.com", "operator passphrase"))
     return client
 
 

@@ -3,6 +3,7 @@ from django.contrib import admin
 from django.urls import reverse
 
 from accounts.models import User
+from tests.conftest import operator_sign_in
 
 pytestmark = pytest.mark.django_db
 
@@ -10,7 +11,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def operator_client(client):
     operator = User.objects.create_superuser("operator@example.com", "operator passphrase")
-    client.force_login(operator)
+    operator_sign_in(client, operator)
     return client
 
 

@@ -7,6 +7,7 @@ from rest_framework.test import APIClient
 
 from accounts.models import User
 from suggestions.models import Suggestion
+from tests.conftest import operator_sign_in
 
 pytestmark = pytest.mark.django_db
 
@@ -80,7 +81,7 @@ def test_suggestions_are_limited_per_ip_whoever_sends_them(api_client):
 
 def test_the_operator_lists_suggestions_and_marks_them_handled_in_the_admin(client):
     operator = User.objects.create_superuser("operator@example.com", "operator passphrase")
-    client.force_login(operator)
+    operator_sign_in(client, operator)
     first = Suggestion.objects.create(text="Add a CSV export")
     Suggestion.objects.create(text="Support Polygon", email="p@example.com")
     url = reverse("admin:suggestions_suggestion_changelist")

@@ -2,6 +2,7 @@ import pytest
 from django.urls import reverse
 
 from accounts.models import User
+from tests.conftest import operator_sign_in
 from tests.webhooks.conftest import deliver_due, record
 from webhooks.models import Delivery, EventType
 
@@ -10,7 +11,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def operator_client(client):
-    client.force_login(User.objects.create_superuser("operator@example.com", "operator passphrase"))
+    operator_sign_in(client, User.objects.create_superuser("operator@example.com", "operator passphrase"))
     return client
 
 
