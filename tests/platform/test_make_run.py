@@ -235,7 +235,12 @@ def test_the_quick_start_example_environment_turns_the_notices_off(fresh_clone):
     ran = subprocess.run(
         [".venv/bin/python", "manage.py", "notices"],
         cwd=fresh_clone,
-        env=clean_env(ENV_FILE=str(env_file), SECRET_KEY="example-" + "k" * 40, VAR_DIR=str(fresh_clone / "var")),
+        env=clean_env(
+            ENV_FILE=str(env_file),
+            SECRET_KEY="example-" + "k" * 40,
+            FIELD_ENCRYPTION_KEY="example-" + "f" * 40,
+            VAR_DIR=str(fresh_clone / "var"),
+        ),
         capture_output=True,
         text=True,
         timeout=60,
