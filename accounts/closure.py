@@ -22,10 +22,9 @@ from datetime import datetime
 
 from django.db import transaction
 from django.utils import timezone
-from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from accounts import sessions
-from accounts.models import ApiKey, EmailCode, KnownDevice, Passkey, RecoveryCode, User
+from accounts.models import ApiKey, EmailCode, KnownDevice, Passkey, RecoveryCode, TotpDevice, User
 from accounts.sessions import Client
 from notifications import kinds
 from notifications.models import EmailNotification, NotificationPreference
@@ -55,7 +54,7 @@ def account_delete(request, *, user: User, client: Client, now: datetime | None 
         for closer in _closers:
             closer(user=user, now=now)
         ApiKey.objects.filter(user=user, revoked_at__isnull=True).update(revoked_at=now)
-        for model in (Passkey, RecoveryCode, EmailCode, KnownDevice, TOTPDevice, EmailNotification):
+        for model in (Passkey, RecoveryCode, EmailCode, KnownDevice, TotpDevice, EmailNotification):
             model.objects.filter(user=user).delete()
         NotificationPreference.objects.filter(user=user).delete()
         user.email = f"deleted-{user.public_id}@deleted.invalid"

@@ -1,11 +1,20 @@
 from __future__ import annotations
 
+import time
 import uuid
+from base64 import b32encode
+from urllib.parse import quote, urlencode
 
+from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser, BaseUserManager
 from django.contrib.auth.models import PermissionsMixin
 from django.db import models
 from django.utils import timezone
+from django_otp.models import Device, ThrottlingMixin, TimestampMixin
+from django_otp.oath import TOTP
+from django_otp.util import random_hex
+
+from config.encryption import EncryptedTextField
 
 
 class UserManager(BaseUserManager):
@@ -160,3 +169,66 @@ class UsedPasskeyChallenge(models.Model):
 
     def __str__(self) -> str:
         return f"used challenge {self.challenge_hash[:12]}…"
+
+
+def totp_key_new() -> str:
+    return random_hex(20)
+
+
+class TotpDevice(TimestampMixin, ThrottlingMixin, Device):
+    """An authenticator app: django-otp's TOTPDevice, with its key encrypted at rest
+    (FIELD_ENCRYPTION_KEY). Codes are checked exactly as django-otp checks them."""
+
+    key = EncryptedTextField(default=totp_key_new)  # hex, 20 random bytes
+    step = models.PositiveSmallIntegerField(default=30)
+    t0 = models.BigIntegerField(default=0)
+    digits = models.PositiveSmallIntegerField(choices=[(6, 6), (8, 8)], default=6)
+    tolerance = models.PositiveSmallIntegerField(default=1)
+    drift = models.SmallIntegerField(default=0)
+    # The time step of the last code accepted: a code must be from a later step (no replay).
+    last_t = models.BigIntegerField(default=-1)
+
+    class Meta(Device.Meta):
+        verbose_name = "TOTP device"
+
+    @property
+    def bin_key(self) -> bytes:
+        return bytes.fromhex(self.key)
+
+    def verify_token(self, token) -> bool:
+        allowed, _ = self.verify_is_allowed()
+        if not allowed:
+            return False
+        try:
+            token = int(token)
+        except (TypeError, ValueError):
+            verified = False
+        else:
+            totp = TOTP(self.bin_key, self.step, self.t0, self.digits, self.drift)
+            totp.time = time.time()
+            verified = totp.verify(token, self.tolerance, self.last_t + 1)
+            if verified:
+                self.last_t = totp.t()
+                if settings.OTP_TOTP_SYNC:
+                    self.drift = totp.drift
+                self.throttle_reset(commit=False)
+                self.set_last_used_timestamp(commit=False)
+                self.save()
+        if not verified:
+            self.throttle_increment(commit=True)
+        return verified
+
+    def get_throttle_factor(self) -> int:
+        return 1
+
+    @property
+    def config_url(self) -> str:
+        """The otpauth:// URI an authenticator app reads (Key Uri Format), issuer OTP_TOTP_ISSUER."""
+        label = str(self.user.get_username())
+        params = urlencode(
+            {"secret": b32encode(self.bin_key), "algorithm": "SHA1", "digits": self.digits, "period": self.step}
+        )
+        if issuer := settings.OTP_TOTP_ISSUER.replace(":", ""):
+            label = f"{issuer}:{label}"
+            params += f"&issuer={quote(issuer)}"  # RFC 3986 quoting, as django-otp does
+        return f"otpauth://totp/{quote(label)}?{params}"

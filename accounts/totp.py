@@ -16,9 +16,8 @@ from dataclasses import dataclass
 import segno
 from django.db import transaction
 from django.utils import timezone
-from django_otp.plugins.otp_totp.models import TOTPDevice
 
-from accounts.models import RecoveryCode, User
+from accounts.models import RecoveryCode, TotpDevice, User
 from accounts.ratelimit import attempt_count
 from accounts.sessions import Client, notice_context
 from config.problems import Conflict, Problem
@@ -42,7 +41,7 @@ class TotpSetup:
 
 
 def totp_enabled(*, user: User) -> bool:
-    return TOTPDevice.objects.filter(user=user, confirmed=True).exists()
+    return TotpDevice.objects.filter(user=user, confirmed=True).exists()
 
 
 def totp_setup(*, user: User) -> TotpSetup:
@@ -51,8 +50,8 @@ def totp_setup(*, user: User) -> TotpSetup:
     if totp_enabled(user=user):
         raise Conflict("An authenticator app is already on; turn it off first.", code="totp_already_enabled")
     with transaction.atomic():
-        TOTPDevice.objects.filter(user=user, confirmed=False).delete()
-        device = TOTPDevice.objects.create(user=user, name="Authenticator app", confirmed=False, tolerance=1)
+        TotpDevice.objects.filter(user=user, confirmed=False).delete()
+        device = TotpDevice.objects.create(user=user, name="Authenticator app", confirmed=False, tolerance=1)
     uri = device.config_url
     buf = io.BytesIO()
     segno.make_qr(uri, error="m").save(buf, kind="svg", xmldecl=False, svgns=True, scale=4, border=4)
@@ -68,7 +67,7 @@ def _device_verify(*, user: User, code: str, confirmed: bool) -> bool:
     if not (code.isdigit() and len(code) == 6):
         return False
     with transaction.atomic():
-        device = TOTPDevice.objects.select_for_update().filter(user=user, confirmed=confirmed).first()
+        device = TotpDevice.objects.select_for_update().filter(user=user, confirmed=confirmed).first()
         return device is not None and device.verify_token(code)
 
 
@@ -109,12 +108,12 @@ def totp_enable(*, user: User, code: str, client: Client) -> list[str]:
     attempt_count(action="totp", email=user.email, ip=client.ip, device=client.device)
     if totp_enabled(user=user):
         raise Conflict("An authenticator app is already on.", code="totp_already_enabled")
-    if not TOTPDevice.objects.filter(user=user, confirmed=False).exists():
+    if not TotpDevice.objects.filter(user=user, confirmed=False).exists():
         raise Conflict("Set up the authenticator app first (POST /api/v1/auth/totp/setup).", code="totp_not_set_up")
     if not _device_verify(user=user, code=code, confirmed=False):
         raise TotpCodeInvalid(field="code")
     with transaction.atomic():
-        TOTPDevice.objects.filter(user=user, confirmed=False).update(confirmed=True)
+        TotpDevice.objects.filter(user=user, confirmed=False).update(confirmed=True)
         codes = _recovery_codes_make(user=user)
         email_enqueue(
             user=user,
@@ -132,7 +131,7 @@ def totp_disable(*, user: User, code: str, client: Client) -> None:
     if not totp_verify(user=user, code=code):
         raise TotpCodeInvalid(field="code")
     with transaction.atomic():
-        TOTPDevice.objects.filter(user=user).delete()
+        TotpDevice.objects.filter(user=user).delete()
         RecoveryCode.objects.filter(user=user).delete()
         email_enqueue(
             user=user,

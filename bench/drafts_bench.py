@@ -767,7 +767,13 @@ def main() -> int:
     cache_prefix = f"drafts-bench-{secrets.token_hex(4)}"
     databases = {"project": args.db_name, "bare": f"{args.db_name}_bare"}
     secret = secrets.token_urlsafe(50)
-    common = {**os.environ, "DEBUG": "false", "SECRET_KEY": secret, "PYTHONPATH": str(ROOT)}
+    common = {
+        **os.environ,
+        "DEBUG": "false",
+        "SECRET_KEY": secret,
+        "FIELD_ENCRYPTION_KEY": secrets.token_urlsafe(32),
+        "PYTHONPATH": str(ROOT),
+    }
     envs = {
         "project": {
             **common,

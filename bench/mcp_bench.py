@@ -157,6 +157,7 @@ def main() -> int:
         "CELERY_BROKER_URL": args.cache_url,
         "DEBUG": "false",
         "SECRET_KEY": secrets.token_urlsafe(50),
+        "FIELD_ENCRYPTION_KEY": secrets.token_urlsafe(32),
         "SECURE_SSL_REDIRECT": "false",
         "ALLOWED_HOSTS": "127.0.0.1",
         "BASE_URL": f"http://127.0.0.1:{port}",

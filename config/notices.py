@@ -35,4 +35,9 @@ def setup_notices() -> list[str]:
             "leave Pending. Set RPC_URL_<NETWORK> (EVM, Solana) or BITCOIN_RPC_URL_<NETWORK> / "
             "ESPLORA_URL_<NETWORK> (Bitcoin), e.g. RPC_URL_SEPOLIA=http://127.0.0.1:8545."
         )
+    if settings.FIELD_ENCRYPTION_KEYS == [settings.SECRET_KEY]:
+        notices.append(
+            "No FIELD_ENCRYPTION_KEY: webhook secrets and authenticator keys are encrypted with a key derived "
+            "from SECRET_KEY (DEBUG only; changing SECRET_KEY makes them unreadable). Set FIELD_ENCRYPTION_KEY."
+        )
     return notices

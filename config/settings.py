@@ -41,6 +41,28 @@ def _secret_key() -> str:
 
 
 SECRET_KEY = _secret_key()
+
+
+def _field_encryption_keys() -> list[str]:
+    """FIELD_ENCRYPTION_KEY: comma-separated, the first encrypts and all decrypt
+    (config/encryption.py; rotation in the README)."""
+    keys = [key.strip() for key in (env_secret("FIELD_ENCRYPTION_KEY") or "").split(",") if key.strip()]
+    if not keys:
+        if not DEBUG:
+            raise ImproperlyConfigured(
+                "Set FIELD_ENCRYPTION_KEY (or FIELD_ENCRYPTION_KEY_FILE) when DEBUG is off: it encrypts webhook "
+                "signing secrets and authenticator keys at rest. Generate one with "
+                "python -c 'import secrets; print(secrets.token_urlsafe(32))'."
+            )
+        return [SECRET_KEY]  # development only: config/notices.py says so
+    if short := [n for n, key in enumerate(keys, start=1) if len(key) < 32]:
+        raise ImproperlyConfigured(
+            f"FIELD_ENCRYPTION_KEY: key {short[0]} is shorter than 32 characters; use a long random string."
+        )
+    return keys
+
+
+FIELD_ENCRYPTION_KEYS = _field_encryption_keys()
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 BASE_URL = env_str("BASE_URL", "http://127.0.0.1:8000").rstrip("/")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [BASE_URL])
@@ -55,8 +77,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
-    "django_otp",
-    "django_otp.plugins.otp_totp",
+    "django_otp",  # its TOTP device is accounts.TotpDevice (the key encrypted at rest)
     "accounts",
     "payments",
     "fees",

@@ -4,17 +4,21 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
+# .env holds the keys and var/ the database and the broker's messages: everything written from
+# here on (by this script and the processes it starts) is readable by this user only.
+umask 077
+new_key() { "$PY" -c 'import secrets; print(secrets.token_urlsafe('"$1"'))'; }
 
 # Local settings: written once, git-ignored, read by manage.py and every process started here
 # (the real environment wins over the file). Production mode, with plain HTTP because it
 # serves on loopback only.
 if [ ! -f .env ]; then
-  (
-    umask 077
-    cat > .env <<ENV
+  cat > .env <<ENV
 # Local settings written by \`make run\` (git-ignored; edit freely). manage.py, the web server,
 # the worker and beat read this file; variables set in the environment win over it.
-SECRET_KEY=$("$PY" -c 'import secrets; print(secrets.token_urlsafe(50))')
+SECRET_KEY=$(new_key 50)
+# Encrypts webhook secrets and authenticator keys in the database (README, "Settings": rotation).
+FIELD_ENCRYPTION_KEY=$(new_key 32)
 DEBUG=false
 # Plain HTTP: the service listens on 127.0.0.1 only. Behind TLS, drop these four lines.
 SECURE_SSL_REDIRECT=false
@@ -27,9 +31,14 @@ ENABLED_NETWORKS=Mainnet,Solana,Ethereum,Base,Testnet,SolanaDevnet,Sepolia,BaseS
 # FEE_ADDRESS_SEPOLIA=0x...
 # RPC_URL_SEPOLIA=http://127.0.0.1:8545
 ENV
-  )
-  echo "Wrote .env (local settings with a new SECRET_KEY)."
+  echo "Wrote .env (local settings with a new SECRET_KEY and FIELD_ENCRYPTION_KEY)."
+elif ! grep -q '^FIELD_ENCRYPTION_KEY' .env && [ -z "${FIELD_ENCRYPTION_KEY:-}${FIELD_ENCRYPTION_KEY_FILE:-}" ]; then
+  # A .env from before secrets were encrypted at rest: `migrate` encrypts them with this key.
+  printf '\n# Encrypts webhook secrets and authenticator keys in the database (README, "Settings").\nFIELD_ENCRYPTION_KEY=%s\n' \
+    "$(new_key 32)" >> .env
+  echo "Added a new FIELD_ENCRYPTION_KEY to .env."
 fi
+chmod 600 .env  # an earlier .env may have been readable by others
 while IFS= read -r line || [ -n "$line" ]; do
   case "$line" in ''|'#'*) continue ;; esac
   name="${line%%=*}"; value="${line#*=}"
@@ -40,7 +49,14 @@ done < .env
 PORT="${PORT:-8000}"
 export BASE_URL="${BASE_URL:-http://127.0.0.1:${PORT}}"
 VAR="$(realpath -m "${VAR_DIR:-var}")"
+if [ -k "$VAR" ]; then
+  echo "VAR_DIR=$VAR is a shared directory (sticky bit): give the service a directory of its own." >&2
+  exit 1
+fi
 mkdir -p "$VAR/nginx"
+# The SQLite database and the broker's messages: no other local user may read them, also
+# where an earlier run made them under a looser umask (and the rest of var/ below).
+chmod 700 "$VAR"
 # nginx forwards the client's address; the apps trust exactly that one proxy.
 export NUM_PROXIES="${NUM_PROXIES:-1}"
 # The demo (README): drafts on test networks paid to public test-vector addresses, and a
@@ -56,6 +72,7 @@ MCP_PORT="$(free_port)"
 
 "$PY" manage.py migrate --noinput
 "$PY" manage.py collectstatic --noinput -v 0
+chmod -R go-rwx "$VAR"  # collectstatic copies the packages' file modes
 
 pids=()
 stop() {

@@ -11,6 +11,7 @@ os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/paymen
 os.environ.setdefault("CELERY_BROKER_URL", "redis://127.0.0.1:6379/0")
 os.environ.setdefault("CACHE_URL", "redis://127.0.0.1:6379/1")
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key-not-for-production")
+os.environ.setdefault("FIELD_ENCRYPTION_KEY", "test-only-field-encryption-key-not-for-production")
 os.environ.setdefault("DEBUG", "false")
 os.environ.setdefault("SECURE_SSL_REDIRECT", "false")
 os.environ.setdefault("BASE_URL", "http://testserver")

@@ -16,9 +16,9 @@ class WebhookAdmin(admin.ModelAdmin):
     list_display = ["url", "user", "active", "events", "consecutive_failures", "disabled_at", "created_at"]
     list_filter = ["active", "created_at"]
     search_fields = ["url", "id", "user__email"]
-    # The secret signs deliveries: it is neither shown nor editable here. Endpoints are
+    # The secrets sign deliveries: they are neither shown nor editable here. Endpoints are
     # registered through the API (which checks the URL); the admin can switch them off and on.
-    exclude = ["secret"]
+    exclude = ["secret", "previous_secret"]
     readonly_fields = [
         "id",
         "user",

@@ -120,6 +120,10 @@ SELECT total_attempts, webhook_id, url, secret, previous_secret, previous_secret
 """
 
 
+_SECRET = Webhook._meta.get_field("secret")
+_PREVIOUS_SECRET = Webhook._meta.get_field("previous_secret")
+
+
 def _start(leased: Leased) -> tuple[DeliveryAttempt, Webhook] | None:
     """Count the next attempt of a leased delivery and record it as Sending; None when the lease
     is no longer this lane's or the endpoint was disabled or started failing meanwhile."""
@@ -146,11 +150,12 @@ def _start(leased: Leased) -> tuple[DeliveryAttempt, Webhook] | None:
         return None
     number, webhook_id, url, secret, previous_secret, previous_secret_expires_at = row
     # The endpoint as it is now: a URL change or a rotated secret applies from the next attempt.
+    # The secrets come as stored (encrypted): the fields decrypt them as an ORM read would.
     webhook = Webhook(
         id=webhook_id,
         url=url,
-        secret=secret,
-        previous_secret=previous_secret,
+        secret=_SECRET.from_db_value(secret, None, connection),
+        previous_secret=_PREVIOUS_SECRET.from_db_value(previous_secret, None, connection),
         previous_secret_expires_at=previous_secret_expires_at,
     )
     attempt = DeliveryAttempt(

@@ -6,6 +6,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from config.encryption import EncryptedTextField
+
 
 class EventType(models.TextChoices):
     DRAFT_CREATED = "draft.created"
@@ -49,10 +51,11 @@ class Webhook(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="webhooks")
     url = models.CharField(max_length=2048)
     events = models.JSONField(default=list, blank=True)
-    # Kept retrievable: it signs every delivery. Never logged, never shown after creation.
-    secret = models.CharField(max_length=64)
+    # Kept retrievable: it signs every delivery. Encrypted at rest (FIELD_ENCRYPTION_KEY), never
+    # logged, never shown after creation.
+    secret = EncryptedTextField()
     # After a rotation the replaced secret still signs (beside the new one) until it expires.
-    previous_secret = models.CharField(max_length=64, blank=True, default="")
+    previous_secret = EncryptedTextField(blank=True, default="")
     previous_secret_expires_at = models.DateTimeField(null=True, blank=True)
     active = models.BooleanField(default=True)
     # Deliveries that ended Failed in a row; reaching WEBHOOKS_DISABLE_AFTER_FAILED_DELIVERIES disables it.

@@ -224,11 +224,12 @@ def test_another_account_cannot_see_or_cancel_my_pay_link(browser, stranger, own
 
 def test_the_authenticator_app_is_set_up_and_turned_on_from_the_security_page(browser, owner):
     from django_otp.oath import totp
-    from django_otp.plugins.otp_totp.models import TOTPDevice
+
+    from accounts.models import TotpDevice
 
     setup = browser.post("/dashboard/security/", {"action": "totp_setup"}).content.decode()
     assert "<svg" in setup
-    device = TOTPDevice.objects.get(user=owner)
+    device = TotpDevice.objects.get(user=owner)
     code = f"{totp(device.bin_key, step=device.step, t0=device.t0, digits=device.digits):06d}"
     enabled = browser.post("/dashboard/security/", {"action": "totp_enable", "code": code}).content.decode()
     assert 'id="recovery-codes"' in enabled

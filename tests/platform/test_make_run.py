@@ -108,6 +108,7 @@ def test_the_readme_commands_work_verbatim_on_a_fresh_clone(fresh_clone, tmp_pat
         # A git-ignored local settings file with a generated key; DEBUG off, plain HTTP on loopback.
         env_file = fresh_clone / ".env"
         assert "SECRET_KEY=" in env_file.read_text() and "DEBUG=false" in env_file.read_text()
+        assert "FIELD_ENCRYPTION_KEY=" in env_file.read_text()
         assert env_file.stat().st_mode & 0o077 == 0
         assert subprocess.run(["git", "check-ignore", "-q", ".env"], cwd=fresh_clone).returncode == 0
         assert not subprocess.run(["git", "status", "--porcelain"], cwd=fresh_clone, capture_output=True).stdout
@@ -225,6 +226,52 @@ def test_the_readme_commands_work_verbatim_on_a_fresh_clone(fresh_clone, tmp_pat
         fetch(f"{base}/healthz")
 
 
+@pytest.mark.slow
+def test_make_run_keeps_env_and_var_to_this_user_also_when_left_readable_before(fresh_clone, tmp_path):
+    """.env holds the keys and var/ the SQLite database and the broker's messages: `make run`
+    makes them this user's only, also where an earlier run left them readable by everyone, and
+    gives an earlier .env the FIELD_ENCRYPTION_KEY it lacks."""
+    env_file = fresh_clone / ".env"
+    env_file.write_text(
+        f"SECRET_KEY={'s' * 50}\nDEBUG=false\nSECURE_SSL_REDIRECT=false\nSESSION_COOKIE_SECURE=false\n"
+        "CSRF_COOKIE_SECURE=false\nSECURE_HSTS_SECONDS=0\n"
+    )
+    var = fresh_clone / "var"
+    (var / "broker").mkdir(parents=True)
+    (var / "db.sqlite3").touch()  # an empty file is an empty SQLite database
+    for path, mode in ((env_file, 0o644), (var, 0o755), (var / "broker", 0o777), (var / "db.sqlite3", 0o644)):
+        path.chmod(mode)
+    port = free_port()
+    log = tmp_path / "make-run.log"
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            ["make", "run"],
+            cwd=fresh_clone,
+            env=clean_env(PORT=str(port)),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline and process.poll() is None and "Press Ctrl-C" not in log.read_text():
+            time.sleep(0.5)
+        assert fetch(f"http://127.0.0.1:{port}/healthz")[0] == 200, log.read_text()[-3000:]
+
+        assert "FIELD_ENCRYPTION_KEY=" in env_file.read_text()
+        loose = [
+            f"{path.relative_to(fresh_clone)} {oct(path.stat().st_mode & 0o777)}"
+            for path in [env_file, var, *var.rglob("*")]
+            if not path.is_symlink() and path.stat().st_mode & 0o077
+        ]
+        assert not loose, loose
+        assert (var / "db.sqlite3").stat().st_size > 0  # migrated: the file in use is the one tightened
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGINT)
+        process.wait(timeout=60)
+
+
 def test_the_quick_start_example_environment_turns_the_notices_off(fresh_clone):
     """The README's example environment for a local test setup names a fee address and a node for
     every network it enables, so nothing is left off."""
@@ -235,7 +282,12 @@ def test_the_quick_start_example_environment_turns_the_notices_off(fresh_clone):
     ran = subprocess.run(
         [".venv/bin/python", "manage.py", "notices"],
         cwd=fresh_clone,
-        env=clean_env(ENV_FILE=str(env_file), SECRET_KEY="example-" + "k" * 40, VAR_DIR=str(fresh_clone / "var")),
+        env=clean_env(
+            ENV_FILE=str(env_file),
+            SECRET_KEY="example-" + "k" * 40,
+            FIELD_ENCRYPTION_KEY="example-" + "f" * 40,
+            VAR_DIR=str(fresh_clone / "var"),
+        ),
         capture_output=True,
         text=True,
         timeout=60,

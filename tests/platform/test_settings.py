@@ -15,7 +15,12 @@ PRINT = (
 
 def settings_under(env: dict[str, str], *names: str) -> subprocess.CompletedProcess:
     clean = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")}
-    clean |= {"ENV_FILE": "", "DJANGO_SETTINGS_MODULE": "config.settings", "VAR_DIR": "/tmp/settings-test-var"} | env
+    clean |= {
+        "ENV_FILE": "",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "VAR_DIR": "/tmp/settings-test-var",
+        "FIELD_ENCRYPTION_KEY": "settings-test-" + "f" * 40,
+    } | env
     return subprocess.run(
         [sys.executable, "-c", PRINT % (list(names),)], cwd=ROOT, env=clean, capture_output=True, text=True, timeout=60
     )
@@ -25,6 +30,25 @@ def test_production_mode_needs_a_secret_key():
     result = settings_under({}, "DEBUG")
     assert result.returncode != 0
     assert "SECRET_KEY" in result.stderr
+
+
+def test_production_mode_needs_a_field_encryption_key_of_some_length():
+    missing = settings_under({"SECRET_KEY": "x" * 50, "FIELD_ENCRYPTION_KEY": ""}, "DEBUG")
+    short = settings_under({"SECRET_KEY": "x" * 50, "FIELD_ENCRYPTION_KEY": "a" * 40 + ",short"}, "DEBUG")
+
+    assert missing.returncode != 0 and "Set FIELD_ENCRYPTION_KEY" in missing.stderr
+    assert short.returncode != 0 and "FIELD_ENCRYPTION_KEY: key 2 is shorter than 32 characters" in short.stderr
+
+
+def test_debug_mode_without_a_field_encryption_key_starts_and_says_what_it_uses():
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")}
+    env |= {"ENV_FILE": "", "VAR_DIR": "/tmp/settings-test-var", "DEBUG": "true", "SECRET_KEY": "d" * 50}
+    result = subprocess.run(
+        [sys.executable, "manage.py", "notices"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert "No FIELD_ENCRYPTION_KEY" in result.stdout and "derived from SECRET_KEY" in result.stdout
 
 
 def test_production_mode_is_ready_for_tls():

@@ -22,6 +22,7 @@ def base_env(tmp_path: Path, **extra: str) -> dict[str, str]:
             "ENV_FILE": "",
             "DJANGO_SETTINGS_MODULE": "config.settings",
             "SECRET_KEY": "start-check-" + "k" * 40,
+            "FIELD_ENCRYPTION_KEY": "start-check-" + "f" * 40,
             "VAR_DIR": str(tmp_path / "var"),
         }
         | extra
