@@ -4,6 +4,9 @@ Writes and reads have separate budgets (settings.API_RATE_LIMITS). A fixed windo
 counted with one atomic increment in the shared cache (one Redis round trip): cheaper
 than DRF's sliding history list, which is read, unpickled and rewritten on every request.
 
+Costly operations (PDF, transaction template, batch) also spend their class's budgets per key
+and per account (`CostThrottle`, config/ratelimits.py), in one more round trip that only they make.
+
 Every throttled response advertises its budget with the IETF RateLimit header fields
 (draft-ietf-httpapi-ratelimit-headers): `RateLimit-Policy: "write";q=120;w=60` and
 `RateLimit: "write";r=57;t=23` (remaining requests, seconds until the window resets).
@@ -122,9 +125,11 @@ class CostThrottle(BaseThrottle):
 
     def allow_request(self, request, view) -> bool:
         cost = cost_class_of(view, request.method)
+        if cost is None:
+            return True
         django_request = getattr(request, "_request", request)
         state = getattr(django_request, "rate_limit_state", None)
-        if cost is None or (state is not None and not state.allowed):
+        if state is not None and not state.allowed:
             return True  # refused already by the read or write budget: no costly work to count
         api_key = getattr(request, "auth", None)
         try:
