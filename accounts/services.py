@@ -8,11 +8,14 @@ import string
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import ApiKey, User
 from accounts.scopes import ALL_SCOPES
+from config.problems import Conflict
 
 KEY_PREFIX = "pdk_"
 KEY_RANDOM_LENGTH = 40
@@ -42,15 +45,36 @@ def api_key_create(*, user: User, name: str, scopes: list[str], expires_at: date
     if unknown:
         raise ValueError(f"Unknown scopes: {', '.join(unknown)}")
     key = KEY_PREFIX + "".join(secrets.choice(_BASE62) for _ in range(KEY_RANDOM_LENGTH))
-    api_key = ApiKey.objects.create(
-        user=user,
-        name=name,
-        prefix=key[:PREFIX_LENGTH],
-        key_hash=hash_key(key),
-        scopes=sorted(set(scopes), key=ALL_SCOPES.index),
-        expires_at=expires_at,
-    )
+    with transaction.atomic():
+        # The account's row lock makes concurrent creations count one after another.
+        User.objects.select_for_update().filter(pk=user.pk).first()
+        _api_keys_below_cap(user=user)
+        api_key = ApiKey.objects.create(
+            user=user,
+            name=name,
+            prefix=key[:PREFIX_LENGTH],
+            key_hash=hash_key(key),
+            scopes=sorted(set(scopes), key=ALL_SCOPES.index),
+            expires_at=expires_at,
+        )
     return IssuedKey(api_key=api_key, key=key)
+
+
+def _api_keys_below_cap(*, user: User) -> None:
+    """Refuse a key past API_KEYS_PER_ACCOUNT_MAX usable ones: keys would multiply the
+    per-key rate limits. Revoked and expired keys do not count."""
+    cap = settings.API_KEYS_PER_ACCOUNT_MAX
+    usable = (
+        ApiKey.objects.filter(user=user, revoked_at__isnull=True)
+        .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()))
+        .count()
+    )
+    if usable >= cap:
+        raise Conflict(
+            f"This account already has {usable} active API keys, the most allowed ({cap}); revoke one first.",
+            code="api_key_limit_reached",
+            extra={"maxApiKeys": cap},
+        )
 
 
 def api_key_revoke(*, api_key: ApiKey) -> ApiKey:

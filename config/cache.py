@@ -130,3 +130,38 @@ def get_and_window_count(read_key: str, count_key: str | None, *, timeout: int) 
         value, count = _get_and_count_script(keys=[read_full, count_full], args=[timeout], client=client)
         return (None if value is None else backend._cache._serializer.loads(value)), int(count)
     return backend.get(read_key), window_count(count_key, timeout=timeout)
+
+
+# Counts each counter in turn and stops after the first one past its limit, so a request
+# refused by its API key's budget does not spend its account's.
+_COUNT_UNTIL_OVER = """
+local counts = {}
+for i, key in ipairs(KEYS) do
+  local count = redis.call('INCR', key)
+  redis.call('EXPIRE', key, ARGV[2 * i])
+  counts[i] = count
+  if count > tonumber(ARGV[2 * i - 1]) then break end
+end
+return counts
+"""
+_count_until_over_script = None
+
+
+def window_counts_until_over(counters: list[tuple[str, int, int]]) -> list[int]:
+    """Add one to each window counter (key, limit, timeout) in order, as window_count, stopping
+    after the first whose count passes its limit: the counts taken. One round trip on Redis."""
+    backend = caches["default"]
+    if not isinstance(backend, RedisCache):
+        counts = []
+        for key, limit, timeout in counters:
+            counts.append(window_count(key, timeout=timeout))
+            if counts[-1] > limit:
+                break
+        return counts
+    keys = [backend.make_and_validate_key(key) for key, _, _ in counters]
+    client = backend._cache.get_client(keys[0], write=True)
+    global _count_until_over_script
+    if _count_until_over_script is None:
+        _count_until_over_script = client.register_script(_COUNT_UNTIL_OVER)
+    args = [value for _, limit, timeout in counters for value in (limit, timeout)]
+    return [int(count) for count in _count_until_over_script(keys=keys, args=args, client=client)]

@@ -271,6 +271,24 @@ API_RATE_LIMITS = {
     "read": env_str("API_RATE_LIMIT_READS", "600/min"),
     "write": env_str("API_RATE_LIMIT_WRITES", "120/min"),
 }
+# Costly operations have budgets of their own, per API key and per account (its keys and
+# sessions together), on top of the read/write one (config/ratelimits.py).
+API_COST_RATE_LIMITS = {
+    "pdf": {
+        "key": env_rate("API_RATE_LIMIT_PDF_PER_KEY", "20/min"),
+        "account": env_rate("API_RATE_LIMIT_PDF_PER_ACCOUNT", "30/min"),
+    },
+    "tx-template": {
+        "key": env_rate("API_RATE_LIMIT_TX_TEMPLATE_PER_KEY", "60/min"),
+        "account": env_rate("API_RATE_LIMIT_TX_TEMPLATE_PER_ACCOUNT", "120/min"),
+    },
+    "batch": {
+        "key": env_rate("API_RATE_LIMIT_BATCH_PER_KEY", "10/min"),
+        "account": env_rate("API_RATE_LIMIT_BATCH_PER_ACCOUNT", "20/min"),
+    },
+    "csv": {"account": env_rate("API_RATE_LIMIT_CSV_PER_ACCOUNT", "10/min")},  # the dashboard's export
+}
+API_KEYS_PER_ACCOUNT_MAX = env_int("API_KEYS_PER_ACCOUNT_MAX", 25, minimum=1)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -278,7 +296,7 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["accounts.permissions.HasScope"],
-    "DEFAULT_THROTTLE_CLASSES": ["config.api.throttling.ApiRateThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["config.api.throttling.ApiRateThrottle", "config.api.throttling.CostThrottle"],
     "DEFAULT_PARSER_CLASSES": [
         "config.api.parsers.JsonParser",
         "config.api.parsers.TextJsonParser",

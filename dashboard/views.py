@@ -45,7 +45,7 @@ from dashboard.forms import (
     SettleForm,
     WebhookForm,
 )
-from dashboard.security import merchant_page, page_headers
+from dashboard.security import costly_refusal, merchant_page, page_headers
 from drafts import services as draft_services
 from drafts.documents import draft_pdf, draft_tx_template
 from drafts.models import Draft
@@ -138,7 +138,7 @@ def _filtered_drafts(request: HttpRequest):
 def drafts(request: HttpRequest) -> HttpResponse:
     form, queryset = _filtered_drafts(request)
     if request.GET.get("format") == "csv":
-        return _drafts_csv(queryset)
+        return costly_refusal(request, "csv") or _drafts_csv(queryset)
     page = Paginator(queryset, PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
@@ -321,6 +321,8 @@ def draft_action(request: HttpRequest, draft_id, action: str) -> HttpResponse:
 @merchant_page
 def draft_pdf_download(request: HttpRequest, draft_id) -> HttpResponse:
     draft = _own_draft(request, draft_id)
+    if refused := costly_refusal(request, "pdf"):
+        return refused
     response = HttpResponse(draft_pdf(draft), content_type="application/pdf")
     response["Content-Disposition"] = f'attachment; filename="draft-{draft.id}.pdf"'
     return response
@@ -328,7 +330,10 @@ def draft_pdf_download(request: HttpRequest, draft_id) -> HttpResponse:
 
 @merchant_page
 def draft_template_download(request: HttpRequest, draft_id) -> HttpResponse:
-    template = draft_tx_template(_own_draft(request, draft_id))
+    draft = _own_draft(request, draft_id)
+    if refused := costly_refusal(request, "tx-template"):
+        return refused
+    template = draft_tx_template(draft)
     if template is None:
         raise Http404
     response = HttpResponse(json.dumps(template, indent=2), content_type="application/json")

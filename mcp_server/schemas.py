@@ -41,6 +41,12 @@ def required_scope(method: str, path: str) -> str | None:
 
 
 @functools.cache
+def cost_class(method: str, path: str) -> str | None:
+    """The costly class whose own rate limits the operation spends (`x-rate-limit-class`), if any."""
+    return operation(method, path).get("x-rate-limit-class")
+
+
+@functools.cache
 def path_parameters(method: str, path: str) -> list[str]:
     return [p["name"] for p in operation(method, path).get("parameters", []) if p["in"] == "path"]
 

@@ -39,6 +39,7 @@ from accounts.permissions import MissingScope
 from config.api.problems import problem_exception_handler
 from config.api.throttling import rate_limit_take
 from config.problems import Problem
+from config.ratelimits import cost_take
 from drafts.presenters import draft_json
 from drafts.selectors import draft_get
 from fees.calculator import fee_schedule
@@ -111,13 +112,18 @@ def problem_of(exc: Exception) -> dict[str, Any]:
     return json.loads(response.content)
 
 
-def _guard(api_key: ApiKey, *, scope: str | None, write: bool) -> None:
-    """What REST's permission and throttle classes check, in the same order."""
+def _guard(api_key: ApiKey, *, scope: str | None, write: bool, cost: str | None = None) -> None:
+    """What REST's permission and throttle classes check, in the same order, on the same counters."""
     if scope and scope not in api_key.scopes:
         raise MissingScope(f"This API key lacks the scope {scope}.", extra={"requiredScope": scope})
-    allowed, wait = rate_limit_take(scope="write" if write else "read", ident=f"key:{api_key.pk}")
+    policy = "write" if write else "read"
+    allowed, wait = rate_limit_take(scope=policy, ident=f"key:{api_key.pk}")
     if not allowed:
-        raise exceptions.Throttled(wait=wait)
+        throttled = exceptions.Throttled(wait=wait)
+        throttled.extra = {"limit": policy}  # as REST's exception handler adds it
+        raise throttled
+    if cost is not None:
+        cost_take(cost=cost, account_id=api_key.user_id, api_key_id=api_key.pk)
 
 
 def _as_json(body: Any) -> Any:
@@ -137,7 +143,7 @@ def execute(spec: ToolSpec, api_key: ApiKey, arguments: dict[str, Any]) -> types
     """Run one tool call (in a worker thread)."""
     try:
         # The budget follows the REST operation's method, so both surfaces spend the same one.
-        _guard(api_key, scope=spec.scope, write=spec.method not in ("GET", "HEAD", "OPTIONS"))
+        _guard(api_key, scope=spec.scope, write=spec.method not in ("GET", "HEAD", "OPTIONS"), cost=spec.cost)
         for name in schemas.path_parameters(spec.method, spec.path):
             if name not in arguments:
                 raise Problem(f"{name}: This field is required.", code="required", field=name)

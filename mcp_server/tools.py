@@ -69,6 +69,10 @@ class ToolSpec:
         return schemas.required_scope(self.method, self.path)
 
     @property
+    def cost(self) -> str | None:
+        return schemas.cost_class(self.method, self.path)
+
+    @property
     def title(self) -> str:
         return schemas.operation(self.method, self.path).get("summary", self.name)
 

@@ -21,6 +21,7 @@ class ApiKeyViewSet(viewsets.ViewSet):
 
     session_only = True
     lookup_value_regex = UUID_PATTERN
+    problem_statuses = {"create": (409,)}  # api_key_limit_reached
 
     @extend_schema(
         summary="List the account's active API keys",

@@ -151,12 +151,16 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> HttpRe
         auth_header = view.get_authenticate_header(request) if view is not None else None
         if auth_header:
             headers["WWW-Authenticate"] = auth_header
-    if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
-        headers["Retry-After"] = str(max(1, int(exc.wait + 0.999)))
+    errors, extra = [], getattr(exc, "extra", None)
+    if isinstance(exc, exceptions.Throttled):
+        if exc.wait is not None:
+            headers["Retry-After"] = str(max(1, int(exc.wait + 0.999)))
+        state = getattr(request, "rate_limit_state", None)
+        if state is not None and not state.allowed:
+            extra = {"limit": state.policy}  # the budget spent: "read" or "write"
 
     code = _DRF_CODES.get(type(exc)) or (exc.get_codes() if isinstance(exc.get_codes(), str) else None)
     code = code or exc.default_code
-    errors, extra = [], getattr(exc, "extra", None)
     return problem_response(exc.status_code, code, str(exc.detail), errors=errors, extra=extra, headers=headers)
 
 

@@ -7,6 +7,7 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
 
 from accounts.permissions import required_scope_for
+from config.api.throttling import cost_class_of
 
 PAGE_ENVELOPE = {"items", "page", "pageSize", "total"}
 
@@ -81,6 +82,13 @@ class ServiceAutoSchema(AutoSchema):
         ):
             response = responses.setdefault(str(status), {"description": PROBLEM_RESPONSES[status]})
             response.setdefault("content", problem_content)  # a view's own description keeps its words
+        cost = cost_class_of(self.view, method)
+        if cost:
+            operation["x-rate-limit-class"] = cost
+            responses["429"]["description"] = (
+                f"Rate limited: the read/write budget, or the `{cost}` class's per-key or per-account budget "
+                f"(the problem's `limit` and `per` say which); retry after `Retry-After` seconds"
+            )
         scope = required_scope_for(self.view, method.upper())
         if scope:
             operation["x-required-scopes"] = [scope]
@@ -90,6 +98,8 @@ class ServiceAutoSchema(AutoSchema):
             note = "Needs a logged-in session; API keys are refused."
         else:
             note = ""
+        if cost:
+            note = f"{note} Costly: also limited per API key and per account as the `{cost}` class.".strip()
         if note:
             description = operation.get("description", "")
             operation["description"] = f"{description}\n\n{note}".strip()
@@ -135,7 +145,8 @@ PROBLEM_SCHEMA = {
     "type": "object",
     "description": (
         "RFC 9457 problem details, with a stable machine-readable `code` and field errors. "
-        "Some problems add extension members (e.g. `requiredScope`, `draftId`, `validValues`)."
+        "Some problems add extension members (e.g. `requiredScope`, `draftId`, `validValues`; "
+        "`limit` and `per` on a 429)."
     ),
     "properties": {
         "type": {"type": "string", "format": "uri", "description": "Identifies the problem kind"},

@@ -4,6 +4,9 @@ Writes and reads have separate budgets (settings.API_RATE_LIMITS). A fixed windo
 counted with one atomic increment in the shared cache (one Redis round trip): cheaper
 than DRF's sliding history list, which is read, unpickled and rewritten on every request.
 
+Costly operations (PDF, transaction template, batch) also spend their class's budgets per key
+and per account (`CostThrottle`, config/ratelimits.py), in one more round trip that only they make.
+
 Every throttled response advertises its budget with the IETF RateLimit header fields
 (draft-ietf-httpapi-ratelimit-headers): `RateLimit-Policy: "write";q=120;w=60` and
 `RateLimit: "write";r=57;t=23` (remaining requests, seconds until the window resets).
@@ -13,37 +16,14 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
 
 from django.conf import settings
 from rest_framework.throttling import BaseThrottle
 
 from config.cache import window_count
+from config.ratelimits import CostLimited, RateLimitState, cost_take, parse_rate
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
-_PERIODS = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "hour": 3600, "d": 86400, "day": 86400}
-
-
-def parse_rate(rate: str) -> tuple[int, int]:
-    """'120/min' -> (120, 60)."""
-    count, _, period = rate.partition("/")
-    return int(count), _PERIODS[period]
-
-
-@dataclass(frozen=True)
-class RateLimitState:
-    policy: str
-    quota: int
-    window_seconds: int
-    remaining: int
-    reset_seconds: int
-    allowed: bool
-
-    def headers(self) -> dict[str, str]:
-        return {
-            "RateLimit-Policy": f'"{self.policy}";q={self.quota};w={self.window_seconds}',
-            "RateLimit": f'"{self.policy}";r={self.remaining};t={self.reset_seconds}',
-        }
 
 
 def rate_limit_window(*, scope: str, ident: str, rate: str | None = None) -> tuple[str, int]:
@@ -86,9 +66,16 @@ def rate_limit_take(*, scope: str, ident: str, rate: str | None = None) -> tuple
 
 
 def rate_limit_headers(request) -> dict[str, str]:
-    """The RateLimit fields of the budget this request was counted against (none if it was not)."""
+    """The RateLimit fields of the budgets this request was counted against (none if it was not):
+    its read or write budget, then a costly operation's (one list member each)."""
     state = getattr(request, "rate_limit_state", None)
-    return state.headers() if state is not None else {}
+    states = ([state] if state is not None else []) + getattr(request, "rate_limit_cost_states", [])
+    if not states:
+        return {}
+    if len(states) == 1:
+        return states[0].headers()
+    fields = [s.headers() for s in states]
+    return {name: ", ".join(f[name] for f in fields) for name in fields[0]}
 
 
 class ApiRateThrottle(BaseThrottle):
@@ -120,6 +107,39 @@ class ApiRateThrottle(BaseThrottle):
         if request.user and request.user.is_authenticated:
             return f"user:{request.user.pk}"
         return f"ip:{self.get_ident(request)}"
+
+
+def cost_class_of(view, method: str) -> str | None:
+    """The costly class of an operation: `cost_classes` on the view, keyed like `required_scopes`
+    (action name for viewsets, HTTP method for plain views)."""
+    declared = getattr(view, "cost_classes", None)
+    if not declared:
+        return None
+    action = getattr(view, "action", None) or (getattr(view, "action_map", None) or {}).get(method.lower())
+    return declared.get(action) or declared.get(method.upper())
+
+
+class CostThrottle(BaseThrottle):
+    """The per-key and per-account budgets of a costly operation (config.ratelimits), counted
+    after its read or write budget. An operation of no costly class costs nothing here."""
+
+    def allow_request(self, request, view) -> bool:
+        cost = cost_class_of(view, request.method)
+        if cost is None:
+            return True
+        django_request = getattr(request, "_request", request)
+        state = getattr(django_request, "rate_limit_state", None)
+        if state is not None and not state.allowed:
+            return True  # refused already by the read or write budget: no costly work to count
+        api_key = getattr(request, "auth", None)
+        try:
+            django_request.rate_limit_cost_states = cost_take(
+                cost=cost, account_id=request.user.pk, api_key_id=getattr(api_key, "pk", None)
+            )
+        except CostLimited as refused:
+            django_request.rate_limit_cost_states = refused.states
+            raise
+        return True
 
 
 class PerIpThrottle(BaseThrottle):

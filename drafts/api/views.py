@@ -102,6 +102,8 @@ class DraftViewSet(viewsets.ViewSet):
         "pdf": "drafts:read",
         "tx_template": "drafts:read",
     }
+    # Their own rate limits per key and per account (config.ratelimits), besides the read/write one.
+    cost_classes = {"batch": "batch", "pdf": "pdf", "tx_template": "tx-template"}
     problem_statuses = {
         "create": (402, 409, 422, 503),
         "cancel": (409,),

@@ -115,3 +115,64 @@ def test_a_non_uuid_id_is_a_problem_404(owner, bad):
     response = csrf_session(owner).delete(f"/api/v1/api-keys/{bad}")
     assert response.status_code == 404
     assert response["Content-Type"] == "application/problem+json"
+
+
+def test_an_account_holds_at_most_the_configured_number_of_usable_keys(owner, other_account, make_key, settings):
+    settings.API_KEYS_PER_ACCOUNT_MAX = 3
+    make_key("drafts:read")
+    make_key("drafts:read", expires_at=timezone.now() + timedelta(days=1))
+    client = csrf_session(owner)
+
+    def create(name: str):
+        return client.post("/api/v1/api-keys", {"name": name, "scopes": ["drafts:read"]}, format="json")
+
+    assert create("third").status_code == 200
+    refused = create("fourth")
+    assert refused.status_code == 409 and refused["Content-Type"] == "application/problem+json"
+    body = refused.json()
+    assert body["code"] == "api_key_limit_reached" and body["maxApiKeys"] == 3 and "3" in body["detail"]
+    assert ApiKey.objects.filter(user=owner).count() == 3
+    # Another account has its own allowance; a revoked or expired key frees a place.
+    make_key("drafts:read", user=other_account)
+    revoked = ApiKey.objects.filter(user=owner).first()
+    assert client.delete(f"/api/v1/api-keys/{revoked.id}").status_code == 200
+    assert create("again").status_code == 200
+    assert create("one more").status_code == 409
+    expired = ApiKey.objects.filter(user=owner, revoked_at__isnull=True).first()
+    ApiKey.objects.filter(pk=expired.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    assert create("last").status_code == 200
+
+
+def test_the_dashboard_and_the_command_refuse_a_key_past_the_cap(owner, make_key, settings):
+    from django.core.management import CommandError, call_command
+    from django.test import Client
+
+    settings.API_KEYS_PER_ACCOUNT_MAX = 1
+    make_key("drafts:read")
+    browser = Client()
+    browser.force_login(owner)
+    page = browser.post("/dashboard/api-keys/", {"name": "ci", "scopes": ["drafts:read"]})
+    assert page.status_code == 200 and "the most allowed (1)" in page.content.decode()
+    with pytest.raises(CommandError, match=r"the most allowed \(1\)"):
+        call_command("issue_api_key", "--email", owner.email, "--scopes", "drafts:read")
+    assert ApiKey.objects.filter(user=owner).count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_keys_created_at_once_stop_at_the_cap(owner, settings):
+    from accounts.services import api_key_create
+    from config.problems import Conflict
+    from tests.concurrency import run_at_once
+
+    settings.API_KEYS_PER_ACCOUNT_MAX = 2
+
+    def create() -> str:
+        try:
+            api_key_create(user=owner, name="racer", scopes=["drafts:read"])
+        except Conflict as refused:
+            return refused.code
+        return "created"
+
+    outcomes = run_at_once(5, create)
+    assert sorted(outcomes) == ["api_key_limit_reached"] * 3 + ["created"] * 2
+    assert ApiKey.objects.filter(user=owner).count() == 2

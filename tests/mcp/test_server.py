@@ -16,7 +16,7 @@ from rest_framework.test import APIClient
 
 from accounts.models import ApiKey
 from mcp_server import schemas
-from mcp_server.tools import TOOLS
+from mcp_server.tools import BY_NAME, TOOLS
 from tests.drafts.conftest import ADDRESSES
 from tests.mcp.conftest import INITIALIZE, call_tool, in_session, raw_post
 
@@ -218,6 +218,33 @@ def test_rest_and_mcp_share_one_rate_limit_per_key(mcp_server_with, make_key):
         limited = call_tool(url, key, "create_draft", BASE_USDC | {"fiatAmount": 31})
         assert limited.is_error and limited.structured_content["code"] == "rate_limited"
         assert not call_tool(url, key, "list_drafts").is_error  # reads have their own budget
+
+
+def test_a_costly_tool_spends_the_same_class_budgets_as_its_rest_operation(mcp_server_with, make_key):
+    url = mcp_server_with(API_RATE_LIMIT_BATCH_PER_KEY="2/min", API_RATE_LIMIT_TX_TEMPLATE_PER_ACCOUNT="1/min")
+    key = make_key()
+    assert BY_NAME["create_drafts_batch"].cost == "batch" and BY_NAME["get_tx_template"].cost == "tx-template"
+    _start_well_inside_a_minute()
+    rest = APIClient()
+    rest.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+    small = {"batch": {"key": "2/min", "account": "20/min"}, "tx-template": {"key": "60/min", "account": "1/min"}}
+    with override_settings(API_COST_RATE_LIMITS=small):
+        batch = {"items": [{"draft": BASE_USDC}]}
+        assert rest.post("/api/v1/drafts/batch", batch, format="json").status_code == 200
+        assert not call_tool(url, key, "create_drafts_batch", batch).is_error
+        limited = call_tool(url, key, "create_drafts_batch", batch)
+        assert limited.is_error and limited.structured_content["code"] == "rate_limited"
+        assert limited.structured_content["limit"] == "batch" and limited.structured_content["per"] == "key"
+        assert rest.post("/api/v1/drafts/batch", batch, format="json").status_code == 429
+        assert not call_tool(url, key, "create_draft", BASE_USDC | {"fiatAmount": 26}).is_error  # not a batch
+        # The account's budget: another key of the same account is refused too.
+        draft = call_tool(url, key, "create_draft", BASE_USDC | {"fiatAmount": 27}).structured_content
+        assert call_tool(url, key, "get_tx_template", {"id": draft["id"]}).structured_content["code"] == (
+            "tx_template_not_applicable"
+        )
+        other = make_key()
+        refused = call_tool(url, other, "get_tx_template", {"id": draft["id"]}).structured_content
+        assert refused["code"] == "rate_limited" and refused["limit"] == "tx-template" and refused["per"] == "account"
 
 
 def test_resources_give_the_asset_matrix_the_fee_schedule_and_drafts(mcp_url, make_key):

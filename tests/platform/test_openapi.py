@@ -134,6 +134,22 @@ def test_domain_errors_are_documented_where_they_occur(anon_client):
     assert "402" not in paths["/api/v1/drafts/{id}"]["get"]["responses"]
 
 
+def test_costly_operations_name_their_rate_limit_class_and_document_its_429(anon_client):
+    document = anon_client.get("/api/v1/schema").json()
+
+    classes = {(m, p): op.get("x-rate-limit-class") for m, p, op in operations(document)}
+    costly = {key: cost for key, cost in classes.items() if cost}
+    assert costly == {
+        ("get", "/api/v1/drafts/{id}/pdf"): "pdf",
+        ("get", "/api/v1/drafts/{id}/tx-template"): "tx-template",
+        ("post", "/api/v1/drafts/batch"): "batch",
+    }
+    paths = document["paths"]
+    assert "`pdf` class" in paths["/api/v1/drafts/{id}/pdf"]["get"]["responses"]["429"]["description"]
+    assert "`batch` class" in paths["/api/v1/drafts/batch"]["post"]["description"]
+    assert "409" in paths["/api/v1/api-keys"]["post"]["responses"]  # api_key_limit_reached
+
+
 @pytest.mark.parametrize("path", ["/api/v1/drafts", "/api/v1/webhooks", "/api/v1/api-keys"])
 def test_lists_are_described_as_the_paged_envelope_they_return(anon_client, path):
     document = anon_client.get("/api/v1/schema").json()

@@ -103,6 +103,8 @@ def test_bad_values_fail_loudly():
         ({"DEBUG": "maybe"}, "DEBUG"),
         ({"EMAIL_PORT": "twenty-five"}, "EMAIL_PORT"),
         ({"ENABLED_NETWORKS": "Mainnet,Dogecoin"}, "Dogecoin"),
+        ({"API_RATE_LIMIT_PDF_PER_KEY": "20/fortnight"}, "API_RATE_LIMIT_PDF_PER_KEY"),
+        ({"API_KEYS_PER_ACCOUNT_MAX": "0"}, "API_KEYS_PER_ACCOUNT_MAX"),
     ]:
         result = settings_under({"SECRET_KEY": "x" * 50} | env, "DEBUG")
         assert result.returncode != 0 and name in result.stderr, (env, result.stderr[-300:])

@@ -9,6 +9,8 @@ pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.platform.urls")]
 def test_each_api_key_has_its_own_budget(client_with_scopes):
     first, second = client_with_scopes("drafts:read"), client_with_scopes("drafts:read")
     assert [first.get("/api/v1/test/scoped").status_code for _ in range(4)] == [200, 200, 200, 429]
+    refused = first.get("/api/v1/test/scoped").json()
+    assert refused["code"] == "rate_limited" and refused["limit"] == "read"  # the budget spent
     assert second.get("/api/v1/test/scoped").status_code == 200
 
 

@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from accounts.scopes import ALL_SCOPES
 from accounts.services import api_key_create, user_get_or_create
+from config.problems import Problem
 
 
 class Command(BaseCommand):
@@ -32,5 +33,10 @@ class Command(BaseCommand):
         if expires_in_days is not None and expires_in_days < 1:
             raise CommandError("--expires-in-days must be at least 1")
         expires_at = timezone.now() + timedelta(days=expires_in_days) if expires_in_days else None
-        issued = api_key_create(user=user_get_or_create(email=email), name=name, scopes=wanted, expires_at=expires_at)
+        try:
+            issued = api_key_create(
+                user=user_get_or_create(email=email), name=name, scopes=wanted, expires_at=expires_at
+            )
+        except Problem as problem:
+            raise CommandError(problem.detail) from None
         self.stdout.write(issued.key)
