@@ -201,9 +201,13 @@ def main() -> int:
             + ["--no-proxy-headers"],
         )
         conf = subprocess.run(  # noqa: S603
-            [PYTHON, "scripts/render_template.py", "deploy/nginx.conf.template"],
+            [PYTHON, "scripts/render_template.py", "--defaults", "deploy/nginx.env", "deploy/nginx.conf.template"],
             env=env
             | {
+                # wrk is one client address: the per-address limits would measure themselves.
+                "NGINX_CONNECTIONS_PER_ADDRESS": str(args.connections + 64),
+                "NGINX_RATE_PER_ADDRESS": "1000000r/s",
+                "NGINX_BURST_PER_ADDRESS": "1000000",
                 "NGINX_PREFIX": str(tmp / "nginx"),
                 "NGINX_WORKERS": "1",
                 "LISTEN": f"127.0.0.1:{port}",

@@ -98,9 +98,9 @@ pids+=($!)
 .venv/bin/uvicorn mcp_server.asgi:application --host 127.0.0.1 --port "${MCP_PORT}" \
   --workers "${MCP_WORKERS:-1}" --timeout-graceful-shutdown 5 --no-server-header --no-proxy-headers &
 pids+=($!)
-NGINX_PREFIX="$VAR/nginx" NGINX_WORKERS=1 LISTEN="127.0.0.1:${PORT}" NGINX_TLS="" NGINX_PROBLEMS="$PWD/deploy/problems" \
+NGINX_PREFIX="$VAR/nginx" NGINX_WORKERS=1 LISTEN="127.0.0.1:${PORT}" NGINX_TLS="" \
   WEB_UPSTREAM="127.0.0.1:${WEB_PORT}" MCP_UPSTREAM="127.0.0.1:${MCP_PORT}" \
-  "$PY" scripts/render_template.py deploy/nginx.conf.template > "$VAR/nginx/nginx.conf"
+  scripts/nginx-conf.sh > "$VAR/nginx/nginx.conf"
 "$(command -v nginx || echo /usr/sbin/nginx)" -e stderr -p "$VAR/nginx" -c "$VAR/nginx/nginx.conf" -g "daemon off;" &
 pids+=($!)
 .venv/bin/celery -A config worker --loglevel INFO --concurrency "${WORKER_CONCURRENCY:-2}" &

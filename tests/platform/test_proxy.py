@@ -5,12 +5,15 @@ the local nginx in front of a one-worker gunicorn."""
 import json
 import os
 import re
+import resource
+import selectors
 import shutil
 import signal
 import socket
 import ssl
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -20,6 +23,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "deploy" / "nginx.conf.template"
 PROBLEMS = ROOT / "deploy" / "problems"
+DEFAULTS = ROOT / "deploy" / "nginx.env"
 
 
 def test_compose_publishes_only_the_proxy_in_front_of_gunicorn():
@@ -41,14 +45,27 @@ def test_compose_publishes_only_the_proxy_in_front_of_gunicorn():
     assert environment["NGINX_ENVSUBST_OUTPUT_DIR"] == "/etc/nginx"  # the image renders templates there
     assert environment["WEB_UPSTREAM"] == "web:8000" and environment["MCP_UPSTREAM"] == "mcp:8001"
     assert environment["LISTEN"] == "443 ssl" and "/run/secrets/tls_certificate" in environment["NGINX_TLS"]
+    # The limits' defaults come from the same file make run reads; the rest is set here.
+    assert proxy["env_file"] == ["./deploy/nginx.env"]
     placeholders = set(re.findall(r"\$\{([A-Z_]+)\}", TEMPLATE.read_text()))
-    assert placeholders <= set(environment), placeholders - set(environment)
+    defaults = proxy_defaults()
+    assert placeholders <= set(environment) | set(defaults), placeholders - set(environment) - set(defaults)
+    assert not set(environment) & set(defaults)
     assert set(proxy["secrets"]) == {"tls_certificate", "tls_private_key"} <= set(compose["secrets"])
     assert web["environment"]["TRUST_X_FORWARDED_PROTO"] == "true"
     assert web["environment"]["NUM_PROXIES"] == "1"
     template = TEMPLATE.read_text()
-    for directive in ("client_header_timeout 15s", "client_body_timeout 15s", "proxy_max_temp_file_size 0"):
-        assert directive + ";" in template
+    assert "proxy_max_temp_file_size 0;" in template
+    # Slow clients are cut after a few seconds; there is room for many connections.
+    assert int(defaults["NGINX_HEADER_TIMEOUT"].removesuffix("s")) <= 10
+    assert int(defaults["NGINX_BODY_TIMEOUT"].removesuffix("s")) <= 10
+    assert int(defaults["NGINX_WORKER_CONNECTIONS"]) >= 4096
+    assert int(defaults["NGINX_RLIMIT_NOFILE"]) >= int(defaults["NGINX_WORKER_CONNECTIONS"])
+
+
+def proxy_defaults() -> dict[str, str]:
+    lines = [line for line in DEFAULTS.read_text().splitlines() if line.strip() and not line.startswith("#")]
+    return dict(line.split("=", 1) for line in lines)
 
 
 def test_every_error_page_of_the_proxy_is_a_problem_document():
@@ -59,6 +76,7 @@ def test_every_error_page_of_the_proxy_is_a_problem_document():
         assert document["status"] == int(page) and document["code"] and document["detail"]
         assert set(document) == {"type", "title", "status", "detail", "code", "errors"}
         assert page in codes.split() or f"={page}" in codes.split()
+    assert {page for _, page in pages} == {path.stem for path in PROBLEMS.glob("*.json")}
 
 
 def free_port() -> int:
@@ -78,15 +96,10 @@ def wait_for_port(port: int, limit: float = 60) -> None:
     raise AssertionError(f"nothing listens on {port}")
 
 
-def https_request(port: int, raw: bytes, *, timeout: float = 10) -> tuple[int, dict, bytes]:
-    context = ssl.create_default_context()
-    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
-    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as plain:
-        with context.wrap_socket(plain, server_hostname="localhost") as sock:
-            sock.sendall(raw)
-            data = b""
-            while chunk := sock.recv(65536):
-                data += chunk
+def read_response(sock: socket.socket) -> tuple[int, dict, bytes]:
+    data = b""
+    while chunk := sock.recv(65536):
+        data += chunk
     head, _, body = data.partition(b"\r\n\r\n")
     lines = head.decode("latin-1").split("\r\n")
     headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
@@ -102,10 +115,66 @@ def https_request(port: int, raw: bytes, *, timeout: float = 10) -> tuple[int, d
     return int(lines[0].split()[1]), headers, body
 
 
+def https_request(port: int, raw: bytes, *, timeout: float = 10) -> tuple[int, dict, bytes]:
+    context = ssl.create_default_context()
+    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as plain:
+        with context.wrap_socket(plain, server_hostname="localhost") as sock:
+            sock.sendall(raw)
+            return read_response(sock)
+
+
+def http_request(port: int, raw: bytes, *, source: str = "127.0.0.1", timeout: float = 10) -> tuple[int, dict, bytes]:
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout, source_address=(source, 0)) as sock:
+        sock.sendall(raw)
+        return read_response(sock)
+
+
 def get(path: str, **headers: str) -> bytes:
     lines = [f"GET {path} HTTP/1.1", "Host: localhost", "Connection: close"]
     lines += [f"{name}: {value}" for name, value in headers.items()]
     return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+def start_gunicorn(port: int) -> subprocess.Popen:
+    # /healthz only runs SELECT 1: the server's maintenance database will do.
+    database = os.environ["DATABASE_URL"].rsplit("/", 1)[0] + "/postgres"
+    env = dict(os.environ) | {"DJANGO_SETTINGS_MODULE": "tests.settings", "ENV_FILE": "", "DATABASE_URL": database}
+    return subprocess.Popen(
+        [str(ROOT / ".venv/bin/gunicorn"), "config.wsgi:application", "--bind", f"127.0.0.1:{port}"]
+        + ["--workers", "1", "--timeout", "60"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+def start_nginx(prefix: Path, **render: str) -> subprocess.Popen:
+    """nginx from the project's template and defaults (deploy/nginx.env), ``render`` winning."""
+    conf = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "render_template.py"), "--defaults", str(DEFAULTS), str(TEMPLATE)],
+        env=dict(os.environ) | {"NGINX_PREFIX": str(prefix), "NGINX_PROBLEMS": str(PROBLEMS)} | render,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    (prefix / "nginx.conf").write_text(conf)
+    with open(prefix / "stderr.log", "wb") as log:  # a file: a full pipe would stall nginx
+        return subprocess.Popen(
+            ["nginx", "-e", "stderr", "-p", str(prefix), "-c", str(prefix / "nginx.conf"), "-g", "daemon off;"],
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+            start_new_session=True,
+        )
+
+
+def stop(*processes: subprocess.Popen) -> None:
+    for process in processes:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=30)
 
 
 @pytest.fixture
@@ -113,26 +182,7 @@ def proxied_gunicorn(tmp_path):
     if not shutil.which("nginx"):
         pytest.skip("nginx is not installed")
     app_port, https_port = free_port(), free_port()
-    # /healthz only runs SELECT 1: the server's maintenance database will do.
-    database = os.environ["DATABASE_URL"].rsplit("/", 1)[0] + "/postgres"
-    env = dict(os.environ) | {"DJANGO_SETTINGS_MODULE": "tests.settings", "ENV_FILE": "", "DATABASE_URL": database}
-    gunicorn = subprocess.Popen(
-        [
-            str(ROOT / ".venv/bin/gunicorn"),
-            "config.wsgi:application",
-            "--bind",
-            f"127.0.0.1:{app_port}",
-            "--workers",
-            "1",
-            "--timeout",
-            "60",
-        ],  # fmt: skip
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    gunicorn = start_gunicorn(app_port)
     subprocess.run(
         [
             "openssl",
@@ -153,40 +203,21 @@ def proxied_gunicorn(tmp_path):
         check=True,
         capture_output=True,
     )
-    mcp_port = free_port()  # nothing listens there: only / is exercised here
-    render = {
-        "NGINX_PREFIX": str(tmp_path),
-        "NGINX_WORKERS": "1",
-        "LISTEN": f"127.0.0.1:{https_port} ssl",
-        "NGINX_TLS": f"ssl_certificate {tmp_path}/cert.pem; ssl_certificate_key {tmp_path}/key.pem; "
+    nginx = start_nginx(
+        tmp_path,
+        NGINX_WORKERS="1",
+        LISTEN=f"127.0.0.1:{https_port} ssl",
+        NGINX_TLS=f"ssl_certificate {tmp_path}/cert.pem; ssl_certificate_key {tmp_path}/key.pem; "
         "ssl_protocols TLSv1.2 TLSv1.3;",
-        "NGINX_PROBLEMS": str(PROBLEMS),
-        "WEB_UPSTREAM": f"127.0.0.1:{app_port}",
-        "MCP_UPSTREAM": f"127.0.0.1:{mcp_port}",
-    }
-    conf = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "render_template.py"), str(TEMPLATE)],
-        env=dict(os.environ) | render,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    (tmp_path / "nginx.conf").write_text(conf)
-    nginx = subprocess.Popen(
-        ["nginx", "-e", "stderr", "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf"), "-g", "daemon off;"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
+        WEB_UPSTREAM=f"127.0.0.1:{app_port}",
+        MCP_UPSTREAM=f"127.0.0.1:{free_port()}",  # nothing listens there: only / is exercised here
     )
     try:
         wait_for_port(app_port)
         wait_for_port(https_port)
         yield {"app": app_port, "https": https_port, "gunicorn": gunicorn}
     finally:
-        for process in (nginx, gunicorn):
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGTERM)
-                process.wait(timeout=30)
+        stop(nginx, gunicorn)
 
 
 @pytest.mark.slow
@@ -235,6 +266,10 @@ def test_the_proxy_shields_gunicorn_from_slow_clients_and_answers_its_own_errors
     raw += b"Content-Length: 2000000\r\nConnection: close\r\n\r\n"
     status, document = problem(raw)
     assert status == 413 and document["status"] == 413
+    # Plain HTTP sent to the TLS port.
+    status, headers, body = http_request(ports["https"], get("/healthz"))
+    assert status == 400 and headers["content-type"] == "application/problem+json"
+    assert json.loads(body)["code"] == "bad_request"
     # The service's own problems pass through untouched.
     status, headers, body = https_request(ports["https"], get("/api/v1/drafts"))
     assert status == 401 and json.loads(body)["code"] == "not_authenticated"
@@ -243,3 +278,279 @@ def test_the_proxy_shields_gunicorn_from_slow_clients_and_answers_its_own_errors
     ports["gunicorn"].wait(timeout=30)
     status, document = problem(get("/healthz"))
     assert status == 503 and document["code"] == "service_unavailable"
+
+
+@pytest.fixture
+def plain_proxy(tmp_path):
+    """Start a one-worker gunicorn and nginx in front on plain HTTP, as `make run` does; keyword
+    arguments override deploy/nginx.env."""
+    if not shutil.which("nginx"):
+        pytest.skip("nginx is not installed")
+    started = []
+
+    def start(**overrides: str) -> dict:
+        app_port, port = free_port(), free_port()
+        prefix = tmp_path / f"nginx-{port}"
+        prefix.mkdir()
+        started.append(start_gunicorn(app_port))
+        started.append(
+            start_nginx(
+                prefix,
+                NGINX_WORKERS="1",
+                LISTEN=f"127.0.0.1:{port}",
+                NGINX_TLS="",
+                WEB_UPSTREAM=f"127.0.0.1:{app_port}",
+                MCP_UPSTREAM=f"127.0.0.1:{free_port()}",
+                **overrides,
+            )
+        )
+        wait_for_port(port)
+        deadline = time.monotonic() + 60  # straight to gunicorn: no request spent at the proxy
+        while time.monotonic() < deadline:
+            try:
+                if http_request(app_port, get("/healthz"), timeout=5)[0] == 200:
+                    break
+            except OSError:
+                pass
+            time.sleep(0.3)
+        return {"port": port, "app": app_port, "gunicorn": started[-2]}
+
+    yield start
+    stop(*reversed(started))
+
+
+def seconds(value: str) -> int:
+    return int(value.removesuffix("s"))
+
+
+class SlowClients:
+    """Clients from one address that hold connections: most send a whole request head announcing
+    1,000 bytes of body, send three and stop; one in ten sends part of a head and stops. Each
+    one the server closes is replaced at once while ``refill`` holds, as an attacker would."""
+
+    HEAD = b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Slow: "
+    BODY = b"POST /api/v1/drafts HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+    BODY += b'Content-Length: 1000\r\n\r\n{"a'
+
+    def __init__(self, port: int, source: str) -> None:
+        self.port, self.source = port, source
+        self.selector = selectors.DefaultSelector()
+        self.opened = 0
+        self.refused: list[str] = []
+        self.finished: list[tuple[bytes, bytes]] = []  # (what was sent, what came back) per closed one
+        self.refill = True
+
+    def open(self) -> None:
+        sent = self.HEAD if self.opened % 10 == 0 else self.BODY
+        self.opened += 1
+        sock = socket.socket()
+        sock.bind((self.source, 0))
+        sock.settimeout(5)  # a SYN is sent again after 1 s, and 3 s
+        try:
+            sock.connect(("127.0.0.1", self.port))
+            sock.sendall(sent)
+        except OSError as exc:
+            self.refused.append(repr(exc))
+            sock.close()
+            return
+        sock.setblocking(False)
+        self.selector.register(sock, selectors.EVENT_READ, data=[sent, b""])
+
+    def waiting(self) -> list[list]:
+        """[sent, received] of the connections still open."""
+        return [key.data for key in self.selector.get_map().values()]
+
+    def run(self, until: float) -> None:
+        while self.selector.get_map() and time.monotonic() < until:
+            for key, _ in self.selector.select(timeout=0.1):
+                try:
+                    chunk = key.fileobj.recv(65536)
+                except BlockingIOError:
+                    continue
+                except ConnectionResetError:
+                    chunk = b""
+                if chunk:
+                    key.data[1] += chunk
+                    continue
+                self.selector.unregister(key.fileobj)
+                key.fileobj.close()
+                self.finished.append(tuple(key.data))
+                if self.refill:
+                    self.open()
+
+    def close(self) -> None:
+        for key in list(self.selector.get_map().values()):
+            key.fileobj.close()
+        self.selector.close()
+
+
+SLOW_CLIENTS = 1100
+
+
+@pytest.mark.slow
+def test_eleven_hundred_slow_clients_from_one_address_leave_health_probes_from_another_answered(plain_proxy):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < SLOW_CLIENTS + 300:
+        if hard != resource.RLIM_INFINITY and hard < SLOW_CLIENTS + 300:
+            pytest.skip(f"open files are limited to {hard} (ulimit -Hn)")
+        resource.setrlimit(resource.RLIMIT_NOFILE, (SLOW_CLIENTS + 300, hard))
+    try:
+        port = plain_proxy()["port"]
+        defaults = proxy_defaults()
+        slowest = max(seconds(defaults["NGINX_HEADER_TIMEOUT"]), seconds(defaults["NGINX_BODY_TIMEOUT"]))
+        probes: list[tuple[float, int | str]] = []
+        flooding = threading.Event()
+
+        def probe() -> None:  # /healthz from 127.0.0.1, ten times a second, until the flood is over
+            while not flooding.is_set():
+                started = time.monotonic()
+                try:
+                    status = http_request(port, get("/healthz"), timeout=1)[0]
+                except OSError as exc:
+                    status = repr(exc)
+                probes.append((time.monotonic() - started, status))
+                time.sleep(0.1)
+
+        clients = SlowClients(port, "127.0.0.2")
+        prober = threading.Thread(target=probe)
+        prober.start()
+        time.sleep(0.3)
+        try:
+            for _ in range(SLOW_CLIENTS):
+                clients.open()
+            clients.run(until=time.monotonic() + 1)
+            # Of the slow bodies, at most NGINX_CONNECTIONS_PER_ADDRESS are waited for at once.
+            held = [sent for sent, received in clients.waiting() if sent == SlowClients.BODY and not received]
+            clients.run(until=time.monotonic() + 7)  # 1,100 held open for 8 s
+            clients.refill = False
+            clients.run(until=time.monotonic() + slowest + 3)
+            still_open = clients.waiting()
+        finally:
+            flooding.set()
+            prober.join(timeout=30)
+            clients.close()
+
+        # Every probe from the other address was answered, each in under a second.
+        late = [(round(took, 2), status) for took, status in probes if status != 200 or took >= 1]
+        assert not late, f"{len(late)} of {len(probes)} health probes failed or were slow: {late[:10]}"
+        assert len(probes) >= 40
+        assert len(held) <= int(defaults["NGINX_CONNECTIONS_PER_ADDRESS"])
+        # nginx took every slow connection and closed each one within its time-out.
+        assert not clients.refused, clients.refused[:5]
+        assert not still_open, f"{len(still_open)} slow connections still open"
+        # A slow head, or a held body, gets no answer (nothing would read it); other bodies got a
+        # 429 problem with Retry-After.
+        assert not any(received for sent, received in clients.finished if sent == SlowClients.HEAD)
+        refused = [received for sent, received in clients.finished if received]
+        assert len(refused) >= SLOW_CLIENTS * 0.9 - int(defaults["NGINX_CONNECTIONS_PER_ADDRESS"])
+        for received in refused:
+            head, _, body = received.partition(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 429 "), head
+            assert b"\r\nContent-Type: application/problem+json\r\n" in head + b"\r\n", head
+            assert b"\r\nRetry-After: 1\r\n" in head + b"\r\n", head
+            assert json.loads(body)["code"] == "rate_limited" and len(body) < 512
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def problem_answer(answer: tuple[int, dict, bytes], status: int) -> dict:
+    """The answer is a small problem+json document of that status."""
+    got, headers, body = answer
+    assert (got, headers["content-type"]) == (status, "application/problem+json"), (got, headers, body[:200])
+    assert int(headers["content-length"]) == len(body) < 512
+    document = json.loads(body)
+    assert document["status"] == status and document["code"] and document["detail"]
+    return document
+
+
+@pytest.mark.slow
+def test_every_error_the_proxy_answers_itself_is_a_small_problem_document(plain_proxy):
+    proxy = plain_proxy()
+    port = proxy["port"]
+
+    def raw(request: str) -> tuple[int, dict, bytes]:
+        return http_request(port, request.replace("\n", "\r\n").encode())
+
+    assert problem_answer(raw("GET /healthz HTTP/1.1\nConnection: close\n\n"), 400)["code"] == "bad_request"
+    assert problem_answer(http_request(port, get("/_proxy_errors/400.json")), 404)["code"] == "not_found"
+    assert problem_answer(raw("TRACE /healthz HTTP/1.1\nHost: localhost\nConnection: close\n\n"), 405)
+    long_uri = "/healthz?" + "a" * 20000
+    assert problem_answer(http_request(port, get(long_uri)), 414)["code"] == "uri_too_long"
+    assert problem_answer(http_request(port, get("/healthz", **{"X-Big": "x" * 20000})), 431)
+    unknown_coding = "POST /api/v1/drafts HTTP/1.1\nHost: localhost\nTransfer-Encoding: gzip\nConnection: close\n\n"
+    assert problem_answer(raw(unknown_coding), 501)["code"] == "not_implemented"
+    assert problem_answer(raw("GET /healthz HTTP/2.0\nHost: localhost\nConnection: close\n\n"), 505)
+    # A chunked body is held to the same size cap as one with a Content-Length.
+    big_chunk = "POST /api/v1/drafts HTTP/1.1\nHost: localhost\nTransfer-Encoding: chunked\nConnection: close\n\n"
+    assert problem_answer(raw(big_chunk + "200000\n{"), 413)["code"] == "payload_too_large"
+
+    # A chunked body within the cap reaches the app whole, with its length (the app itself
+    # refuses a body without one): its fields are checked as any other body's.
+    body = b'{"unknownField": 1}'
+    chunked = b"POST /api/v1/demo/drafts HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+    chunked += b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
+    status, headers, answer = http_request(port, chunked)
+    assert status == 400, answer
+    assert "unknownField" in [error["field"] for error in json.loads(answer)["errors"]]
+    status, _, answer = http_request(proxy["app"], chunked)
+    assert status == 411 and json.loads(answer)["code"] == "length_required"
+
+    # The app gone: 503 with Retry-After.
+    stop(proxy["gunicorn"])
+    answer = http_request(port, get("/healthz"))
+    assert problem_answer(answer, 503)["code"] == "service_unavailable"
+    assert answer[1]["retry-after"] == "5"
+
+
+@pytest.mark.slow
+def test_a_client_over_its_request_rate_gets_429_problems_while_other_addresses_pass(plain_proxy):
+    # Settings as an operator would tune them (deploy/nginx.env names them): 1 request a
+    # second with bursts of 5.
+    port = plain_proxy(NGINX_RATE_PER_ADDRESS="1r/s", NGINX_BURST_PER_ADDRESS="5")["port"]
+    answers = [http_request(port, get("/healthz"), source="127.0.0.3") for _ in range(12)]
+    statuses = [status for status, _, _ in answers]
+    assert 6 <= statuses.count(200) <= 7 and statuses[:6] == [200] * 6, statuses
+    for answer in answers:
+        if answer[0] != 200:
+            assert problem_answer(answer, 429)["code"] == "rate_limited"
+            assert answer[1]["retry-after"] == "1"
+    assert http_request(port, get("/healthz"), source="127.0.0.1")[0] == 200  # the limit is per address
+
+
+def render_make_run_conf(tmp_path: Path, script: str = "") -> subprocess.CompletedProcess:
+    env = dict(os.environ) | {
+        "NGINX_PREFIX": str(tmp_path),
+        "NGINX_WORKERS": "1",
+        "LISTEN": f"127.0.0.1:{free_port()}",
+        "NGINX_TLS": "",
+        "WEB_UPSTREAM": "127.0.0.1:9",
+        "MCP_UPSTREAM": "127.0.0.1:9",
+    }
+    command = f"{script}\nexec scripts/nginx-conf.sh"
+    return subprocess.run(["bash", "-c", command], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+
+
+def test_make_run_fits_nginx_connections_to_the_open_file_limit(tmp_path):
+    if not shutil.which("nginx"):
+        pytest.skip("nginx is not installed")
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    defaults = proxy_defaults()
+    if hard == resource.RLIM_INFINITY or hard >= int(defaults["NGINX_RLIMIT_NOFILE"]):
+        rendered = render_make_run_conf(tmp_path)
+        assert f"worker_connections {defaults['NGINX_WORKER_CONNECTIONS']};" in rendered.stdout
+        assert f"worker_rlimit_nofile {defaults['NGINX_RLIMIT_NOFILE']};" in rendered.stdout
+        assert not rendered.stderr
+    # Under a low hard limit, fewer connections (two descriptors each), and a note saying so.
+    rendered = render_make_run_conf(tmp_path, "ulimit -n 1000")
+    assert "worker_connections 500;" in rendered.stdout and "worker_rlimit_nofile 1000;" in rendered.stdout
+    assert "open files are limited to 1000" in rendered.stderr
+    # A setting of the environment (or .env) wins over deploy/nginx.env; nginx accepts the result.
+    rendered = render_make_run_conf(tmp_path, "export NGINX_CONNECTIONS_PER_ADDRESS=7")
+    assert "limit_conn connections_per_address 7;" in rendered.stdout
+    (tmp_path / "nginx.conf").write_text(rendered.stdout)
+    checked = subprocess.run(
+        ["nginx", "-t", "-e", "stderr", "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf")],
+        capture_output=True,
+        text=True,
+    )
+    assert checked.returncode == 0, checked.stderr

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Prints the nginx configuration of `make run`: deploy/nginx.conf.template with the limits of
+# deploy/nginx.env, where the environment (and so .env) wins. Each connection takes a file
+# descriptor (two when passed on to an app): nginx raises its own limit up to the hard one
+# (ulimit -Hn), and takes fewer connections when that is lower.
+# The caller sets NGINX_PREFIX, NGINX_WORKERS, LISTEN, NGINX_TLS, WEB_UPSTREAM, MCP_UPSTREAM.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+setting() { local value="${!1:-}"; echo "${value:-$(sed -n "s/^$1=//p" deploy/nginx.env)}"; }
+connections="$(setting NGINX_WORKER_CONNECTIONS)"
+files="$(setting NGINX_RLIMIT_NOFILE)"
+hard="$(ulimit -Hn)"
+if [ "$hard" != unlimited ] && [ "$hard" -lt "$files" ]; then
+  files="$hard"
+  if [ "$connections" -gt $((hard / 2)) ]; then
+    connections=$((hard / 2))
+    echo "Note: open files are limited to $hard (ulimit -Hn): nginx takes $connections connections." >&2
+  fi
+fi
+NGINX_WORKER_CONNECTIONS="$connections" NGINX_RLIMIT_NOFILE="$files" \
+  NGINX_PROBLEMS="${NGINX_PROBLEMS:-$PWD/deploy/problems}" \
+  .venv/bin/python scripts/render_template.py --defaults deploy/nginx.env deploy/nginx.conf.template
