@@ -207,10 +207,14 @@ STORAGES = {
 }
 
 # --- Email ------------------------------------------------------------------------
+# Never the console by default: emails carry sign-in and reset codes, and only a backend the
+# operator names (console, say) may print them. With DEBUG, each email is a file under
+# EMAIL_FILE_PATH, in a folder only this user can read.
 EMAIL_BACKEND = env_str(
     "EMAIL_BACKEND",
-    "django.core.mail.backends.console.EmailBackend" if DEBUG else "django.core.mail.backends.smtp.EmailBackend",
+    "notifications.mailfiles.EmailBackend" if DEBUG else "django.core.mail.backends.smtp.EmailBackend",
 )
+EMAIL_FILE_PATH = env_str("EMAIL_FILE_PATH", str(VAR_DIR / "mail"))
 EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
 EMAIL_PORT = env_int("EMAIL_PORT", 25, minimum=1)
 EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
