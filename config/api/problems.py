@@ -97,7 +97,8 @@ def _validation_document(exc: exceptions.ValidationError) -> dict[str, Any]:
         error = errors[0]
         detail = f"{error['field']}: {error['message']}" if error["field"] else error["message"]
     else:
-        named = ", ".join(sorted({e["field"] for e in errors if e["field"]}))
+        fields = sorted({e["field"] for e in errors if e["field"]})
+        named = ", ".join(fields[:10]) + (f" and {len(fields) - 10} more" if len(fields) > 10 else "")
         detail = f"{len(errors)} problems in the request" + (f" (fields: {named})." if named else ".")
     return problem_document(400, code, detail, errors=errors)
 
