@@ -2,6 +2,8 @@
 right field (or, for text that is not JSON at all, no field), nothing is written, never a 500."""
 
 import json
+import urllib.error
+import urllib.request
 
 import pytest
 
@@ -209,3 +211,70 @@ def test_a_batch_of_big_hostile_items_gets_a_small_document(api_client):
     assert response.status_code < 500 and len(response.content) < 8192, len(response.content)
     assert all(item["error"] for item in response.json())
     assert not Draft.objects.exists()
+
+
+# --- The same table over MCP: create_draft is the REST operation, read as strictly -----------
+
+
+def mcp_post(url: str, key: str, raw: bytes) -> tuple[int, dict]:
+    request = urllib.request.Request(  # noqa: S310 - loopback only
+        url,
+        data=raw,
+        headers={
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "Authorization": f"Bearer {key}",
+        },
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310 - loopback only
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as refused:
+        return refused.code, json.loads(refused.read())
+
+
+def tool_call(arguments: str) -> bytes:
+    """A tools/call of create_draft with the arguments spliced in as raw JSON text."""
+    envelope = '{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "create_draft", "arguments": '
+    return (envelope + arguments + "}}").encode()
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(("body", "field"), [case[1:] for case in CASES], ids=[case[0] for case in CASES])
+def test_hostile_input_over_mcp_is_refused_naming_the_field(mcp_url, make_key, body, field):
+    status, answer = mcp_post(mcp_url, make_key(), tool_call(body))
+    if "error" in answer:  # refused as the body was read: a JSON-RPC parse error carrying the problem
+        assert status == 400 and answer["error"]["code"] == -32700, answer
+        problem = answer["error"]["data"]
+    else:  # refused by the tool: a tool error whose JSON is the problem document
+        assert status == 200 and answer["result"]["isError"], answer
+        problem = answer["result"]["structuredContent"]
+    assert problem["status"] == 400
+    fields = [error["field"] for error in problem["errors"]]
+    if field is None:
+        assert fields == [] and problem["code"] == "malformed_json"
+    else:
+        assert field in fields, problem
+    assert len(json.dumps(answer)) < 8192 * 2  # the problem document, and its text once more
+    assert not Draft.objects.exists()
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_a_repeated_key_anywhere_in_an_mcp_body_is_refused(mcp_url, make_key):
+    key = make_key()
+    good = json.dumps({**USDC_BASE, "amountSats": 5000})
+    repeated_name = tool_call(good).replace(
+        b'"name": "create_draft"', b'"name": "get_fee_schedule", "name": "create_draft"'
+    )
+    status, answer = mcp_post(mcp_url, key, repeated_name)
+    assert status == 400 and answer["error"]["data"]["errors"][0] == {
+        "field": "name",
+        "code": "duplicate_key",
+        "message": "Given more than once in the JSON object.",
+    }
+    assert not Draft.objects.exists()
+    status, answer = mcp_post(mcp_url, key, tool_call(good))
+    assert status == 200 and not answer["result"]["isError"], answer
+    assert Draft.objects.count() == 1
