@@ -170,7 +170,8 @@ class ApiProblemMiddleware:
 
     DRF views already answer with problem+json. This catches what happens outside
     them: unknown URLs (Django's 404), CSRF failures, oversized bodies and
-    crashes in other middleware.
+    crashes in other middleware. Elsewhere, an error with no body (a 405) becomes a
+    problem document; Django's own error pages are config/errors.py's.
     """
 
     def __init__(self, get_response):
@@ -180,11 +181,12 @@ class ApiProblemMiddleware:
         if "HTTP_TRANSFER_ENCODING" in request.META and not request.META.get("CONTENT_LENGTH"):
             # Django reads a body without Content-Length as empty; refuse rather than act on nothing.
             detail = "Send the request body with a Content-Length header (chunked bodies are not read)."
-            if not _is_api_path(request.path):
-                return HttpResponse(detail, status=411, content_type="text/plain; charset=utf-8")
             return problem_response(411, "length_required", detail)
         if not _is_api_path(request.path):
-            return self.get_response(request)
+            response = self.get_response(request)
+            if response.status_code >= 400 and not response.streaming and not response.content:
+                response = _replace_with_problem(response)  # an empty error (a 405) says what it is
+            return response
         try:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
