@@ -140,20 +140,25 @@ class ServiceUnavailable(Problem):
 
 # An error document stays small whatever the request held: messages may quote the input (an
 # unknown choice, an unknown field's name), and a body may hold thousands of bad fields.
+# Escaped JSON spends up to 12 bytes on one character, so the limits are in bytes as well.
 MAX_FIELD_ERRORS = 20
-MAX_DETAIL_CHARS = 300
+MAX_ERRORS_BYTES = 4000  # past this, field errors are dropped (counted in errorsOmitted)
+MAX_DETAIL_CHARS, MAX_DETAIL_BYTES = 2000, 2500
 MAX_MESSAGE_CHARS = 200
 MAX_FIELD_CHARS = 100
-# Escaped JSON spends up to 12 bytes on one character: past this size, field errors are dropped.
-MAX_ERRORS_BYTES = 4000
 
 
-def clip(text: str, limit: int) -> str:
-    """text cut to at most limit characters, marked with an ellipsis where it was cut."""
-    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+def clip(text: str, limit: int, *, json_bytes: int | None = None) -> str:
+    """text cut to at most limit characters (and json_bytes bytes as escaped JSON), marked with an
+    ellipsis where it was cut."""
+    if len(text) > limit:
+        text = text[: limit - 1] + "\u2026"
+    while json_bytes is not None and len(text) > 1 and len(json.dumps(text)) > json_bytes:
+        text = text[: len(text) // 2] + "\u2026"
+    return text
 
 
-def _field_error(error: dict[str, Any]) -> dict[str, Any]:
+def bounded_field_error(error: dict[str, Any]) -> dict[str, Any]:
     field = error.get("field")
     return {
         **error,
@@ -166,7 +171,7 @@ def _field_error(error: dict[str, Any]) -> dict[str, Any]:
 def _bounded_errors(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
     kept, size = [], 0
     for error in errors[:MAX_FIELD_ERRORS]:
-        error = _field_error(error)
+        error = bounded_field_error(error)
         size += len(json.dumps(error))
         if size > MAX_ERRORS_BYTES:
             break
@@ -190,7 +195,7 @@ def problem_document(
         "type": f"{settings.BASE_URL}/problems/{code}",
         "title": TITLES.get(status_code, "Error"),
         "status": status_code,
-        "detail": clip(detail, MAX_DETAIL_CHARS),
+        "detail": clip(detail, MAX_DETAIL_CHARS, json_bytes=MAX_DETAIL_BYTES),
         "code": code,
         "errors": kept,
     }

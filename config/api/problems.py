@@ -18,7 +18,15 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from rest_framework import exceptions
 
 from config.api.throttling import rate_limit_headers
-from config.problems import TITLES, PayloadTooLarge, Problem, TooManyRequests, problem_document
+from config.problems import (
+    TITLES,
+    PayloadTooLarge,
+    Problem,
+    TooManyRequests,
+    bounded_field_error,
+    clip,
+    problem_document,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -91,6 +99,8 @@ def _validation_problem(exc: exceptions.ValidationError) -> JsonResponse:
 
 def _validation_document(exc: exceptions.ValidationError) -> dict[str, Any]:
     errors = flatten_validation_errors(exc.detail)
+    if len(errors) == 1:  # its detail quotes the message: as short as the message in `errors`
+        errors = [bounded_field_error(errors[0])]
     codes = {error["code"] for error in errors}
     code = codes.pop() if len(codes) == 1 else "validation_error"
     if len(errors) == 1:
@@ -98,7 +108,8 @@ def _validation_document(exc: exceptions.ValidationError) -> dict[str, Any]:
         detail = f"{error['field']}: {error['message']}" if error["field"] else error["message"]
     else:
         fields = sorted({e["field"] for e in errors if e["field"]})
-        named = ", ".join(fields[:10]) + (f" and {len(fields) - 10} more" if len(fields) > 10 else "")
+        named = ", ".join(clip(field, 40) for field in fields[:10])
+        named += f" and {len(fields) - 10} more" if len(fields) > 10 else ""
         detail = f"{len(errors)} problems in the request" + (f" (fields: {named})." if named else ".")
     return problem_document(400, code, detail, errors=errors)
 

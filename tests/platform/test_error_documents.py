@@ -2,11 +2,14 @@
 asks for HTML (a browser keeps its pages): unknown addresses, wrong methods, CSRF failures,
 unreadable requests and crashes."""
 
+import json
+
 import pytest
 from django.test import Client, override_settings
 from django.urls import path
 
 from config import urls as project_urls
+from config.problems import Problem
 
 pytestmark = pytest.mark.django_db
 BROWSER = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
@@ -73,3 +76,19 @@ def test_a_crash_outside_the_api_is_a_problem_500_without_a_trace():
     problem = assert_problem(response, 500, "internal_error")
     assert "boom" not in response.content.decode() and "Traceback" not in response.content.decode()
     assert problem["detail"] == "An unexpected error occurred. It has been logged."
+
+
+def test_a_problem_quoting_a_long_input_renders_a_small_document():
+    quoted = "\U0001f600" * 20_000
+    errors = [{"field": quoted, "code": "invalid", "message": f"{quoted!r} is not valid."}] * 50
+    problem = Problem(f"Unknown value {quoted!r}.", errors=errors, extra={"validValues": ["A", "B"]})
+    document = problem.document()
+    assert len(json.dumps(document)) < 8192
+    assert document["detail"].startswith("Unknown value") and document["detail"].endswith("\u2026")
+    assert document["errors"] and document["errorsOmitted"] == 50 - len(document["errors"])
+    assert document["validValues"] == ["A", "B"]
+
+
+def test_a_problem_with_a_long_detail_of_its_own_keeps_it():
+    detail = "Unknown fiat currency. Valid values: " + ", ".join(f"C{i:02}" for i in range(300))
+    assert Problem(detail).document()["detail"] == detail
