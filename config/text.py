@@ -29,6 +29,11 @@ def has_control_characters(text: str, *, multiline: bool = False) -> bool:
     return _CONTROLS.search(text) is not None
 
 
+def shown(text: str | None) -> str | None:
+    """text with each control character replaced by U+FFFD, for text stored before it was refused."""
+    return _CONTROLS.sub("\ufffd", text) if text else text
+
+
 class PlainTextForm(forms.Form):
     """A form whose every text field refuses control characters (a Textarea may hold newlines),
     checked before the field strips whitespace, so none is dropped unnoticed."""

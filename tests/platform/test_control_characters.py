@@ -99,3 +99,15 @@ def test_the_pay_link_form_shows_the_error_next_to_the_field_and_writes_nothing(
     assert response.status_code == 200
     assert response.context["form"].errors[field] == ["Must not contain control characters."]
     assert not PaymentRequest.objects.exists()
+
+
+def test_a_pay_link_stored_before_controls_were_refused_shows_them_replaced(api_client, anon_client):
+    created = api_client.post("/api/v1/payment-requests", link_body(memo="Invoice", orderId="A-1"), format="json")
+    # A row written before this check existed: the payer's page never shows its controls raw.
+    PaymentRequest.objects.filter(pk=created.json()["id"]).update(memo="Pay \u001b[2Jnow\u202e", order_id="A\u0007-1")
+    token = created.json()["token"]
+    page = anon_client.get(f"/pay/{token}").content.decode()
+    assert "Pay \ufffd[2Jnow\ufffd" in page and "Order A\ufffd-1" in page
+    assert not any(c in page for c in "\u001b\u0007\u202e")
+    checkout = anon_client.get(f"/api/v1/checkout/{token}").json()
+    assert (checkout["memo"], checkout["orderId"]) == ("Pay \ufffd[2Jnow\ufffd", "A\ufffd-1")
