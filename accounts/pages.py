@@ -19,6 +19,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from accounts import passwords, sessions
 from accounts.selectors import account_summary
 from config.problems import Problem
+from config.text import PlainTextForm
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
@@ -40,7 +41,7 @@ def strict_headers(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespo
     return wrapped
 
 
-class RegisterForm(forms.Form):
+class RegisterForm(PlainTextForm):
     email = forms.EmailField(max_length=254, widget=forms.EmailInput(attrs={"autocomplete": "email"}))
     password = forms.CharField(
         max_length=1024,
@@ -50,14 +51,14 @@ class RegisterForm(forms.Form):
     )
 
 
-class SignInForm(forms.Form):
+class SignInForm(PlainTextForm):
     email = forms.EmailField(max_length=254, widget=forms.EmailInput(attrs={"autocomplete": "username"}))
     password = forms.CharField(
         max_length=1024, strip=False, widget=forms.PasswordInput(attrs={"autocomplete": "current-password"})
     )
 
 
-class ForgotForm(forms.Form):
+class ForgotForm(PlainTextForm):
     email = forms.EmailField(max_length=254, widget=forms.EmailInput(attrs={"autocomplete": "email"}))
 
 
@@ -65,7 +66,7 @@ class ForgotForm(forms.Form):
 CODE_INPUT = {"autocomplete": "one-time-code", "autocapitalize": "characters", "spellcheck": "false"}
 
 
-class ResetForm(forms.Form):
+class ResetForm(PlainTextForm):
     code = forms.CharField(max_length=64, widget=forms.TextInput(attrs=CODE_INPUT))
     newPassword = forms.CharField(
         label="New password",
@@ -76,7 +77,7 @@ class ResetForm(forms.Form):
     )
 
 
-class CodeForm(forms.Form):
+class CodeForm(PlainTextForm):
     code = forms.CharField(max_length=64, widget=forms.TextInput(attrs=CODE_INPUT))
 
 

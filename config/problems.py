@@ -7,12 +7,13 @@ problem+json, pages as field errors next to form fields, the MCP server as a too
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.conf import settings
 
 # RFC 9457 members: an extension may never overwrite them (a 409 must not say "status": "Cancelled").
-RESERVED_MEMBERS = frozenset({"type", "title", "status", "detail", "instance", "code", "errors"})
+RESERVED_MEMBERS = frozenset({"type", "title", "status", "detail", "instance", "code", "errors", "errorsOmitted"})
 
 
 TITLES = {
@@ -137,6 +138,47 @@ class ServiceUnavailable(Problem):
     default_detail = "A service this request depends on is unavailable."
 
 
+# An error document stays small whatever the request held: messages may quote the input (an
+# unknown choice, an unknown field's name), and a body may hold thousands of bad fields.
+# Escaped JSON spends up to 12 bytes on one character, so the limits are in bytes as well.
+MAX_FIELD_ERRORS = 20
+MAX_ERRORS_BYTES = 4000  # past this, field errors are dropped (counted in errorsOmitted)
+MAX_DETAIL_CHARS, MAX_DETAIL_BYTES = 2000, 2500
+MAX_MESSAGE_CHARS = 200
+MAX_FIELD_CHARS = 100
+
+
+def clip(text: str, limit: int, *, json_bytes: int | None = None) -> str:
+    """text cut to at most limit characters (and json_bytes bytes as escaped JSON), marked with an
+    ellipsis where it was cut."""
+    if len(text) > limit:
+        text = text[: limit - 1] + "\u2026"
+    while json_bytes is not None and len(text) > 1 and len(json.dumps(text)) > json_bytes:
+        text = text[: len(text) // 2] + "\u2026"
+    return text
+
+
+def bounded_field_error(error: dict[str, Any]) -> dict[str, Any]:
+    field = error.get("field")
+    return {
+        **error,
+        "field": clip(str(field), MAX_FIELD_CHARS) if field is not None else None,
+        "code": clip(str(error.get("code")), MAX_FIELD_CHARS),
+        "message": clip(str(error.get("message")), MAX_MESSAGE_CHARS),
+    }
+
+
+def _bounded_errors(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    kept, size = [], 0
+    for error in errors[:MAX_FIELD_ERRORS]:
+        error = bounded_field_error(error)
+        size += len(json.dumps(error))
+        if size > MAX_ERRORS_BYTES:
+            break
+        kept.append(error)
+    return kept
+
+
 def problem_document(
     status_code: int,
     code: str,
@@ -145,14 +187,20 @@ def problem_document(
     errors: list[dict[str, Any]] | None = None,
     extra: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """The RFC 9457 document, bounded: at most MAX_FIELD_ERRORS field errors (`errorsOmitted`
+    counts the rest) and every text clipped."""
+    errors = errors or []
+    kept = _bounded_errors(errors)
     body: dict[str, Any] = {
         "type": f"{settings.BASE_URL}/problems/{code}",
         "title": TITLES.get(status_code, "Error"),
         "status": status_code,
-        "detail": detail,
+        "detail": clip(detail, MAX_DETAIL_CHARS, json_bytes=MAX_DETAIL_BYTES),
         "code": code,
-        "errors": errors or [],
+        "errors": kept,
     }
+    if len(errors) > len(kept):
+        body["errorsOmitted"] = len(errors) - len(kept)
     if extra:
         body.update(extra)
     return body

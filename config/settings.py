@@ -228,10 +228,14 @@ STORAGES = {
 }
 
 # --- Email ------------------------------------------------------------------------
+# Never the console by default: emails carry sign-in and reset codes, and only a backend the
+# operator names (console, say) may print them. With DEBUG, each email is a file under
+# EMAIL_FILE_PATH, in a folder only this user can read.
 EMAIL_BACKEND = env_str(
     "EMAIL_BACKEND",
-    "django.core.mail.backends.console.EmailBackend" if DEBUG else "django.core.mail.backends.smtp.EmailBackend",
+    "notifications.mailfiles.EmailBackend" if DEBUG else "django.core.mail.backends.smtp.EmailBackend",
 )
+EMAIL_FILE_PATH = env_str("EMAIL_FILE_PATH", str(VAR_DIR / "mail"))
 EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
 EMAIL_PORT = env_int("EMAIL_PORT", 25, minimum=1)
 EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
@@ -250,6 +254,7 @@ SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 SESSION_COOKIE_AGE = env_int("SESSION_COOKIE_AGE_SECONDS", 14 * 24 * 3600, minimum=300)
 CSRF_COOKIE_SAMESITE = "Lax"
+CSRF_FAILURE_VIEW = "config.errors.csrf_failure"  # problem+json unless the client asks for HTML
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)

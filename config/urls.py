@@ -35,3 +35,9 @@ urlpatterns = [
     path("dashboard/", include("dashboard.urls")),
     path("", home, name="home"),
 ]
+
+# Django's error answers: problem+json unless the client asks for HTML (config/errors.py).
+handler400 = "config.errors.bad_request"
+handler403 = "config.errors.permission_denied"
+handler404 = "config.errors.not_found"
+handler500 = "config.errors.server_error"

@@ -8,6 +8,7 @@ import logging
 from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.http import require_safe
 from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.renderers import OpenApiJsonRenderer, OpenApiJsonRenderer2, OpenApiYamlRenderer
 from drf_spectacular.views import SpectacularAPIView
@@ -72,6 +73,7 @@ def _traces_detail() -> dict[str, str]:
     return detail
 
 
+@require_safe
 def healthz(request: HttpRequest) -> JsonResponse:
     """200 when every part answers, else 503 naming the part that failed. `notices` says what this
     deployment leaves off (no fee address, no node endpoint) and `detail.traces`, per EVM watcher,
@@ -178,5 +180,6 @@ def _mcp_lines(base: str) -> list[str]:
     return lines
 
 
+@require_safe
 def llms_txt(request: HttpRequest) -> HttpResponse:
     return HttpResponse(llms_txt_text(), content_type="text/plain; charset=utf-8")

@@ -7,6 +7,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from accounts.scopes import Scope
+from config.text import PlainTextForm
 from drafts.settlement import SETTLEMENT_CURRENCIES
 from payments.enums import Currency, DraftStatus, Method, Network
 from webhooks.models import EventType
@@ -14,7 +15,7 @@ from webhooks.models import EventType
 BLANK = [("", "—")]
 
 
-class DraftFilterForm(forms.Form):
+class DraftFilterForm(PlainTextForm):
     status = forms.ChoiceField(label=_("Status"), choices=BLANK + DraftStatus.choices, required=False)
     network = forms.ChoiceField(label=_("Network"), choices=BLANK + Network.choices, required=False)
     method = forms.ChoiceField(label=_("Method"), choices=BLANK + Method.choices, required=False)
@@ -25,7 +26,7 @@ class DraftFilterForm(forms.Form):
     page = forms.IntegerField(min_value=1, max_value=1_000_000, required=False)
 
 
-class CreateDraftForm(forms.Form):
+class CreateDraftForm(PlainTextForm):
     network = forms.ChoiceField(label=_("Network"), choices=Network.choices)
     currency = forms.ChoiceField(label=_("Currency"), choices=[(c, c) for c in Currency.values])
     paymentMethod = forms.ChoiceField(
@@ -61,7 +62,7 @@ class CreateDraftForm(forms.Form):
         return data
 
 
-class WebhookForm(forms.Form):
+class WebhookForm(PlainTextForm):
     url = forms.URLField(label=_("Endpoint URL"), max_length=2048, assume_scheme="https", help_text=_("HTTPS, public"))
     events = forms.MultipleChoiceField(
         label=_("Events"),
@@ -72,7 +73,7 @@ class WebhookForm(forms.Form):
     )
 
 
-class ApiKeyForm(forms.Form):
+class ApiKeyForm(PlainTextForm):
     name = forms.CharField(label=_("Name"), max_length=100)
     scopes = forms.MultipleChoiceField(
         label=_("Scopes"), choices=Scope.choices, widget=forms.CheckboxSelectMultiple, initial=["drafts:read"]
@@ -82,7 +83,7 @@ class ApiKeyForm(forms.Form):
     )
 
 
-class SettleForm(forms.Form):
+class SettleForm(PlainTextForm):
     currency = forms.ChoiceField(label=_("Pay in"), choices=[(c, c) for c in SETTLEMENT_CURRENCIES])
     network = forms.ChoiceField(label=_("Network"), choices=Network.choices)
 
@@ -91,7 +92,7 @@ OPTION_SLOTS = 4
 PAY_CURRENCIES = [("", "—"), ("BTC", "BTC"), ("USDC", "USDC"), ("USDT", "USDT"), ("EURC", "EURC")]
 
 
-class PaymentRequestForm(forms.Form):
+class PaymentRequestForm(PlainTextForm):
     """A pay link: a fiat amount and up to four ways to pay it (asset, network, receiving address).
     Field names follow the API so `options[0].receiverAddress` lands on `option0_receiverAddress`."""
 
@@ -150,7 +151,7 @@ class PaymentRequestForm(forms.Form):
         return api_field if api_field in self.fields else None
 
 
-class PasswordChangeForm(forms.Form):
+class PasswordChangeForm(PlainTextForm):
     currentPassword = forms.CharField(
         label=_("Current password"),
         widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
@@ -161,7 +162,7 @@ class PasswordChangeForm(forms.Form):
     )
 
 
-class CodeForm(forms.Form):
+class CodeForm(PlainTextForm):
     code = forms.CharField(
         label=_("Code from your authenticator app"),
         max_length=20,
@@ -169,17 +170,17 @@ class CodeForm(forms.Form):
     )
 
 
-class DeleteAccountForm(forms.Form):
+class DeleteAccountForm(PlainTextForm):
     confirm = forms.BooleanField(label=_("Yes, delete my account. Open drafts and pay links are cancelled."))
 
 
-class NotificationsForm(forms.Form):
+class NotificationsForm(PlainTextForm):
     emailEnabled = forms.BooleanField(
         label=_("Email me when payments are seen, confirmed or need attention"), required=False
     )
 
 
-class AttachForm(forms.Form):
+class AttachForm(PlainTextForm):
     draftId = forms.ChoiceField(label=_("Draft it pays"))
     acceptAmount = forms.BooleanField(label=_("Accept the amount even if it differs by more than 10%"), required=False)
 
@@ -188,7 +189,7 @@ class AttachForm(forms.Form):
         self.fields["draftId"].choices = [(str(d.id), f"{str(d.id)[:8]} · {d.status} · {d.memo or ''}") for d in drafts]
 
 
-class AddressBookForm(forms.Form):
+class AddressBookForm(PlainTextForm):
     label = forms.CharField(label=_("Label"), max_length=200, required=False)
     network = forms.ChoiceField(label=_("Network"), choices=Network.choices)
     address = forms.CharField(label=_("Address"), max_length=128)

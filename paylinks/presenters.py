@@ -12,6 +12,7 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
+from config.text import shown
 from config.wire import json_datetime, json_number
 from drafts.models import Draft
 from paylinks.models import PaymentRequest, PaymentRequestStatus
@@ -72,8 +73,8 @@ def checkout_json(payment_request: PaymentRequest, *, now: datetime | None = Non
         "merchantName": merchant_name(payment_request) or None,
         "fiatCurrency": payment_request.fiat_currency,
         "fiatAmount": json_number(payment_request.fiat_amount),
-        "memo": payment_request.memo,
-        "orderId": payment_request.order_id,
+        "memo": shown(payment_request.memo),
+        "orderId": shown(payment_request.order_id),
         "status": payer_status(payment_request, now),
         "expiresAt": json_datetime(payment_request.expires_at),
         "options": [

@@ -30,6 +30,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
 from config.problems import Problem
+from config.text import shown
 from paylinks import services
 from paylinks.api.views import CheckoutThrottle
 from paylinks.models import PaymentRequest, PaymentRequestStatus
@@ -137,6 +138,8 @@ def _context(payment_request: PaymentRequest, *, error: str | None = None, recei
         "request": payment_request,
         "token": payment_request.token,
         "merchant": merchant_name(payment_request),
+        "memo": shown(payment_request.memo),
+        "order_id": shown(payment_request.order_id),
         "fiat": _fiat(payment_request.fiat_amount, payment_request.fiat_currency),
         "status": status,
         "state": state,

@@ -25,7 +25,10 @@ SECURE_SSL_REDIRECT=false
 SESSION_COOKIE_SECURE=false
 CSRF_COOKIE_SECURE=false
 SECURE_HSTS_SECONDS=0
-EMAIL_BACKEND=django.core.mail.backends.console.EmailBackend
+# Emails: files under var/mail, readable by this user only (sign-in and reset codes are there);
+# nothing prints them. To send them: EMAIL_BACKEND=django.core.mail.backends.smtp.EmailBackend and
+# EMAIL_HOST=...; to print them here instead: EMAIL_BACKEND=django.core.mail.backends.console.EmailBackend
+EMAIL_BACKEND=notifications.mailfiles.EmailBackend
 ENABLED_NETWORKS=Mainnet,Solana,Ethereum,Base,Testnet,SolanaDevnet,Sepolia,BaseSepolia
 # A complete local test setup (README, "Quick start"): operator fee addresses and a node, e.g.
 # FEE_ADDRESS_SEPOLIA=0x...
@@ -39,6 +42,23 @@ elif ! grep -q '^FIELD_ENCRYPTION_KEY' .env && [ -z "${FIELD_ENCRYPTION_KEY:-}${
   echo "Added a new FIELD_ENCRYPTION_KEY to .env."
 fi
 chmod 600 .env  # an earlier .env may have been readable by others
+# A .env from before emails went to files printed them, codes and all: move it to files too
+# (once: a console backend chosen after this stays).
+if grep -qx 'EMAIL_BACKEND=django.core.mail.backends.console.EmailBackend' .env && ! grep -q '^# Emails: ' .env; then
+  "$PY" - <<'PY'
+from pathlib import Path
+
+env = Path(".env")
+old = "EMAIL_BACKEND=django.core.mail.backends.console.EmailBackend\n"
+new = (
+    "# Emails: files under var/mail, readable by this user only (sign-in and reset codes are there);\n"
+    "# nothing prints them. To print them here instead: EMAIL_BACKEND=django.core.mail.backends.console.EmailBackend\n"
+    "EMAIL_BACKEND=notifications.mailfiles.EmailBackend\n"
+)
+env.write_text(env.read_text().replace(old, new, 1))
+PY
+  echo "Updated .env: emails now go to files under var/mail instead of this terminal."
+fi
 while IFS= read -r line || [ -n "$line" ]; do
   case "$line" in ''|'#'*) continue ;; esac
   name="${line%%=*}"; value="${line#*=}"
@@ -121,6 +141,7 @@ cat <<TXT
     .venv/bin/python manage.py issue_api_key --email you@example.com --scopes drafts:read,drafts:write,rates:read,fees:read
 
   Settings: .env (see README)
+$([ "${EMAIL_BACKEND:-}" = notifications.mailfiles.EmailBackend ] && echo "  Emails:    ${EMAIL_FILE_PATH:-$VAR/mail}/ (one file each; sign-in and reset codes are there)")
 $("$PY" manage.py notices | sed 's/^/  /')
 
   Press Ctrl-C to stop.

@@ -18,7 +18,15 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from rest_framework import exceptions
 
 from config.api.throttling import rate_limit_headers
-from config.problems import TITLES, PayloadTooLarge, Problem, TooManyRequests, problem_document
+from config.problems import (
+    TITLES,
+    PayloadTooLarge,
+    Problem,
+    TooManyRequests,
+    bounded_field_error,
+    clip,
+    problem_document,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -91,13 +99,17 @@ def _validation_problem(exc: exceptions.ValidationError) -> JsonResponse:
 
 def _validation_document(exc: exceptions.ValidationError) -> dict[str, Any]:
     errors = flatten_validation_errors(exc.detail)
+    if len(errors) == 1:  # its detail quotes the message: as short as the message in `errors`
+        errors = [bounded_field_error(errors[0])]
     codes = {error["code"] for error in errors}
     code = codes.pop() if len(codes) == 1 else "validation_error"
     if len(errors) == 1:
         error = errors[0]
         detail = f"{error['field']}: {error['message']}" if error["field"] else error["message"]
     else:
-        named = ", ".join(sorted({e["field"] for e in errors if e["field"]}))
+        fields = sorted({e["field"] for e in errors if e["field"]})
+        named = ", ".join(clip(field, 40) for field in fields[:10])
+        named += f" and {len(fields) - 10} more" if len(fields) > 10 else ""
         detail = f"{len(errors)} problems in the request" + (f" (fields: {named})." if named else ".")
     return problem_document(400, code, detail, errors=errors)
 
@@ -173,7 +185,8 @@ class ApiProblemMiddleware:
 
     DRF views already answer with problem+json. This catches what happens outside
     them: unknown URLs (Django's 404), CSRF failures, oversized bodies and
-    crashes in other middleware.
+    crashes in other middleware. Elsewhere, an error with no body (a 405) becomes a
+    problem document; Django's own error pages are config/errors.py's.
     """
 
     def __init__(self, get_response):
@@ -183,11 +196,12 @@ class ApiProblemMiddleware:
         if "HTTP_TRANSFER_ENCODING" in request.META and not request.META.get("CONTENT_LENGTH"):
             # Django reads a body without Content-Length as empty; refuse rather than act on nothing.
             detail = "Send the request body with a Content-Length header (chunked bodies are not read)."
-            if not _is_api_path(request.path):
-                return HttpResponse(detail, status=411, content_type="text/plain; charset=utf-8")
             return problem_response(411, "length_required", detail)
         if not _is_api_path(request.path):
-            return self.get_response(request)
+            response = self.get_response(request)
+            if response.status_code >= 400 and not response.streaming and not response.content:
+                response = _replace_with_problem(response)  # an empty error (a 405) says what it is
+            return response
         try:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:

@@ -154,7 +154,15 @@ PROBLEM_SCHEMA = {
         "status": {"type": "integer", "description": "The HTTP status code"},
         "detail": {"type": "string", "description": "What went wrong, for humans"},
         "code": {"type": "string", "description": "Stable machine-readable code, e.g. `invalid_address`"},
-        "errors": {"type": "array", "items": {"$ref": "#/components/schemas/ProblemFieldError"}},
+        "errors": {
+            "type": "array",
+            "items": {"$ref": "#/components/schemas/ProblemFieldError"},
+            "description": (
+                "At most 20 field errors (fewer when their text is long); "
+                "a message quotes at most 200 characters of the input"
+            ),
+        },
+        "errorsOmitted": {"type": "integer", "description": "How many field errors were left out"},
     },
     "required": ["type", "title", "status", "detail", "code", "errors"],
     "additionalProperties": True,

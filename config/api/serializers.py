@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import copy
-import unicodedata
 from decimal import Decimal
 
 from rest_framework import serializers
 
+from config import text
 from config.api.parsers import LongInteger
 
 _COMPOSITE_FIELDS = (serializers.BaseSerializer, serializers.ListField, serializers.DictField)
@@ -40,12 +40,26 @@ class StrictSerializer(serializers.Serializer):
                 raise serializers.ValidationError(
                     {name: [serializers.ErrorDetail("Unknown field.", code="unknown_field")] for name in unknown}
                 )
+            refused = _control_characters(self.fields, data)
+            if refused:
+                raise serializers.ValidationError(refused)
         return super().to_internal_value(data)
 
 
-# --- Strict fields: the JSON type the spec names, nothing coerced -------------------------------
+def _control_characters(fields, data) -> dict[str, list[serializers.ErrorDetail]]:
+    """Every text field refuses control characters (config.text), before any field trims it;
+    a PlainTextField checks itself (multiline or not)."""
+    return {
+        name: [serializers.ErrorDetail(text.MESSAGE, code=text.CODE)]
+        for name, field in fields.items()
+        if isinstance(field, serializers.CharField)
+        and not isinstance(field, PlainTextField)
+        and isinstance(value := data.get(name), str)
+        and text.has_control_characters(value)
+    }
 
-_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+# --- Strict fields: the JSON type the spec names, nothing coerced -------------------------------
 
 
 class StrictIntegerField(serializers.IntegerField):
@@ -111,7 +125,7 @@ class PlainTextField(serializers.CharField):
     """A JSON string without control characters or bidirectional overrides (newline and tab allowed
     when multiline): text that ends up in payment URIs, PDFs and e-mails."""
 
-    default_error_messages = {"control_characters": "Must not contain control characters."}
+    default_error_messages = {text.CODE: text.MESSAGE}
 
     def __init__(self, *, multiline: bool = False, **kwargs):
         self.multiline = multiline
@@ -120,10 +134,6 @@ class PlainTextField(serializers.CharField):
     def to_internal_value(self, data):
         if not isinstance(data, str):
             self.fail("invalid")
-        allowed = "\n\t" if self.multiline else ""
-        if any(
-            (unicodedata.category(c) == "Cc" and c not in allowed) or c in _BIDI_CONTROLS or c in "\u2028\u2029"
-            for c in data
-        ):
-            self.fail("control_characters")
+        if text.has_control_characters(data, multiline=self.multiline):
+            self.fail(text.CODE)
         return super().to_internal_value(data)

@@ -2,12 +2,12 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from config.api.serializers import StrictSerializer
+from config.api.serializers import PlainTextField, StrictSerializer
 from suggestions.models import MAX_TEXT_LENGTH
 
 
 class SuggestionRequestSerializer(StrictSerializer):
-    text = serializers.CharField(max_length=MAX_TEXT_LENGTH)
+    text = PlainTextField(max_length=MAX_TEXT_LENGTH, multiline=True)
     email = serializers.EmailField(max_length=320, allow_null=True, allow_blank=True, required=False)
 
 

@@ -2,6 +2,8 @@
 right field (or, for text that is not JSON at all, no field), nothing is written, never a 500."""
 
 import json
+import urllib.error
+import urllib.request
 
 import pytest
 
@@ -112,6 +114,14 @@ CASES = [
     ("memo with a terminal escape", json.dumps({**USDC_BASE, "amountSats": 1000, "memo": "\u001b[31mred"}), "memo"),
     ("memo with a bidi override", json.dumps({**USDC_BASE, "amountSats": 1000, "memo": "abc\u202edcba"}), "memo"),
     ("memo of 100 KB", json.dumps({**USDC_BASE, "amountSats": 1000, "memo": "m" * 100_000}), "memo"),
+    ("memo with DEL", json.dumps({**USDC_BASE, "amountSats": 1000, "memo": "a\u007fb"}), "memo"),
+    ("memo with a C1 control", json.dumps({**USDC_BASE, "amountSats": 1000, "memo": "a\u009b2Jb"}), "memo"),
+    ("memo with a line separator", json.dumps({**USDC_BASE, "amountSats": 1000, "memo": "a\u2028b"}), "memo"),
+    (
+        "lightning address with an escape",
+        json.dumps({**USDC_BASE, "amountSats": 1000, "lightningAddress": "\u001b]8;;x\u0007pay@example.com"}),
+        "lightningAddress",
+    ),  # fmt: skip
     # JSON that should never be read leniently
     (
         "duplicate keys",
@@ -123,6 +133,42 @@ CASES = [
     ("Infinity", with_raw(FIAT, "fiatAmount", "Infinity"), None),
     ("-Infinity", with_raw(FIAT, "fiatAmount", "-Infinity"), None),
     ("deep nesting", with_raw(USDC_BASE, "memo", "[" * 5000 + "]" * 5000), None),
+    # big bodies: every error is named, the document stays small (test below)
+    (
+        "99 KB of unknown fields",
+        json.dumps({**USDC_BASE, **{f"f{i:04}" + "x" * 90: 1 for i in range(950)}}),
+        "f0000" + "x" * 90,
+    ),  # fmt: skip
+]
+
+
+def utf8(body: dict) -> str:
+    return json.dumps(body, ensure_ascii=False)
+
+
+EMOJI = "\U0001f600"
+BIG_BODIES = [
+    ("950 unknown fields with long names", utf8({**USDC_BASE, **{f"f{i:04}" + "x" * 90: 1 for i in range(950)}})),
+    ("1,000 unknown fields named by emoji", utf8({**USDC_BASE, **{f"{i}" + EMOJI * 22: 1 for i in range(1000)}})),
+    ("a network of 99 KB", utf8({**USDC_BASE, "amountSats": 1000, "network": EMOJI * 24_000})),
+    ("a memo of 99 KB of NULs", utf8({**USDC_BASE, "amountSats": 1000, "memo": "\u0000" * 16_000})),
+    (
+        "every field wrong at length",
+        utf8(
+            {
+                name: EMOJI * 3_000
+                for name in (
+                    "network",
+                    "currency",
+                    "receiverAddress",
+                    "memo",
+                    "fiatCurrency",
+                    "bolt11",
+                    "lightningAddress",
+                )
+            }
+        ),
+    ),  # fmt: skip
 ]
 
 
@@ -141,3 +187,94 @@ def test_hostile_input_is_a_400_naming_the_field(api_client, body, field):
     text = response.content.decode()
     assert "Traceback" not in text and "set_int_max_str_digits" not in text
     assert not Draft.objects.exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("body", [case[1] for case in BIG_BODIES], ids=[case[0] for case in BIG_BODIES])
+def test_a_big_hostile_body_gets_a_small_problem_document(api_client, body):
+    assert 60_000 < len(body.encode()) < 100_000
+    response = api_client.generic("POST", "/api/v1/drafts", body.encode(), content_type="application/json")
+    assert response.status_code == 400 and response["Content-Type"] == "application/problem+json"
+    assert len(response.content) < 8192, len(response.content)
+    problem = response.json()
+    assert problem["errors"] and all(error["field"] for error in problem["errors"])
+    assert len(problem["errors"]) + problem.get("errorsOmitted", 0) >= 1
+    assert not Draft.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_batch_of_big_hostile_items_gets_a_small_document(api_client):
+    item = {"draft": {"network": EMOJI * 300, "memo": "\u0000" * 300, "receiverAddress": "x" * 300}}
+    body = utf8({"items": [item] * 25})
+    assert 60_000 < len(body.encode()) < 100_000
+    response = api_client.generic("POST", "/api/v1/drafts/batch", body.encode(), content_type="application/json")
+    assert response.status_code < 500 and len(response.content) < 8192, len(response.content)
+    assert all(item["error"] for item in response.json())
+    assert not Draft.objects.exists()
+
+
+# --- The same table over MCP: create_draft is the REST operation, read as strictly -----------
+
+
+def mcp_post(url: str, key: str, raw: bytes) -> tuple[int, dict]:
+    request = urllib.request.Request(  # noqa: S310 - loopback only
+        url,
+        data=raw,
+        headers={
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "Authorization": f"Bearer {key}",
+        },
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310 - loopback only
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as refused:
+        return refused.code, json.loads(refused.read())
+
+
+def tool_call(arguments: str) -> bytes:
+    """A tools/call of create_draft with the arguments spliced in as raw JSON text."""
+    envelope = '{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "create_draft", "arguments": '
+    return (envelope + arguments + "}}").encode()
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(("body", "field"), [case[1:] for case in CASES], ids=[case[0] for case in CASES])
+def test_hostile_input_over_mcp_is_refused_naming_the_field(mcp_url, make_key, body, field):
+    status, answer = mcp_post(mcp_url, make_key(), tool_call(body))
+    if "error" in answer:  # refused as the body was read: a JSON-RPC parse error carrying the problem
+        assert status == 400 and answer["error"]["code"] == -32700, answer
+        problem = answer["error"]["data"]
+    else:  # refused by the tool: a tool error whose JSON is the problem document
+        assert status == 200 and answer["result"]["isError"], answer
+        problem = answer["result"]["structuredContent"]
+    assert problem["status"] == 400
+    fields = [error["field"] for error in problem["errors"]]
+    if field is None:
+        assert fields == [] and problem["code"] == "malformed_json"
+    else:
+        assert field in fields, problem
+    assert len(json.dumps(answer)) < 8192 * 2  # the problem document, and its text once more
+    assert not Draft.objects.exists()
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_a_repeated_key_anywhere_in_an_mcp_body_is_refused(mcp_url, make_key):
+    key = make_key()
+    good = json.dumps({**USDC_BASE, "amountSats": 5000})
+    repeated_name = tool_call(good).replace(
+        b'"name": "create_draft"', b'"name": "get_fee_schedule", "name": "create_draft"'
+    )
+    status, answer = mcp_post(mcp_url, key, repeated_name)
+    assert status == 400 and answer["error"]["data"]["errors"][0] == {
+        "field": "name",
+        "code": "duplicate_key",
+        "message": "Given more than once in the JSON object.",
+    }
+    assert not Draft.objects.exists()
+    status, answer = mcp_post(mcp_url, key, tool_call(good))
+    assert status == 200 and not answer["result"]["isError"], answer
+    assert Draft.objects.count() == 1

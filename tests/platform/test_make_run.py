@@ -199,6 +199,21 @@ def test_the_readme_commands_work_verbatim_on_a_fresh_clone(fresh_clone, tmp_pat
         while "request_id=readme-check-42" not in log.read_text() and time.monotonic() < deadline:
             time.sleep(0.2)
 
+        # A sign-up code is emailed into a file under var/mail that only this user can read,
+        # never printed (the banner says where emails go).
+        assert "Emails:" in output and "var/mail" in output
+        status, body, _ = fetch(
+            f"{base}/api/v1/auth/password/register", body={"email": "new@example.com", "password": "Lo" + "ng" * 8}
+        )
+        assert status == 200, body
+        mail = fresh_clone / "var" / "mail"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (mail.exists() and any(mail.iterdir())):
+            time.sleep(0.5)
+        assert mail.stat().st_mode & 0o077 == 0
+        (message,) = mail.iterdir()
+        code = re.search(r"code: (\d{6})", message.read_text()).group(1)
+
         # The demo (README quick start): one anonymous POST, then the payment simulator that
         # `make run` turns on walks the draft through Seen to Confirmed on its own.
         status, body, _ = fetch(f"{base}/api/v1/demo/drafts", body={"network": "Testnet", "currency": "BTC"})
@@ -216,6 +231,7 @@ def test_the_readme_commands_work_verbatim_on_a_fresh_clone(fresh_clone, tmp_pat
         process.wait(timeout=60)
     output = log.read_text()
     assert "request_id=readme-check-42" in output, output[-3000:]
+    assert code not in output
     # The worker and beat run with a sane recursion limit (py_ecc raises it to 100,000 on import).
     assert len(re.findall(r"started with recursion limit 1000\b", output)) >= 2, output[-3000:]
     assert "issue_api_key" in output
