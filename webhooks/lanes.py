@@ -212,7 +212,8 @@ def lane_run(*, attempt_id: UUID) -> int:
     webhook_id = attempt.delivery.webhook_id
     # Leasing batches is PostgreSQL SQL (FOR UPDATE SKIP LOCKED, data-modifying CTEs); on the
     # embedded default (SQLite, one writer at a time) the lane goes one attempt at a time.
-    made, healthy = 1, attempt.succeeded and connection.vendor == "postgresql"
+    leases = connection.vendor == "postgresql"
+    made, healthy = 1, attempt.succeeded and leases
     while True:
         if made >= LANE_MAX_ATTEMPTS or time.monotonic() - started >= LANE_MAX_SECONDS:
             services.deliveries_dispatch(webhook_id=webhook_id, limit=1)
@@ -229,4 +230,4 @@ def lane_run(*, attempt_id: UUID) -> int:
             return made
         attempt = services.delivery_attempt(attempt_id=claimed[0])
         made += 1
-        healthy = attempt is not None and attempt.succeeded
+        healthy = attempt is not None and attempt.succeeded and leases

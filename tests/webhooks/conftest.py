@@ -4,7 +4,10 @@ and the delivery attempts in-process, through the same services the Celery tasks
 
 from __future__ import annotations
 
+import socket
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -109,6 +112,21 @@ def make_receiver():
 @pytest.fixture
 def receiver(make_receiver) -> Receiver:
     return make_receiver()
+
+
+@contextmanager
+def refusing_endpoint() -> Iterator[str]:
+    """The URL of a port on 127.0.0.1 that refuses every connection: bound, never listening
+    (and held, so nothing else takes the port meanwhile)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}/hooks"
+
+
+@pytest.fixture
+def refusing_url() -> Iterator[str]:
+    with refusing_endpoint() as url:
+        yield url
 
 
 @pytest.fixture

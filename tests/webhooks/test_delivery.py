@@ -371,6 +371,49 @@ def test_a_failing_endpoint_holds_few_workers_so_others_keep_flowing(make_webhoo
     assert again.filter(delivery__webhook=healthy_hook).count() == 2
 
 
+def test_a_backlog_of_one_account_at_a_refusing_endpoint_does_not_hold_up_another_accounts_delivery(
+    make_webhook, receiver, refusing_url, owner, other_account, settings
+):
+    settings.WEBHOOKS_MAX_IN_FLIGHT_PER_ENDPOINT = 2
+    refusing = make_webhook(refusing_url, user=other_account)
+    make_webhook(receiver.url)
+    for n in range(250):  # more than a tick takes (WEBHOOKS_DISPATCH_BATCH), all older than the other's
+        record(other_account, EventType.DRAFT_SEEN, {"draftId": f"c{n}"})
+    record(owner, EventType.DRAFT_SEEN, {"draftId": "b1"})
+
+    first = deliver_due()
+
+    assert [json.loads(r.body)["data"]["draftId"] for r in receiver.requests] == ["b1"]
+    assert [a.delivery.webhook_id for a in first].count(refusing.id) == 2  # within its cap, and refused
+    assert all(a.delivery.webhook_id != refusing.id or a.status_code is None for a in first)
+    # Now failing, the refusing endpoint gets one attempt a tick; the other account still gets its own.
+    record(owner, EventType.DRAFT_SEEN, {"draftId": "b2"})
+    second = deliver_due()
+    assert [json.loads(r.body)["data"]["draftId"] for r in receiver.requests] == ["b1", "b2"]
+    assert [a.delivery.webhook_id for a in second].count(refusing.id) == 1
+
+
+def test_a_tick_reads_past_several_endpoints_backlogs_to_reach_the_others(
+    make_webhook, receiver, refusing_url, owner, other_account, settings
+):
+    settings.WEBHOOKS_MAX_IN_FLIGHT_PER_ENDPOINT = 2
+    seen = make_webhook(f"{refusing_url}/seen", user=other_account, events=[EventType.DRAFT_SEEN])
+    expired = make_webhook(f"{refusing_url}/expired", user=other_account, events=[EventType.DRAFT_EXPIRED])
+    make_webhook(receiver.url)
+    for type, endpoint in ((EventType.DRAFT_SEEN, "s"), (EventType.DRAFT_EXPIRED, "e")):
+        for n in range(250):  # each backlog alone more than a tick takes, one after the other
+            record(other_account, type, {"draftId": f"{endpoint}{n}"})
+    record(owner, EventType.DRAFT_SEEN, {"draftId": "b1"})
+
+    attempts = deliver_due()
+
+    assert [json.loads(r.body)["data"]["draftId"] for r in receiver.requests] == ["b1"]
+    per_endpoint = [a.delivery.webhook_id for a in attempts]
+    assert per_endpoint.count(seen.id) == per_endpoint.count(expired.id) == 2
+    # The oldest of each backlog, as they are oldest first
+    assert {a.delivery.event.data["draftId"] for a in attempts} == {"s0", "s1", "e0", "e1", "b1"}
+
+
 def test_an_endpoint_failing_deliveries_in_a_row_is_disabled_and_its_owner_emailed(
     make_webhook, receiver, owner, settings, api_client
 ):

@@ -11,3 +11,25 @@ def test_events_are_delivered_and_every_attempt_recorded_on_sqlite(tmp_path):
     assert outcome["received"] == 2 and outcome["made"] == 2
     assert outcome["deliveries"] == ["Succeeded", "Succeeded"]
     assert outcome["attempts"] == [["Done", 200], ["Done", 200]]
+
+
+def test_one_accounts_backlog_at_a_refusing_endpoint_does_not_hold_up_anothers_delivery_on_sqlite(tmp_path):
+    outcome = run_on_sqlite("tests.webhooks.sqlite_fairness", tmp_path, OUTBOUND_ALLOW_LOOPBACK="true")
+    # The first tick delivers the other account's event, although 250 refused ones are older.
+    assert outcome["received"] == ["b1"]
+    assert outcome["refusing_attempts"] == 2 and outcome["refused"] == [None]  # its cap, no answer
+    assert outcome["attempts"] == 3
+
+
+def test_a_lane_whose_endpoint_answers_again_goes_on_one_attempt_at_a_time_on_sqlite(tmp_path):
+    outcome = run_on_sqlite(
+        "tests.webhooks.sqlite_lane_recovery",
+        tmp_path,
+        OUTBOUND_ALLOW_LOOPBACK="true",
+        WEBHOOKS_MAX_IN_FLIGHT_PER_ENDPOINT="1",
+    )
+    # Unhealthy (a 500), then healthy again: the lane makes the rest without PostgreSQL's batch lease.
+    assert outcome["made"] == 4 and outcome["received"] == ["d0", "d1", "d2", "d3"]
+    assert outcome["deliveries"] == ["Pending", "Succeeded", "Succeeded", "Succeeded"]  # d0 retries later
+    assert outcome["attempts"] == [["Done", 200], ["Done", 200], ["Done", 200], ["Done", 500]]
+    assert outcome["failing"] is False
