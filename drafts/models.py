@@ -122,6 +122,13 @@ class Draft(models.Model):
                 name="draft_unique_open_match_tuple",
             ),
             models.CheckConstraint(condition=Q(amount_base_units__gt=0), name="draft_amount_positive"),
+            # One Lightning invoice pays one draft: the watcher matches by payment hash, so a second
+            # draft on the same invoice would be confirmed by the same payment (or never).
+            models.UniqueConstraint(
+                fields=["payment_hash"],
+                condition=Q(payment_hash__isnull=False) & ~Q(status=DraftStatus.CANCELLED),
+                name="draft_unique_payment_hash",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -307,6 +307,31 @@ class AmountCollision(Conflict):
     default_code = "amount_collision"
 
 
+class InvoiceAlreadyAttached(Conflict):
+    default_code = "invoice_already_attached"
+
+
+def _invoice_holder(plan: DraftPlan, *, exclude: UUID | None = None) -> Draft | None:
+    """The draft (of any account, not cancelled) that already carries this plan's invoice."""
+    if plan.payment_hash is None:
+        return None
+    holders = Draft.objects.filter(payment_hash=plan.payment_hash).exclude(status=S.CANCELLED).exclude(pk=exclude)
+    return holders.only("id", "user_id").first()
+
+
+def _invoice_attached_problem(holder: Draft, *, user) -> InvoiceAlreadyAttached:
+    # Name the draft only to its own account: another account's draft ids stay unknown.
+    if holder.user_id == user.pk:
+        return InvoiceAlreadyAttached(
+            f"This invoice is already attached to your draft {holder.id}: one invoice pays one draft.",
+            field="bolt11",
+            extra={"draftId": str(holder.id)},
+        )
+    return InvoiceAlreadyAttached(
+        "This invoice is already attached to another draft: one invoice pays one draft.", field="bolt11"
+    )
+
+
 def fee_placement_estimate(*, plan: DraftPlan) -> str:
     """Where a draft's fee would go, claiming nothing (a dust fee: waived while the daily allowance lasts)."""
     return _fee_placement(user=None, plan=plan, draft_id=None)[0]
@@ -576,6 +601,9 @@ def _with_unique_amount(
             with nullcontext() if alone else transaction.atomic():
                 return write(attempt)
         except IntegrityError:
+            holder = _invoice_holder(plan, exclude=exclude)
+            if holder is not None:
+                raise _invoice_attached_problem(holder, user=user) from None
             if not _is_amount_clash(plan, user=user, exclude=exclude):
                 raise
     raise AmountCollision("Could not find a unique amount for this address; try again.", field=field)
