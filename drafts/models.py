@@ -16,6 +16,8 @@ OPEN_STATUSES = (DraftStatus.PENDING, DraftStatus.SEEN, DraftStatus.AMOUNT_MISMA
 TUPLE_MATCHED_NETWORKS = (
     Network.MAINNET,
     Network.TESTNET,
+    Network.SIGNET,
+    Network.REGTEST,
     Network.ETHEREUM,
     Network.SEPOLIA,
     Network.BASE,

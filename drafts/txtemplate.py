@@ -26,10 +26,20 @@ from payments.enums import Network
 Purpose = Literal["Receiver", "PlatformFee"]
 
 _PURPOSES = ("Receiver", "PlatformFee")
-_EMBIT_NETWORK = {Network.MAINNET.value: NETWORKS["main"], Network.TESTNET.value: NETWORKS["test"]}
+_EMBIT_NETWORK = {
+    Network.MAINNET.value: NETWORKS["main"],
+    Network.TESTNET.value: NETWORKS["test"],
+    Network.SIGNET.value: NETWORKS["signet"],
+    Network.REGTEST.value: NETWORKS["regtest"],
+}
 # Bitcoin Core >= 28 knows testnet4 by this flag; mainnet needs none.
-_CLI_NETWORK_FLAG = {Network.MAINNET.value: [], Network.TESTNET.value: ["-testnet4"]}
-_BECH32_PREFIXES = ("bc1", "tb1")
+_CLI_NETWORK_FLAG = {
+    Network.MAINNET.value: [],
+    Network.TESTNET.value: ["-testnet4"],
+    Network.SIGNET.value: ["-signet"],
+    Network.REGTEST.value: ["-regtest"],
+}
+_BECH32_PREFIXES = ("bc1", "tb1", "bcrt1")
 
 # BIP370 keys (https://github.com/bitcoin/bips/blob/master/bip-0370.mediawiki)
 _PSBT_GLOBAL_TX_MODIFIABLE = b"\x06"

@@ -47,6 +47,7 @@ class FakeBitcoin:
     salt: int = 0
     counter: int = 0
     dropped: dict[str, FakeTx] = field(default_factory=dict)
+    core_chain: str = "main"  # what getblockchaininfo names the chain
 
     def __post_init__(self) -> None:
         if not self.blocks:
@@ -117,7 +118,11 @@ class FakeBitcoin:
             return self.height
         if method == "getblockchaininfo":
             return dict(
-                CORE["blockchaininfo"], blocks=self.height, headers=self.height, bestblockhash=self.blocks[-1][0]
+                CORE["blockchaininfo"],
+                chain=self.core_chain,
+                blocks=self.height,
+                headers=self.height,
+                bestblockhash=self.blocks[-1][0],
             )
         if method == "getblockhash":
             if not 0 <= params[0] <= self.height:

@@ -92,6 +92,25 @@ def test_the_bitcoin_cli_line_is_a_runnable_walletcreatefundedpsbt_call():
     assert outputs == [{MAINNET_RECEIVER: Decimal("0.01234567")}, {MAINNET_FEE: Decimal("0.00006050")}]
 
 
+@pytest.mark.parametrize(
+    ("network", "address", "flag"),
+    [
+        ("Signet", "tb1q50rtrmj2f8vl9tem8qpfw36ylw5jg9j20l03x8", "-signet"),
+        ("Regtest", "bcrt1q50rtrmj2f8vl9tem8qpfw36ylw5jg9j2dkku3w", "-regtest"),
+    ],
+)
+def test_the_bitcoin_cli_line_selects_signet_or_regtest(network, address, flag):
+    argv, parsed = cli_outputs(template(network, [TxOutput(address, 1_000, "Receiver")])["bitcoinCli"])
+
+    assert argv[:3] == ["bitcoin-cli", flag, "walletcreatefundedpsbt"]
+    assert parsed == [{address: Decimal("0.00001000")}]
+
+
+def test_a_regtest_address_is_refused_in_a_signet_template():
+    with pytest.raises(ValueError):
+        template("Signet", [TxOutput("bcrt1q50rtrmj2f8vl9tem8qpfw36ylw5jg9j2dkku3w", 1_000, "Receiver")])
+
+
 def test_the_bitcoin_cli_line_selects_testnet4_on_testnet():
     outputs = [TxOutput(TESTNET_RECEIVER, 1, "Receiver")]
 

@@ -22,7 +22,7 @@ from payments.uris import bip21_uri
 ROOT = Path(__file__).resolve().parents[2]
 SYSTEM_PYTHON = "/usr/bin/python3"
 
-# (network, receiver, fee address): every address type as receiver, on mainnet and test networks.
+# (network, receiver, fee address): every address type as receiver, on mainnet, testnet4, signet, regtest.
 CASES = {
     "P2WPKH": ("Mainnet", "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq", "3J98t1WpEZ73CNmQviecrnyiWrnqRhWNLy"),
     "P2WSH": (
@@ -47,13 +47,25 @@ CASES = {
         "tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx",
         "2MzQwSSnBHWHqSAqtTVQ6v47XtaisrJa1Vc",
     ),
+    "signet-P2WPKH": (
+        "Signet",
+        "tb1q50rtrmj2f8vl9tem8qpfw36ylw5jg9j20l03x8",
+        "2MwJZGrrQQko1S69xSeZt2bRmCSompaJ7in",
+    ),
+    "regtest-P2TR": (
+        "Regtest",
+        "bcrt1pw53jtgez0wf69n06fchp0ctk48620zdscnrj8heh86wykp9mv20q7vd3gm",
+        "bcrt1qv9eqw5ttwm5dcvgs4nqradsyvh2f3u0xy8el04llq06vhr2mhrmq9wcck0",
+    ),
 }
 BDK_NETWORK = {
     "Mainnet": (bdk.Network.BITCOIN, bdk.NetworkKind.MAIN),
     "Testnet": (bdk.Network.TESTNET4, bdk.NetworkKind.TEST),
+    "Signet": (bdk.Network.SIGNET, bdk.NetworkKind.TEST),
+    "Regtest": (bdk.Network.REGTEST, bdk.NetworkKind.TEST),
 }
-BITCOINJS_NETWORK = {"Mainnet": "bitcoin", "Testnet": "testnet"}
-ELECTRUM_NETWORK = {"Mainnet": "mainnet", "Testnet": "testnet"}
+BITCOINJS_NETWORK = {"Mainnet": "bitcoin", "Testnet": "testnet", "Signet": "testnet", "Regtest": "regtest"}
+ELECTRUM_NETWORK = {"Mainnet": "mainnet", "Testnet": "testnet", "Signet": "signet", "Regtest": "regtest"}
 SEED = "abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about"
 FUNDING_SATS = 10_000_000
 
