@@ -194,11 +194,16 @@ def _update_confirmations(draft: Draft, confirmations: int, now: datetime, *, fi
 
 
 def _payment_vanished(draft: Draft, now: datetime) -> Draft:
-    """The paying transaction left the chain before confirmation: back to Pending."""
+    """The paying transaction left the chain (a reorg) or the mempool before confirmation: back
+    to Pending, with draft.payment_reverted (opt-in) and an email, so a merchant who acted on
+    draft.seen hears of it."""
+    reverted_tx_id, previous_status = draft.paid_tx_id, draft.status
     draft.paid_tx_id, draft.received_base_units, draft.confirmations = None, None, 0
     draft.paid_tx_ids = []
     draft.amount_mismatch, draft.seen_at, draft.accepted_by_owner = None, None, False
     _transition(draft, S.PENDING, event=None, now=now)
+    data = {**draft_event_data(draft, occurred_at=now), "txId": reverted_tx_id, "previousStatus": previous_status}
+    event_record(user=draft.user, type=EventType.DRAFT_PAYMENT_REVERTED, data=data, draft_id=draft.id)
     return draft
 
 

@@ -160,7 +160,7 @@ def test_a_reorg_returns_the_draft_to_pending_and_the_payment_reappearing_makes_
     watch()
     draft.refresh_from_db()
     assert draft.status == DraftStatus.CONFIRMED
-    assert events_of(draft) == ["draft.seen", "draft.seen", "draft.confirmed"]
+    assert events_of(draft) == ["draft.seen", "draft.payment_reverted", "draft.seen", "draft.confirmed"]
 
 
 def test_a_mempool_payment_that_is_dropped_sends_the_draft_back_to_pending(owner, bitcoin):
