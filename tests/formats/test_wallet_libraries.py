@@ -1,9 +1,10 @@
-"""The tx template and BIP21 URIs as wallets written by others read them.
+"""The tx template and payment URIs as wallets written by others read them.
 
 BDK (bdkpython) funds, signs and finalizes a transaction from our PSBT;
 bitcoinjs-lib (npm, package.json) parses it; Electrum (Debian's
 python3-electrum, scripts/system-deps.sh) parses the pay-to-many CSV and the
-BIP21 URIs with its own parsers, offline.
+BIP21 URIs with its own parsers, offline; @solana/pay and eth-url-parser (npm)
+parse the Solana Pay and EIP-681 URIs.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import bdkpython as bdk
 import pytest
 
 from drafts.txtemplate import TxOutput, build_tx_template
-from payments.uris import bip21_uri
+from payments.uris import bip21_uri, eip681_uri, new_solana_reference, solana_pay_uri
 
 ROOT = Path(__file__).resolve().parents[2]
 SYSTEM_PYTHON = "/usr/bin/python3"
@@ -229,3 +230,74 @@ def test_electrum_reads_our_bip21_uris(case, electrum_readings):
     assert reading["uris"] == [
         {"address": CASES[case][1], "amount": 1_234_567, "label": "Café & Co", "message": "Order 7/8 ?ok"}
     ]
+
+
+# --- Solana Pay and EIP-681 URIs, read by @solana/pay and eth-url-parser (npm, package.json) ------
+
+SOLANA_RECIPIENT = "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM"
+USDC_MINT = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"
+EVM_RECIPIENT = "0x52908400098527886E0F7030069857D2E4169EE7"
+USDC_ETHEREUM = "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48"
+
+
+def read_uris(*uris: str) -> list[dict]:
+    node = shutil.which("node")
+    assert node, "node is needed to run the npm URI parsers"
+    run = subprocess.run(
+        [node, str(ROOT / "tests/formats/uri_reader.cjs"), *uris],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return [json.loads(line) for line in run.stdout.splitlines()]
+
+
+@pytest.mark.parametrize(
+    ("amount", "token"), [("25.5", USDC_MINT), ("0.000001", USDC_MINT), ("1.123456789", None), ("1000000", None)]
+)
+def test_solana_pay_parses_our_transfer_requests(amount, token):
+    reference = new_solana_reference()
+    uri = solana_pay_uri(
+        recipient=SOLANA_RECIPIENT,
+        amount=amount,
+        spl_token=token,
+        reference=reference,
+        label="Café & Co",
+        message="Order 7/8 ?ok",
+        memo="inv-7",
+    )
+
+    (read,) = read_uris(uri)
+
+    assert read == {
+        "recipient": SOLANA_RECIPIENT,
+        "amount": float(amount),  # @solana/pay 1.0.16 gives a JS number
+        "splToken": token,
+        "reference": [reference],
+        "label": "Café & Co",
+        "message": "Order 7/8 ?ok",
+        "memo": "inv-7",
+    }
+
+
+@pytest.mark.parametrize(
+    ("chain_id", "token", "units", "expected"),
+    [
+        (1, USDC_ETHEREUM, 25_000_000, {"address": EVM_RECIPIENT, "uint256": "25000000"}),
+        (8453, None, 1_234_567, {"value": "1234567000000000"}),  # gwei to wei
+        (11155111, None, 1, {"value": "1000000000"}),
+    ],
+)
+def test_an_eip681_parser_reads_our_payment_requests(chain_id, token, units, expected):
+    uri = eip681_uri(chain_id=chain_id, recipient=EVM_RECIPIENT, amount_base_units=units, token_address=token)
+
+    (read,) = read_uris(uri)
+
+    assert read == {
+        "target": token or EVM_RECIPIENT,
+        "chainId": str(chain_id),
+        "functionName": "transfer" if token else None,
+        "parameters": expected,
+    }
