@@ -269,5 +269,5 @@ def test_solana_a_payment_rolled_back_before_finality_sends_the_draft_back_to_pe
     solana.roll_back(signature)
     tick("Solana", "solana")
     assert status_of(api_client, draft)["status"] == "Pending"
-    assert events_of(draft) == ["draft.created", "draft.seen"]
+    assert events_of(draft) == ["draft.created", "draft.seen", "draft.payment_reverted"]
     assert unmatched(api_client) == []
