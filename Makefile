@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 
-.PHONY: run test lint system-deps test-services migrate bench clean
+.PHONY: run test lint system-deps test-services lnbits migrate bench clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,10 +30,14 @@ system-deps:
 test-services:
 	scripts/test-services.sh
 
+# A real LNbits (pinned) in its own venv under var/ for the Lightning end-to-end test.
+lnbits:
+	scripts/lnbits-venv.sh
+
 run: system-deps $(VENV)/.runtime
 	scripts/run.sh
 
-test: system-deps test-services $(VENV)/.dev node_modules/.installed
+test: system-deps test-services lnbits $(VENV)/.dev node_modules/.installed
 	$(PY) -m pytest
 
 lint: $(VENV)/.dev

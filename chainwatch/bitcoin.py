@@ -29,7 +29,12 @@ from payments.enums import Currency, Method, Network
 
 SATS_PER_BTC = 10**8
 # getblockchaininfo "chain" per network (Testnet is testnet4).
-CORE_CHAINS = {Network.MAINNET: "main", Network.TESTNET: "testnet4"}
+CORE_CHAINS = {
+    Network.MAINNET: "main",
+    Network.TESTNET: "testnet4",
+    Network.SIGNET: "signet",
+    Network.REGTEST: "regtest",
+}
 
 
 def btc_to_sats(value: Decimal | int) -> int:

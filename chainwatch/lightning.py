@@ -209,13 +209,17 @@ class LightningProviders:
         update time, less a margin for payments committed out of order and clock skew; on the
         first pass `first_since`, when the oldest draft was made); and the new cursor."""
         url = f"{settings.LNBITS_URL.rstrip('/')}/api/v1/payments"
-        limit = settings.CHAINWATCH_LNBITS_PAYMENTS_PER_CALL
+        limit = min(settings.CHAINWATCH_LNBITS_PAYMENTS_PER_CALL, LNBITS_PAGE_CAP)
         since = (_parse_time(position) if position else first_since) - timedelta(
             seconds=settings.CHAINWATCH_LNBITS_RELIST_SECONDS
         )
         found: dict[str, Settlement] = {}
         newest = position
         offset = 0
+        read: set[str] = set()
+        # A page shorter than asked is not the last one: a server may cap pages below the
+        # limit without saying so. Stop on an empty page, a page reaching back past `since`,
+        # or one that brings nothing not read already (the server does not move on).
         while True:
             params = {
                 "status[eq]": "success",
@@ -227,7 +231,11 @@ class LightningProviders:
             }
             page = self.http.get_json(url, headers={"X-Api-Key": settings.LNBITS_API_KEY}, params=params)
             older = False
+            fresh = 0
             for payment in page:
+                key = str(payment.get("checking_id") or payment.get("payment_hash") or "")
+                fresh += key not in read
+                read.add(key)
                 updated = _parse_time(payment["updated_at"])
                 if newest == "" or updated > _parse_time(newest):
                     newest = payment["updated_at"]
@@ -239,10 +247,15 @@ class LightningProviders:
                     found[payment_hash] = Settlement(
                         payment["preimage"], abs(int(payment.get("amount") or 0)) // 1000 or None
                     )
-            if older or len(page) < limit:
+            if older or not page or not fresh:
                 break
-            offset += limit
+            offset += len(page)
         return found, newest
+
+
+# LNbits answers at most this many payments a page, whatever `limit` asks, with a 200 and no
+# word of it (lnbits 1.6.2, checked): asking for more than it gives would be pointless.
+LNBITS_PAGE_CAP = 1000
 
 
 def _parse_time(value: str) -> datetime:

@@ -354,8 +354,10 @@ SPECTACULAR_SETTINGS = {
 # --- Payments ---------------------------------------------------------------------
 MAINNET_NETWORKS = ["Mainnet", "Solana", "Ethereum", "Base"]
 TEST_NETWORKS = ["Testnet", "SolanaDevnet", "Sepolia", "BaseSepolia"]
+# Bitcoin signet and regtest (a developer's own node): off unless ENABLED_NETWORKS names them.
+DEVELOPER_NETWORKS = ["Signet", "Regtest"]
 ENABLED_NETWORKS = env_list("ENABLED_NETWORKS", MAINNET_NETWORKS + (TEST_NETWORKS if DEBUG else []))
-_unknown_networks = set(ENABLED_NETWORKS) - set(MAINNET_NETWORKS + TEST_NETWORKS)
+_unknown_networks = set(ENABLED_NETWORKS) - set(MAINNET_NETWORKS + TEST_NETWORKS + DEVELOPER_NETWORKS)
 if _unknown_networks:
     raise ImproperlyConfigured(f"ENABLED_NETWORKS names unknown networks: {sorted(_unknown_networks)}")
 
@@ -451,19 +453,19 @@ LNURL_TIMEOUT_SECONDS = env_int("LNURL_TIMEOUT_SECONDS", 10, minimum=1)
 # --- Chain watching (chainwatch/) --------------------------------------------------------
 # Endpoints per network: RPC_URL_<NETWORK> (EVM and Solana JSON-RPC), ESPLORA_URL_<NETWORK> and
 # BITCOIN_RPC_URL_<NETWORK> (Bitcoin; user:password@ in the URL for Core). <NETWORK> is the
-# network name in upper snake case: MAINNET, TESTNET, ETHEREUM, BASE, SEPOLIA, BASE_SEPOLIA,
-# SOLANA, SOLANA_DEVNET.
+# network name in upper snake case: MAINNET, TESTNET, SIGNET, REGTEST, ETHEREUM, BASE, SEPOLIA,
+# BASE_SEPOLIA, SOLANA, SOLANA_DEVNET.
 CHAINWATCH_ENDPOINTS = {
     _n: {
         "rpc_url": env_secret(f"RPC_URL_{network_env_suffix(_n)}") or "",
         "esplora_url": env_str(f"ESPLORA_URL_{network_env_suffix(_n)}", ""),
         "bitcoin_rpc_url": env_secret(f"BITCOIN_RPC_URL_{network_env_suffix(_n)}") or "",
     }
-    for _n in MAINNET_NETWORKS + TEST_NETWORKS
+    for _n in MAINNET_NETWORKS + TEST_NETWORKS + DEVELOPER_NETWORKS
 }
 # "core" or "esplora" per Bitcoin network; empty picks Core when BITCOIN_RPC_URL_<NETWORK> is set.
 CHAINWATCH_BITCOIN_SOURCE = {
-    _n: env_str(f"BITCOIN_SOURCE_{network_env_suffix(_n)}", "") for _n in ("Mainnet", "Testnet")
+    _n: env_str(f"BITCOIN_SOURCE_{network_env_suffix(_n)}", "") for _n in ("Mainnet", "Testnet", "Signet", "Regtest")
 }
 for _n, _source in CHAINWATCH_BITCOIN_SOURCE.items():
     if _source not in ("", "core", "esplora"):
@@ -505,6 +507,8 @@ CHAINWATCH_LUD21_CHECKS_PER_PASS = env_int("CHAINWATCH_LUD21_CHECKS_PER_PASS", 2
 _CHAINWATCH_FAMILIES = {
     "Mainnet": ("bitcoin", "lightning"),
     "Testnet": ("bitcoin", "lightning"),
+    "Signet": ("bitcoin", "lightning"),
+    "Regtest": ("bitcoin", "lightning"),
     "Solana": ("solana",),
     "SolanaDevnet": ("solana",),
 }

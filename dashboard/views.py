@@ -289,7 +289,8 @@ def draft_detail(request: HttpRequest, draft_id) -> HttpResponse:
             "events": events,
             "deliveries": deliveries,
             "qr": qr_svg(draft.payment_uri) if draft.payment_uri else None,
-            "has_template": draft.network in ("Mainnet", "Testnet") and draft.method != "Lightning",
+            "has_template": draft.network in ("Mainnet", "Testnet", "Signet", "Regtest")
+            and draft.method != "Lightning",
             "can_requote": draft.status == "Pending"
             and draft.fiat_amount is not None
             and draft.quote_expires_at is not None

@@ -16,6 +16,8 @@ OPEN_STATUSES = (DraftStatus.PENDING, DraftStatus.SEEN, DraftStatus.AMOUNT_MISMA
 TUPLE_MATCHED_NETWORKS = (
     Network.MAINNET,
     Network.TESTNET,
+    Network.SIGNET,
+    Network.REGTEST,
     Network.ETHEREUM,
     Network.SEPOLIA,
     Network.BASE,
@@ -122,6 +124,13 @@ class Draft(models.Model):
                 name="draft_unique_open_match_tuple",
             ),
             models.CheckConstraint(condition=Q(amount_base_units__gt=0), name="draft_amount_positive"),
+            # One Lightning invoice pays one draft: the watcher matches by payment hash, so a second
+            # draft on the same invoice would be confirmed by the same payment (or never).
+            models.UniqueConstraint(
+                fields=["payment_hash"],
+                condition=Q(payment_hash__isnull=False) & ~Q(status=DraftStatus.CANCELLED),
+                name="draft_unique_payment_hash",
+            ),
         ]
 
     def __str__(self) -> str:

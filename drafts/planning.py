@@ -23,7 +23,7 @@ from payments.quotes import Quote, base_units_to_fiat, fiat_to_base_units, quote
 from payments.registry import Asset, default_method, get_asset, require_network_enabled
 
 DEFAULT_EXPIRY_HOURS = 24
-BITCOIN_NETWORKS = ("Mainnet", "Testnet")
+BITCOIN_NETWORKS = ("Mainnet", "Testnet", "Signet", "Regtest")
 
 
 @dataclass

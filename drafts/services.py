@@ -194,11 +194,16 @@ def _update_confirmations(draft: Draft, confirmations: int, now: datetime, *, fi
 
 
 def _payment_vanished(draft: Draft, now: datetime) -> Draft:
-    """The paying transaction left the chain before confirmation: back to Pending."""
+    """The paying transaction left the chain (a reorg) or the mempool before confirmation: back
+    to Pending, with draft.payment_reverted (opt-in) and an email, so a merchant who acted on
+    draft.seen hears of it."""
+    reverted_tx_id, previous_status = draft.paid_tx_id, draft.status
     draft.paid_tx_id, draft.received_base_units, draft.confirmations = None, None, 0
     draft.paid_tx_ids = []
     draft.amount_mismatch, draft.seen_at, draft.accepted_by_owner = None, None, False
     _transition(draft, S.PENDING, event=None, now=now)
+    data = {**draft_event_data(draft, occurred_at=now), "txId": reverted_tx_id, "previousStatus": previous_status}
+    event_record(user=draft.user, type=EventType.DRAFT_PAYMENT_REVERTED, data=data, draft_id=draft.id)
     return draft
 
 
@@ -305,6 +310,31 @@ MAX_AMOUNT_PICKS = 25
 
 class AmountCollision(Conflict):
     default_code = "amount_collision"
+
+
+class InvoiceAlreadyAttached(Conflict):
+    default_code = "invoice_already_attached"
+
+
+def _invoice_holder(plan: DraftPlan, *, exclude: UUID | None = None) -> Draft | None:
+    """The draft (of any account, not cancelled) that already carries this plan's invoice."""
+    if plan.payment_hash is None:
+        return None
+    holders = Draft.objects.filter(payment_hash=plan.payment_hash).exclude(status=S.CANCELLED).exclude(pk=exclude)
+    return holders.only("id", "user_id").first()
+
+
+def _invoice_attached_problem(holder: Draft, *, user) -> InvoiceAlreadyAttached:
+    # Name the draft only to its own account: another account's draft ids stay unknown.
+    if holder.user_id == user.pk:
+        return InvoiceAlreadyAttached(
+            f"This invoice is already attached to your draft {holder.id}: one invoice pays one draft.",
+            field="bolt11",
+            extra={"draftId": str(holder.id)},
+        )
+    return InvoiceAlreadyAttached(
+        "This invoice is already attached to another draft: one invoice pays one draft.", field="bolt11"
+    )
 
 
 def fee_placement_estimate(*, plan: DraftPlan) -> str:
@@ -576,6 +606,9 @@ def _with_unique_amount(
             with nullcontext() if alone else transaction.atomic():
                 return write(attempt)
         except IntegrityError:
+            holder = _invoice_holder(plan, exclude=exclude)
+            if holder is not None:
+                raise _invoice_attached_problem(holder, user=user) from None
             if not _is_amount_clash(plan, user=user, exclude=exclude):
                 raise
     raise AmountCollision("Could not find a unique amount for this address; try again.", field=field)

@@ -1,9 +1,11 @@
 """The transaction template of a Bitcoin draft: exact outputs, in the forms wallets take.
 
-One list of outputs (receiver, then the platform fee) is written four ways:
-the plain list, a `bitcoin-cli walletcreatefundedpsbt` line, a pay-to-many CSV and
-an outputs-only BIP370 PSBTv2. The payer's wallet adds inputs and change and
-signs; nothing here holds or needs a key.
+One list of outputs (receiver, then the platform fee) is written five ways:
+the plain list, a `bitcoin-cli walletcreatefundedpsbt` line, a pay-to-many CSV
+(Electrum's format: no header, BTC amounts), an outputs-only BIP174 PSBT
+(version 0, which BDK and bitcoinjs-lib read) and the same as a BIP370 PSBTv2.
+The payer's wallet adds inputs and change and signs; nothing here holds or
+needs a key.
 """
 
 from __future__ import annotations
@@ -24,10 +26,20 @@ from payments.enums import Network
 Purpose = Literal["Receiver", "PlatformFee"]
 
 _PURPOSES = ("Receiver", "PlatformFee")
-_EMBIT_NETWORK = {Network.MAINNET.value: NETWORKS["main"], Network.TESTNET.value: NETWORKS["test"]}
+_EMBIT_NETWORK = {
+    Network.MAINNET.value: NETWORKS["main"],
+    Network.TESTNET.value: NETWORKS["test"],
+    Network.SIGNET.value: NETWORKS["signet"],
+    Network.REGTEST.value: NETWORKS["regtest"],
+}
 # Bitcoin Core >= 28 knows testnet4 by this flag; mainnet needs none.
-_CLI_NETWORK_FLAG = {Network.MAINNET.value: [], Network.TESTNET.value: ["-testnet4"]}
-_BECH32_PREFIXES = ("bc1", "tb1")
+_CLI_NETWORK_FLAG = {
+    Network.MAINNET.value: [],
+    Network.TESTNET.value: ["-testnet4"],
+    Network.SIGNET.value: ["-signet"],
+    Network.REGTEST.value: ["-regtest"],
+}
+_BECH32_PREFIXES = ("bc1", "tb1", "bcrt1")
 
 # BIP370 keys (https://github.com/bitcoin/bips/blob/master/bip-0370.mediawiki)
 _PSBT_GLOBAL_TX_MODIFIABLE = b"\x06"
@@ -103,17 +115,24 @@ def _cli_line(outputs: list[TxOutput], network: str) -> str:
 
 
 def _csv(outputs: list[TxOutput]) -> str:
+    # Electrum's "Pay to many" reads `address,amount` lines as they are: a header
+    # line is refused as an invalid address, and amounts are read in the user's
+    # display unit, BTC by default (stated as payToManyUnit).
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["address", "amount"])
     for output in outputs:
         writer.writerow([output.address, btc_string(output.amount_sats)])
     return buf.getvalue()
 
 
-def _psbt(checked: list[tuple[TxOutput, Script]]) -> str:
+def _psbt(checked: list[tuple[TxOutput, Script]], *, version: int) -> str:
+    # A version-0 PSBT carries the outputs in its unsigned transaction, written
+    # without witness data as BIP174 requires; with no inputs it reads as
+    # version, 0x00, output count... A version-2 PSBT carries them as fields and
+    # says that inputs and outputs may be added.
     # Pass fresh dicts: embit's constructors share a mutable default `unknown`.
-    psbt = PSBT(unknown={_PSBT_GLOBAL_TX_MODIFIABLE: _INPUTS_AND_OUTPUTS_MODIFIABLE}, version=2)
+    unknown = {_PSBT_GLOBAL_TX_MODIFIABLE: _INPUTS_AND_OUTPUTS_MODIFIABLE} if version == 2 else {}
+    psbt = PSBT(unknown=unknown, version=version)
     psbt.tx_version = _TX_VERSION
     for output, script in checked:
         scope = OutputScope(unknown={})
@@ -124,7 +143,7 @@ def _psbt(checked: list[tuple[TxOutput, Script]]) -> str:
 
 
 def build_tx_template(*, draft_id: str, network: str, outputs: list[TxOutput]) -> dict[str, Any]:
-    """The tx-template document: ``{draftId, network, outputs, bitcoinCli, payToManyCsv, psbt}``.
+    """The tx-template document: ``{draftId, network, outputs, bitcoinCli, payToManyCsv, payToManyUnit, psbt, psbtV2}``.
 
     Outputs keep their order (receiver first, then fee outputs). ``amountBtc`` and
     every BTC amount below have exactly 8 decimals. Bech32 addresses come back in
@@ -148,5 +167,7 @@ def build_tx_template(*, draft_id: str, network: str, outputs: list[TxOutput]) -
         ],
         "bitcoinCli": _cli_line(normalized, network),
         "payToManyCsv": _csv(normalized),
-        "psbt": _psbt(checked),
+        "payToManyUnit": "BTC",
+        "psbt": _psbt(checked, version=0),
+        "psbtV2": _psbt(checked, version=2),
     }

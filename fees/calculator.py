@@ -15,7 +15,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from config.wire import json_number
-from payments.enums import FeePlacement, Network
+from payments.enums import FeePlacement
 from payments.registry import Asset, format_amount
 
 FEE_USD_PLACES = Decimal("0.00000001")
@@ -131,7 +131,7 @@ def fee_quote(
 
 def is_dust(*, asset: Asset, fee_base_units: int) -> bool:
     """A Bitcoin on-chain fee output below the dust limit cannot be relayed."""
-    return asset.network in (Network.MAINNET, Network.TESTNET) and fee_base_units < settings.FEE_DUST_LIMIT_SATS
+    return asset.family == "bitcoin" and fee_base_units < settings.FEE_DUST_LIMIT_SATS
 
 
 def fee_schedule() -> dict[str, Any]:

@@ -48,7 +48,7 @@ MAX_OPTIONS = 20
 DEFAULT_EXPIRY_HOURS = 24
 # The assets a payer can choose on a pay link (interface spec, Payment request).
 PAY_LINK_CURRENCIES = (Currency.BTC, Currency.USDC, Currency.USDT, Currency.EURC)
-BITCOIN_NETWORKS = (Network.MAINNET, Network.TESTNET)
+BITCOIN_NETWORKS = (Network.MAINNET, Network.TESTNET, Network.SIGNET, Network.REGTEST)
 
 
 # --- Options --------------------------------------------------------------------------

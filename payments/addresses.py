@@ -31,7 +31,13 @@ from payments.enums import Network
 # longer is refused before any decoding work.
 MAX_ADDRESS_LENGTH = 100
 
-_BITCOIN_CHAINS = {Network.MAINNET: "bitcoin", Network.TESTNET: "bitcoin/testnet"}
+# Signet shares testnet's encodings (tb1, m/n, 2); regtest has its own bech32 prefix, bcrt1.
+_BITCOIN_CHAINS = {
+    Network.MAINNET: "bitcoin",
+    Network.TESTNET: "bitcoin/testnet",
+    Network.SIGNET: "bitcoin/signet",
+    Network.REGTEST: "bitcoin/regtest",
+}
 _BITCOIN_TYPES = (P2PKHCoinAddress, P2SHCoinAddress, P2WPKHCoinAddress, P2WSHCoinAddress, P2TRCoinAddress)
 _EVM_NETWORKS = {Network.ETHEREUM, Network.SEPOLIA, Network.BASE, Network.BASE_SEPOLIA}
 _SOLANA_NETWORKS = {Network.SOLANA, Network.SOLANA_DEVNET}
@@ -53,14 +59,15 @@ def _check_bitcoin(network: Network, address: str) -> str:
         try:
             parsed = CCoinAddress(address)
         except (CCoinAddressError, ValueError) as exc:
-            other = Network.TESTNET if network == Network.MAINNET else Network.MAINNET
-            with ChainParams(_BITCOIN_CHAINS[other]):
-                try:
-                    CCoinAddress(address)
-                except (CCoinAddressError, ValueError):
-                    pass
-                else:
-                    raise AddressError(f"This is a {other.label} address, not a {network.label} address.") from exc
+            for other in (Network.MAINNET, Network.TESTNET, Network.REGTEST):
+                if other == network or _BITCOIN_CHAINS[network] == "bitcoin/signet" and other == Network.TESTNET:
+                    continue
+                with ChainParams(_BITCOIN_CHAINS[other]):
+                    try:
+                        CCoinAddress(address)
+                    except (CCoinAddressError, ValueError):
+                        continue
+                raise AddressError(f"This is a {other.label} address, not a {network.label} address.") from exc
             raise AddressError(f"Not a valid {network.label} address (bad encoding or checksum).") from exc
         if not isinstance(parsed, _BITCOIN_TYPES):
             raise AddressError(f"Unsupported {network.label} address type; use P2PKH, P2SH, P2WPKH, P2WSH or P2TR.")

@@ -12,6 +12,9 @@ class Network(models.TextChoices):
     SOLANA_DEVNET = "SolanaDevnet", "Solana devnet"
     SEPOLIA = "Sepolia", "Ethereum Sepolia"
     BASE_SEPOLIA = "BaseSepolia", "Base Sepolia"
+    # Bitcoin test chains a developer runs or joins; off unless ENABLED_NETWORKS names them.
+    SIGNET = "Signet", "Bitcoin signet"
+    REGTEST = "Regtest", "Bitcoin regtest"
 
 
 class Currency(models.TextChoices):

@@ -28,7 +28,12 @@ from payments.enums import Network
 # BOLT11 currency prefixes per network. Testnet is testnet4, whose invoices use
 # "lntb" like testnet3; signet ("lntbs") is accepted too because most public
 # test Lightning nodes run on signet and matching is by payment hash, not chain.
-_CURRENCIES = {Network.MAINNET.value: ("bc",), Network.TESTNET.value: ("tb", "tbs")}
+_CURRENCIES = {
+    Network.MAINNET.value: ("bc",),
+    Network.TESTNET.value: ("tb", "tbs"),
+    Network.SIGNET.value: ("tbs",),
+    Network.REGTEST.value: ("bcrt",),
+}
 _HRP = re.compile(r"ln(?P<currency>bcrt|bc|tbs|tb)(?P<amount>[1-9][0-9]*[munp]?)?")
 _MSAT_PER_BTC = 100_000_000_000
 _MULTIPLIER_DIVISOR = {"": 1, "m": 10**3, "u": 10**6, "n": 10**9, "p": 10**12}
@@ -99,7 +104,7 @@ def decode_invoice(
     field: str = "bolt11",
     allow_amountless: bool = False,
 ) -> Invoice:
-    """Decode and check a BOLT11 invoice for ``network`` ("Mainnet" or "Testnet").
+    """Decode and check a BOLT11 invoice for a Bitcoin ``network`` ("Mainnet", "Testnet", "Signet", "Regtest").
 
     Raises ``Problem`` (400, ``field``): ``invalid_bolt11`` (malformed, bad
     checksum or signature), ``invoice_network_mismatch``, ``invoice_expired``,

@@ -57,6 +57,8 @@ NETWORKS: dict[Network, NetworkInfo] = {
     for info in (
         NetworkInfo(Network.MAINNET, "bitcoin", None, 2, False, Network.MAINNET),
         NetworkInfo(Network.TESTNET, "bitcoin", None, 2, True, Network.MAINNET),
+        NetworkInfo(Network.SIGNET, "bitcoin", None, 2, True, Network.MAINNET),
+        NetworkInfo(Network.REGTEST, "bitcoin", None, 2, True, Network.MAINNET),
         NetworkInfo(Network.SOLANA, "solana", None, 1, False, Network.SOLANA),
         NetworkInfo(Network.SOLANA_DEVNET, "solana", None, 1, True, Network.SOLANA),
         NetworkInfo(Network.ETHEREUM, "evm", 1, 12, False, Network.ETHEREUM),
@@ -91,6 +93,8 @@ _ENTRIES: tuple[_Entry, ...] = (
     # Bitcoin
     _Entry(_C.BTC, _N.MAINNET, "native", 8, _C.BTC),
     _Entry(_C.BTC, _N.TESTNET, "native", 8, _C.BTC),
+    _Entry(_C.BTC, _N.SIGNET, "native", 8, _C.BTC),
+    _Entry(_C.BTC, _N.REGTEST, "native", 8, _C.BTC),
     # Native coins of Solana and the EVM networks
     _Entry(_C.SOL, _N.SOLANA, "native", 9, _C.SOL),
     _Entry(_C.SOL, _N.SOLANA_DEVNET, "native", 9, _C.SOL),

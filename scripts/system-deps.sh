@@ -3,9 +3,11 @@
 # WeasyPrint (PDF drafts) needs Pango, HarfBuzz and a font; poppler-utils reads PDFs in tests;
 # nginx puts the REST server and the MCP server behind one address (make run); wrk measures them and
 # valgrind counts their instructions (bench/);
-# chromium drives the pages in browser tests (Python playwright, executable_path=/usr/bin/chromium).
+# chromium drives the pages in browser tests (Python playwright, executable_path=/usr/bin/chromium);
+# Electrum (python3-electrum, with python3-pyqt5 for its Send tab parser) reads the tx template's
+# pay-to-many CSV and the BIP21 URIs in tests.
 set -euo pipefail
-packages=(libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz0b fonts-dejavu-core poppler-utils nginx wrk valgrind chromium)
+packages=(libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz0b fonts-dejavu-core poppler-utils nginx wrk valgrind chromium python3-electrum python3-pyqt5)
 missing=()
 for pkg in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

@@ -16,6 +16,7 @@ class EventType(models.TextChoices):
     DRAFT_AMOUNT_MISMATCH = "draft.amount_mismatch"
     DRAFT_EXPIRED = "draft.expired"
     DRAFT_CANCELLED = "draft.cancelled"
+    DRAFT_PAYMENT_REVERTED = "draft.payment_reverted"
     TRANSFER_UNMATCHED = "transfer.unmatched"
     PAYMENT_REQUEST_PAID = "payment_request.paid"
     PAYMENT_REQUEST_EXPIRED = "payment_request.expired"
@@ -24,7 +25,7 @@ class EventType(models.TextChoices):
 
 # Events beyond the interface spec's list: sent only to endpoints that name them in `events`,
 # so a receiver subscribed to "everything" keeps getting exactly what the spec promised.
-OPT_IN_EVENT_TYPES = frozenset({EventType.TRANSFER_UNMATCHED})
+OPT_IN_EVENT_TYPES = frozenset({EventType.TRANSFER_UNMATCHED, EventType.DRAFT_PAYMENT_REVERTED})
 
 
 class Event(models.Model):

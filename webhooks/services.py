@@ -55,6 +55,7 @@ EMAIL_KIND_OF_EVENT = {
     EventType.DRAFT_CONFIRMED: email_kinds.DRAFT_EVENT,
     EventType.DRAFT_AMOUNT_MISMATCH: email_kinds.DRAFT_EVENT,
     EventType.DRAFT_EXPIRED: email_kinds.DRAFT_EVENT,
+    EventType.DRAFT_PAYMENT_REVERTED: email_kinds.DRAFT_EVENT,
     EventType.TRANSFER_UNMATCHED: email_kinds.TRANSFER_UNMATCHED,
 }
 OPEN_STATES = (AttemptState.CLAIMED, AttemptState.SENDING)

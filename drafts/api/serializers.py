@@ -267,8 +267,18 @@ class TxTemplateResponseSerializer(serializers.Serializer):
     network = serializers.CharField()
     outputs = TxOutputSerializer(many=True)
     bitcoinCli = serializers.CharField()
-    payToManyCsv = serializers.CharField()
-    psbt = serializers.CharField(allow_null=True)
+    payToManyCsv = serializers.CharField(
+        help_text="`address,amount` lines, no header, amounts in BTC with 8 decimals: Electrum's Pay to many"
+    )
+    payToManyUnit = serializers.ChoiceField(choices=["BTC"], help_text="The unit of the CSV amounts")
+    psbt = serializers.CharField(
+        allow_null=True,
+        help_text="BIP174 PSBT version 0, base64: the outputs in order and no inputs (BDK, bitcoinjs-lib read it)",
+    )
+    psbtV2 = serializers.CharField(
+        allow_null=True,
+        help_text="The same outputs as a BIP370 PSBT version 2, inputs and outputs modifiable",
+    )
 
 
 class DraftFeesResponseSerializer(serializers.Serializer):

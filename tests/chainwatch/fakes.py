@@ -47,6 +47,7 @@ class FakeBitcoin:
     salt: int = 0
     counter: int = 0
     dropped: dict[str, FakeTx] = field(default_factory=dict)
+    core_chain: str = "main"  # what getblockchaininfo names the chain
 
     def __post_init__(self) -> None:
         if not self.blocks:
@@ -117,7 +118,11 @@ class FakeBitcoin:
             return self.height
         if method == "getblockchaininfo":
             return dict(
-                CORE["blockchaininfo"], blocks=self.height, headers=self.height, bestblockhash=self.blocks[-1][0]
+                CORE["blockchaininfo"],
+                chain=self.core_chain,
+                blocks=self.height,
+                headers=self.height,
+                bestblockhash=self.blocks[-1][0],
             )
         if method == "getblockhash":
             if not 0 <= params[0] <= self.height:
@@ -434,6 +439,8 @@ class FakeLightning:
         self.settled: dict[str, str] = {}  # payment hash -> preimage hex the node reports
         self.settled_at: dict[str, datetime] = {}
         self.stream_open_seconds = 5.0  # how long an invoice stream stays open after its backlog
+        self.lnbits_page_cap = 1000  # LNbits answers at most this many payments a page, silently
+        self.lnbits_ignores_offset = False  # a broken server that answers the first page every time
 
     def add(self, payment_hash: str) -> None:
         self.invoices.append(payment_hash)
@@ -502,5 +509,6 @@ class FakeLightning:
                 payments.append(item)
             payments.sort(key=lambda p: p["updated_at"], reverse=True)
             offset, limit = int(params.get("offset", 0)), int(params.get("limit", 0) or len(payments))
-            return 200, payments[offset : offset + limit]
+            offset = 0 if self.lnbits_ignores_offset else offset
+            return 200, payments[offset : offset + min(limit, self.lnbits_page_cap)]
         return 404, {"detail": "Not Found"}

@@ -160,7 +160,7 @@ def test_a_reorg_returns_the_draft_to_pending_and_the_payment_reappearing_makes_
     watch()
     draft.refresh_from_db()
     assert draft.status == DraftStatus.CONFIRMED
-    assert events_of(draft) == ["draft.seen", "draft.seen", "draft.confirmed"]
+    assert events_of(draft) == ["draft.seen", "draft.payment_reverted", "draft.seen", "draft.confirmed"]
 
 
 def test_a_mempool_payment_that_is_dropped_sends_the_draft_back_to_pending(owner, bitcoin):
@@ -226,6 +226,39 @@ def test_a_core_node_of_another_chain_is_refused(owner, bitcoin, settings):
     watcher_run(Network.TESTNET, "bitcoin")
     cursor = Cursor.objects.get(network=Network.TESTNET, family="bitcoin")
     assert "testnet4" in cursor.last_error and cursor.height is None
+
+
+@pytest.mark.parametrize(
+    ("network", "chain", "receiver"),
+    [
+        (Network.SIGNET, "signet", "tb1q50rtrmj2f8vl9tem8qpfw36ylw5jg9j20l03x8"),
+        (Network.REGTEST, "regtest", "bcrt1q50rtrmj2f8vl9tem8qpfw36ylw5jg9j2dkku3w"),
+    ],
+)
+@pytest.mark.parametrize("bitcoin", ["core", "esplora"], indirect=True)
+def test_a_signet_or_regtest_node_pays_a_draft_of_its_network(owner, bitcoin, settings, network, chain, receiver):
+    settings.ENABLED_NETWORKS = [*settings.ENABLED_NETWORKS, network.value]
+    bitcoin.core_chain = chain
+    settings.CHAINWATCH_ENDPOINTS = {network.value: settings.CHAINWATCH_ENDPOINTS["Mainnet"]}
+    watcher_run(network, "bitcoin")
+    draft = btc_draft(owner, network=network, receiver_address=receiver, method=Method.SINGLE_OUTPUT)
+    bitcoin.pay((receiver, 250_000))
+    bitcoin.mine(2)
+
+    watcher_run(network, "bitcoin", max_passes=50)
+
+    assert Cursor.objects.get(network=network, family="bitcoin").last_error == ""
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.CONFIRMED
+
+
+@pytest.mark.parametrize("bitcoin", ["core"], indirect=True)
+def test_a_regtest_watcher_refuses_a_signet_node(owner, bitcoin, settings):
+    bitcoin.core_chain = "signet"
+    settings.CHAINWATCH_ENDPOINTS = {"Regtest": settings.CHAINWATCH_ENDPOINTS["Mainnet"]}
+    watcher_run(Network.REGTEST, "bitcoin")
+    cursor = Cursor.objects.get(network=Network.REGTEST, family="bitcoin")
+    assert "'regtest'" in cursor.last_error and cursor.height is None
 
 
 # --- Esplora: by address or by block, whichever asks the server less ------------------------

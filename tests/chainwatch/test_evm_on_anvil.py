@@ -189,7 +189,7 @@ def test_a_reorg_sends_the_draft_back_to_pending_and_the_replayed_payment_makes_
     watch()
     draft.refresh_from_db()
     assert draft.status == DraftStatus.CONFIRMED
-    assert events_of(draft) == ["draft.seen", "draft.seen", "draft.confirmed"]
+    assert events_of(draft) == ["draft.seen", "draft.payment_reverted", "draft.seen", "draft.confirmed"]
 
 
 def test_a_payment_in_an_orphaned_block_is_never_confirmed(owner, ethereum):

@@ -123,7 +123,7 @@ def test_a_confirmed_payment_rolled_back_before_finality_returns_the_draft_to_pe
     watch()
     draft.refresh_from_db()
     assert draft.status == DraftStatus.CONFIRMED and draft.paid_tx_id == again
-    assert events_of(draft) == ["draft.seen", "draft.seen", "draft.confirmed"]
+    assert events_of(draft) == ["draft.seen", "draft.payment_reverted", "draft.seen", "draft.confirmed"]
 
 
 def test_a_restart_finds_payments_made_while_the_watcher_was_down(owner, solana):

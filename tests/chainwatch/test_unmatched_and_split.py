@@ -260,5 +260,6 @@ def test_a_split_part_that_leaves_the_chain_frees_both_parts_until_it_comes_back
     assert report.matched_draft_id == draft.id
     assert [e.type for e in Event.objects.filter(draft_id=draft.id).order_by("created_at")] == [
         "draft.seen",
+        "draft.payment_reverted",
         "draft.seen",
     ]

@@ -16,10 +16,14 @@ ADDRESSES = {
     "BaseSepolia": "0x8617E340B3D01FA5F11F306F4090FD50E238070D",
     "Solana": "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM",
     "SolanaDevnet": "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM",
+    "Signet": "tb1q50rtrmj2f8vl9tem8qpfw36ylw5jg9j20l03x8",
+    "Regtest": "bcrt1q50rtrmj2f8vl9tem8qpfw36ylw5jg9j2dkku3w",
 }
 FEE_ADDRESSES = {
     "Mainnet": "bc1qc7slrfxkknqcq2jevvvkdgvrt8080852dfjewde450xdlk4ugp7szw5tk9",
     "Testnet": "tb1qrp33g0q5c5txsp9arysrx4k6zdkfs4nce4xj0gdcccefvpysxf3q0sl5k7",
+    "Signet": "tb1qv9eqw5ttwm5dcvgs4nqradsyvh2f3u0xy8el04llq06vhr2mhrmqghj7r4",
+    "Regtest": "bcrt1qv9eqw5ttwm5dcvgs4nqradsyvh2f3u0xy8el04llq06vhr2mhrmq9wcck0",
 }
 
 

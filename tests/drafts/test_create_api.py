@@ -24,7 +24,9 @@ def test_drafts_are_tried_for_every_mainnet_combination_of_the_spec():
 
 
 @pytest.mark.parametrize(("currency", "network", "method"), ON_CHAIN)
-def test_an_exact_amount_draft_can_be_created_for_every_combination(create, owner, currency, network, method):
+def test_an_exact_amount_draft_can_be_created_for_every_combination(create, owner, settings, currency, network, method):
+    if network not in settings.ENABLED_NETWORKS:  # Signet and Regtest are off unless named
+        settings.ENABLED_NETWORKS = [*settings.ENABLED_NETWORKS, network]
     response = create(
         {
             "network": network,
@@ -180,3 +182,25 @@ def test_a_created_draft_answers_201_with_a_location_that_reads_it_back(create, 
     assert response.status_code == 201
     assert response["Location"] == f"http://testserver/api/v1/drafts/{response.json()['id']}"
     assert api_client.get(urlsplit(response["Location"]).path).json() == response.json()
+
+
+REGTEST_ADDRESS = "bcrt1q50rtrmj2f8vl9tem8qpfw36ylw5jg9j2dkku3w"
+
+
+def test_a_regtest_draft_is_refused_until_enabled_networks_names_regtest(create, settings):
+    body = {"network": "Regtest", "receiverAddress": REGTEST_ADDRESS, "amountSats": 50_000}
+    refused = create(body)
+    assert refused.status_code == 400 and refused.json()["code"] == "network_disabled"
+
+    settings.ENABLED_NETWORKS = [*settings.ENABLED_NETWORKS, "Regtest"]
+    made = create(body)
+    assert made.status_code == 201, made.json()
+    assert made.json()["paymentUri"].startswith(f"bitcoin:{REGTEST_ADDRESS}?amount=")
+
+
+def test_a_signet_draft_takes_a_tb1_address_and_refuses_a_bcrt1_one(create, settings):
+    settings.ENABLED_NETWORKS = [*settings.ENABLED_NETWORKS, "Signet"]
+    ok = create({"network": "Signet", "receiverAddress": ADDRESSES["Signet"], "amountSats": 50_000})
+    assert ok.status_code == 201, ok.json()
+    wrong = create({"network": "Signet", "receiverAddress": REGTEST_ADDRESS, "amountSats": 50_000})
+    assert wrong.status_code == 400 and wrong.json()["errors"][0]["field"] == "receiverAddress"

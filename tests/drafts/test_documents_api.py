@@ -30,8 +30,9 @@ def test_the_tx_template_lists_receiver_and_fee_outputs_that_sum_to_the_total(ap
         {FEE_ADDRESSES["Mainnet"]: Decimal(draft["platformFeeSats"]) / 10**8},
     ]
     lines = template["payToManyCsv"].strip().splitlines()
-    assert lines[0] == "address,amount" and lines[1] == f"{ADDRESSES['Mainnet']},0.10000000"
-    assert template["psbt"]
+    assert lines[0] == f"{ADDRESSES['Mainnet']},0.10000000" and len(lines) == 2
+    assert template["payToManyUnit"] == "BTC"
+    assert template["psbt"].startswith("cHNidP8B") and template["psbtV2"].startswith("cHNidP8B")
 
 
 def test_a_non_bitcoin_draft_has_no_tx_template(api_client, create):

@@ -89,3 +89,42 @@ def test_a_lightning_address_server_that_lies_about_the_amount_is_refused(create
     response = create({"network": "Mainnet", "lightningAddress": lnurl_server.address, "amountSats": 21_000})
     assert response.status_code == 400 and response.json()["errors"][0]["field"] == "lightningAddress"
     assert not Draft.objects.exists()
+
+
+def test_an_invoice_already_attached_to_one_of_my_drafts_is_409_naming_that_draft(create, node_key):
+    pr = invoice(node_key, amount_msat=150_000_000, payment_hash="cd" * 32)
+    first = create({"network": "Mainnet", "bolt11": pr}).json()
+
+    response = create({"network": "Mainnet", "bolt11": pr})
+
+    assert response.status_code == 409, response.json()
+    body = response.json()
+    assert body["code"] == "invoice_already_attached" and body["draftId"] == first["id"]
+    assert first["id"] in body["detail"]
+    assert Draft.objects.filter(payment_hash="cd" * 32).count() == 1
+
+
+def test_an_invoice_attached_to_another_accounts_draft_is_409_without_naming_it(
+    create, client_with_scopes, other_account, node_key
+):
+    pr = invoice(node_key, amount_msat=150_000_000, payment_hash="ce" * 32)
+    theirs = client_with_scopes(user=other_account).post(
+        "/api/v1/drafts", {"network": "Mainnet", "bolt11": pr}, format="json"
+    )
+    assert theirs.status_code == 201
+
+    response = create({"network": "Mainnet", "bolt11": pr})
+
+    assert response.status_code == 409
+    body = response.json()
+    assert body["code"] == "invoice_already_attached" and "draftId" not in body
+    assert theirs.json()["id"] not in response.content.decode()
+    assert Draft.objects.filter(payment_hash="ce" * 32).count() == 1
+
+
+def test_an_invoice_whose_draft_was_cancelled_can_be_attached_again(create, api_client, node_key):
+    pr = invoice(node_key, amount_msat=150_000_000, payment_hash="cf" * 32)
+    first = create({"network": "Mainnet", "bolt11": pr}).json()
+    assert api_client.post(f"/api/v1/drafts/{first['id']}/cancel").status_code == 200
+
+    assert create({"network": "Mainnet", "bolt11": pr}).status_code == 201

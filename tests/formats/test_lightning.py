@@ -66,6 +66,21 @@ def test_testnet_and_signet_invoices_are_accepted_on_testnet(make_invoice, curre
     assert invoice.bolt11.startswith(f"ln{currency}2500u1")
 
 
+@pytest.mark.parametrize(("network", "currency"), [("Signet", "tbs"), ("Regtest", "bcrt")])
+def test_signet_takes_lntbs_and_regtest_lnbcrt_invoices(make_invoice, network, currency):
+    invoice = decode_invoice(make_invoice(currency=currency), network=network, now=BEFORE_EXPIRY)
+
+    assert invoice.bolt11.startswith(f"ln{currency}2500u1")
+
+
+@pytest.mark.parametrize(("network", "currency"), [("Signet", "tb"), ("Signet", "bcrt"), ("Regtest", "tbs")])
+def test_signet_and_regtest_refuse_other_chains_invoices(make_invoice, network, currency):
+    with pytest.raises(Problem) as caught:
+        decode_invoice(make_invoice(currency=currency), network=network, now=BEFORE_EXPIRY)
+
+    assert caught.value.code == "invoice_network_mismatch"
+
+
 def test_an_upper_case_invoice_with_a_lightning_prefix_is_read(make_invoice):
     text = make_invoice()
 

@@ -220,3 +220,42 @@ def test_solana_keys_carry_no_checksum_so_a_changed_character_is_only_caught_out
 def test_a_solana_address_is_not_accepted_on_an_evm_network_or_bitcoin():
     assert _rejected("Ethereum", SOLANA[0]).code == "invalid_address"
     assert _rejected("Mainnet", SOLANA[0]).code == "invalid_address"
+
+
+# Derived with embit from one key: signet shares testnet's encodings, regtest has bcrt1.
+SIGNET = [
+    "tb1q50rtrmj2f8vl9tem8qpfw36ylw5jg9j20l03x8",
+    "tb1pw53jtgez0wf69n06fchp0ctk48620zdscnrj8heh86wykp9mv20qn48hap",
+]
+REGTEST = [
+    "bcrt1q50rtrmj2f8vl9tem8qpfw36ylw5jg9j2dkku3w",
+    "bcrt1pw53jtgez0wf69n06fchp0ctk48620zdscnrj8heh86wykp9mv20q7vd3gm",
+    "bcrt1qv9eqw5ttwm5dcvgs4nqradsyvh2f3u0xy8el04llq06vhr2mhrmq9wcck0",
+    "mvSvTtvD9H9fkgi8MGDyLALgRaR2LhnWFM",
+    "2MwJZGrrQQko1S69xSeZt2bRmCSompaJ7in",
+]
+
+
+@pytest.mark.parametrize("address", SIGNET + [a for items in BITCOIN_TESTNET.values() for a in items])
+def test_it_accepts_tb1_and_testnet_encodings_on_signet(address):
+    assert validate_address("Signet", address) == address
+
+
+@pytest.mark.parametrize("address", REGTEST)
+def test_it_accepts_bcrt1_and_base58_test_encodings_on_regtest(address):
+    assert validate_address("Regtest", address) == address
+
+
+@pytest.mark.parametrize(
+    ("network", "address", "named"),
+    [
+        ("Regtest", SIGNET[0], "testnet4"),
+        ("Regtest", BITCOIN_MAINNET["P2WPKH"][0], "Bitcoin address"),
+        ("Signet", REGTEST[0], "regtest"),
+        ("Testnet", REGTEST[1], "regtest"),
+        ("Mainnet", REGTEST[0], "regtest"),
+    ],
+)
+def test_a_bitcoin_address_of_another_chain_is_refused_naming_that_chain(network, address, named):
+    error = _rejected(network, address)
+    assert error.code == "invalid_address" and named in error.errors[0]["message"]

@@ -122,7 +122,7 @@ def test_chain_ids_and_default_confirmations_per_network():
 
 def test_only_bitcoin_on_chain_offers_multi_output_and_lightning():
     for asset in all_assets():
-        if asset.network in (Network.MAINNET, Network.TESTNET):
+        if asset.network in (Network.MAINNET, Network.TESTNET, Network.SIGNET, Network.REGTEST):
             assert asset.methods == (Method.MULTI_OUTPUT, Method.SINGLE_OUTPUT, Method.LIGHTNING)
             assert default_method(asset) == Method.MULTI_OUTPUT
         else:

@@ -139,3 +139,16 @@ def test_the_outbound_loopback_switch_is_off_by_default_and_also_read_under_its_
     for name in ("OUTBOUND_ALLOW_LOOPBACK", "WEBHOOKS_ALLOW_LOOPBACK", "LNURL_ALLOW_HTTP_LOOPBACK"):
         result = settings_under(base | {name: "true"}, "OUTBOUND_ALLOW_LOOPBACK")
         assert json.loads(result.stdout)["OUTBOUND_ALLOW_LOOPBACK"] is True, name
+
+
+def test_signet_and_regtest_are_off_by_default_even_in_debug_and_on_when_named():
+    default = settings_under({"DEBUG": "1"}, "ENABLED_NETWORKS", "CELERY_BEAT_SCHEDULE")
+    assert default.returncode == 0, default.stderr
+    values = json.loads(default.stdout)
+    assert "Testnet" in values["ENABLED_NETWORKS"]
+    assert not {"Signet", "Regtest"} & set(values["ENABLED_NETWORKS"])
+
+    named = settings_under({"DEBUG": "1", "ENABLED_NETWORKS": "Mainnet,Signet,Regtest"}, "CELERY_BEAT_SCHEDULE")
+    assert named.returncode == 0, named.stderr
+    beat = json.loads(named.stdout)["CELERY_BEAT_SCHEDULE"]
+    assert {"chainwatch-signet-bitcoin", "chainwatch-regtest-bitcoin", "chainwatch-regtest-lightning"} <= set(beat)

@@ -162,13 +162,19 @@ def test_bitcoin_a_reorg_before_confirmation_sends_the_draft_back_to_pending_the
     tick("Mainnet", "bitcoin")
     status = status_of(api_client, draft)
     assert status["status"] == "Pending" and status["txId"] is None and status["confirmations"] == 0
-    assert events_of(draft) == ["draft.created", "draft.seen"]
+    assert events_of(draft) == ["draft.created", "draft.seen", "draft.payment_reverted"]
 
     bitcoin.mempool[txid] = bitcoin.find_dropped(txid)  # rebroadcast, then mined on the new branch
     bitcoin.mine(2)
     tick("Mainnet", "bitcoin")
     assert status_of(api_client, draft)["status"] == "Confirmed"
-    assert events_of(draft) == ["draft.created", "draft.seen", "draft.seen", "draft.confirmed"]
+    assert events_of(draft) == [
+        "draft.created",
+        "draft.seen",
+        "draft.payment_reverted",
+        "draft.seen",
+        "draft.confirmed",
+    ]
     assert payload(draft, "draft.confirmed")["txId"] == txid
     assert unmatched(api_client) == []
 
@@ -263,5 +269,5 @@ def test_solana_a_payment_rolled_back_before_finality_sends_the_draft_back_to_pe
     solana.roll_back(signature)
     tick("Solana", "solana")
     assert status_of(api_client, draft)["status"] == "Pending"
-    assert events_of(draft) == ["draft.created", "draft.seen"]
+    assert events_of(draft) == ["draft.created", "draft.seen", "draft.payment_reverted"]
     assert unmatched(api_client) == []
