@@ -35,4 +35,18 @@ def setup_notices() -> list[str]:
             "leave Pending. Set RPC_URL_<NETWORK> (EVM, Solana) or BITCOIN_RPC_URL_<NETWORK> / "
             "ESPLORA_URL_<NETWORK> (Bitcoin), e.g. RPC_URL_SEPOLIA=http://127.0.0.1:8545."
         )
+    notices += _rates_notices()
     return notices
+
+
+def _rates_notices() -> list[str]:
+    from payments.rates.feed import bundled_notice
+
+    if not settings.RATES_BUNDLED_ALLOWED:
+        return []
+    # At start-up nothing is fetched yet: say what happens until (and whenever) live rates are missing.
+    return [
+        bundled_notice()
+        or "RATES_BUNDLED_ALLOWED=true: whenever live rates are missing or stale, the bundled, dated rate table "
+        'prices drafts and pay links, marked "not live". Set RATES_BUNDLED_ALLOWED=false in production.'
+    ]
