@@ -170,10 +170,8 @@ class KrakenProvider:
     def __init__(self, kind: str = "crypto", base_url: str | None = None) -> None:
         self.base_url = (base_url or settings.RATES_KRAKEN_URL).rstrip("/")
 
-    def fetch(self) -> Quotes:
-        data = _get_json(
-            f"{self.base_url}/0/public/Ticker", params={"pair": ",".join(pair for pair, _ in self.PAIRS.values())}
-        )
+    def _ticker(self, pairs: list[str]) -> dict:
+        data = _get_json(f"{self.base_url}/0/public/Ticker", params={"pair": ",".join(pairs)})
         if not isinstance(data, dict) or not isinstance(data.get("error"), list):
             raise ProviderError("Kraken answer lacks its error list")
         if data["error"]:
@@ -183,6 +181,25 @@ class KrakenProvider:
         result = data.get("result")
         if not isinstance(result, dict):
             raise ProviderError("Kraken answer lacks result")
+        return result
+
+    def fetch(self) -> Quotes:
+        pairs = [pair for pair, _ in self.PAIRS.values()]
+        try:
+            result = self._ticker(pairs)
+        except ProviderError as exc:
+            if "Unknown asset pair" not in str(exc):
+                raise
+            # One pair delisted fails the whole query: ask for each alone, keep those it knows.
+            result = {}
+            for pair in pairs:
+                try:
+                    result.update(self._ticker([pair]))
+                except ProviderError as single:
+                    if "Unknown asset pair" not in str(single):
+                        raise
+            if not result:
+                raise exc
         rates: dict[str, Decimal] = {}
         for code, (_, keys) in self.PAIRS.items():
             entry = next((result[key] for key in keys if key in result), None)

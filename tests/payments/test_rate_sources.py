@@ -139,6 +139,16 @@ def test_the_kraken_request_names_every_pair(sources, settings):
     assert "pair=XBTUSD%2CETHUSD%2CSOLUSD%2CUSDCUSD%2CUSDTUSD%2CEURCUSD" in request
 
 
+def test_a_pair_kraken_no_longer_lists_costs_only_that_pair(sources, settings):
+    settings.RATES_CRYPTO_PROVIDERS = [f"kraken={sources.url}"]
+    settings.RATES_MIN_SOURCES = 1
+    sources.answer(KRAKEN, {"error": ["EQuery:Unknown asset pair"]})  # the query naming every pair
+    for code, pair in {"BTC": "XBTUSD", "ETH": "ETHUSD"}.items():
+        sources.answer(f"{KRAKEN}?pair={pair}", kraken_answer({code: BASE[code]}))
+    assert refresh_rates()["crypto"] == "2 assets from kraken"
+    assert get_rate("ETH", "USD").rate == Decimal("3450.50")
+
+
 @pytest.mark.parametrize(
     "name,path,reply,says",
     [
