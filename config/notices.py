@@ -44,9 +44,13 @@ def _rates_notices() -> list[str]:
 
     if not settings.RATES_BUNDLED_ALLOWED:
         return []
+    try:
+        now = bundled_notice()
+    except Exception:  # noqa: BLE001 - the shared cache unreachable: a notice still says what is allowed
+        now = None
     # At start-up nothing is fetched yet: say what happens until (and whenever) live rates are missing.
     return [
-        bundled_notice()
+        now
         or "RATES_BUNDLED_ALLOWED=true: whenever live rates are missing or stale, the bundled, dated rate table "
         'prices drafts and pay links, marked "not live". Set RATES_BUNDLED_ALLOWED=false in production.'
     ]

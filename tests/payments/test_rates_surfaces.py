@@ -121,3 +121,13 @@ def test_no_banner_while_live_rates_are_fresh(owner, live):
     browser = Client()
     browser.force_login(owner)
     assert "rates-not-live" not in browser.get("/dashboard/").content.decode()
+
+
+def test_the_start_up_notice_says_it_even_with_the_shared_cache_down(settings):
+    from config.notices import setup_notices
+
+    settings.CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://127.0.0.1:1/0"}
+    }
+    notices = [n for n in setup_notices() if "RATES_BUNDLED_ALLOWED" in n]
+    assert len(notices) == 1 and '"not live"' in notices[0]
