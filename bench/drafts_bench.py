@@ -768,6 +768,8 @@ def main() -> int:
     databases = {"project": args.db_name, "bare": f"{args.db_name}_bare"}
     secret = secrets.token_urlsafe(50)
     common = {**os.environ, "DEBUG": "false", "SECRET_KEY": secret, "PYTHONPATH": str(ROOT)}
+    # No network here: the bundled rate table prices (as `make run` allows), no live provider.
+    common |= {"RATES_CRYPTO_PROVIDERS": "", "RATES_FX_PROVIDERS": "", "RATES_BUNDLED_ALLOWED": "true"}
     envs = {
         "project": {
             **common,
