@@ -774,6 +774,8 @@ def main() -> int:
         "FIELD_ENCRYPTION_KEY": secrets.token_urlsafe(32),
         "PYTHONPATH": str(ROOT),
     }
+    # No network here: the bundled rate table prices (as `make run` allows), no live provider.
+    common |= {"RATES_CRYPTO_PROVIDERS": "", "RATES_FX_PROVIDERS": "", "RATES_BUNDLED_ALLOWED": "true"}
     envs = {
         "project": {
             **common,

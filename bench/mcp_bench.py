@@ -155,6 +155,10 @@ def main() -> int:
         "CACHE_URL": args.cache_url,
         "CACHE_KEY_PREFIX": cache_prefix,  # this run's keys only: the Redis database may be shared
         "CELERY_BROKER_URL": args.cache_url,
+        # No network here: the bundled rate table prices (as `make run` allows), no live provider.
+        "RATES_CRYPTO_PROVIDERS": "",
+        "RATES_FX_PROVIDERS": "",
+        "RATES_BUNDLED_ALLOWED": "true",
         "DEBUG": "false",
         "SECRET_KEY": secrets.token_urlsafe(50),
         "FIELD_ENCRYPTION_KEY": secrets.token_urlsafe(32),

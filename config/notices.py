@@ -40,4 +40,22 @@ def setup_notices() -> list[str]:
             "No FIELD_ENCRYPTION_KEY: webhook secrets and authenticator keys are encrypted with a key derived "
             "from SECRET_KEY (DEBUG only; changing SECRET_KEY makes them unreadable). Set FIELD_ENCRYPTION_KEY."
         )
+    notices += _rates_notices()
     return notices
+
+
+def _rates_notices() -> list[str]:
+    from payments.rates.feed import bundled_notice
+
+    if not settings.RATES_BUNDLED_ALLOWED:
+        return []
+    try:
+        now = bundled_notice()
+    except Exception:  # noqa: BLE001 - the shared cache unreachable: a notice still says what is allowed
+        now = None
+    # At start-up nothing is fetched yet: say what happens until (and whenever) live rates are missing.
+    return [
+        now
+        or "RATES_BUNDLED_ALLOWED=true: whenever live rates are missing or stale, the bundled, dated rate table "
+        'prices drafts and pay links, marked "not live". Set RATES_BUNDLED_ALLOWED=false in production.'
+    ]

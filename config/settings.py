@@ -379,25 +379,47 @@ if not isinstance(TOKEN_ADDRESSES, dict) or not all(
 ):
     raise ImproperlyConfigured('TOKEN_ADDRESSES must look like {"USDC": {"Ethereum": "0x..."}}.')
 
-# Rate feed. Providers are tried in order (failover); "name" or "name=base URL".
-RATES_CRYPTO_PROVIDERS = env_list("RATES_CRYPTO_PROVIDERS", ["snapshot"])
-RATES_FX_PROVIDERS = env_list("RATES_FX_PROVIDERS", ["snapshot"])
+# Rate feed. Every listed provider is asked on each refresh and their prices are combined
+# per pair (median, outliers dropped): "name" or "name=base URL" (payments/rates/providers.py).
+RATES_CRYPTO_PROVIDERS = env_list("RATES_CRYPTO_PROVIDERS", ["kraken", "coinbase", "bitstamp", "coingecko"])
+RATES_FX_PROVIDERS = env_list("RATES_FX_PROVIDERS", ["ecb", "open-er-api"])
+RATES_KRAKEN_URL = env_str("RATES_KRAKEN_URL", "https://api.kraken.com").rstrip("/")
+RATES_COINBASE_URL = env_str("RATES_COINBASE_URL", "https://api.coinbase.com").rstrip("/")
+RATES_BITSTAMP_URL = env_str("RATES_BITSTAMP_URL", "https://www.bitstamp.net").rstrip("/")
 RATES_COINGECKO_URL = env_str("RATES_COINGECKO_URL", "https://api.coingecko.com").rstrip("/")
 RATES_COINGECKO_API_KEY = env_secret("RATES_COINGECKO_API_KEY") or ""
+RATES_ECB_URL = env_str("RATES_ECB_URL", "https://www.ecb.europa.eu").rstrip("/")
 RATES_OPEN_ER_API_URL = env_str("RATES_OPEN_ER_API_URL", "https://open.er-api.com").rstrip("/")
 RATES_HTTP_TIMEOUT_SECONDS = env_int("RATES_HTTP_TIMEOUT_SECONDS", 5, minimum=1)
 RATES_REFRESH_SECONDS = env_int("RATES_REFRESH_SECONDS", 60, minimum=5)
 RATES_MAX_AGE_SECONDS = env_int("RATES_MAX_AGE_SECONDS", 600, minimum=10)
+# A source farther than this from the median of the others is dropped (and counted).
+RATES_OUTLIER_PERCENT = env_decimal("RATES_OUTLIER_PERCENT", "3")
+RATES_MIN_SOURCES = env_int("RATES_MIN_SOURCES", 2, minimum=1)  # agreeing sources per crypto price
+RATES_FX_MIN_SOURCES = env_int("RATES_FX_MIN_SOURCES", 1, minimum=1)  # the ECB quotes ~30 currencies only
+# Stablecoins priced at their peg instead of their own markets: only when the operator says so.
+RATES_STABLECOINS_AT_PAR = env_list("RATES_STABLECOINS_AT_PAR", [])
+# The bundled, dated snapshot prices a pair with no fresh live price only when this is true
+# (`make run` sets it, for trying without internet); every surface then says "not live".
+RATES_BUNDLED_ALLOWED = env_bool("RATES_BUNDLED_ALLOWED", False)
 # Each process keeps the parsed rate tables this long before reading the shared cache again.
 RATES_LOCAL_CACHE_SECONDS = env_int("RATES_LOCAL_CACHE_SECONDS", 2, minimum=0)
 if RATES_MAX_AGE_SECONDS <= RATES_REFRESH_SECONDS:
     raise ImproperlyConfigured("RATES_MAX_AGE_SECONDS must be longer than RATES_REFRESH_SECONDS.")
+if not 0 < RATES_OUTLIER_PERCENT < 100:
+    raise ImproperlyConfigured("RATES_OUTLIER_PERCENT must be between 0 and 100.")
+if set(RATES_STABLECOINS_AT_PAR) - {"USDC", "USDT", "EURC"}:
+    raise ImproperlyConfigured(f"RATES_STABLECOINS_AT_PAR may list USDC, USDT, EURC; got {RATES_STABLECOINS_AT_PAR}.")
 for _setting, _providers, _known in (
-    ("RATES_CRYPTO_PROVIDERS", RATES_CRYPTO_PROVIDERS, {"snapshot", "coingecko"}),
-    ("RATES_FX_PROVIDERS", RATES_FX_PROVIDERS, {"snapshot", "open-er-api"}),
+    ("RATES_CRYPTO_PROVIDERS", RATES_CRYPTO_PROVIDERS, {"kraken", "coinbase", "bitstamp", "coingecko"}),
+    ("RATES_FX_PROVIDERS", RATES_FX_PROVIDERS, {"ecb", "open-er-api"}),
 ):
     _names = [item.partition("=")[0].strip() for item in _providers]
-    if not _names or set(_names) - _known:
+    if "snapshot" in _names:
+        raise ImproperlyConfigured(
+            f"{_setting} lists snapshot: the bundled table is no provider; set RATES_BUNDLED_ALLOWED=true instead."
+        )
+    if set(_names) - _known or (not _names and not RATES_BUNDLED_ALLOWED):
         raise ImproperlyConfigured(f"{_setting} must list providers among {sorted(_known)}; got {_providers}.")
 CELERY_BEAT_SCHEDULE["payments-rates-refresh"] = {
     "task": "payments.rates_refresh",

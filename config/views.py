@@ -97,7 +97,18 @@ def healthz(request: HttpRequest) -> JsonResponse:
         traces = _traces_detail()
         if traces:
             body["detail"] = {"traces": traces}
+    body.setdefault("detail", {})["rates"] = _rates_detail()
     return JsonResponse(body, status=200 if healthy else 503)
+
+
+def _rates_detail() -> dict:
+    """The rate feed: live or not, and per provider its failure and outlier counts; never a failure."""
+    from payments.rates.health import rates_health
+
+    try:
+        return rates_health()
+    except Exception as exc:  # the shared cache down shows in checks already
+        return {"error": type(exc).__name__}
 
 
 class SchemaView(SpectacularAPIView):

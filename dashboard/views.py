@@ -50,6 +50,7 @@ from drafts import services as draft_services
 from drafts.documents import draft_pdf, draft_tx_template
 from drafts.models import Draft
 from drafts.planning import draft_plan
+from drafts.presenters import quote_is_live
 from drafts.requests import DraftRequest, Origin
 from drafts.selectors import draft_get, draft_list
 from drafts.settlement import settlement_open
@@ -269,6 +270,17 @@ def _own_draft(request: HttpRequest, draft_id) -> Draft:
     return draft_get(user=request.user, draft_id=draft_id)
 
 
+def _quote_legs(draft) -> list[dict]:
+    """The recorded sources behind the draft's rate, per leg, for the detail page (audit)."""
+    recorded = draft.quote_sources or {}
+    legs = []
+    if recorded.get("crypto"):
+        legs.append({"label": f"{recorded['crypto'].get('asset', draft.currency)}/USD", **recorded["crypto"]})
+    if recorded.get("fx", {}).get("sources"):
+        legs.append({"label": f"USD/{recorded['fx'].get('currency', '')}", **recorded["fx"]})
+    return legs
+
+
 @merchant_page
 def draft_detail(request: HttpRequest, draft_id) -> HttpResponse:
     draft = _own_draft(request, draft_id)
@@ -289,6 +301,8 @@ def draft_detail(request: HttpRequest, draft_id) -> HttpResponse:
             "events": events,
             "deliveries": deliveries,
             "qr": qr_svg(draft.payment_uri) if draft.payment_uri else None,
+            "quote_live": quote_is_live(draft),
+            "quote_legs": _quote_legs(draft),
             "has_template": draft.network in ("Mainnet", "Testnet", "Signet", "Regtest")
             and draft.method != "Lightning",
             "can_requote": draft.status == "Pending"

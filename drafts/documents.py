@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from drafts.models import Draft
-from drafts.presenters import fee_outputs_json
+from drafts.presenters import fee_outputs_json, quote_is_live
 from drafts.txtemplate import TxOutput, build_tx_template
 from payments.enums import FeePlacement, Method
 from payments.registry import format_amount, get_asset
@@ -60,6 +60,7 @@ def draft_pdf(draft: Draft) -> bytes:
             "fiat_amount": draft.fiat_amount,
             "fiat_currency": draft.fiat_currency,
             "rate": draft.rate,
+            "rate_live": quote_is_live(draft),
             "payment_method": draft.method,
             "memo": draft.memo,
             "fee_lines": fee_lines,

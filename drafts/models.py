@@ -51,6 +51,8 @@ class Draft(models.Model):
     rate = MoneyField(null=True, blank=True)
     usd_rate = MoneyField(null=True, blank=True)
     rate_source = models.CharField(max_length=200, blank=True)
+    # Kept for audit: whether the rate was live, and each source's price behind each leg.
+    quote_sources = models.JSONField(null=True, blank=True)
     quote_locked_at = models.DateTimeField(null=True, blank=True)
     quote_expires_at = models.DateTimeField(null=True, blank=True)
     quote_nudge_base_units = models.BigIntegerField(default=0)

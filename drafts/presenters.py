@@ -18,10 +18,20 @@ def quote_json(draft: Draft) -> dict[str, Any]:
         "fiatCurrency": draft.fiat_currency or "USD",
         "asset": draft.currency,
         "source": draft.rate_source,
+        "live": quote_is_live(draft),
+        "sources": draft.quote_sources,
         "lockedAt": json_datetime(draft.quote_locked_at),
         "expiresAt": json_datetime(draft.quote_expires_at),
         "nudgeBaseUnits": draft.quote_nudge_base_units,
     }
+
+
+def quote_is_live(draft: Draft) -> bool:
+    """Whether the draft's rate came from live sources (drafts quoted before sources were
+    recorded say so in their source: the bundled table's is "... (bundled, not live)")."""
+    if draft.quote_sources and "live" in draft.quote_sources:
+        return bool(draft.quote_sources["live"])
+    return "not live" not in (draft.rate_source or "")
 
 
 def fee_outputs_json(draft: Draft) -> list[dict[str, Any]] | None:

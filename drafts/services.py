@@ -645,6 +645,7 @@ def _draft_insert(
         rate=plan.quote.rate,
         usd_rate=plan.usd_rate,
         rate_source=plan.quote.source,
+        quote_sources=plan.quote.sources,
         quote_locked_at=plan.quote.locked_at,
         quote_expires_at=plan.quote.expires_at,
         quote_nudge_base_units=nudge,
@@ -719,6 +720,7 @@ def draft_requote(*, draft: Draft, now: datetime | None = None) -> Draft:
         amount, nudge = _free_amount(plan, user=locked.user, exclude=locked.id)
         locked.amount_base_units, locked.quote_nudge_base_units = amount, nudge
         locked.rate, locked.usd_rate, locked.rate_source = plan.quote.rate, plan.usd_rate, plan.quote.source
+        locked.quote_sources = plan.quote.sources
         locked.quote_locked_at, locked.quote_expires_at = plan.quote.locked_at, plan.quote.expires_at
         locked.sek = plan.sek
         if plan.fee is not None:

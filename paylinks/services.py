@@ -24,6 +24,7 @@ from django.utils import timezone
 from addressbook.selectors import address_book_receiver
 from config.problems import Conflict, Problem
 from drafts.models import Draft
+from drafts.presenters import quote_is_live
 from drafts.requests import DraftRequest, Origin
 from drafts.services import draft_cancel, draft_create_from_request, draft_expire
 from fees import ledger
@@ -280,14 +281,19 @@ def payment_request_draft_confirmed(*, draft: Draft, now: datetime) -> None:
         dedup_key=f"payment_request_paid:{payment_request.id}",
     )
     if payment_request.payer_email:
-        _receipt_send(payment_request, data)
+        _receipt_send(payment_request, data, draft)
 
 
-def _receipt_send(payment_request: PaymentRequest, data: dict[str, Any]) -> None:
+def _receipt_send(payment_request: PaymentRequest, data: dict[str, Any], draft: Draft) -> None:
+    rate = None
+    if draft.rate is not None and draft.fiat_currency:
+        # The rate the amount was priced at, and whether it was live (the bundled table is not).
+        rate = {"value": str(draft.rate.normalize()), "currency": draft.currency, "fiat": draft.fiat_currency}
+        rate["live"] = quote_is_live(draft)
     email_enqueue(
         to=payment_request.payer_email,
         kind=email_kinds.PAYMENT_RECEIPT,
-        context={"data": data, "memo": payment_request.memo, "merchant": merchant_name(payment_request)},
+        context={"data": data, "memo": payment_request.memo, "merchant": merchant_name(payment_request), "rate": rate},
         dedup_key=f"payment_receipt:{payment_request.id}",
     )
 
@@ -432,5 +438,5 @@ def checkout_receipt_request(*, token: str, email: str) -> PaymentRequest:
         if payment_request.status == R.PAID and payment_request.draft is not None:
             draft = payment_request.draft
             data = payment_request_event_data(payment_request, occurred_at=payment_request.paid_at, draft=draft)
-            _receipt_send(payment_request, data)
+            _receipt_send(payment_request, data, draft)
         return payment_request

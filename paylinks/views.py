@@ -31,6 +31,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from config.problems import Problem
 from config.text import shown
+from drafts.presenters import quote_is_live
 from paylinks import services
 from paylinks.api.views import CheckoutThrottle
 from paylinks.models import PaymentRequest, PaymentRequestStatus
@@ -150,6 +151,7 @@ def _context(payment_request: PaymentRequest, *, error: str | None = None, recei
         "qr_svg": qr,
         "network_label": Network(draft.network).label if draft is not None else "",
         "rate": _rate(draft.rate) if draft is not None and draft.rate else None,
+        "rate_live": draft is None or quote_is_live(draft),
         "confirmations": draft.confirmations if draft is not None else 0,
         "draft_expired": state == "choose" and draft_status in (DraftStatus.EXPIRED, DraftStatus.PENDING),
         "polling": state in ("pending", "seen", "mismatch") or (state == "expired" and draft_status is not None),

@@ -43,6 +43,8 @@ class Quote:
     source: str
     locked_at: datetime
     expires_at: datetime
+    live: bool = True
+    sources: dict | None = None  # audit: each leg's combined rate and every source's price
 
     def as_json(self) -> dict[str, Any]:
         """QuoteInfo as the API shows it."""
@@ -51,6 +53,8 @@ class Quote:
             "fiatCurrency": self.fiat_currency,
             "asset": self.asset,
             "source": self.source,
+            "live": self.live,
+            "sources": self.sources,
             "lockedAt": json_datetime(self.locked_at),
             "expiresAt": json_datetime(self.expires_at),
         }
@@ -67,9 +71,11 @@ def quote_lock(*, asset: Asset, fiat_currency: str, now: datetime | None = None)
         rate=rate.rate,
         fiat_currency=rate.fiat,
         asset=str(asset.currency),
-        source=rate.source,
+        source=rate.source[:200],
         locked_at=locked_at,
         expires_at=locked_at + timedelta(minutes=settings.QUOTE_LOCK_MINUTES),
+        live=rate.live,
+        sources=rate.sources,
     )
 
 

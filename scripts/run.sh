@@ -82,6 +82,9 @@ export NUM_PROXIES="${NUM_PROXIES:-1}"
 # The demo (README): drafts on test networks paid to public test-vector addresses, and a
 # simulator that pays and confirms them, so a draft's whole life shows without a node.
 export DEMO_SIMULATE_PAYMENTS="${DEMO_SIMULATE_PAYMENTS:-true}"
+# Trying it without internet: with no fresh live price the bundled, dated rate table prices
+# drafts, and every surface says "not live" (README, "Exchange rates"). Production leaves it off.
+export RATES_BUNDLED_ALLOWED="${RATES_BUNDLED_ALLOWED:-true}"
 export DEMO_ADDRESS_TESTNET="${DEMO_ADDRESS_TESTNET:-tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx}"
 export DEMO_ADDRESS_SEPOLIA="${DEMO_ADDRESS_SEPOLIA:-0x52908400098527886E0F7030069857D2E4169EE7}"
 export DEMO_ADDRESS_BASE_SEPOLIA="${DEMO_ADDRESS_BASE_SEPOLIA:-0x52908400098527886E0F7030069857D2E4169EE7}"

@@ -16,6 +16,11 @@ os.environ.setdefault("DEBUG", "false")
 os.environ.setdefault("SECURE_SSL_REDIRECT", "false")
 os.environ.setdefault("BASE_URL", "http://testserver")
 os.environ.setdefault("ALLOWED_HOSTS", "testserver,localhost,127.0.0.1")
+# No live rate provider (no internet in tests): the bundled table prices, marked not live.
+# Tests of the live feed point providers at local servers and turn this off (tests/payments).
+os.environ.setdefault("RATES_CRYPTO_PROVIDERS", "")
+os.environ.setdefault("RATES_FX_PROVIDERS", "")
+os.environ.setdefault("RATES_BUNDLED_ALLOWED", "true")
 os.environ.setdefault("ENABLED_NETWORKS", "Mainnet,Solana,Ethereum,Base,Testnet,SolanaDevnet,Sepolia,BaseSepolia")
 
 from config.settings import *  # noqa: E402,F403

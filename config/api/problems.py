@@ -143,6 +143,8 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> HttpRe
         headers = {}
         if isinstance(exc, TooManyRequests) and exc.retry_after is not None:
             headers["Retry-After"] = str(max(1, exc.retry_after))
+        elif getattr(exc, "retry_after", None) is not None:  # a 503 that knows when to come back
+            headers["Retry-After"] = str(max(1, exc.retry_after))
         return problem_response(
             exc.status_code, exc.code, exc.detail, errors=exc.errors, extra=exc.extra, headers=headers
         )

@@ -1,5 +1,6 @@
 from django import template
 
+from payments.rates.feed import bundled_notice
 from payments.registry import format_amount, get_asset
 
 register = template.Library()
@@ -25,3 +26,9 @@ def decimal(value) -> str:
         return ""
     text = format(value.normalize(), "f") if hasattr(value, "normalize") else str(value)
     return text
+
+
+@register.simple_tag
+def rates_bundled_notice() -> str:
+    """The banner text when the bundled, dated rate table is pricing (not live), else ""."""
+    return bundled_notice() or ""

@@ -132,11 +132,42 @@ DraftListQuerySerializer._declared_fields["from"] = serializers.DateTimeField(re
 # --- Response shapes (schema) ---------------------------------------------------------
 
 
+class QuoteSourcePriceSerializer(serializers.Serializer):
+    source = serializers.CharField()
+    rate = serializers.CharField(required=False, help_text="The source's price (decimal string)")
+    asOf = serializers.DateTimeField(required=False, allow_null=True)
+    used = serializers.BooleanField()
+    dropped = serializers.ChoiceField(
+        choices=["outlier", "stale", "disagree"], required=False, help_text="Why the combination left it out"
+    )
+
+
+class QuoteLegSerializer(serializers.Serializer):
+    asset = serializers.CharField(required=False, help_text="The crypto leg: USD per 1 unit")
+    currency = serializers.CharField(required=False, help_text="The fiat leg: units per 1 USD")
+    rate = serializers.CharField(help_text="The combined rate (decimal string)")
+    source = serializers.CharField()
+    agreeing = serializers.IntegerField(help_text="How many sources agreed on it")
+    sources = QuoteSourcePriceSerializer(many=True)
+
+
+class QuoteSourcesSerializer(serializers.Serializer):
+    live = serializers.BooleanField()
+    crypto = QuoteLegSerializer()
+    fx = QuoteLegSerializer()
+
+
 class QuoteInfoSerializer(serializers.Serializer):
     rate = serializers.FloatField(help_text="Fiat per 1 whole unit of the asset")
     fiatCurrency = serializers.CharField()
     asset = serializers.CharField()
     source = serializers.CharField()
+    live = serializers.BooleanField(
+        help_text="False when the rate came from the bundled, dated table (allowed by RATES_BUNDLED_ALLOWED)"
+    )
+    sources = QuoteSourcesSerializer(
+        allow_null=True, help_text="Kept for audit: each source's price behind each leg and the combined rate"
+    )
     lockedAt = serializers.DateTimeField()
     expiresAt = serializers.DateTimeField()
     nudgeBaseUnits = serializers.IntegerField(

@@ -15,16 +15,31 @@ class RatesQuerySerializer(serializers.Serializer):
     )
 
 
+class SourcePriceSerializer(serializers.Serializer):
+    leg = serializers.ChoiceField(choices=["crypto", "fx"], help_text="crypto: USD per 1 unit; fx: ccy per 1 USD")
+    source = serializers.CharField()
+    rate = serializers.FloatField(allow_null=True, help_text="This source's price")
+    used = serializers.BooleanField(help_text="Whether it counted in the median")
+    dropped = serializers.ChoiceField(
+        choices=["outlier", "stale", "disagree"], allow_null=True, help_text="Why the combination left it out"
+    )
+
+
 class RateSerializer(serializers.Serializer):
     asset = serializers.ChoiceField(choices=CRYPTO_ASSETS)
     rate = serializers.FloatField(help_text="Units of ccy per 1 whole unit of the asset")
     source = serializers.CharField()
+    live = serializers.BooleanField(help_text="False when the bundled, dated table priced it (RATES_BUNDLED_ALLOWED)")
     fetchedAt = serializers.DateTimeField(help_text="When the service fetched the rate")
     asOf = serializers.DateTimeField(allow_null=True, help_text="The provider's own timestamp of the data")
+    ageSeconds = serializers.IntegerField(help_text="Seconds since asOf (or fetchedAt)")
+    agreeing = serializers.IntegerField(help_text="Sources that agreed on it (the fewer of the two legs; 0: bundled)")
+    sources = SourcePriceSerializer(many=True)
 
 
 class RatesResponseSerializer(serializers.Serializer):
     ccy = serializers.CharField()
     source = serializers.CharField()
+    live = serializers.BooleanField(help_text="False when any rate below is not live")
     fetchedAt = serializers.DateTimeField()
     rates = RateSerializer(many=True)

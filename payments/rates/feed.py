@@ -1,39 +1,55 @@
 """The cached rate feed: refreshed by Celery beat, read by quotes, fees and /rates.
 
-Reads never touch the network: they use the cached tables and refuse them
-(503 ``rates_unavailable``) once older than RATES_MAX_AGE_SECONDS. The one
-exception is a feed made only of local providers (the bundled snapshot), which
-is reloaded in place because that costs no I/O.
+A refresh asks every configured provider at once and combines their answers per
+asset and per currency (payments/rates/combine.py): median, outliers dropped, a
+minimum of agreeing sources. Reads never touch the network: they use the combined
+table in the shared cache and refuse it (503 ``rates_unavailable``, Retry-After)
+once older than RATES_MAX_AGE_SECONDS, or for a pair too few sources agreed on.
+Only when the operator allows it (RATES_BUNDLED_ALLOWED) does the bundled,
+dated snapshot price such a pair instead, and every rate it gives says
+``live=False``.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Decimal, localcontext
+from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
 from django.utils import timezone
 
 from config.problems import Problem, ServiceUnavailable
+from config.wire import json_datetime
+from payments.rates import health
+from payments.rates.combine import SourcePrice, combine
 from payments.rates.fiat import FIAT_CURRENCIES
-from payments.rates.providers import CRYPTO_ASSETS, ProviderError, Quotes, configured_providers
+from payments.rates.providers import CRYPTO_ASSETS, ProviderError, Quotes, SnapshotProvider, configured_providers
 
 logger = logging.getLogger(__name__)
 
-CACHE_KEYS = {"crypto": "payments:rates:crypto", "fx": "payments:rates:fx"}
+CACHE_KEYS = {"crypto": "payments:rates:crypto:v2", "fx": "payments:rates:fx:v2"}
 # Rates keep at most 15 significant digits (so a JSON number round-trips exactly)
 # and at most 8 decimal places.
 _SIGNIFICANT = 15
 _MAX_PLACES = Decimal("1e-8")
+# The pegs a stablecoin is priced at when the operator says so (RATES_STABLECOINS_AT_PAR).
+STABLECOIN_PEGS = {"USDC": "USD", "USDT": "USD", "EURC": "EUR"}
 
 
 class RatesUnavailable(ServiceUnavailable):
     default_code = "rates_unavailable"
     default_detail = "Exchange rates are unavailable right now; try again shortly."
+
+    def __init__(self, detail: str | None = None, **kwargs: Any) -> None:
+        super().__init__(detail, **kwargs)
+        self.retry_after = settings.RATES_REFRESH_SECONDS  # the next refresh may bring a price
 
 
 class UnknownFiatCurrency(Problem):
@@ -54,14 +70,34 @@ class Rate:
     source: str
     fetched_at: datetime
     as_of: datetime | None
+    live: bool = True
+    agreeing: int = 1  # the fewest agreeing sources behind either leg
+    # For audit: each leg's combined rate and every source's price (used or why dropped).
+    sources: dict = field(default_factory=dict, compare=False)
+
+
+@dataclass(frozen=True)
+class _Entry:
+    rate: Decimal
+    source: str  # "median of kraken, coinbase, bitstamp", or the bundled snapshot's name
+    as_of: datetime | None
+    agreeing: int
+    sources: list[dict]  # [{"source", "rate", "asOf", "used", "dropped"}]
+
+    def audit(self) -> dict:
+        return {"rate": str(self.rate), "source": self.source, "agreeing": self.agreeing, "sources": self.sources}
 
 
 @dataclass(frozen=True)
 class _Table:
-    source: str
+    kind: str
     fetched_at: datetime
-    as_of: datetime | None
-    rates: dict[str, Decimal]
+    live: bool
+    entries: dict[str, _Entry]
+
+    @property
+    def rates(self) -> dict[str, Decimal]:
+        return {code: entry.rate for code, entry in self.entries.items()}
 
 
 # Per-process memo of the parsed tables, so one request (or a burst of them) does not
@@ -69,21 +105,28 @@ class _Table:
 _memo: dict[str, tuple[float, _Table | None]] = {}
 
 
-def _store(quotes: Quotes, fetched_at: datetime) -> _Table:
-    _memo.pop(quotes.kind, None)
+def _entry_json(entry: _Entry) -> dict:
+    return {
+        "rate": str(entry.rate),
+        "source": entry.source,
+        "asOf": entry.as_of.isoformat() if entry.as_of else None,
+        "agreeing": entry.agreeing,
+        "sources": entry.sources,
+    }
+
+
+def _store(table: _Table) -> _Table:
+    _memo.pop(table.kind, None)
     cache.set(
-        CACHE_KEYS[quotes.kind],
+        CACHE_KEYS[table.kind],
         {
-            "source": quotes.source,
-            "fetchedAt": fetched_at.isoformat(),
-            "asOf": quotes.as_of.isoformat() if quotes.as_of else None,
-            "rates": {code: str(value) for code, value in quotes.rates.items()},
+            "fetchedAt": table.fetched_at.isoformat(),
+            "entries": {code: _entry_json(entry) for code, entry in table.entries.items()},
         },
         timeout=None,
     )
-    table = _Table(source=quotes.source, fetched_at=fetched_at, as_of=quotes.as_of, rates=dict(quotes.rates))
     if settings.RATES_LOCAL_CACHE_SECONDS:
-        _memo[quotes.kind] = (time.monotonic(), table)
+        _memo[table.kind] = (time.monotonic(), table)
     return table
 
 
@@ -103,30 +146,122 @@ def _load(kind: str) -> _Table | None:
     raw = cache.get(CACHE_KEYS[kind])
     if not raw:
         return None
-    return _Table(
-        source=raw["source"],
-        fetched_at=datetime.fromisoformat(raw["fetchedAt"]),
-        as_of=datetime.fromisoformat(raw["asOf"]) if raw["asOf"] else None,
-        rates={code: Decimal(value) for code, value in raw["rates"].items()},
-    )
+    entries = {
+        code: _Entry(
+            rate=Decimal(item["rate"]),
+            source=item["source"],
+            as_of=datetime.fromisoformat(item["asOf"]) if item["asOf"] else None,
+            agreeing=item["agreeing"],
+            sources=item["sources"],
+        )
+        for code, item in raw["entries"].items()
+    }
+    return _Table(kind=kind, fetched_at=datetime.fromisoformat(raw["fetchedAt"]), live=True, entries=entries)
 
 
-def refresh_kind(kind: str) -> str:
-    """Fetch one table from the first provider that answers validly; returns its source."""
-    return _refresh(kind).source
+@functools.cache
+def _bundled(kind: str) -> _Table:
+    """The bundled snapshot as a table: never live, used only when RATES_BUNDLED_ALLOWED."""
+    quotes = SnapshotProvider(kind).fetch()
+    name = quotes.source
+    entries = {
+        code: _Entry(
+            rate=value,
+            source=name,
+            as_of=quotes.as_of,
+            agreeing=0,
+            sources=[{"source": name, "rate": str(value), "asOf": json_datetime(quotes.as_of), "used": True}],
+        )
+        for code, value in quotes.rates.items()
+    }
+    return _Table(kind=kind, fetched_at=quotes.as_of, live=False, entries=entries)
+
+
+def _labels(providers: list[Any]) -> list[str]:
+    """Each provider's name; the base URL's host too when one provider is configured twice."""
+    names = [provider.name for provider in providers]
+    return [
+        name if names.count(name) == 1 else f"{name}@{provider.base_url.split('://', 1)[-1]}"
+        for name, provider in zip(names, providers, strict=True)
+    ]
+
+
+def _fetch_all(kind: str) -> dict[str, Quotes]:
+    """Ask every configured provider of ``kind`` at once; a failure is counted and logged."""
+    providers = configured_providers(kind)
+    if not providers:
+        raise RatesUnavailable(f"No live {kind} rate provider is configured.")
+    labels = _labels(providers)
+    with ThreadPoolExecutor(max_workers=len(providers), thread_name_prefix="rates") as pool:
+        futures = [pool.submit(provider.fetch) for provider in providers]
+    answers: dict[str, Quotes] = {}
+    errors = []
+    for label, future in zip(labels, futures, strict=True):
+        try:
+            answers[label] = future.result()
+        except ProviderError as exc:
+            errors.append(f"{label}: {exc}")
+            health.count("failures", label, error=str(exc))
+            logger.warning("Rate provider %s failed (%s): %s", label, kind, exc)
+    if not answers:
+        raise RatesUnavailable(f"Every {kind} rate provider failed: " + "; ".join(errors))
+    return answers
+
+
+def _min_sources(kind: str) -> int:
+    return settings.RATES_MIN_SOURCES if kind == "crypto" else settings.RATES_FX_MIN_SOURCES
 
 
 def _refresh(kind: str) -> _Table:
-    errors = []
-    for provider in configured_providers(kind):
-        try:
-            quotes = provider.fetch()
-        except ProviderError as exc:
-            errors.append(str(exc))
-            logger.warning("Rate provider failed (%s): %s", kind, exc)
+    answers = _fetch_all(kind)
+    now = timezone.now()
+    entries: dict[str, _Entry] = {}
+    for code in CRYPTO_ASSETS if kind == "crypto" else FIAT_CURRENCIES:
+        prices = [SourcePrice(label, q.rates[code], q.as_of) for label, q in answers.items() if code in q.rates]
+        if not prices:
             continue
-        return _store(quotes, timezone.now())
-    raise RatesUnavailable(f"Every {kind} rate provider failed: " + "; ".join(errors))
+        combined = combine(
+            prices,
+            outlier_percent=settings.RATES_OUTLIER_PERCENT,
+            min_sources=_min_sources(kind),
+            now=now,
+            # Fiat sources publish daily: their providers refuse an old day themselves.
+            max_age_seconds=settings.RATES_MAX_AGE_SECONDS if kind == "crypto" else None,
+        )
+        for label, reason in combined.dropped.items():
+            if reason in ("outlier", "disagree"):
+                health.count("outliers", label)
+                logger.warning("Rate source %s dropped for %s (%s)", label, code, reason)
+        if combined.rate is None:
+            continue
+        used = [p.source for p in combined.used]
+        as_ofs = [p.as_of for p in combined.used if p.as_of]
+        entries[code] = _Entry(
+            rate=combined.rate,
+            source=used[0] if len(used) == 1 else f"median of {', '.join(used)}",
+            as_of=min(as_ofs) if as_ofs else now,
+            agreeing=len(used),
+            sources=[
+                {
+                    "source": p.source,
+                    "rate": str(p.rate),
+                    "asOf": json_datetime(p.as_of) if p.as_of else None,
+                    "used": p.source in used,
+                    **({"dropped": combined.dropped[p.source]} if p.source in combined.dropped else {}),
+                }
+                for p in prices
+            ],
+        )
+    if not entries:
+        raise RatesUnavailable(f"Too few {kind} rate sources agreed on any price; try again shortly.")
+    return _store(_Table(kind=kind, fetched_at=now, live=True, entries=entries))
+
+
+def refresh_kind(kind: str) -> str:
+    """Fetch and combine one table; returns a one-line summary of what it holds."""
+    table = _refresh(kind)
+    used = sorted({s["source"] for e in table.entries.values() for s in e.sources if s["used"]})
+    return f"{len(table.entries)} {'assets' if kind == 'crypto' else 'currencies'} from {', '.join(used)}"
 
 
 def refresh_rates() -> dict[str, str]:
@@ -144,19 +279,41 @@ def _is_fresh(table: _Table | None, now: datetime) -> bool:
     return table is not None and now - table.fetched_at <= timedelta(seconds=settings.RATES_MAX_AGE_SECONDS)
 
 
-def _table(kind: str) -> _Table:
+def bundled_notice() -> str | None:
+    """A plain sentence when the bundled table is pricing now (allowed and no fresh live table), else None."""
+    if not settings.RATES_BUNDLED_ALLOWED:
+        return None
+    now = timezone.now()
+    stale = [kind for kind in CACHE_KEYS if not _is_fresh(_cached(kind), now)]
+    if not stale:
+        return None
+    date = _bundled("crypto").fetched_at.date().isoformat()
+    return (
+        f"Prices are not live: with no fresh live {' or '.join(stale)} rates, the bundled rate table "
+        f'dated {date} prices drafts and pay links (RATES_BUNDLED_ALLOWED=true). Payers see "not live".'
+    )
+
+
+def _entry(kind: str, code: str) -> tuple[_Table, _Entry]:
+    """The live combined price of ``code``, else (only if allowed) the bundled one, else 503."""
     now = timezone.now()
     table = _cached(kind)
-    if _is_fresh(table, now):
-        return table
-    if all(provider.is_local for provider in configured_providers(kind)):
-        # The table just read, not a second trip to the shared cache (which may have lost it meanwhile).
-        return _refresh(kind)
+    if _is_fresh(table, now) and code in table.entries:
+        return table, table.entries[code]
+    if settings.RATES_BUNDLED_ALLOWED:
+        bundled = _bundled(kind)
+        if code in bundled.entries:
+            return bundled, bundled.entries[code]
+    what = "price for" if kind == "crypto" else "rate for"
     if table is None:
-        raise RatesUnavailable(f"No {kind} rates have been fetched yet; try again shortly.")
+        raise RatesUnavailable(f"No live {kind} rates have been fetched yet; try again shortly.")
+    if not _is_fresh(table, now):
+        raise RatesUnavailable(
+            f"The live {kind} rates were fetched at {table.fetched_at.isoformat()}, older than the "
+            f"{settings.RATES_MAX_AGE_SECONDS} s limit; try again shortly."
+        )
     raise RatesUnavailable(
-        f"The {kind} rates were fetched at {table.fetched_at.isoformat()}, older than the "
-        f"{settings.RATES_MAX_AGE_SECONDS} s limit; try again shortly."
+        f"No live {what} {code}: fewer than {_min_sources(kind)} sources agreed on one; try again shortly."
     )
 
 
@@ -194,22 +351,53 @@ def normalise_asset(currency: str, *, field: str = "currency") -> str:
     return code
 
 
+# USD per USD needs no source.
+_USD = _Entry(rate=Decimal(1), source="USD", as_of=None, agreeing=1, sources=[])
+
+
+def _crypto_usd(currency: str) -> tuple[_Table | None, _Entry]:
+    """USD per 1 ``currency``: its own markets, or its peg when the operator prices it at par."""
+    if currency in settings.RATES_STABLECOINS_AT_PAR:
+        peg = STABLECOIN_PEGS[currency]
+        if peg == "USD":
+            rate, table, source = Decimal(1), None, "at par with USD (RATES_STABLECOINS_AT_PAR)"
+        else:
+            table, fx = _entry("fx", peg)
+            with localcontext() as ctx:
+                ctx.prec = 28
+                rate = 1 / fx.rate
+            source = f"at par with {peg} (RATES_STABLECOINS_AT_PAR) + {fx.source}"
+        entry = _Entry(rate=rate, source=source, as_of=None, agreeing=1, sources=[{"source": source, "used": True}])
+        return table, entry
+    return _entry("crypto", currency)
+
+
 def get_rate(currency: str, fiat: str) -> Rate:
-    """Fiat per 1 whole unit of ``currency`` (a crypto asset), with its source and fetch time."""
+    """Fiat per 1 whole unit of ``currency`` (a crypto asset), with its sources and fetch time."""
     currency = normalise_asset(str(currency))
     fiat = normalise_fiat(fiat)
-    crypto = _table("crypto")
-    fx = _table("fx")
-    price = crypto.rates.get(currency)
-    if price is None:
-        raise RatesUnavailable(f"The crypto rate provider ({crypto.source}) gave no price for {currency}.")
-    usd_fx = fx.rates.get(fiat)
-    if usd_fx is None:
-        raise RatesUnavailable(f"The fiat rate provider ({fx.source}) gave no rate for {fiat}.")
+    crypto_table, crypto = _crypto_usd(currency)
+    fx_table, fx = (None, _USD) if fiat == "USD" else _entry("fx", fiat)
+    tables = [t for t in (crypto_table, fx_table) if t is not None]
+    live = all(t.live for t in tables)
+    fetched_at = min((t.fetched_at for t in tables), default=timezone.now())
+    as_of = min((e.as_of for e in (crypto, fx) if e.as_of), default=None)
     if fiat == "USD":
-        source, fetched_at, as_of = crypto.source, crypto.fetched_at, crypto.as_of
+        source, agreeing = crypto.source, crypto.agreeing
     else:
         source = crypto.source if crypto.source == fx.source else f"{crypto.source} + {fx.source}"
-        fetched_at = min(crypto.fetched_at, fx.fetched_at)
-        as_of = min((t for t in (crypto.as_of, fx.as_of) if t), default=None)
-    return Rate(currency, fiat, _round_rate(price * usd_fx), source, fetched_at.astimezone(UTC), as_of)
+        agreeing = min(crypto.agreeing, fx.agreeing)
+    with localcontext() as ctx:
+        ctx.prec = 40
+        rate = _round_rate(crypto.rate * fx.rate)
+    return Rate(
+        currency,
+        fiat,
+        rate,
+        source,
+        fetched_at.astimezone(UTC),
+        as_of,
+        live=live,
+        agreeing=agreeing,
+        sources={"live": live, "crypto": {"asset": currency, **crypto.audit()}, "fx": {"currency": fiat, **fx.audit()}},
+    )

@@ -101,11 +101,10 @@ def test_a_creation_answers_only_once_its_draft_event_and_stored_answer_are_comm
 
 @pytest.mark.django_db
 def test_a_server_side_failure_stores_nothing_so_a_retry_with_the_key_runs_again(create, settings):
-    working = settings.RATES_CRYPTO_PROVIDERS
-    settings.RATES_CRYPTO_PROVIDERS = ["coingecko=http://127.0.0.1:9"]  # nothing listens there
+    settings.RATES_BUNDLED_ALLOWED = False  # and no live rates fetched: no price
     failed = create(BODY, HTTP_IDEMPOTENCY_KEY="retry-1")
     assert failed.status_code == 503 and failed.json()["code"] == "rates_unavailable"
-    settings.RATES_CRYPTO_PROVIDERS = working
+    settings.RATES_BUNDLED_ALLOWED = True
     retried = create(BODY, HTTP_IDEMPOTENCY_KEY="retry-1")
     assert retried.status_code == 201 and "Idempotent-Replayed" not in retried
     assert Draft.objects.count() == 1

@@ -37,7 +37,9 @@ def _start(server_state_holder: list) -> tuple[ThreadingHTTPServer, FakeProvider
             state: FakeProviderServer = server_state_holder[0]
             path = self.path.split("?", 1)[0]
             state.requests.append(self.path)
-            reply = state.replies.get(path, Reply(404, b"<html>not found</html>", "text/html"))
+            # A reply for the exact path and query wins over one for the path alone.
+            reply = state.replies.get(self.path) or state.replies.get(path)
+            reply = reply or Reply(404, b"<html>not found</html>", "text/html")
             if reply.delay:
                 time.sleep(reply.delay)
             try:

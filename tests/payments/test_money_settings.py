@@ -33,11 +33,12 @@ def settings_under(env: dict[str, str], *names: str) -> subprocess.CompletedProc
     )
 
 
-def test_the_defaults_are_the_embedded_snapshot_and_the_specs_fees():
+def test_the_defaults_are_live_providers_without_the_snapshot_and_the_specs_fees():
     result = settings_under(
         {},
         "RATES_CRYPTO_PROVIDERS",
         "RATES_FX_PROVIDERS",
+        "RATES_BUNDLED_ALLOWED",
         "QUOTE_LOCK_MINUTES",
         "FEE_MIN_USD",
         "FEE_MAX_USD",
@@ -48,8 +49,9 @@ def test_the_defaults_are_the_embedded_snapshot_and_the_specs_fees():
     assert result.returncode == 0, result.stderr
     values = json.loads(result.stdout)
     assert values == {
-        "RATES_CRYPTO_PROVIDERS": ["snapshot"],
-        "RATES_FX_PROVIDERS": ["snapshot"],
+        "RATES_CRYPTO_PROVIDERS": ["kraken", "coinbase", "bitstamp", "coingecko"],
+        "RATES_FX_PROVIDERS": ["ecb", "open-er-api"],
+        "RATES_BUNDLED_ALLOWED": False,
         "QUOTE_LOCK_MINUTES": 15,
         "FEE_MIN_USD": "0.01",
         "FEE_MAX_USD": "100",
@@ -83,6 +85,10 @@ def test_providers_and_token_overrides_are_read_from_the_environment():
         ({"TOKEN_ADDRESSES": '{"USDC": "0xabc"}'}, "TOKEN_ADDRESSES"),
         ({"RATES_CRYPTO_PROVIDERS": "coinmarketcap"}, "RATES_CRYPTO_PROVIDERS"),
         ({"RATES_FX_PROVIDERS": "coingecko"}, "RATES_FX_PROVIDERS"),
+        ({"RATES_CRYPTO_PROVIDERS": "kraken,snapshot"}, "RATES_BUNDLED_ALLOWED"),
+        ({"RATES_FX_PROVIDERS": ""}, "RATES_FX_PROVIDERS"),
+        ({"RATES_OUTLIER_PERCENT": "0"}, "RATES_OUTLIER_PERCENT"),
+        ({"RATES_STABLECOINS_AT_PAR": "DAI"}, "RATES_STABLECOINS_AT_PAR"),
         ({"RATES_MAX_AGE_SECONDS": "30", "RATES_REFRESH_SECONDS": "60"}, "RATES_MAX_AGE_SECONDS"),
         ({"FEE_TIERS": "[{"}, "FEE_TIERS"),
         ({"FEE_MAX_USD": "lots"}, "FEE_MAX_USD"),

@@ -20,14 +20,19 @@ def test_a_quote_locks_the_rate_for_the_configured_window(settings):
     quote = quote_lock(asset=get_asset("BTC", "Mainnet"), fiat_currency="EUR", now=NOW)
     assert quote.rate == Decimal("114000") * Decimal("0.852")
     assert quote.expires_at - quote.locked_at == timedelta(minutes=15)
-    assert quote.as_json() == {
+    body = quote.as_json()
+    sources = body.pop("sources")
+    assert body == {
         "rate": 97128,
         "fiatCurrency": "EUR",
         "asset": "BTC",
         "source": "snapshot 2025-10-01 (bundled, not live)",
+        "live": False,
         "lockedAt": "2026-11-22T12:00:00Z",
         "expiresAt": "2026-11-22T12:15:00Z",
     }
+    assert sources["live"] is False
+    assert sources["crypto"]["rate"] == "114000" and sources["fx"]["rate"] == "0.852"
     assert quote.is_expired(NOW + timedelta(minutes=15))
     assert not quote.is_expired(NOW + timedelta(minutes=14))
 

@@ -20,7 +20,9 @@ OPEN_ER = "/v6/latest/USD"
 
 @pytest.fixture
 def http_feed(settings, provider_server):
-    """Both kinds served by the local provider server; no snapshot to fall back on."""
+    """Both kinds served by the local provider server, one source each; no snapshot to fall back on."""
+    settings.RATES_BUNDLED_ALLOWED = False
+    settings.RATES_MIN_SOURCES = 1
     settings.RATES_CRYPTO_PROVIDERS = [f"coingecko={provider_server.url}"]
     settings.RATES_FX_PROVIDERS = [f"open-er-api={provider_server.url}"]
     settings.RATES_HTTP_TIMEOUT_SECONDS = 1
@@ -46,10 +48,11 @@ def test_the_bundled_snapshot_prices_every_asset_in_every_fiat_and_says_it_is_a_
 
 
 def test_it_combines_the_usd_price_with_the_fiat_rate(http_feed):
-    assert refresh_rates() == {"crypto": "coingecko", "fx": "open.er-api.com"}
+    assert refresh_rates() == {"crypto": "6 assets from coingecko", "fx": "165 currencies from open.er-api.com"}
     usd = get_rate("BTC", "USD")
     assert usd.rate == Decimal("67187.3358")
     assert usd.source == "coingecko"
+    assert usd.live is True
     eur = get_rate("BTC", "EUR")
     assert eur.rate == (Decimal("67187.3358") * Decimal("0.9205")).quantize(Decimal("1e-8"))
     assert eur.source == "coingecko + open.er-api.com"
@@ -131,7 +134,12 @@ def test_a_non_positive_or_missing_price_is_refused(http_feed, change):
         else:
             payload[coin]["usd"] = value
     http_feed.answer(COINGECKO, payload)
-    assert refresh_rates()["crypto"].startswith("failed")
+    if None in change.values():  # a coin left out: the others still count, that one has no price
+        refresh_rates()
+        with pytest.raises(RatesUnavailable):
+            get_rate("SOL", "USD")
+    else:
+        assert refresh_rates()["crypto"].startswith("failed")
 
 
 def test_stale_upstream_prices_are_refused(http_feed):
@@ -154,14 +162,16 @@ def test_a_bad_fx_answer_is_refused(http_feed, payload):
     assert refresh_rates()["fx"].startswith("failed")
 
 
-def test_a_slow_provider_times_out_and_the_next_one_answers(settings, provider_server, second_provider_server):
+def test_a_slow_provider_times_out_and_the_others_still_count(settings, provider_server, second_provider_server):
+    settings.RATES_BUNDLED_ALLOWED = False
+    settings.RATES_MIN_SOURCES = 1
     settings.RATES_HTTP_TIMEOUT_SECONDS = 1
     settings.RATES_CRYPTO_PROVIDERS = [f"coingecko={provider_server.url}", f"coingecko={second_provider_server.url}"]
     now = int(time.time())
     provider_server.answer(COINGECKO, coingecko_payload(now, bitcoin=1), delay=3)
     second_provider_server.answer(COINGECKO, coingecko_payload(now, bitcoin=2))
     started = time.monotonic()
-    assert refresh_rates()["crypto"] == "coingecko"
+    assert refresh_rates()["crypto"] == f"6 assets from coingecko@{second_provider_server.url[7:]}"
     assert time.monotonic() - started < 3
     assert get_rate("BTC", "USD").rate == 2
 
@@ -178,10 +188,17 @@ def test_it_fails_over_from_an_html_error_page_to_the_next_fx_provider(
     assert provider_server.requests and second_provider_server.requests
 
 
-def test_it_can_fail_over_to_the_snapshot_when_the_operator_lists_it(settings, provider_server):
-    settings.RATES_CRYPTO_PROVIDERS = [f"coingecko={provider_server.url}", "snapshot"]
+def test_the_snapshot_prices_only_when_the_operator_allows_it_and_then_says_not_live(settings, provider_server):
+    settings.RATES_CRYPTO_PROVIDERS = [f"coingecko={provider_server.url}"]
     provider_server.answer(COINGECKO, status=503, body=b"{}")
-    assert refresh_rates()["crypto"].startswith("snapshot")
+    assert refresh_rates()["crypto"].startswith("failed")
+    settings.RATES_BUNDLED_ALLOWED = False
+    with pytest.raises(RatesUnavailable) as caught:
+        get_rate("BTC", "USD")
+    assert caught.value.retry_after == settings.RATES_REFRESH_SECONDS
+    settings.RATES_BUNDLED_ALLOWED = True
+    rate = get_rate("BTC", "USD")
+    assert rate.live is False and rate.rate == 114000 and "not live" in rate.source
 
 
 def test_a_fiat_code_the_provider_does_not_quote_is_unavailable_not_guessed(http_feed):
@@ -206,12 +223,17 @@ def test_the_beat_schedule_names_the_refresh_task(settings):
 
 
 def test_the_refresh_task_stores_the_rates(http_feed):
-    assert rates_refresh.apply().get() == {"crypto": "coingecko", "fx": "open.er-api.com"}
+    assert rates_refresh.apply().get() == {
+        "crypto": "6 assets from coingecko",
+        "fx": "165 currencies from open.er-api.com",
+    }
     assert get_rate("SOL", "JPY").rate == Decimal("172.45") * Decimal("151.37")
 
 
-def test_a_refused_connection_fails_over_to_the_next_provider(settings, provider_server):
+def test_a_refused_connection_leaves_the_other_providers(settings, provider_server):
+    settings.RATES_BUNDLED_ALLOWED = False
+    settings.RATES_MIN_SOURCES = 1
     settings.RATES_CRYPTO_PROVIDERS = ["coingecko=http://127.0.0.1:9", f"coingecko={provider_server.url}"]
     provider_server.answer(COINGECKO, coingecko_payload(int(time.time()), bitcoin=3))
-    assert refresh_rates()["crypto"] == "coingecko"
+    assert refresh_rates()["crypto"] == f"6 assets from coingecko@{provider_server.url[7:]}"
     assert get_rate("BTC", "USD").rate == 3

@@ -1,9 +1,13 @@
 """Each process reuses parsed rate tables briefly, and a refresh replaces them at once."""
 
+import time
+from decimal import Decimal
+
 import pytest
 from django.core.cache import cache
 
 from payments.rates import feed, get_rate
+from tests.payments.conftest import coingecko_payload
 
 
 @pytest.fixture
@@ -23,9 +27,12 @@ def test_a_second_look_up_is_served_without_reading_the_shared_cache(memo):
 
 
 @pytest.mark.django_db
-def test_a_refresh_replaces_the_memo(memo):
+def test_a_refresh_replaces_the_memo(memo, settings, provider_server):
+    settings.RATES_CRYPTO_PROVIDERS = [f"coingecko={provider_server.url}"]
+    settings.RATES_MIN_SOURCES = 1
+    provider_server.answer("/api/v3/simple/price", coingecko_payload(int(time.time())))
     get_rate("BTC", "EUR")
     stale = feed._memo["crypto"]
     feed.refresh_kind("crypto")
     assert "crypto" not in feed._memo or feed._memo["crypto"] is not stale
-    assert get_rate("BTC", "EUR").fetched_at >= stale[1].fetched_at
+    assert get_rate("BTC", "USD").rate == Decimal("67187.3358")  # the new live table, not the memo's

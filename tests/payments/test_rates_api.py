@@ -23,8 +23,19 @@ def test_it_lists_every_asset_in_usd_by_default_from_the_snapshot(api_client):
     btc = body["rates"][0]
     assert btc["rate"] == 114000
     assert btc["asOf"].startswith("2025-10-01")
-    assert set(btc) == {"asset", "rate", "source", "fetchedAt", "asOf"}
+    assert set(btc) == {"asset", "rate", "source", "live", "fetchedAt", "asOf", "ageSeconds", "agreeing", "sources"}
     assert body["fetchedAt"]
+    assert body["live"] is False and btc["live"] is False  # the bundled table: said plainly
+    assert btc["agreeing"] == 0 and btc["ageSeconds"] > 86400
+    assert btc["sources"] == [
+        {
+            "leg": "crypto",
+            "source": "snapshot 2025-10-01 (bundled, not live)",
+            "rate": 114000,
+            "used": True,
+            "dropped": None,
+        }
+    ]
 
 
 def test_it_prices_one_asset_in_the_asked_currency(api_client):
@@ -64,18 +75,19 @@ def test_garbage_query_values_are_a_400_not_a_500(api_client, query):
     assert response.json()["errors"][0]["field"] in query
 
 
-def test_a_stale_http_feed_is_a_503(api_client, settings):
+def test_no_live_rates_without_the_bundled_table_is_a_503_with_retry_after(api_client, settings):
     settings.RATES_CRYPTO_PROVIDERS = ["coingecko=http://127.0.0.1:9"]
+    settings.RATES_BUNDLED_ALLOWED = False
     response = api_client.get("/api/v1/rates")
     assert response.status_code == 503
     assert response.json()["code"] == "rates_unavailable"
+    assert response["Retry-After"] == str(settings.RATES_REFRESH_SECONDS)
 
 
-def test_the_snapshot_is_reloaded_rather_than_served_stale(api_client, settings):
-    first = api_client.get("/api/v1/rates").json()["fetchedAt"]
+def test_the_bundled_table_answers_at_any_time_and_says_its_date(api_client, settings):
     with time_machine.travel(timezone.now() + timedelta(seconds=settings.RATES_MAX_AGE_SECONDS + 60)):
-        later = api_client.get("/api/v1/rates").json()["fetchedAt"]
-    assert later > first
+        body = api_client.get("/api/v1/rates").json()
+    assert body["rates"][0]["asOf"].startswith("2025-10-01")
 
 
 def test_it_needs_the_rates_read_scope(client_with_scopes, anon_client):

@@ -19,6 +19,7 @@ def test_healthz_stays_ok_while_naming_what_is_off_and_how_to_turn_it_on(anon_cl
     settings.ENABLED_NETWORKS = ["Testnet", "Sepolia"]
     settings.PLATFORM_FEE_ADDRESSES = {}
     settings.CHAINWATCH_ENDPOINTS = {}
+    settings.RATES_BUNDLED_ALLOWED = False  # its notice: tests/payments/test_rates_surfaces.py
     response = anon_client.get("/healthz")
     assert response.status_code == 200
     notices = response.json()["notices"]
@@ -33,6 +34,7 @@ def test_healthz_has_no_notice_once_fee_addresses_and_nodes_are_set(anon_client,
     settings.ENABLED_NETWORKS = ["Sepolia"]
     settings.PLATFORM_FEE_ADDRESSES = {"Sepolia": "0x8617E340B3D01FA5F11F306F4090FD50E238070D"}
     settings.CHAINWATCH_ENDPOINTS = {"Sepolia": {"rpc_url": "http://127.0.0.1:8545"}}
+    settings.RATES_BUNDLED_ALLOWED = False  # its notice: tests/payments/test_rates_surfaces.py
     response = anon_client.get("/healthz")
     assert response.json()["notices"] == []
 
@@ -45,6 +47,7 @@ def test_the_notices_command_prints_one_line_each(settings):
     settings.ENABLED_NETWORKS = ["Sepolia"]
     settings.PLATFORM_FEE_ADDRESSES = {}
     settings.CHAINWATCH_ENDPOINTS = {}
+    settings.RATES_BUNDLED_ALLOWED = False  # its notice: tests/payments/test_rates_surfaces.py
     out = StringIO()
     call_command("notices", stdout=out)
     lines = out.getvalue().splitlines()
