@@ -108,6 +108,7 @@ def test_a_worker_from_requirements_txt_alone_runs_on_each_broker(broker, produc
         "ENV_FILE": "",
         "DJANGO_SETTINGS_MODULE": "config.settings",
         "SECRET_KEY": "runtime-requirements-check-" + uuid.uuid4().hex,
+        "FIELD_ENCRYPTION_KEY": "runtime-requirements-field-key-" + uuid.uuid4().hex,
         "DEBUG": "false",
         "VAR_DIR": str(tmp_path / "var"),
         "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
