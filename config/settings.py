@@ -197,6 +197,10 @@ CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 120, minimu
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 180, minimum=1)
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+# Only the beat holding the scheduler lease sends (config/beat.py); a standby takes over
+# within BEAT_LEASE_SECONDS + a third of it once the active one dies.
+CELERY_BEAT_SCHEDULER = "config.beat:LeasedScheduler"
+BEAT_LEASE_SECONDS = env_int("BEAT_LEASE_SECONDS", 30, minimum=3)
 # Beat jobs are named entries; each app adds its own below.
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {}
 # Keep database connections across tasks (Celery's Django fixup closes them otherwise).
