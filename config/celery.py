@@ -3,6 +3,7 @@ import json
 import logging
 import os
 import sys
+import time
 import uuid
 
 from celery import Celery, Task, signals
@@ -73,6 +74,71 @@ def _runtime_guards(**kwargs) -> None:
     from config.runtime import apply_runtime_guards
 
     apply_runtime_guards()
+
+
+@signals.task_failure.connect
+def _count_task_failure(sender=None, **kwargs) -> None:
+    from config import metrics
+
+    metrics.task_failures.labels(getattr(sender, "name", "unknown")).inc()
+
+
+@signals.worker_process_shutdown.connect
+def _metrics_process_dead(pid=None, **kwargs) -> None:
+    from config import metrics
+
+    metrics.process_dead(pid or os.getpid())
+
+
+@signals.task_prerun.connect
+def _task_in_logs(sender=None, task_id=None, **kwargs) -> None:
+    from config.requests import current_task
+
+    current_task.set((getattr(sender, "name", "?"), task_id))
+
+
+@signals.task_postrun.connect
+def _task_out_of_logs(**kwargs) -> None:
+    from config.requests import current_task
+
+    current_task.set(None)
+
+
+def _logging_as_configured(**kwargs) -> None:
+    """LOG_FORMAT=json: the worker and beat log as the web does (LOGGING: one JSON object per
+    line, with the task's name and id), instead of in Celery's own format."""
+    import logging.config
+
+    from django.conf import settings
+
+    logging.config.dictConfig(settings.LOGGING)
+
+
+def _say_as_json(say):
+    """The worker's few direct writes (shutdown notices, from signal handlers where logging
+    could deadlock) as JSON lines too: formatted here, written by Celery's own safe writer."""
+
+    def json_say(msg, *args, **kwargs):
+        entry = {
+            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "level": "INFO",
+            "logger": "celery.worker",
+            "message": str(msg),
+            "request_id": "-",
+            "account_id": None,
+            "task_name": None,
+            "task_id": None,
+        }
+        return say(json.dumps(entry), *args, **kwargs)
+
+    return json_say
+
+
+if os.environ.get("LOG_FORMAT") == "json":  # a receiver here means Celery leaves logging alone
+    signals.setup_logging.connect(_logging_as_configured, weak=False)
+    import celery.apps.worker
+
+    celery.apps.worker.safe_say = _say_as_json(celery.apps.worker.safe_say)
 
 
 @signals.worker_ready.connect

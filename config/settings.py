@@ -96,6 +96,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "config.requests.RequestIdMiddleware",
+    "config.metrics.RequestMetricsMiddleware",  # counts by URL pattern name and status (/metrics)
     "config.api.problems.ApiProblemMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -618,13 +619,22 @@ if DEMO_SIMULATE_PAYMENTS:
 SUGGESTIONS_RATE_LIMIT = env_rate("SUGGESTIONS_RATE_LIMIT", "10/hour")
 
 # --- Health -------------------------------------------------------------------------
+# /metrics answers loopback clients, and anyone sending `Authorization: Bearer <METRICS_TOKEN>`.
+METRICS_TOKEN = env_secret("METRICS_TOKEN") or ""
 HEALTHZ_BROKER_TIMEOUT_SECONDS = env_int("HEALTHZ_BROKER_TIMEOUT_SECONDS", 3, minimum=1)
 
+# plain, or json: one JSON object per line with request_id, account_id, task_name and task_id.
+LOG_FORMAT = env_str("LOG_FORMAT", "plain")
+if LOG_FORMAT not in ("plain", "json"):
+    raise ImproperlyConfigured("LOG_FORMAT must be plain or json.")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "filters": {"request_id": {"()": "config.requests.RequestIdFilter"}},
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["request_id"]}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
+        "json": {"()": "config.requests.JsonFormatter"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["request_id"]}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
 }
