@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from chainwatch import networks, services
 from chainwatch.matching import match_network
+from config import metrics
 
 logger = logging.getLogger(__name__)
 
@@ -60,16 +61,19 @@ def watcher_run(network: str, family: str, *, max_passes: int | None = None) -> 
     for _ in range(max_passes or settings.CHAINWATCH_PASSES_PER_RUN):
         if reports and time.monotonic() > deadline:
             break  # stay well inside the task time limit; the next beat tick goes on
+        started = time.monotonic()
         try:
             report = watcher_pass(network, family)
         except services.CursorMoved as exc:
             logger.info("chainwatch %s %s: another pass moved first (%s)", network, family, exc)
             break
         except Exception as exc:  # any failure of a node or provider is recorded and retried next run
+            metrics.watcher_pass_errors.labels(network, family).inc()
             logger.warning("chainwatch %s %s failed: %s", network, family, exc)
             services.cursor_get(network=network, family=family)
             services.cursor_fail(network=network, family=family, error=f"{type(exc).__name__}: {exc}")
             break
+        metrics.watcher_pass_counted(network, family, report, seconds=time.monotonic() - started)
         reports.append(report)
         if report.caught_up:
             break

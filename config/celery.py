@@ -1,15 +1,66 @@
+import functools
+import json
 import logging
 import os
 import sys
+import time
+import uuid
 
-from celery import Celery, signals
+from celery import Celery, Task, signals
 
 from config.env import load_local_env
 
 load_local_env()
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
-app = Celery("config")
+
+class ScheduledWorkTask(Task):
+    """Every task's base. A run of a beat entry's work (the same task and arguments as an entry
+    of CELERY_BEAT_SCHEDULE) holds a lease on that work while it runs (config/leases.py): a
+    second send of the same work, from a second beat or a late message, finds it held and is
+    skipped. A worker killed mid-run holds it until the task time limit passes."""
+
+    def __call__(self, *args, **kwargs):
+        work = None if self.request.called_directly else scheduled_work(self.name, args, kwargs)
+        if work is None:
+            return super().__call__(*args, **kwargs)
+        from config.leases import lease_release, lease_take
+
+        holder = (self.request.id or uuid.uuid4().hex)[:64]
+        seconds = self.time_limit or self.app.conf.task_time_limit or 300
+        if not lease_take(work, holder, seconds):
+            logger.info("%s: the same work is running elsewhere; this run is skipped", work)
+            return None
+        try:
+            return super().__call__(*args, **kwargs)
+        finally:
+            try:
+                lease_release(work, holder)
+            except Exception as exc:  # it expires by itself
+                logger.warning("%s: could not release its lease: %s", work, exc)
+
+
+@functools.cache
+def _scheduled_entries() -> frozenset[str]:
+    from django.conf import settings
+
+    return frozenset(
+        _work_name(entry["task"], tuple(entry.get("args", ())), entry.get("kwargs", {}))
+        for entry in settings.CELERY_BEAT_SCHEDULE.values()
+    )
+
+
+def _work_name(task: str, args: tuple, kwargs: dict) -> str:
+    return f"scheduled:{task}:{json.dumps([list(args), kwargs], sort_keys=True, default=str)}"[:200]
+
+
+def scheduled_work(task: str, args, kwargs) -> str | None:
+    """The lease name of this run's work when it is a beat entry's, else None."""
+    name = _work_name(task, tuple(args or ()), kwargs or {})
+    return name if name in _scheduled_entries() else None
+
+
+app = Celery("config", task_cls=ScheduledWorkTask)
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
@@ -23,6 +74,71 @@ def _runtime_guards(**kwargs) -> None:
     from config.runtime import apply_runtime_guards
 
     apply_runtime_guards()
+
+
+@signals.task_failure.connect
+def _count_task_failure(sender=None, **kwargs) -> None:
+    from config import metrics
+
+    metrics.task_failures.labels(getattr(sender, "name", "unknown")).inc()
+
+
+@signals.worker_process_shutdown.connect
+def _metrics_process_dead(pid=None, **kwargs) -> None:
+    from config import metrics
+
+    metrics.process_dead(pid or os.getpid())
+
+
+@signals.task_prerun.connect
+def _task_in_logs(sender=None, task_id=None, **kwargs) -> None:
+    from config.requests import current_task
+
+    current_task.set((getattr(sender, "name", "?"), task_id))
+
+
+@signals.task_postrun.connect
+def _task_out_of_logs(**kwargs) -> None:
+    from config.requests import current_task
+
+    current_task.set(None)
+
+
+def _logging_as_configured(**kwargs) -> None:
+    """LOG_FORMAT=json: the worker and beat log as the web does (LOGGING: one JSON object per
+    line, with the task's name and id), instead of in Celery's own format."""
+    import logging.config
+
+    from django.conf import settings
+
+    logging.config.dictConfig(settings.LOGGING)
+
+
+def _say_as_json(say):
+    """The worker's few direct writes (shutdown notices, from signal handlers where logging
+    could deadlock) as JSON lines too: formatted here, written by Celery's own safe writer."""
+
+    def json_say(msg, *args, **kwargs):
+        entry = {
+            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "level": "INFO",
+            "logger": "celery.worker",
+            "message": str(msg),
+            "request_id": "-",
+            "account_id": None,
+            "task_name": None,
+            "task_id": None,
+        }
+        return say(json.dumps(entry), *args, **kwargs)
+
+    return json_say
+
+
+if os.environ.get("LOG_FORMAT") == "json":  # a receiver here means Celery leaves logging alone
+    signals.setup_logging.connect(_logging_as_configured, weak=False)
+    import celery.apps.worker
+
+    celery.apps.worker.safe_say = _say_as_json(celery.apps.worker.safe_say)
 
 
 @signals.worker_ready.connect

@@ -7,16 +7,22 @@ log prints it too (`%({x-request-id}o)s` in scripts/run.sh and docker-compose.ym
 
 from __future__ import annotations
 
+import json
 import logging
 import re
+import time
 import uuid
 from contextvars import ContextVar
 
 from django.http import HttpRequest, HttpResponse
+from django.utils.functional import empty
 
 REQUEST_ID_HEADER = "X-Request-Id"
 _WELL_FORMED = re.compile(r"[A-Za-z0-9._:+/=-]{1,128}")
 _current: ContextVar[str] = ContextVar("request_id", default="-")
+_request: ContextVar[HttpRequest | None] = ContextVar("request", default=None)
+# The Celery task running in this process (config/celery.py sets it around each task).
+current_task: ContextVar[tuple[str, str] | None] = ContextVar("task", default=None)
 
 
 def current_request_id() -> str:
@@ -37,14 +43,57 @@ class RequestIdMiddleware:
         # Not reset on the way out: Django logs the response ("Bad Request: ...") after the
         # middleware returns, and that line should carry the id too. The next request sets its own.
         _current.set(request.request_id)
+        _request.set(request)
         response = self.get_response(request)
         response[REQUEST_ID_HEADER] = request.request_id
         return response
 
 
+def _account_id(request: HttpRequest | None) -> str | None:
+    """The signed-in account's id once authentication has run (API key or session), else None.
+    Never resolves a lazy user itself: a log line must not query the database."""
+    user = request.__dict__.get("user") if request is not None else None
+    if user is None:
+        return None
+    wrapped = getattr(user, "_wrapped", user)  # Django's lazy user, resolved or not
+    if wrapped is empty or not getattr(wrapped, "is_authenticated", False):
+        return None
+    return str(wrapped.pk)
+
+
 class RequestIdFilter(logging.Filter):
-    """Adds `request_id` to every log record ("-" outside a request)."""
+    """Adds `request_id` ("-" outside a request), `account_id` and `task_name` / `task_id` (None
+    when not known) to every log record."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         record.request_id = _current.get()
+        record.account_id = _account_id(_request.get())
+        task = current_task.get()
+        record.task_name, record.task_id = task if task else (None, None)
         return True
+
+
+class JsonFormatter(logging.Formatter):
+    """LOG_FORMAT=json: one JSON object per line (time, level, logger, message, request_id,
+    account_id, task_name, task_id, and the traceback of an exception)."""
+
+    converter = time.gmtime  # the time in UTC, as the Z says
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        logging.captureWarnings(True)  # warnings become log records too, so JSON lines
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry = {
+            "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S") + f".{int(record.msecs):03d}Z",
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+            "request_id": getattr(record, "request_id", "-"),
+            "account_id": getattr(record, "account_id", None),
+            "task_name": getattr(record, "task_name", None),
+            "task_id": getattr(record, "task_id", None),
+        }
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
+        return json.dumps(entry, default=str)

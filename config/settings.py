@@ -96,6 +96,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "config.requests.RequestIdMiddleware",
+    "config.metrics.RequestMetricsMiddleware",  # counts by URL pattern name and status (/metrics)
     "config.api.problems.ApiProblemMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -197,6 +198,10 @@ CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 120, minimu
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 180, minimum=1)
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+# Only the beat holding the scheduler lease sends (config/beat.py); a standby takes over
+# within BEAT_LEASE_SECONDS + a third of it once the active one dies.
+CELERY_BEAT_SCHEDULER = "config.beat:LeasedScheduler"
+BEAT_LEASE_SECONDS = env_int("BEAT_LEASE_SECONDS", 30, minimum=3)
 # Beat jobs are named entries; each app adds its own below.
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {}
 # Keep database connections across tasks (Celery's Django fixup closes them otherwise).
@@ -663,13 +668,22 @@ if DEMO_SIMULATE_PAYMENTS:
 SUGGESTIONS_RATE_LIMIT = env_rate("SUGGESTIONS_RATE_LIMIT", "10/hour")
 
 # --- Health -------------------------------------------------------------------------
+# /metrics answers loopback clients, and anyone sending `Authorization: Bearer <METRICS_TOKEN>`.
+METRICS_TOKEN = env_secret("METRICS_TOKEN") or ""
 HEALTHZ_BROKER_TIMEOUT_SECONDS = env_int("HEALTHZ_BROKER_TIMEOUT_SECONDS", 3, minimum=1)
 
+# plain, or json: one JSON object per line with request_id, account_id, task_name and task_id.
+LOG_FORMAT = env_str("LOG_FORMAT", "plain")
+if LOG_FORMAT not in ("plain", "json"):
+    raise ImproperlyConfigured("LOG_FORMAT must be plain or json.")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "filters": {"request_id": {"()": "config.requests.RequestIdFilter"}},
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["request_id"]}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
+        "json": {"()": "config.requests.JsonFormatter"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["request_id"]}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
 }

@@ -3,6 +3,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularSwaggerView
 
 import config.routing  # noqa: F401 - registers the <id:...> converter
+from config.metrics import metrics_view
 from config.views import SchemaView, healthz, llms_txt
 from dashboard.views import home
 
@@ -27,6 +28,7 @@ urlpatterns = [
     path("api/v1/schema", SchemaView.as_view(), name="schema"),
     path("api/v1/", include(api_v1)),
     path("swagger", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger"),
+    path("metrics", metrics_view, name="metrics"),
     path("pay/", include("paylinks.urls")),
     path("llms.txt", llms_txt, name="llms-txt"),
     path("healthz", healthz, name="healthz"),

@@ -13,6 +13,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from config import metrics
 from config.problems import Conflict
 from config.rows import RowInserter, Select, rows_together, writes_in_one_statement
 from config.wire import json_datetime
@@ -77,6 +78,7 @@ def _transition(draft: Draft, to: str, *, event: str | None, now: datetime) -> N
     if to == S.CONFIRMED:
         for listener in _confirmed_listeners:
             listener(draft=draft, now=now)
+        _count_on_commit(metrics.drafts_confirmed, draft)
 
 
 def _settle_fees_on(draft: Draft, to: str, now: datetime) -> None:
@@ -575,13 +577,24 @@ def draft_create(
             on_created(draft)
         return draft
 
-    return _with_unique_amount(
+    draft = _with_unique_amount(
         plan,
         user=user,
         write=write,
         field="amountSats",
         one_statement=on_created is None and not _claims_dust_waiver(plan),  # else a second write
     )
+    if not draft._state.adding:  # written (a replayed idempotency key writes nothing)
+        _count_on_commit(metrics.drafts_created, draft)
+    return draft
+
+
+def _count_on_commit(counter, draft: Draft) -> None:
+    """An in-process counter, moved once the draft's transaction (if any) has committed."""
+    if transaction.get_connection().in_atomic_block:
+        transaction.on_commit(lambda: metrics.draft_counted(counter, draft))
+    else:
+        metrics.draft_counted(counter, draft)
 
 
 def _with_unique_amount(

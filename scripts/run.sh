@@ -114,7 +114,12 @@ stop() {
 }
 trap stop INT TERM EXIT
 
-.venv/bin/gunicorn config.wsgi:application --bind "127.0.0.1:${WEB_PORT}" --workers "${WEB_WORKERS:-2}" \
+# /metrics sums every process's counters from files here (prometheus-client's multiprocess
+# mode); a fresh directory each start, so no dead process's values linger.
+export PROMETHEUS_MULTIPROC_DIR="$VAR/metrics"
+rm -rf "$PROMETHEUS_MULTIPROC_DIR" && mkdir -p "$PROMETHEUS_MULTIPROC_DIR"
+
+.venv/bin/gunicorn config.wsgi:application --config deploy/gunicorn.conf.py --bind "127.0.0.1:${WEB_PORT}" --workers "${WEB_WORKERS:-2}" \
   --access-logfile - --access-logformat '%(h)s "%(r)s" %(s)s %(b)s %(M)sms request_id=%({x-request-id}o)s' \
   --graceful-timeout 5 &
 pids+=($!)
@@ -126,9 +131,11 @@ NGINX_PREFIX="$VAR/nginx" NGINX_WORKERS=1 LISTEN="127.0.0.1:${PORT}" NGINX_TLS="
   scripts/nginx-conf.sh > "$VAR/nginx/nginx.conf"
 "$(command -v nginx || echo /usr/sbin/nginx)" -e stderr -p "$VAR/nginx" -c "$VAR/nginx/nginx.conf" -g "daemon off;" &
 pids+=($!)
-.venv/bin/celery -A config worker --loglevel INFO --concurrency "${WORKER_CONCURRENCY:-2}" &
+# LOG_FORMAT=json: no banners, so every line the worker and beat write is a JSON object.
+QUIET=(); [ "${LOG_FORMAT:-}" = json ] && QUIET=(--quiet)
+.venv/bin/celery "${QUIET[@]}" -A config worker --loglevel INFO --concurrency "${WORKER_CONCURRENCY:-2}" &
 pids+=($!)
-.venv/bin/celery -A config beat --loglevel INFO &
+.venv/bin/celery "${QUIET[@]}" -A config beat --loglevel INFO &
 pids+=($!)
 
 cat <<TXT

@@ -27,6 +27,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 import outbound
+from config import metrics
 from config.problems import Conflict, Problem
 from config.rows import RowInserter, insert_then_fetch, writes_in_one_statement
 from config.wire import json_datetime
@@ -459,6 +460,7 @@ WHERE id IN (SELECT webhook_id FROM delivered) AND (consecutive_failures > 0 OR 
 
 def _attempt_finish(*, attempt: DeliveryAttempt, outcome: outbound.Response, now: datetime | None) -> DeliveryAttempt:
     now = now or timezone.now()
+    metrics.webhook_delivery_counted(outcome)
     attempt.state, attempt.finished_at = AttemptState.DONE, now
     attempt.status_code, attempt.duration_ms = outcome.status_code, outcome.duration_ms
     attempt.error, attempt.response_excerpt = outcome.error[:500], outcome.excerpt

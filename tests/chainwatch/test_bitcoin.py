@@ -372,3 +372,25 @@ def test_esplora_by_block_notices_a_dropped_mempool_payment(owner, bitcoin):
     watch()
     draft.refresh_from_db()
     assert draft.status == DraftStatus.PENDING
+
+
+# --- Metrics ----------------------------------------------------------------------------------
+
+
+def test_watcher_passes_are_measured_and_failures_counted(owner, bitcoin, settings):
+    from prometheus_client import REGISTRY
+
+    def sample(name: str, network: str) -> float:
+        return REGISTRY.get_sample_value(name, {"network": network, "family": "bitcoin"}) or 0.0
+
+    passes = sample("chainwatch_pass_duration_seconds_count", "Mainnet")
+    bitcoin.mine(2)
+    watch()
+    assert sample("chainwatch_pass_duration_seconds_count", "Mainnet") > passes
+    assert sample("chainwatch_lag_blocks", "Mainnet") == 0  # caught up with the node's head
+    assert sample("chainwatch_last_pass_timestamp_seconds", "Mainnet") > timezone.now().timestamp() - 60
+
+    errors = sample("chainwatch_pass_errors_total", "Testnet")
+    settings.CHAINWATCH_ENDPOINTS = {"Testnet": {"bitcoin_rpc_url": bitcoin.server.url}}  # a mainnet node
+    watcher_run(Network.TESTNET, "bitcoin")
+    assert sample("chainwatch_pass_errors_total", "Testnet") == errors + 1

@@ -226,6 +226,17 @@ def test_the_readme_commands_work_verbatim_on_a_fresh_clone(fresh_clone, tmp_pat
             states += [state] if states[-1:] != [state] else []
             time.sleep(0.5)
         assert states == ["Pending", "Seen", "Confirmed"], states
+
+        # /metrics through nginx from loopback: both gunicorn workers' and the Celery worker's
+        # counts in one answer (prometheus-client's multiprocess mode, var/metrics).
+        status, body, _ = fetch(f"{base}/metrics")
+        assert status == 200, body[:500]
+        text = body.decode()
+        created = re.search(r'^drafts_created_total\{currency="USDC",network="Base"\} (\S+)$', text, re.M)
+        assert created and float(created.group(1)) == 24, text[:3000]
+        confirmed = re.search(r'^drafts_confirmed_total\{currency="BTC",network="Testnet"\} (\S+)$', text, re.M)
+        assert confirmed and float(confirmed.group(1)) >= 1, text[:3000]
+        assert re.search(r'^http_requests_total\{method="POST",route="draft-list",status="201"\} ', text, re.M)
     finally:
         os.killpg(process.pid, signal.SIGINT)
         process.wait(timeout=60)

@@ -486,3 +486,22 @@ def test_an_event_and_its_deliveries_roll_back_with_the_change(make_webhook, rec
 
     assert not Delivery.objects.exists()
     assert not EmailNotification.objects.exists()
+
+
+def test_delivery_attempts_are_counted_by_outcome_with_their_latency(make_webhook, make_receiver, owner, loopback):
+    from prometheus_client import REGISTRY
+
+    def count(outcome: str) -> float:
+        return REGISTRY.get_sample_value("webhook_deliveries_total", {"outcome": outcome}) or 0.0
+
+    before = {outcome: count(outcome) for outcome in ("succeeded", "refused")}
+    timed = REGISTRY.get_sample_value("webhook_delivery_duration_seconds_count") or 0.0
+    make_webhook(make_receiver(statuses=[500]).url)
+    record(owner, EventType.DRAFT_SEEN, {"draftId": "d-metrics"})
+    deliver_due()  # answered 500
+    Delivery.objects.update(next_attempt_at=timezone.now())
+    deliver_due()  # answered 200
+
+    assert count("refused") == before["refused"] + 1
+    assert count("succeeded") == before["succeeded"] + 1
+    assert REGISTRY.get_sample_value("webhook_delivery_duration_seconds_count") == timed + 2
