@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from chainwatch import networks, services
 from chainwatch.matching import match_network
+from config.dbconn import discard_broken_connections, is_connection_error
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +68,8 @@ def watcher_run(network: str, family: str, *, max_passes: int | None = None) -> 
             break
         except Exception as exc:  # any failure of a node or provider is recorded and retried next run
             logger.warning("chainwatch %s %s failed: %s", network, family, exc)
+            if is_connection_error(exc):  # record the error on a fresh connection, not the dead one
+                discard_broken_connections()
             services.cursor_get(network=network, family=family)
             services.cursor_fail(network=network, family=family, error=f"{type(exc).__name__}: {exc}")
             break

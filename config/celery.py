@@ -29,3 +29,27 @@ def _runtime_guards(**kwargs) -> None:
 @signals.beat_init.connect
 def _report_started(sender=None, **kwargs) -> None:
     logger.info("started with recursion limit %d", sys.getrecursionlimit())
+
+
+# Workers heal after a database restart: CELERY_DB_REUSE_MAX keeps connections across tasks
+# (a measured speed-up), so a connection that died while idle would fail every later task of
+# its process. Before and after every task, Django's own check closes a connection that has
+# errors or outlived CONN_MAX_AGE, and CONN_HEALTH_CHECKS pings a kept one before its first
+# use in the task: the next query opens a fresh connection.
+@signals.task_prerun.connect
+@signals.task_postrun.connect
+def _close_broken_connections(**kwargs) -> None:
+    from django.db import close_old_connections
+
+    close_old_connections()
+
+
+@signals.task_failure.connect
+def _discard_connection_after_database_error(sender=None, exception=None, **kwargs) -> None:
+    """A task that failed on the database leaves no broken connection for the next one. Logged at
+    ERROR with a stable message ("task failed on the database"), one line per failure."""
+    from config.dbconn import discard_broken_connections, is_connection_error
+
+    if is_connection_error(exception):
+        logger.error("task failed on the database: %s %s", getattr(sender, "name", "?"), type(exception).__name__)
+        discard_broken_connections()

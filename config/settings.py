@@ -132,6 +132,9 @@ DATABASES = {
     "default": dj_database_url.parse(
         env_secret("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'db.sqlite3'}",
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60, minimum=0),
+        # A kept connection that died while idle (database restarted, network cut) is noticed
+        # before its next use and replaced, in web requests and Celery tasks alike.
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
