@@ -618,6 +618,8 @@ SUGGESTIONS_RATE_LIMIT = env_rate("SUGGESTIONS_RATE_LIMIT", "10/hour")
 
 # --- Health -------------------------------------------------------------------------
 HEALTHZ_BROKER_TIMEOUT_SECONDS = env_int("HEALTHZ_BROKER_TIMEOUT_SECONDS", 3, minimum=1)
+# A request that found the database, cache or broker down answers 503 with this Retry-After.
+OUTAGE_RETRY_AFTER_SECONDS = env_int("OUTAGE_RETRY_AFTER_SECONDS", 5, minimum=1)
 
 LOGGING = {
     "version": 1,
