@@ -53,3 +53,22 @@ def _discard_connection_after_database_error(sender=None, exception=None, **kwar
     if is_connection_error(exception):
         logger.error("task failed on the database: %s %s", getattr(sender, "name", "?"), type(exception).__name__)
         discard_broken_connections()
+
+
+@app.task(name="config.heartbeat", ignore_result=True)
+def heartbeat() -> None:
+    """Run by a worker: it is alive and reaches the queue (read by /healthz)."""
+    from config.heartbeats import WORKER, heartbeat_note
+
+    heartbeat_note(WORKER)
+
+
+@signals.before_task_publish.connect(sender="config.heartbeat")
+def _beat_tick(**kwargs) -> None:
+    """In beat, as it sends the heartbeat: beat is alive and ticking (read by /healthz)."""
+    from config.heartbeats import BEAT, heartbeat_note
+
+    try:
+        heartbeat_note(BEAT)
+    except Exception:  # the cache down must not stop beat sending the rest of its schedule
+        logger.warning("could not note the beat heartbeat", exc_info=True)

@@ -3,7 +3,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularSwaggerView
 
 import config.routing  # noqa: F401 - registers the <id:...> converter
-from config.views import SchemaView, healthz, llms_txt
+from config.views import SchemaView, healthz, livez, llms_txt, readyz
 from dashboard.views import home
 
 # Django tries patterns in order: drafts, the busiest routes, first (no route of another app
@@ -30,6 +30,8 @@ urlpatterns = [
     path("pay/", include("paylinks.urls")),
     path("llms.txt", llms_txt, name="llms-txt"),
     path("healthz", healthz, name="healthz"),
+    path("livez", livez, name="livez"),
+    path("readyz", readyz, name="readyz"),
     path("admin/", admin.site.urls),
     path("account/", include("accounts.urls")),
     path("dashboard/", include("dashboard.urls")),

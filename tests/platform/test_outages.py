@@ -93,6 +93,15 @@ def call(stack, method: str, path: str, body: dict | None = None) -> tuple[int, 
         return error.code, dict(error.headers), json.loads(error.read() or b"{}")
 
 
+def probes(stack) -> tuple[int, int, list, list]:
+    """/livez status, /readyz status, and what /readyz and /healthz name as failed."""
+    live = call(stack, "GET", "/livez")
+    ready = call(stack, "GET", "/readyz")
+    health = call(stack, "GET", "/healthz")
+    assert health[0] == (200 if not ready[2]["failed"] else 503), health
+    return live[0], ready[0], ready[2]["failed"], health[2]["failed"]
+
+
 def assert_unavailable(answer: tuple[int, dict, dict], code: str) -> None:
     status, headers, body = answer
     assert status == 503, answer
@@ -107,6 +116,7 @@ def test_the_database_down_is_503_and_the_next_request_after_it_returns_succeeds
     try:
         assert_unavailable(call(stack, "GET", "/api/v1/drafts"), "database_unavailable")
         assert_unavailable(call(stack, "POST", "/api/v1/drafts", DRAFT), "database_unavailable")
+        assert probes(stack) == (200, 503, ["database"], ["database"])
     finally:
         stack["db"].start()
     assert call(stack, "GET", "/api/v1/drafts")[0] == 200
@@ -119,6 +129,7 @@ def test_the_cache_down_refuses_rate_limited_calls_with_rate_limit_unavailable(s
     try:
         assert_unavailable(call(stack, "POST", "/api/v1/drafts", DRAFT), "rate_limit_unavailable")
         assert_unavailable(call(stack, "GET", "/api/v1/drafts"), "rate_limit_unavailable")
+        assert probes(stack) == (200, 503, ["cache"], ["cache"])
     finally:
         stack["cache"].start()
     assert call(stack, "GET", "/api/v1/drafts")[0] == 200
@@ -130,5 +141,7 @@ def test_the_broker_down_loses_no_write_and_readyz_names_it(stack):
         status, _, body = call(stack, "POST", "/api/v1/drafts", DRAFT | {"amountSats": 5_000_001})
         assert status == 201, body  # stored; its webhooks and emails wait in the outbox for the broker
         assert call(stack, "GET", f"/api/v1/drafts/{body['id']}")[0] == 200
+        assert probes(stack) == (200, 503, ["broker"], ["broker"])
     finally:
         stack["broker"].start()
+    assert probes(stack) == (200, 200, [], [])

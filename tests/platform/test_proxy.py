@@ -113,7 +113,7 @@ def proxied_gunicorn(tmp_path):
     if not shutil.which("nginx"):
         pytest.skip("nginx is not installed")
     app_port, https_port = free_port(), free_port()
-    # /healthz only runs SELECT 1: the server's maintenance database will do.
+    # /livez asks no dependency: the server's maintenance database will do.
     database = os.environ["DATABASE_URL"].rsplit("/", 1)[0] + "/postgres"
     env = dict(os.environ) | {"DJANGO_SETTINGS_MODULE": "tests.settings", "ENV_FILE": "", "DATABASE_URL": database}
     gunicorn = subprocess.Popen(
@@ -193,7 +193,7 @@ def proxied_gunicorn(tmp_path):
 def test_the_proxy_shields_gunicorn_from_slow_clients_and_answers_its_own_errors_as_problems(proxied_gunicorn):
     ports = proxied_gunicorn
     deadline = time.monotonic() + 60  # the worker is up once it has answered once
-    while https_request(ports["https"], get("/healthz"))[0] != 200 and time.monotonic() < deadline:
+    while https_request(ports["https"], get("/livez"))[0] != 200 and time.monotonic() < deadline:
         time.sleep(0.5)
     # Two clients trickle their headers over TLS and never finish.
     context = ssl.create_default_context()
@@ -201,19 +201,19 @@ def test_the_proxy_shields_gunicorn_from_slow_clients_and_answers_its_own_errors
     tricklers = []
     for _ in range(2):
         sock = context.wrap_socket(socket.create_connection(("127.0.0.1", ports["https"])), server_hostname="localhost")
-        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Slow: ")
+        sock.sendall(b"GET /livez HTTP/1.1\r\nHost: localhost\r\nX-Slow: ")
         tricklers.append(sock)
     # The one gunicorn worker still answers at once through the proxy.
     started = time.monotonic()
-    status, headers, body = https_request(ports["https"], get("/healthz", **{"X-Request-Id": "proxied-1"}))
+    status, headers, body = https_request(ports["https"], get("/livez", **{"X-Request-Id": "proxied-1"}))
     assert status == 200 and time.monotonic() - started < 5, body
     assert headers["x-request-id"] == "proxied-1"
     # Whereas a trickling client talking to gunicorn directly holds its only worker.
     direct = socket.create_connection(("127.0.0.1", ports["app"]))
-    direct.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Slow: ")
+    direct.sendall(b"GET /livez HTTP/1.1\r\nHost: localhost\r\nX-Slow: ")
     time.sleep(0.5)
     with socket.create_connection(("127.0.0.1", ports["app"]), timeout=3) as other:
-        other.sendall(get("/healthz"))
+        other.sendall(get("/livez"))
         with pytest.raises(TimeoutError):
             other.recv(100)
     direct.close()
@@ -225,7 +225,7 @@ def test_the_proxy_shields_gunicorn_from_slow_clients_and_answers_its_own_errors
         assert headers["content-type"] == "application/problem+json", (status, headers, body[:200])
         return status, json.loads(body)
 
-    status, document = problem(get("/healthz", **{"X-Big": "x" * 20000}))
+    status, document = problem(get("/livez", **{"X-Big": "x" * 20000}))
     assert status == 431 and document["status"] == 431 and document["code"] == "headers_too_large"
     raw = b"POST /api/v1/drafts HTTP/1.1\r\nHost: localhost\r\nContent-Length: abc\r\nConnection: close\r\n\r\n"
     status, document = problem(raw)
@@ -241,5 +241,5 @@ def test_the_proxy_shields_gunicorn_from_slow_clients_and_answers_its_own_errors
     # gunicorn gone: the proxy answers 503 as a problem.
     os.killpg(ports["gunicorn"].pid, signal.SIGTERM)
     ports["gunicorn"].wait(timeout=30)
-    status, document = problem(get("/healthz"))
+    status, document = problem(get("/livez"))
     assert status == 503 and document["code"] == "service_unavailable"
