@@ -93,6 +93,16 @@ def call(stack, method: str, path: str, body: dict | None = None) -> tuple[int, 
         return error.code, dict(error.headers), json.loads(error.read() or b"{}")
 
 
+def page(stack, path: str) -> tuple[int, dict]:
+    """A browser's GET with a session cookie (the session is looked up in the database)."""
+    request = urllib.request.Request(stack["base"] + path, headers={"Cookie": "sessionid=" + "s" * 32})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, dict(response.headers)
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers)
+
+
 def probes(stack) -> tuple[int, int, list, list]:
     """/livez status, /readyz status, and what /readyz and /healthz name as failed."""
     live = call(stack, "GET", "/livez")
@@ -117,6 +127,8 @@ def test_the_database_down_is_503_and_the_next_request_after_it_returns_succeeds
         assert_unavailable(call(stack, "GET", "/api/v1/drafts"), "database_unavailable")
         assert_unavailable(call(stack, "POST", "/api/v1/drafts", DRAFT), "database_unavailable")
         assert probes(stack) == (200, 503, ["database"], ["database"])
+        status, headers = page(stack, "/dashboard/")  # a page, its session read in a middleware
+        assert status == 503 and int(headers["Retry-After"]) >= 1
     finally:
         stack["db"].start()
     assert call(stack, "GET", "/api/v1/drafts")[0] == 200
