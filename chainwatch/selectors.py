@@ -27,6 +27,27 @@ def stale_watchers(*, now: datetime | None = None) -> list[str]:
     return stale
 
 
+def watcher_lag(*, now: datetime | None = None) -> dict[str, dict]:
+    """Per enabled, configured watcher that has run: its cursor, the node's head, the lag
+    between them and the age of its last successful pass, and whether its last pass failed."""
+    now = now or timezone.now()
+    cursors = {(c.network, c.family): c for c in Cursor.objects.all()}
+    found = {}
+    for network, family in watchers(with_endpoint=True):
+        cursor = cursors.get((network, family))
+        if cursor is None:
+            continue
+        passed = cursor.last_advanced_at
+        found[f"{network}-{family}"] = {
+            "height": cursor.height,
+            "head": cursor.head,
+            "lag": cursor.lag,
+            "lastPassAgeSeconds": None if passed is None else round((now - passed).total_seconds(), 1),
+            "failing": bool(cursor.last_error_at and (passed is None or cursor.last_error_at > passed)),
+        }
+    return found
+
+
 def evm_traces() -> dict[str, str]:
     """The trace method each configured EVM watcher's node answers ("trace_filter",
     "debug_traceBlockByNumber"), "none", or "" while its watcher has not asked yet."""

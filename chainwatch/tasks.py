@@ -15,6 +15,7 @@ from django.utils import timezone
 from chainwatch import networks, services
 from chainwatch.matching import match_network
 from config import metrics
+from config.dbconn import discard_broken_connections, is_connection_error
 
 logger = logging.getLogger(__name__)
 
@@ -70,6 +71,8 @@ def watcher_run(network: str, family: str, *, max_passes: int | None = None) -> 
         except Exception as exc:  # any failure of a node or provider is recorded and retried next run
             metrics.watcher_pass_errors.labels(network, family).inc()
             logger.warning("chainwatch %s %s failed: %s", network, family, exc)
+            if is_connection_error(exc):  # record the error on a fresh connection, not the dead one
+                discard_broken_connections()
             services.cursor_get(network=network, family=family)
             services.cursor_fail(network=network, family=family, error=f"{type(exc).__name__}: {exc}")
             break

@@ -22,6 +22,10 @@ from django.core.cache import caches
 from django.core.cache.backends.base import DEFAULT_TIMEOUT
 from django.core.cache.backends.filebased import FileBasedCache
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from config.problems import ServiceUnavailable
 
 
 class PooledRedisCacheClient(RedisCacheClient):
@@ -83,6 +87,22 @@ class LockedFileCache(FileBasedCache):
             return value
 
 
+class RateLimitUnavailable(ServiceUnavailable):
+    """The rate-limit counters cannot be counted (the cache is down): requests they guard are
+    refused rather than let through uncounted."""
+
+    default_code = "rate_limit_unavailable"
+    default_detail = "Rate limits cannot be counted right now (the cache is not answering); try again shortly."
+
+
+@contextmanager
+def _counting():
+    try:
+        yield
+    except (RedisConnectionError, RedisTimeoutError) as exc:
+        raise RateLimitUnavailable() from exc
+
+
 def window_count(key: str, *, timeout: int) -> int:
     """Add one to the counter `key` in the default cache and return it; a missing counter starts at 1.
 
@@ -93,7 +113,7 @@ def window_count(key: str, *, timeout: int) -> int:
     backend = caches["default"]
     if isinstance(backend, RedisCache):
         full_key = backend.make_and_validate_key(key)
-        with backend._cache.get_client(full_key, write=True).pipeline(transaction=True) as pipe:
+        with _counting(), backend._cache.get_client(full_key, write=True).pipeline(transaction=True) as pipe:
             count, _ = pipe.incr(full_key).expire(full_key, timeout).execute()
         return int(count)
     backend.add(key, 0, timeout=timeout)
@@ -127,7 +147,8 @@ def get_and_window_count(read_key: str, count_key: str | None, *, timeout: int) 
         global _get_and_count_script
         if _get_and_count_script is None:
             _get_and_count_script = client.register_script(_GET_AND_COUNT)
-        value, count = _get_and_count_script(keys=[read_full, count_full], args=[timeout], client=client)
+        with _counting():
+            value, count = _get_and_count_script(keys=[read_full, count_full], args=[timeout], client=client)
         return (None if value is None else backend._cache._serializer.loads(value)), int(count)
     return backend.get(read_key), window_count(count_key, timeout=timeout)
 

@@ -133,6 +133,9 @@ DATABASES = {
     "default": dj_database_url.parse(
         env_secret("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'db.sqlite3'}",
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60, minimum=0),
+        # A kept connection that died while idle (database restarted, network cut) is noticed
+        # before its next use and replaced, in web requests and Celery tasks alike.
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -263,7 +266,7 @@ CSRF_FAILURE_VIEW = "config.errors.csrf_failure"  # problem+json unless the clie
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
-SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^livez$", r"^readyz$"]
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 31536000, minimum=0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", not DEBUG)
 if env_bool("TRUST_X_FORWARDED_PROTO", False):
@@ -516,7 +519,9 @@ CHAINWATCH_ESPLORA_PAGES_PER_ADDRESS = env_int("CHAINWATCH_ESPLORA_PAGES_PER_ADD
 CHAINWATCH_SOLANA_SIGNATURES_PER_CALL = env_int("CHAINWATCH_SOLANA_SIGNATURES_PER_CALL", 1000, minimum=1)
 CHAINWATCH_SOLANA_RELIST_SLOTS = env_int("CHAINWATCH_SOLANA_RELIST_SLOTS", 150, minimum=0)
 CHAINWATCH_SOLANA_TRANSACTIONS_PER_PASS = env_int("CHAINWATCH_SOLANA_TRANSACTIONS_PER_PASS", 2000, minimum=1)
-CHAINWATCH_STALE_AFTER_SECONDS = env_int("CHAINWATCH_STALE_AFTER_SECONDS", 900, minimum=1)
+# Age of a watcher's last successful pass (it runs every CHAINWATCH_INTERVAL_SECONDS) at which
+# /healthz turns red: a dead node or a stopped watcher shows within a minute.
+CHAINWATCH_STALE_AFTER_SECONDS = env_int("CHAINWATCH_STALE_AFTER_SECONDS", 60, minimum=1)
 # Lightning: LUD-21 verify URLs travel with each draft; LND REST or LNbits check the rest.
 CHAINWATCH_LIGHTNING_ENABLED = env_bool("CHAINWATCH_LIGHTNING_ENABLED", True)
 LND_REST_URL = env_str("LND_REST_URL", "")
@@ -671,6 +676,21 @@ SUGGESTIONS_RATE_LIMIT = env_rate("SUGGESTIONS_RATE_LIMIT", "10/hour")
 # /metrics answers loopback clients, and anyone sending `Authorization: Bearer <METRICS_TOKEN>`.
 METRICS_TOKEN = env_secret("METRICS_TOKEN") or ""
 HEALTHZ_BROKER_TIMEOUT_SECONDS = env_int("HEALTHZ_BROKER_TIMEOUT_SECONDS", 3, minimum=1)
+# Beat sends a heartbeat task this often: beat notes the tick as it sends it, a worker as it runs it.
+HEARTBEAT_INTERVAL_SECONDS = env_int("HEARTBEAT_INTERVAL_SECONDS", 15, minimum=1)
+CELERY_BEAT_SCHEDULE["config-heartbeat"] = {
+    "task": "config.heartbeat",
+    "schedule": float(HEARTBEAT_INTERVAL_SECONDS),
+    "options": {"expires": float(HEARTBEAT_INTERVAL_SECONDS)},
+}
+# /healthz turns red past these ages: the last beat tick, the last heartbeat a worker ran, the
+# oldest webhook delivery and email due but not yet sent.
+HEALTHZ_BEAT_STALE_SECONDS = env_int("HEALTHZ_BEAT_STALE_SECONDS", 45, minimum=1)
+HEALTHZ_WORKER_STALE_SECONDS = env_int("HEALTHZ_WORKER_STALE_SECONDS", 45, minimum=1)
+HEALTHZ_WEBHOOK_DUE_SECONDS = env_int("HEALTHZ_WEBHOOK_DUE_SECONDS", 60, minimum=1)
+HEALTHZ_EMAIL_DUE_SECONDS = env_int("HEALTHZ_EMAIL_DUE_SECONDS", 60, minimum=1)
+# A request that found the database, cache or broker down answers 503 with this Retry-After.
+OUTAGE_RETRY_AFTER_SECONDS = env_int("OUTAGE_RETRY_AFTER_SECONDS", 5, minimum=1)
 
 # plain, or json: one JSON object per line with request_id, account_id, task_name and task_id.
 LOG_FORMAT = env_str("LOG_FORMAT", "plain")

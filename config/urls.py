@@ -4,7 +4,7 @@ from drf_spectacular.views import SpectacularSwaggerView
 
 import config.routing  # noqa: F401 - registers the <id:...> converter
 from config.metrics import metrics_view
-from config.views import SchemaView, healthz, llms_txt
+from config.views import SchemaView, healthz, livez, llms_txt, readyz
 from dashboard.views import home
 
 # Django tries patterns in order: drafts, the busiest routes, first (no route of another app
@@ -32,6 +32,8 @@ urlpatterns = [
     path("pay/", include("paylinks.urls")),
     path("llms.txt", llms_txt, name="llms-txt"),
     path("healthz", healthz, name="healthz"),
+    path("livez", livez, name="livez"),
+    path("readyz", readyz, name="readyz"),
     path("admin/", admin.site.urls),
     path("account/", include("accounts.urls")),
     path("dashboard/", include("dashboard.urls")),

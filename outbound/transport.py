@@ -163,6 +163,9 @@ def _exchange(
     except UrlNotAllowed:
         raise
     except (urllib3.exceptions.HTTPError, http.client.HTTPException, OSError, CertificateError) as exc:
+        if isinstance(exc, urllib3.exceptions.NewConnectionError) and not expired.is_set():
+            # urllib3 counts it a connect time-out, but the connection was refused or unreachable.
+            return Response(None, _ms(started), _describe(exc.__cause__ or exc))
         if expired.is_set() or isinstance(exc, (TimeoutError, urllib3.exceptions.TimeoutError)):
             return Response(None, _ms(started), f"No answer within {timeout:g} seconds.", timed_out=True)
         if kept.reused and isinstance(exc, _CLOSED_BY_SERVER):

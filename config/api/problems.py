@@ -18,6 +18,7 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from rest_framework import exceptions
 
 from config.api.throttling import rate_limit_headers
+from config.outages import outage_problem, retry_after_seconds
 from config.problems import (
     TITLES,
     PayloadTooLarge,
@@ -137,6 +138,7 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> HttpRe
         exc = exceptions.PermissionDenied()
     elif isinstance(exc, RequestDataTooBig):
         exc = PayloadTooLarge()
+    exc = outage_problem(exc) or exc  # the database, cache or broker not answering: 503
 
     if isinstance(exc, Problem):
         set_rollback()
@@ -145,6 +147,8 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> HttpRe
             headers["Retry-After"] = str(max(1, exc.retry_after))
         elif getattr(exc, "retry_after", None) is not None:  # a 503 that knows when to come back
             headers["Retry-After"] = str(max(1, exc.retry_after))
+        elif exc.status_code == 503:
+            headers["Retry-After"] = retry_after_seconds()
         return problem_response(
             exc.status_code, exc.code, exc.detail, errors=exc.errors, extra=exc.extra, headers=headers
         )
@@ -201,7 +205,10 @@ class ApiProblemMiddleware:
             return problem_response(411, "length_required", detail)
         if not _is_api_path(request.path):
             response = self.get_response(request)
-            if response.status_code >= 400 and not response.streaming and not response.content:
+            if response.status_code == 500 and getattr(request, "outage", None) is not None:
+                response = HttpResponse(request.outage.detail, status=503, content_type="text/plain; charset=utf-8")
+                response["Retry-After"] = retry_after_seconds()
+            elif response.status_code >= 400 and not response.streaming and not response.content:
                 response = _replace_with_problem(response)  # an empty error (a 405) says what it is
             return response
         try:
@@ -225,6 +232,9 @@ class ApiProblemMiddleware:
                 413, "payload_too_large", f"The request body exceeds {settings.API_MAX_BODY_BYTES} bytes."
             )
         response = self.get_response(request)
+        outage = getattr(request, "outage", None)
+        if response.status_code == 500 and outage is not None:  # raised in a middleware, not a view
+            response = _outage_response(outage)
         if response.status_code >= 400 and not _is_json(response):
             response = _replace_with_problem(response)
         for name, value in rate_limit_headers(request).items():
@@ -236,8 +246,15 @@ class ApiProblemMiddleware:
             return None
         if isinstance(exc, Http404):
             return problem_response(404, "not_found", "No resource at this address.")
+        outage = outage_problem(exc)
+        if outage is not None:
+            return _outage_response(outage)
         logger.exception("Unhandled error under /api/", exc_info=exc)
         return problem_response(500, "internal_error", "An unexpected error occurred. It has been logged.")
+
+
+def _outage_response(outage: Problem) -> HttpResponse:
+    return problem_response(503, outage.code, outage.detail, headers={"Retry-After": retry_after_seconds()})
 
 
 def _is_json(response: HttpResponse) -> bool:

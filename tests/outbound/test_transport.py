@@ -3,6 +3,7 @@ bounded in time. A real HTTP server on 127.0.0.1 answers."""
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -111,3 +112,15 @@ def test_a_refused_url_raises_before_any_connection(server, settings):
     with pytest.raises(outbound.UrlNotAllowed):
         outbound.get(url(server, "/ok"), timeout=2, max_bytes=10)
     assert server.seen == []
+
+
+def test_a_refused_connection_is_reported_as_refused_not_as_a_time_out(settings):
+    settings.OUTBOUND_ALLOW_LOOPBACK = True
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+
+    response = outbound.post(f"http://127.0.0.1:{port}/hook", body=b"{}", timeout=15, max_bytes=10)
+
+    assert response.status_code is None and not response.timed_out
+    assert response.error == "Connection refused."

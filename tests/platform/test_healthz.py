@@ -4,15 +4,17 @@ from django.test import override_settings
 pytestmark = pytest.mark.django_db
 
 
-def test_healthz_is_ok_when_the_database_and_broker_answer(anon_client):
+def test_healthz_is_ok_when_the_database_cache_and_broker_answer_and_nothing_waits(anon_client):
     response = anon_client.get("/healthz")
     assert response.status_code == 200
     body = response.json()
     assert {k: body[k] for k in ("status", "checks", "failed")} == {
         "status": "ok",
-        "checks": {"database": "ok", "broker": "ok"},
+        "checks": {"database": "ok", "cache": "ok", "broker": "ok", "webhooks": "ok", "emails": "ok"},
         "failed": [],
     }
+    assert body["detail"]["webhooks"] == {"backlog": 0, "oldestDueAgeSeconds": None}
+    assert body["detail"]["emails"] == {"backlog": 0, "oldestDueAgeSeconds": None}
 
 
 def test_healthz_stays_ok_while_naming_what_is_off_and_how_to_turn_it_on(anon_client, settings):

@@ -137,7 +137,7 @@ def get(path: str, **headers: str) -> bytes:
 
 
 def start_gunicorn(port: int) -> subprocess.Popen:
-    # /healthz only runs SELECT 1: the server's maintenance database will do.
+    # /livez asks no dependency: the server's maintenance database will do.
     database = os.environ["DATABASE_URL"].rsplit("/", 1)[0] + "/postgres"
     env = dict(os.environ) | {"DJANGO_SETTINGS_MODULE": "tests.settings", "ENV_FILE": "", "DATABASE_URL": database}
     return subprocess.Popen(
@@ -224,7 +224,7 @@ def proxied_gunicorn(tmp_path):
 def test_the_proxy_shields_gunicorn_from_slow_clients_and_answers_its_own_errors_as_problems(proxied_gunicorn):
     ports = proxied_gunicorn
     deadline = time.monotonic() + 60  # the worker is up once it has answered once
-    while https_request(ports["https"], get("/healthz"))[0] != 200 and time.monotonic() < deadline:
+    while https_request(ports["https"], get("/livez"))[0] != 200 and time.monotonic() < deadline:
         time.sleep(0.5)
     # Two clients trickle their headers over TLS and never finish.
     context = ssl.create_default_context()
@@ -232,19 +232,19 @@ def test_the_proxy_shields_gunicorn_from_slow_clients_and_answers_its_own_errors
     tricklers = []
     for _ in range(2):
         sock = context.wrap_socket(socket.create_connection(("127.0.0.1", ports["https"])), server_hostname="localhost")
-        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Slow: ")
+        sock.sendall(b"GET /livez HTTP/1.1\r\nHost: localhost\r\nX-Slow: ")
         tricklers.append(sock)
     # The one gunicorn worker still answers at once through the proxy.
     started = time.monotonic()
-    status, headers, body = https_request(ports["https"], get("/healthz", **{"X-Request-Id": "proxied-1"}))
+    status, headers, body = https_request(ports["https"], get("/livez", **{"X-Request-Id": "proxied-1"}))
     assert status == 200 and time.monotonic() - started < 5, body
     assert headers["x-request-id"] == "proxied-1"
     # Whereas a trickling client talking to gunicorn directly holds its only worker.
     direct = socket.create_connection(("127.0.0.1", ports["app"]))
-    direct.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Slow: ")
+    direct.sendall(b"GET /livez HTTP/1.1\r\nHost: localhost\r\nX-Slow: ")
     time.sleep(0.5)
     with socket.create_connection(("127.0.0.1", ports["app"]), timeout=3) as other:
-        other.sendall(get("/healthz"))
+        other.sendall(get("/livez"))
         with pytest.raises(TimeoutError):
             other.recv(100)
     direct.close()
@@ -256,7 +256,7 @@ def test_the_proxy_shields_gunicorn_from_slow_clients_and_answers_its_own_errors
         assert headers["content-type"] == "application/problem+json", (status, headers, body[:200])
         return status, json.loads(body)
 
-    status, document = problem(get("/healthz", **{"X-Big": "x" * 20000}))
+    status, document = problem(get("/livez", **{"X-Big": "x" * 20000}))
     assert status == 431 and document["status"] == 431 and document["code"] == "headers_too_large"
     raw = b"POST /api/v1/drafts HTTP/1.1\r\nHost: localhost\r\nContent-Length: abc\r\nConnection: close\r\n\r\n"
     status, document = problem(raw)
@@ -276,7 +276,7 @@ def test_the_proxy_shields_gunicorn_from_slow_clients_and_answers_its_own_errors
     # gunicorn gone: the proxy answers 503 as a problem.
     os.killpg(ports["gunicorn"].pid, signal.SIGTERM)
     ports["gunicorn"].wait(timeout=30)
-    status, document = problem(get("/healthz"))
+    status, document = problem(get("/livez"))
     assert status == 503 and document["code"] == "service_unavailable"
 
 
@@ -308,7 +308,7 @@ def plain_proxy(tmp_path):
         deadline = time.monotonic() + 60  # straight to gunicorn: no request spent at the proxy
         while time.monotonic() < deadline:
             try:
-                if http_request(app_port, get("/healthz"), timeout=5)[0] == 200:
+                if http_request(app_port, get("/livez"), timeout=5)[0] == 200:
                     break
             except OSError:
                 pass
@@ -401,11 +401,11 @@ def test_eleven_hundred_slow_clients_from_one_address_leave_health_probes_from_a
         probes: list[tuple[float, int | str]] = []
         flooding = threading.Event()
 
-        def probe() -> None:  # /healthz from 127.0.0.1, ten times a second, until the flood is over
+        def probe() -> None:  # /livez from 127.0.0.1, ten times a second, until the flood is over
             while not flooding.is_set():
                 started = time.monotonic()
                 try:
-                    status = http_request(port, get("/healthz"), timeout=1)[0]
+                    status = http_request(port, get("/livez"), timeout=1)[0]
                 except OSError as exc:
                     status = repr(exc)
                 probes.append((time.monotonic() - started, status))
@@ -507,14 +507,14 @@ def test_a_client_over_its_request_rate_gets_429_problems_while_other_addresses_
     # Settings as an operator would tune them (deploy/nginx.env names them): 1 request a
     # second with bursts of 5.
     port = plain_proxy(NGINX_RATE_PER_ADDRESS="1r/s", NGINX_BURST_PER_ADDRESS="5")["port"]
-    answers = [http_request(port, get("/healthz"), source="127.0.0.3") for _ in range(12)]
+    answers = [http_request(port, get("/livez"), source="127.0.0.3") for _ in range(12)]
     statuses = [status for status, _, _ in answers]
     assert 6 <= statuses.count(200) <= 7 and statuses[:6] == [200] * 6, statuses
     for answer in answers:
         if answer[0] != 200:
             assert problem_answer(answer, 429)["code"] == "rate_limited"
             assert answer[1]["retry-after"] == "1"
-    assert http_request(port, get("/healthz"), source="127.0.0.1")[0] == 200  # the limit is per address
+    assert http_request(port, get("/livez"), source="127.0.0.1")[0] == 200  # the limit is per address
 
 
 def render_make_run_conf(tmp_path: Path, script: str = "") -> subprocess.CompletedProcess:

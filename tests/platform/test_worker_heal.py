@@ -1,0 +1,104 @@
+"""Celery worker processes recover on their own when PostgreSQL restarts under load."""
+
+import os
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import redis
+from celery import Celery
+
+from tests.ownservers import own_postgres, own_redis, stop_group
+
+ROOT = Path(__file__).resolve().parents[2]
+PROCESSES = 3
+
+
+@pytest.mark.slow
+def test_every_worker_process_succeeds_again_within_10_s_of_a_postgresql_restart(tmp_path):
+    with own_postgres() as database, own_redis() as broker:
+        results = redis.Redis.from_url(broker.url(2))
+        env = dict(os.environ) | {
+            "DJANGO_SETTINGS_MODULE": "tests.settings",
+            "ENV_FILE": "",
+            "DATABASE_URL": database.url,
+            "CELERY_BROKER_URL": broker.url(0),
+            "CACHE_URL": broker.url(1),
+            "HEAL_RESULTS_URL": broker.url(2),
+        }
+        log = tmp_path / "worker.log"
+        worker = subprocess.Popen(
+            [
+                str(ROOT / ".venv/bin/celery"),
+                "-A",
+                "config",
+                "worker",
+                "--pool",
+                "prefork",
+                "--concurrency",
+                str(PROCESSES),
+                "--include",
+                "tests.platform.heal_tasks",
+                "--without-mingle",
+                "--without-gossip",
+                "--loglevel",
+                "INFO",
+            ],  # fmt: skip
+            cwd=ROOT,
+            env=env,
+            stdout=log.open("w"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        sender = Celery()  # its broker is named per call: CELERY_BROKER_URL in the environment is the shared one
+        stop = threading.Event()
+
+        errors: list[Exception] = []
+
+        def load() -> None:  # a steady stream of database tasks, as beat and the API give a worker
+            try:
+                with sender.connection_for_write(broker.url(0)) as connection:
+                    while not stop.is_set():
+                        sender.send_task("tests.heal.touch", connection=connection)
+                        time.sleep(0.01)
+            except Exception as exc:
+                errors.append(exc)
+                raise
+
+        loader = threading.Thread(target=load, daemon=True)
+        try:
+            loader.start()
+            deadline = time.monotonic() + 60
+            while len(_answered(results)) < PROCESSES and time.monotonic() < deadline:
+                time.sleep(0.2)
+            pids = set(_answered(results))
+            assert len(pids) == PROCESSES, (errors, log.read_text()[-3000:])
+            time.sleep(2)  # every process now holds a kept connection
+
+            database.stop()
+            time.sleep(2)  # tasks fail meanwhile: the database is down
+            database.start()
+            back = time.time()
+            time.sleep(12)
+            stop.set()
+            loader.join(timeout=10)
+
+            after = _answered(results, since=back)
+            late = {pid: first - back for pid, first in after.items() if first - back > 10}
+            assert set(after) >= pids and not late, (pids, after, late, log.read_text()[-4000:])
+            assert "task failed on the database" in log.read_text()  # the failures were reported
+        finally:
+            stop.set()
+            stop_group(worker)
+
+
+def _answered(results: redis.Redis, since: float = 0.0) -> dict[int, float]:
+    """Per worker process, the time of its first successful task since `since`."""
+    first: dict[int, float] = {}
+    for entry in results.lrange("ok", 0, -1):
+        pid, at = entry.decode().split()
+        if float(at) >= since:
+            first.setdefault(int(pid), float(at))
+    return first
