@@ -296,11 +296,11 @@ def test_the_quick_start_example_environment_turns_the_notices_off(fresh_clone):
     assert ran.stdout == ""
 
 
-def _session_processes(session: int) -> dict[int, str]:
-    """The processes `make run` started (it runs in a session of its own): pid -> command line."""
-    ps = subprocess.run(["ps", "-e", "-o", "pid=,sid=,args="], capture_output=True, text=True, check=True).stdout
-    rows = (line.split(None, 2) for line in ps.splitlines())
-    return {int(pid): args for pid, sid, args in rows if int(sid) == session}
+def _session_processes(session: int) -> dict[int, tuple[int, str]]:
+    """The processes `make run` started (it runs in a session of its own): pid -> (parent, command)."""
+    ps = subprocess.run(["ps", "-e", "-o", "pid=,ppid=,sid=,args="], capture_output=True, text=True, check=True)
+    rows = (line.split(None, 3) for line in ps.stdout.splitlines())
+    return {int(pid): (int(ppid), args) for pid, ppid, sid, args in rows if int(sid) == session}
 
 
 @pytest.mark.slow
@@ -324,15 +324,15 @@ def test_a_process_that_dies_under_make_run_is_started_again_and_the_rest_keeps_
         assert fetch(f"{base}/healthz")[0] == 200, log.read_text()[-3000:]
 
         def worker_masters() -> list[int]:
+            """The main worker's main process (its pool processes are its children)."""
             processes = _session_processes(process.pid)
-            return [pid for pid, args in processes.items() if " worker " in args and "-n worker@" in args]
+            workers = {pid for pid, (_, args) in processes.items() if "worker@" in args and "email@" not in args}
+            return [pid for pid in workers if processes[pid][0] not in workers]
 
         deadline = time.monotonic() + 60
-        while len(worker_masters()) < 1 and time.monotonic() < deadline:
+        while len(worker_masters()) != 1 and time.monotonic() < deadline:
             time.sleep(0.5)
-        # The worker's main process and its pool children all carry the command line; the main one
-        # is the oldest (lowest pid on this short run).
-        killed = min(worker_masters())
+        [killed] = worker_masters()
         os.kill(killed, signal.SIGKILL)
 
         deadline = time.monotonic() + 30
