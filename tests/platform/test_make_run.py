@@ -298,7 +298,7 @@ def test_the_quick_start_example_environment_turns_the_notices_off(fresh_clone):
 
 def _session_processes(session: int) -> dict[int, tuple[int, str]]:
     """The processes `make run` started (it runs in a session of its own): pid -> (parent, command)."""
-    ps = subprocess.run(["ps", "-e", "-o", "pid=,ppid=,sid=,args="], capture_output=True, text=True, check=True)
+    ps = subprocess.run(["ps", "-ww", "-e", "-o", "pid=,ppid=,sid=,args="], capture_output=True, text=True, check=True)
     rows = (line.split(None, 3) for line in ps.stdout.splitlines())
     return {int(pid): (int(ppid), args) for pid, ppid, sid, args in rows if int(sid) == session}
 
