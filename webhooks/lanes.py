@@ -229,4 +229,4 @@ def lane_run(*, attempt_id: UUID) -> int:
             return made
         attempt = services.delivery_attempt(attempt_id=claimed[0])
         made += 1
-        healthy = attempt is not None and attempt.succeeded
+        healthy = attempt is not None and attempt.succeeded and connection.vendor == "postgresql"
