@@ -160,5 +160,6 @@ def test_embedded_bench_soaks_make_run_and_loses_nothing():
     codes = re.search(r"^sign-in code delay: +p50 ([\d.]+) s +max ([\d.]+) s +\((\d+) codes\)", out, re.M)
     assert codes and int(codes[3]) >= 2 and float(codes[2]) < 30, out
     assert re.search(r"^process restarts: +0$", out, re.M), out
+    assert re.search(r"^tracebacks in output: +0$", out, re.M), out
     assert re.search(r"^damaged broker files: +0$", out, re.M), out
     assert re.search(r"^worker tasks: +\d+ \([\d.]+/s\)$", out, re.M), out
