@@ -176,20 +176,24 @@ else:
 CACHES["default"]["KEY_PREFIX"] = env_str("CACHE_KEY_PREFIX", "")
 
 # --- Celery ---------------------------------------------------------------------
-# Embedded default: kombu's filesystem transport under VAR_DIR/broker, so `make run`
-# needs no broker. Production and tests: CELERY_BROKER_URL=redis://...
+# Embedded default: files under VAR_DIR/broker (config/broker.py: kombu's filesystem transport
+# with atomic writes and a short poll), so `make run` needs no broker. Production and tests:
+# CELERY_BROKER_URL=redis://...
 CELERY_BROKER_URL = env_secret("CELERY_BROKER_URL") or "filesystem://"
 if CELERY_BROKER_URL == "filesystem://":
     _broker_dir = VAR_DIR / "broker"
+    CELERY_BROKER_TRANSPORT = "config.broker:Transport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker_dir / "queue"),
         "data_folder_out": str(_broker_dir / "queue"),
-        "processed_folder": str(_broker_dir / "processed"),
         "control_folder": str(_broker_dir / "control"),
-        "store_processed": False,
+        "polling_interval": 0.05,  # seconds between looks at the folder when it is empty or the worker busy
     }
-    for _folder in ("queue", "processed", "control"):
+    for _folder in ("queue", "claimed", "control"):
         (_broker_dir / _folder).mkdir(parents=True, exist_ok=True)
+    # Emails (sign-in codes among them) have a queue of their own, which `make run` serves with a
+    # worker of its own: they never wait behind webhook deliveries.
+    CELERY_TASK_ROUTES = {"notifications.*": {"queue": "email"}}
 else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_BROKER_CONNECTION_TIMEOUT = 5

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the web server (gunicorn), the MCP server (uvicorn), nginx in front of both on
-# PORT, a Celery worker and Celery beat; Ctrl-C stops them all.
+# PORT, a Celery worker, a Celery worker for emails and Celery beat; any of them that stops is
+# started again; Ctrl-C stops them all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
@@ -97,13 +98,45 @@ MCP_PORT="$(free_port)"
 "$PY" manage.py collectstatic --noinput -v 0
 chmod -R go-rwx "$VAR"  # collectstatic copies the packages' file modes
 
+# --- Processes: started and kept running -------------------------------------------------
+# Each process runs under `supervise`: when it exits on its own, it is started again (after 1 s,
+# longer while it keeps failing at once) and a line says so; the others keep running.
 pids=()
+supervise() {  # supervise NAME COMMAND...
+  local name="$1"; shift
+  (
+    child=""
+    finish() {
+      [ -n "$child" ] || exit 0
+      kill -TERM "$child" 2>/dev/null || true
+      # 10 s to finish its work, then no process is left behind.
+      for _ in $(seq 1 20); do kill -0 "$child" 2>/dev/null || exit 0; sleep 0.5; done
+      kill -KILL "$child" 2>/dev/null || true
+      exit 0
+    }
+    trap finish TERM
+    delay=1
+    while :; do
+      started=$SECONDS
+      "$@" &
+      child=$!
+      status=0
+      wait "$child" || status=$?
+      child=""
+      if [ $((SECONDS - started)) -ge 30 ]; then delay=1; fi
+      echo "run.sh: the ${name} stopped (exit status ${status}); starting it again in ${delay} s." >&2
+      sleep "$delay" & wait $! || true
+      delay=$((delay * 2 > 30 ? 30 : delay * 2))
+    done
+  ) &
+  pids+=($!)
+}
 stop() {
   trap - INT TERM EXIT
   echo; echo "Stopping..."
   for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  # Give each process 10 s to finish its work, then make sure none is left behind.
-  for _ in $(seq 1 20); do
+  # Each supervisor gives its process 10 s to finish its work; then make sure none is left.
+  for _ in $(seq 1 24); do
     alive=0
     for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
     [ "$alive" = 0 ] && break
@@ -111,6 +144,7 @@ stop() {
   done
   for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
+  exit 0
 }
 trap stop INT TERM EXIT
 
@@ -119,24 +153,26 @@ trap stop INT TERM EXIT
 export PROMETHEUS_MULTIPROC_DIR="$VAR/metrics"
 rm -rf "$PROMETHEUS_MULTIPROC_DIR" && mkdir -p "$PROMETHEUS_MULTIPROC_DIR"
 
-.venv/bin/gunicorn config.wsgi:application --config deploy/gunicorn.conf.py --bind "127.0.0.1:${WEB_PORT}" --workers "${WEB_WORKERS:-2}" \
+supervise "web server" .venv/bin/gunicorn config.wsgi:application --config deploy/gunicorn.conf.py \
+  --bind "127.0.0.1:${WEB_PORT}" --workers "${WEB_WORKERS:-2}" \
   --access-logfile - --access-logformat '%(h)s "%(r)s" %(s)s %(b)s %(M)sms request_id=%({x-request-id}o)s' \
-  --graceful-timeout 5 &
-pids+=($!)
-.venv/bin/uvicorn mcp_server.asgi:application --host 127.0.0.1 --port "${MCP_PORT}" \
-  --workers "${MCP_WORKERS:-1}" --timeout-graceful-shutdown 5 --no-server-header --no-proxy-headers &
-pids+=($!)
+  --graceful-timeout 5
+supervise "MCP server" .venv/bin/uvicorn mcp_server.asgi:application --host 127.0.0.1 --port "${MCP_PORT}" \
+  --workers "${MCP_WORKERS:-1}" --timeout-graceful-shutdown 5 --no-server-header --no-proxy-headers
 NGINX_PREFIX="$VAR/nginx" NGINX_WORKERS=1 LISTEN="127.0.0.1:${PORT}" NGINX_TLS="" \
   WEB_UPSTREAM="127.0.0.1:${WEB_PORT}" MCP_UPSTREAM="127.0.0.1:${MCP_PORT}" \
   scripts/nginx-conf.sh > "$VAR/nginx/nginx.conf"
-"$(command -v nginx || echo /usr/sbin/nginx)" -e stderr -p "$VAR/nginx" -c "$VAR/nginx/nginx.conf" -g "daemon off;" &
-pids+=($!)
+supervise "nginx" "$(command -v nginx || echo /usr/sbin/nginx)" -e stderr -p "$VAR/nginx" \
+  -c "$VAR/nginx/nginx.conf" -g "daemon off;"
 # LOG_FORMAT=json: no banners, so every line the worker and beat write is a JSON object.
 QUIET=(); [ "${LOG_FORMAT:-}" = json ] && QUIET=(--quiet)
-.venv/bin/celery "${QUIET[@]}" -A config worker --loglevel INFO --concurrency "${WORKER_CONCURRENCY:-2}" &
-pids+=($!)
-.venv/bin/celery "${QUIET[@]}" -A config beat --loglevel INFO &
-pids+=($!)
+# The worker serves every queue; a second, small one serves only emails (sign-in codes among
+# them), so an email never waits behind webhook deliveries (config/settings.py, CELERY_TASK_ROUTES).
+supervise "worker" .venv/bin/celery -A config "${QUIET[@]}" worker --loglevel INFO --concurrency "${WORKER_CONCURRENCY:-2}" \
+  -Q celery,email -n "worker@%h"
+supervise "email worker" .venv/bin/celery -A config "${QUIET[@]}" worker --loglevel INFO --concurrency 1 -Q email -n "email@%h"
+supervise "scheduler (beat)" .venv/bin/celery -A config "${QUIET[@]}" beat --loglevel INFO
+# --- end of processes ----------------------------------------------------------------------
 
 cat <<TXT
 
@@ -156,4 +192,4 @@ $("$PY" manage.py notices | sed 's/^/  /')
 
   Press Ctrl-C to stop.
 TXT
-wait -n "${pids[@]}"
+while :; do wait || true; sleep 1; done

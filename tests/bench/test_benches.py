@@ -20,7 +20,7 @@ from django.db import connection
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = str(ROOT / ".venv" / "bin" / "python") if (ROOT / ".venv" / "bin" / "python").exists() else sys.executable
-SMOKE_RUNS = {"drafts_bench.py", "chainwatch_bench.py", "webhooks_bench.py", "mcp_bench.py"}
+SMOKE_RUNS = {"drafts_bench.py", "chainwatch_bench.py", "webhooks_bench.py", "mcp_bench.py", "embedded_bench.py"}
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -149,3 +149,17 @@ def test_mcp_bench_prints_tool_call_and_rest_figures():
         row = re.search(rf"{re.escape(measurement)}\s+(\d+)\s+[\d.]+\s+[\d.]+\s+0", out)
         assert row and int(row[1]) > 0, f"no figures for {measurement}:\n{out}"
     assert re.search(r"MCP\s+get_draft / REST GET /api/v1/drafts/\{id\}: \d+\.\d\d by req/s", out), out
+
+
+def test_embedded_bench_soaks_make_run_and_loses_nothing():
+    """`make run`'s embedded default (SQLite, the embedded broker) under drafts, their webhooks and
+    sign-ins: nothing lost, no process restarted, every emailed code within 30 s."""
+    out = _run("embedded_bench.py", "--drafts", "12", "--seconds", "12", "--probe-every", "3")
+    assert re.search(r"^drafts created: +12 \(refused 0\)", out, re.M), out
+    assert re.search(r"^webhooks received: +12 \(lost 0\)", out, re.M), out
+    codes = re.search(r"^sign-in code delay: +p50 ([\d.]+) s +max ([\d.]+) s +\((\d+) codes\)", out, re.M)
+    assert codes and int(codes[3]) >= 2 and float(codes[2]) < 30, out
+    assert re.search(r"^process restarts: +0$", out, re.M), out
+    assert re.search(r"^tracebacks in output: +0$", out, re.M), out
+    assert re.search(r"^damaged broker files: +0$", out, re.M), out
+    assert re.search(r"^worker tasks: +\d+ \([\d.]+/s\)$", out, re.M), out

@@ -321,3 +321,69 @@ def test_the_quick_start_example_environment_turns_the_notices_off(fresh_clone):
     )
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout == ""
+
+
+def _session_processes(session: int) -> dict[int, tuple[int, str]]:
+    """The processes `make run` started (it runs in a session of its own): pid -> (parent, command)."""
+    ps = subprocess.run(["ps", "-ww", "-e", "-o", "pid=,ppid=,sid=,args="], capture_output=True, text=True, check=True)
+    rows = (line.split(None, 3) for line in ps.stdout.splitlines())
+    return {int(pid): (int(ppid), args) for pid, ppid, sid, args in rows if int(sid) == session}
+
+
+@pytest.mark.slow
+def test_a_process_that_dies_under_make_run_is_started_again_and_the_rest_keeps_serving(fresh_clone, tmp_path):
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    log = tmp_path / "make-run.log"
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            ["make", "run"],
+            cwd=fresh_clone,
+            env=clean_env(PORT=str(port)),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline and process.poll() is None and "Press Ctrl-C" not in log.read_text():
+            time.sleep(0.5)
+        assert fetch(f"{base}/healthz")[0] == 200, log.read_text()[-3000:]
+
+        def worker_masters() -> list[int]:
+            """The main worker's main process (its pool processes are its children)."""
+            processes = _session_processes(process.pid)
+            workers = {pid for pid, (_, args) in processes.items() if "worker@" in args and "email@" not in args}
+            return [pid for pid in workers if processes[pid][0] not in workers]
+
+        deadline = time.monotonic() + 120
+        while len(worker_masters()) != 1 and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert len(worker_masters()) == 1, (_session_processes(process.pid), log.read_text()[-3000:])
+        [killed] = worker_masters()
+        os.kill(killed, signal.SIGKILL)
+
+        deadline = time.monotonic() + 30
+        while "the worker stopped" not in log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.5)
+        output = log.read_text()
+        assert "run.sh: the worker stopped (exit status 137); starting it again in 1 s." in output, output[-3000:]
+        assert fetch(f"{base}/healthz")[0] == 200  # the others kept running
+
+        # The new worker does the work: the demo draft walks to Confirmed (beat ticks, worker runs).
+        status, body, _ = fetch(f"{base}/api/v1/demo/drafts", body={"network": "Testnet", "currency": "BTC"})
+        assert status == 201, body
+        demo_url = f"{base}/api/v1/demo/drafts/{json.loads(body)['id']}"
+        deadline = time.monotonic() + 90
+        state = ""
+        while time.monotonic() < deadline and state != "Confirmed":
+            state = json.loads(fetch(demo_url)[1])["status"]
+            time.sleep(0.5)
+        assert state == "Confirmed", log.read_text()[-3000:]
+        assert killed not in _session_processes(process.pid)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGINT)
+        process.wait(timeout=60)
+    time.sleep(1)
+    assert not _session_processes(process.pid), "processes left running after Ctrl-C"

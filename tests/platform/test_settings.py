@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -152,3 +153,30 @@ def test_signet_and_regtest_are_off_by_default_even_in_debug_and_on_when_named()
     assert named.returncode == 0, named.stderr
     beat = json.loads(named.stdout)["CELERY_BEAT_SCHEDULE"]
     assert {"chainwatch-signet-bitcoin", "chainwatch-regtest-bitcoin", "chainwatch-regtest-lightning"} <= set(beat)
+
+
+def test_on_the_embedded_broker_emails_have_a_queue_and_a_worker_of_their_own():
+    """Under `make run` a sign-in code never waits behind webhook deliveries: emails go to the
+    `email` queue, which a worker of its own serves; with a broker server nothing is routed, so a
+    production worker (default queue) runs everything."""
+    route = (
+        "import json, django; django.setup(); from config.celery import app; "
+        "print(json.dumps([app.amqp.router.route({}, t)['queue'].name "
+        "for t in ('notifications.send_email', 'notifications.send_due_emails', 'webhooks.deliver')]))"
+    )
+    clean = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")}
+    clean |= {
+        "ENV_FILE": "",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "VAR_DIR": "/tmp/settings-test-var",
+        "SECRET_KEY": "x" * 50,
+        "FIELD_ENCRYPTION_KEY": "settings-test-" + "f" * 40,
+    }
+    for broker, queues in ((None, ["email", "email", "celery"]), ("redis://r:6379/0", ["celery"] * 3)):
+        env = clean | ({"CELERY_BROKER_URL": broker} if broker else {})
+        result = subprocess.run([sys.executable, "-c", route], cwd=ROOT, env=env, capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+        assert json.loads(result.stdout.strip().splitlines()[-1]) == queues, broker
+    run_sh = (ROOT / "scripts" / "run.sh").read_text()
+    assert re.search(r"celery -A config (\S+ )?worker .*--concurrency 1 -Q email\b", run_sh)
+    assert re.search(r"celery -A config (\S+ )?worker .*\\\n\s+-Q celery,email\b", run_sh)

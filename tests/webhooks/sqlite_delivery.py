@@ -1,5 +1,5 @@
 """Run as a script against an SQLite database (see test_delivery_on_sqlite.py): records two
-events for an endpoint served on 127.0.0.1, runs the dispatcher and a delivery task's lane as
+(or EVENTS) events for an endpoint served on 127.0.0.1, runs the dispatcher and a delivery task's lane as
 the Celery task does, and prints what the receiver got and what the outbox recorded."""
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ Webhook.objects.create(
     user=user, url=f"http://127.0.0.1:{server.server_port}/hooks", events=[], secret=signing.secret_generate()
 )
 with transaction.atomic():
-    for n in range(2):
+    for n in range(int(os.environ.get("EVENTS", "2"))):
         services.event_record(user=user, type=EventType.DRAFT_EXPIRED, data={"n": n})
 attempt_ids = services.deliveries_dispatch(enqueue=False)
 made = sum(lanes.lane_run(attempt_id=attempt_id) for attempt_id in attempt_ids)

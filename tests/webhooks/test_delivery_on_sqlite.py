@@ -33,3 +33,11 @@ def test_a_lane_whose_endpoint_answers_again_goes_on_one_attempt_at_a_time_on_sq
     assert outcome["deliveries"] == ["Pending", "Succeeded", "Succeeded", "Succeeded"]  # d0 retries later
     assert outcome["attempts"] == [["Done", 200], ["Done", 200], ["Done", 200], ["Done", 500]]
     assert outcome["failing"] is False
+
+
+def test_a_lane_with_more_due_than_the_endpoint_cap_goes_on_one_attempt_at_a_time_on_sqlite(tmp_path):
+    """5 due deliveries, 2 in flight at most: each lane, after a success, claims the next one by
+    one; it never tries PostgreSQL's batch lease (which failed the task with a syntax error)."""
+    outcome = run_on_sqlite("tests.webhooks.sqlite_delivery", tmp_path, OUTBOUND_ALLOW_LOOPBACK="true", EVENTS="5")
+    assert outcome["received"] == 5 and outcome["made"] == 5
+    assert outcome["deliveries"] == ["Succeeded"] * 5
