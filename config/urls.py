@@ -1,9 +1,8 @@
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularSwaggerView
 
 import config.routing  # noqa: F401 - registers the <id:...> converter
-from config.views import SchemaView, healthz, llms_txt
+from config.views import SchemaView, healthz, llms_txt, swagger
 from dashboard.views import home
 
 # Django tries patterns in order: drafts, the busiest routes, first (no route of another app
@@ -26,7 +25,7 @@ api_v1 = [
 urlpatterns = [
     path("api/v1/schema", SchemaView.as_view(), name="schema"),
     path("api/v1/", include(api_v1)),
-    path("swagger", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger"),
+    path("swagger", swagger, name="swagger"),
     path("pay/", include("paylinks.urls")),
     path("llms.txt", llms_txt, name="llms-txt"),
     path("healthz", healthz, name="healthz"),

@@ -9,8 +9,13 @@ from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from drf_spectacular.generators import SchemaGenerator
-from drf_spectacular.renderers import OpenApiJsonRenderer, OpenApiJsonRenderer2, OpenApiYamlRenderer
-from drf_spectacular.views import SpectacularAPIView
+from drf_spectacular.renderers import (
+    OpenApiJsonRenderer,
+    OpenApiJsonRenderer2,
+    OpenApiYamlRenderer,
+    OpenApiYamlRenderer2,
+)
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from kombu import Connection
 
 from accounts.scopes import Scope
@@ -101,8 +106,20 @@ def healthz(request: HttpRequest) -> JsonResponse:
 class SchemaView(SpectacularAPIView):
     """The OpenAPI document: JSON by default, YAML with ?format=yaml or Accept: application/yaml."""
 
-    renderer_classes = [OpenApiJsonRenderer, OpenApiJsonRenderer2, OpenApiYamlRenderer]
+    renderer_classes = [OpenApiJsonRenderer, OpenApiJsonRenderer2, OpenApiYamlRenderer, OpenApiYamlRenderer2]
     public = True
+
+
+_swagger_page = SpectacularSwaggerView.as_view(url_name="schema")
+_schema_document = SchemaView.as_view()
+
+
+def swagger(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+    """/swagger: the OpenAPI document itself to a client asking for JSON or YAML, the page to browsers."""
+    accept = request.headers.get("Accept", "").lower()
+    if ("json" in accept or "yaml" in accept) and "text/html" not in accept:
+        return _schema_document(request, *args, **kwargs)
+    return _swagger_page(request, *args, **kwargs)
 
 
 @functools.lru_cache(maxsize=1)
