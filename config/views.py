@@ -165,7 +165,9 @@ def llms_txt_text() -> str:
             scopes = operation.get("x-required-scopes")
             needs = f" (scope {scopes[0]})" if scopes else ""
             lines.append(f"- {method.upper()} {path}: {operation.get('summary', '').strip()}{needs}")
-    return "\n".join(lines + _mcp_lines(base)) + "\n"
+    from config.llms_guide import agent_guide_lines
+
+    return "\n".join(lines + agent_guide_lines(base) + _mcp_lines(base)) + "\n"
 
 
 def _mcp_lines(base: str) -> list[str]:
