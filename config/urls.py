@@ -1,10 +1,9 @@
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularSwaggerView
 
 import config.routing  # noqa: F401 - registers the <id:...> converter
 from config.metrics import metrics_view
-from config.views import SchemaView, healthz, livez, llms_txt, readyz
+from config.views import SchemaView, healthz, livez, llms_txt, readyz, swagger
 from dashboard.views import home
 
 # Django tries patterns in order: drafts, the busiest routes, first (no route of another app
@@ -27,7 +26,7 @@ api_v1 = [
 urlpatterns = [
     path("api/v1/schema", SchemaView.as_view(), name="schema"),
     path("api/v1/", include(api_v1)),
-    path("swagger", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger"),
+    path("swagger", swagger, name="swagger"),
     path("metrics", metrics_view, name="metrics"),
     path("pay/", include("paylinks.urls")),
     path("llms.txt", llms_txt, name="llms-txt"),

@@ -12,8 +12,13 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 from django.views.decorators.http import require_safe
 from drf_spectacular.generators import SchemaGenerator
-from drf_spectacular.renderers import OpenApiJsonRenderer, OpenApiJsonRenderer2, OpenApiYamlRenderer
-from drf_spectacular.views import SpectacularAPIView
+from drf_spectacular.renderers import (
+    OpenApiJsonRenderer,
+    OpenApiJsonRenderer2,
+    OpenApiYamlRenderer,
+    OpenApiYamlRenderer2,
+)
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from kombu import Connection
 
 from accounts.scopes import Scope
@@ -239,8 +244,20 @@ def readyz(request: HttpRequest) -> JsonResponse:
 class SchemaView(SpectacularAPIView):
     """The OpenAPI document: JSON by default, YAML with ?format=yaml or Accept: application/yaml."""
 
-    renderer_classes = [OpenApiJsonRenderer, OpenApiJsonRenderer2, OpenApiYamlRenderer]
+    renderer_classes = [OpenApiJsonRenderer, OpenApiJsonRenderer2, OpenApiYamlRenderer, OpenApiYamlRenderer2]
     public = True
+
+
+_swagger_page = SpectacularSwaggerView.as_view(url_name="schema")
+_schema_document = SchemaView.as_view()
+
+
+def swagger(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+    """/swagger: the OpenAPI document itself to a client asking for JSON or YAML, the page to browsers."""
+    accept = request.headers.get("Accept", "").lower()
+    if ("json" in accept or "yaml" in accept) and "text/html" not in accept:
+        return _schema_document(request, *args, **kwargs)
+    return _swagger_page(request, *args, **kwargs)
 
 
 @functools.lru_cache(maxsize=1)
@@ -286,7 +303,9 @@ def llms_txt_text() -> str:
             scopes = operation.get("x-required-scopes")
             needs = f" (scope {scopes[0]})" if scopes else ""
             lines.append(f"- {method.upper()} {path}: {operation.get('summary', '').strip()}{needs}")
-    return "\n".join(lines + _mcp_lines(base)) + "\n"
+    from config.llms_guide import agent_guide_lines
+
+    return "\n".join(lines + agent_guide_lines(base) + _mcp_lines(base)) + "\n"
 
 
 def _mcp_lines(base: str) -> list[str]:

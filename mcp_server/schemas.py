@@ -58,7 +58,11 @@ def argument_name(parameter: dict[str, Any]) -> str:
     return parameter["name"]
 
 
-def input_schema(method: str, path: str, *, descriptions: dict[str, str] | None = None) -> dict[str, Any]:
+def input_schema(
+    method: str, path: str, *, descriptions: dict[str, str] | None = None, required_too: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """The tool's arguments: compact ($ref-free), every property described, `required_too` also required
+    (fields REST refuses to go without although its serializer marks them optional)."""
     op = operation(method, path)
     properties: dict[str, Any] = {}
     required: list[str] = []
@@ -67,6 +71,8 @@ def input_schema(method: str, path: str, *, descriptions: dict[str, str] | None 
         schema = dict(parameter.get("schema", {}))
         if parameter.get("description"):
             schema["description"] = parameter["description"]
+        if parameter["in"] == "path" and name == "id":
+            schema["format"] = "uuid"
         properties[name] = schema
         if parameter.get("required"):
             required.append(name)
@@ -75,12 +81,14 @@ def input_schema(method: str, path: str, *, descriptions: dict[str, str] | None 
         resolved = _resolve(body)
         properties.update(resolved.get("properties", {}))
         required += resolved.get("required", [])
-    for name, text in (descriptions or {}).items():
-        properties[name] = {**properties[name], "description": text}
+    required += [name for name in required_too if name not in required]
     schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
     if required:
         schema["required"] = required
-    return _with_defs(schema)
+    schema = _compact(_with_defs(schema), keep_descriptions=True)
+    for name, text in (descriptions or {}).items():
+        schema["properties"][name] = {**schema["properties"][name], "description": text}
+    return _describe(schema)
 
 
 @functools.cache
@@ -94,8 +102,10 @@ def output_schema(method: str, path: str) -> dict[str, Any] | None:
                 return None
             resolved = _resolve(body)
             if resolved.get("type") != "object":
-                return _with_defs({"type": "object", "properties": {"result": body}, "required": ["result"]})
-            return _with_defs(resolved)  # the root of a tool's schema must itself say "type": "object"
+                schema = _with_defs({"type": "object", "properties": {"result": body}})
+                return {**_compact(schema, keep_descriptions=False), "required": ["result"]}
+            # the root of a tool's schema must itself say "type": "object"
+            return _compact(_with_defs(resolved), keep_descriptions=False)
     return None
 
 
@@ -160,3 +170,111 @@ def _refs(node: Any) -> set[str]:
         for item in node:
             found |= _refs(item)
     return found
+
+
+# --- Compact, $ref-free schemas for tools/list --------------------------------------------------
+# tools/list is read into an agent's context on every session: each schema is inlined (no $defs),
+# output schemas carry no prose (the REST document has it), and every input property says what it is.
+
+FIELD_DESCRIPTIONS: dict[str, str] = {
+    "network": "The network to pay on (see the asset matrix resource payments://assets).",
+    "currency": "The asset to pay in; must exist on the network (e.g. USDC on Base, BTC on Mainnet).",
+    "paymentMethod": "How the payer pays; omitted: the asset's default (MultiOutput for on-chain Bitcoin).",
+    "receiverAddress": "Where the payment goes: an address on the network (or give addressBookId).",
+    "senderAddress": "The payer's address, when known (lets the watcher match the transfer sooner).",
+    "amountSats": "The amount in base units of the asset (satoshis, or 10^-decimals of a token); or fiat.",
+    "fiatCurrency": "ISO 4217 code in upper case (EUR, USD, SEK); goes with fiatAmount instead of amountSats.",
+    "fiatAmount": "The price in fiatCurrency as a JSON number (19.99, 20); converted at the current rate.",
+    "bolt11": "A BOLT11 Lightning invoice to pay (Lightning only).",
+    "lightningAddress": "A Lightning address (name@domain) to fetch an invoice from (Lightning only).",
+    "memo": "Free text shown to the payer and put in the payment URI where the wallet supports it.",
+    "expiryHours": "Hours until the draft expires if unpaid (1 to 720).",
+    "requiredConfirmations": "Confirmations before the draft is Confirmed; omitted: the network's default.",
+    "singleOutput": "On-chain Bitcoin: one output to the receiver (the platform fee accrues) instead of two.",
+    "addressBookId": "A Receiving address-book entry on the same network, instead of receiverAddress.",
+    "idempotencyKey": "Makes a retry of this item safe: the same key and input give the first result.",
+    "draft": "One create_draft input (without idempotency_key).",
+    "items": "The drafts to create, 1 to 25, each {draft, idempotencyKey}.",
+    "options": "The assets the payer may choose from, each {currency, network, receiverAddress}.",
+    "orderId": "Your own reference for the order (shown on the pay page and in webhooks).",
+    "page": "Page number, from 1.",
+    "pageSize": "Items per page (1 to 100).",
+    "q": "Text to search for in addresses, memos, ids and order ids.",
+    "from": "Only items created at or after this time (RFC 3339).",
+    "to": "Only items created before this time (RFC 3339).",
+    "status": "Only items in this status.",
+    "method": "Only drafts with this payment method.",
+    "id": "The object's id (a UUID).",
+}
+
+# What an output schema keeps: the types and values a result has (prose, ranges, which properties
+# are always present and that no others are live in the REST document): tools/list stays small.
+_OUTPUT_KEYWORDS = frozenset({"type", "properties", "items", "enum", "const", "oneOf", "anyOf", "allOf"})
+_FIAT_CODE = {"pattern": "^[A-Z]{3}$", "minLength": 3, "maxLength": 3}
+
+
+def _compact(schema: dict[str, Any], *, keep_descriptions: bool) -> dict[str, Any]:
+    defs = schema.pop("$defs", {})
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, list):
+            return [inline(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith(DEFS):
+            target = inline(defs[ref.removeprefix(DEFS)])
+            # A component's own text is a serializer's docstring or DRF's "* `X` - X" list of an
+            # enum's values: the property's description says what it is.
+            target.pop("description", None)
+            return {**target, **{k: inline(v) for k, v in node.items() if k != "$ref"}}
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if not keep_descriptions and key not in _OUTPUT_KEYWORDS:
+                continue
+            if key == "properties":
+                out[key] = {name: inline(sub) for name, sub in value.items()}
+            else:
+                out[key] = inline(value)
+        if isinstance(out.get("type"), list):  # ["array", "null", "null"] is no valid JSON Schema
+            out["type"] = list(dict.fromkeys(out["type"]))
+        return _merge_nullable_enum(out)
+
+    return inline(schema)
+
+
+def _merge_nullable_enum(node: dict[str, Any]) -> dict[str, Any]:
+    """oneOf [an enum, null] as one enum that also takes null; allOf [one schema] as that schema."""
+    if "allOf" in node and len(node["allOf"]) == 1:
+        node = {**node.pop("allOf")[0], **node}
+    options = node.get("oneOf")
+    if options and len(options) == 2 and {"type": "null"} in options:
+        other = next(option for option in options if option != {"type": "null"})
+        if "enum" in other:
+            rest = {k: v for k, v in node.items() if k != "oneOf"}
+            return {**rest, "type": [other.get("type", "string"), "null"], "enum": [*other["enum"], None]}
+    return node
+
+
+def _describe(schema: dict[str, Any]) -> dict[str, Any]:
+    """Give each property without a description the common one for its name (at every depth)."""
+
+    def walk(node: Any) -> None:
+        if isinstance(node, list):
+            for item in node:
+                walk(item)
+        elif isinstance(node, dict):
+            for name, sub in (node.get("properties") or {}).items():
+                if isinstance(sub, dict):
+                    if "description" not in sub and name in FIELD_DESCRIPTIONS:
+                        sub["description"] = FIELD_DESCRIPTIONS[name]
+                    if name == "fiatCurrency":
+                        sub.update(_FIAT_CODE)
+            for key, value in node.items():
+                if key != "properties":
+                    walk(value)
+            for sub in (node.get("properties") or {}).values():
+                walk(sub)
+
+    walk(schema)
+    return schema

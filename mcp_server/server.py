@@ -36,6 +36,7 @@ from starlette.applications import Starlette
 from accounts.authentication import KeyRefused, api_key_authenticate
 from accounts.models import ApiKey
 from accounts.permissions import MissingScope
+from config.api.parsers import parse_json
 from config.api.problems import problem_exception_handler
 from config.api.throttling import rate_limit_take
 from config.problems import Problem
@@ -139,9 +140,17 @@ def _tool_error(document: dict[str, Any]) -> types.CallToolResult:
     )
 
 
+def rest_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
+    """The arguments as the REST parser reads a body: every JSON number with a fraction or exponent
+    a Decimal (the SDK hands them over as floats; json.dumps writes a float's shortest repr, so
+    19.99 stays exactly 19.99), integers as integers, NaN and Infinity refused."""
+    return parse_json(json.dumps(arguments, allow_nan=True))
+
+
 def execute(spec: ToolSpec, api_key: ApiKey, arguments: dict[str, Any]) -> types.CallToolResult:
     """Run one tool call (in a worker thread)."""
     try:
+        arguments = rest_arguments(arguments)
         # The budget follows the REST operation's method, so both surfaces spend the same one.
         _guard(api_key, scope=spec.scope, write=spec.method not in ("GET", "HEAD", "OPTIONS"), cost=spec.cost)
         for name in schemas.path_parameters(spec.method, spec.path):

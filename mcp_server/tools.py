@@ -63,6 +63,7 @@ class ToolSpec:
     idempotent: bool = False
     open_world: bool = False
     descriptions: dict[str, str] | None = None
+    required_too: tuple[str, ...] = ()  # REST refuses a call without them (its serializer checks them itself)
 
     @property
     def scope(self) -> str | None:
@@ -90,7 +91,9 @@ class ToolSpec:
             name=self.name,
             title=self.title,
             description=self.description,
-            input_schema=schemas.input_schema(self.method, self.path, descriptions=self.descriptions),
+            input_schema=schemas.input_schema(
+                self.method, self.path, descriptions=self.descriptions, required_too=self.required_too
+            ),
             output_schema=schemas.output_schema(self.method, self.path),
             annotations=ToolAnnotations(
                 title=self.title,
@@ -146,6 +149,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         descriptions={
             "idempotency_key": "Makes retries safe: same key and input return the first result (24 h, per account)."
         },
+        required_too=("network", "currency"),
     ),
     ToolSpec(
         name="create_drafts_batch",
@@ -316,6 +320,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         method="POST",
         path="/api/v1/fees/quote",
         run=lambda c: fee_quote_json(body=c.arguments),
+        required_too=("network", "currency"),
         guidance=(
             "Give network, currency and amountSats (base units) or fiatCurrency plus fiatAmount, optionally "
             "paymentMethod; creates nothing. platformFee.placement says whether the fee would be an output of the "

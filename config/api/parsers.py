@@ -94,8 +94,8 @@ def parse_json(data: str):
         raise ParseError(f"JSON parse error - {exc}") from exc
 
 
-class JsonParser(JSONParser):
-    media_type = "application/json"
+class StrictJsonParser(JSONParser):
+    """The strict parse; each media type is its own subclass (the schema names application/json only)."""
 
     def parse(self, stream, media_type=None, parser_context=None):
         encoding = (parser_context or {}).get("encoding") or "utf-8"
@@ -107,11 +107,15 @@ class JsonParser(JSONParser):
         return parse_json(text)
 
 
-class TextJsonParser(JsonParser):
+class JsonParser(StrictJsonParser):
+    media_type = "application/json"
+
+
+class TextJsonParser(StrictJsonParser):
     media_type = "text/json"
 
 
-class StructuredJsonParser(JsonParser):
+class StructuredJsonParser(StrictJsonParser):
     """application/*+json (e.g. application/merge-patch+json); matched by JsonNegotiation."""
 
     media_type = "application/*+json"

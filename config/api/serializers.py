@@ -30,7 +30,7 @@ class StrictSerializer(serializers.Serializer):
         # then gives the copy its own name and parent. Fields holding fields are deep-copied.
         return {
             name: copy.deepcopy(field) if isinstance(field, _COMPOSITE_FIELDS) else _shallow_copy(field)
-            for name, field in self._declared_fields.items()
+            for name, field in _with_allowed_values(self._declared_fields).items()
         }
 
     def to_internal_value(self, data):
@@ -57,6 +57,19 @@ def _control_characters(fields, data) -> dict[str, list[serializers.ErrorDetail]
         and isinstance(value := data.get(name), str)
         and text.has_control_characters(value)
     }
+
+
+def _with_allowed_values(fields: dict[str, serializers.Field]) -> dict[str, serializers.Field]:
+    """An invalid_choice error lists the values the field takes (once per declared field)."""
+    for field in fields.values():
+        if isinstance(field, serializers.ChoiceField) and not getattr(field, "_lists_choices", False):
+            allowed = ", ".join(str(choice) for choice in field.choices).replace("{", "{{").replace("}", "}}")
+            field.error_messages = {
+                **field.error_messages,
+                "invalid_choice": f'"{{input}}" is not a valid choice. Allowed values: {allowed}.',
+            }
+            field._lists_choices = True
+    return fields
 
 
 # --- Strict fields: the JSON type the spec names, nothing coerced -------------------------------

@@ -98,7 +98,7 @@ class BatchDraftItemSerializer(StrictSerializer):
     idempotencyKey = serializers.CharField(max_length=255, allow_null=True, required=False)
 
 
-@extend_schema_field(BatchDraftItemSerializer(many=True, allow_null=True))
+@extend_schema_field(BatchDraftItemSerializer(many=True))  # the field itself adds "null"
 class BatchItemsField(serializers.ListField):
     """BatchDraftItem objects, each validated on its own (a bad item is a per-item result)."""
 

@@ -1,0 +1,134 @@
+"""The llms.txt sections an agent needs to go from nothing to `draft.confirmed` at its own webhook:
+the assets (from payments.registry), the request fields (from the create_draft tool schema, which
+comes from the REST serializer), the Idempotency-Key header, and webhook events, headers and the
+signature scheme (from webhooks.models and webhooks.signing). Generated, so it cannot drift."""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+VERIFY_SNIPPET = '''import base64, hashlib, hmac, time
+
+def verify(secret: str, headers: dict, body: bytes, tolerance: int = 300) -> bool:
+    """secret: the whsec_... shown once at creation; headers: lower-cased names; body: the raw bytes."""
+    message_id, timestamp = headers["webhook-id"], headers["webhook-timestamp"]
+    if abs(time.time() - int(timestamp)) > tolerance:
+        return False
+    key = base64.b64decode(secret.removeprefix("whsec_"))
+    signed = f"{message_id}.{timestamp}.".encode() + body
+    expected = "v1," + base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
+    return any(hmac.compare_digest(expected, given) for given in headers["webhook-signature"].split())'''
+
+
+def agent_guide_lines(base: str) -> list[str]:
+    return [*_asset_lines(), *_draft_lines(base), *_webhook_lines(base)]
+
+
+def _asset_lines() -> list[str]:
+    from payments.registry import all_assets
+
+    enabled = set(settings.ENABLED_NETWORKS)
+    lines = [
+        "",
+        "## Currencies and networks",
+        "",
+        "Amounts are integers in the asset's base units (`amountSats`): one whole unit is 10^decimals base units. "
+        "Only the combinations below exist; a draft names both `network` and `currency`.",
+        "",
+        "| currency | network | decimals | methods | token address | testnet | enabled here |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for asset in all_assets():
+        lines.append(
+            f"| {asset.currency} | {asset.network} | {asset.decimals} | "
+            f"{', '.join(str(method) for method in asset.methods)} | {asset.token_address or '-'} | "
+            f"{'yes' if asset.is_testnet else 'no'} | {'yes' if str(asset.network) in enabled else 'no'} |"
+        )
+    return lines
+
+
+def _draft_lines(base: str) -> list[str]:
+    from mcp_server.tools import BY_NAME
+
+    schema = BY_NAME["create_draft"].as_mcp().input_schema
+    required = set(schema.get("required", []))
+    lines = [
+        "",
+        "## Creating a draft: POST /api/v1/drafts",
+        "",
+        "Body (JSON; numbers unquoted; unknown fields refused):",
+        "",
+    ]
+    for name, prop in schema["properties"].items():
+        if name == "idempotency_key":
+            continue
+        kinds = prop.get("type", "string")
+        kinds = "/".join(kinds) if isinstance(kinds, list) else kinds
+        values = f"; one of {', '.join(str(v) for v in prop['enum'] if v is not None)}" if "enum" in prop else ""
+        must = "required" if name in required else "optional"
+        lines.append(f"- `{name}` ({kinds}, {must}{values}): {prop.get('description', '')}")
+    lines += [
+        "",
+        "Header `Idempotency-Key: <your unique id>` makes a retry safe: the same key and body within 24 hours "
+        "answer the first result; the same key with another body is refused (`idempotency_key_reused`).",
+        "",
+        "```",
+        f"curl -X POST {base}/api/v1/drafts -H 'Authorization: Bearer pdk_...' -H 'Idempotency-Key: order-42' \\",
+        "  -H 'Content-Type: application/json' \\",
+        '  -d \'{"network":"Base","currency":"USDC","receiverAddress":"0x...",'
+        '"fiatCurrency":"EUR","fiatAmount":19.99}\'',
+        "```",
+        "",
+        "Then: on-chain Bitcoin drafts give the exact outputs at GET /api/v1/drafts/{id}/tx-template; every other "
+        "draft is paid with its `paymentUri`. The payer signs and broadcasts from their own wallet; the service "
+        "matches the exact amount and moves the draft Pending -> Seen -> Confirmed "
+        "(GET /api/v1/drafts/{id}/status, or the webhook below).",
+    ]
+    return lines
+
+
+def _webhook_lines(base: str) -> list[str]:
+    from webhooks.models import OPT_IN_EVENT_TYPES, EventType
+    from webhooks.signing import SECRET_PREFIX, delivery_headers
+
+    headers = delivery_headers(
+        secret=SECRET_PREFIX + "AAAA",
+        delivery_id="id",
+        event_type="test",
+        timestamp=0,
+        body=b"{}",
+        previous_secret=SECRET_PREFIX + "AAAA",
+    )
+    lines = [
+        "",
+        "## Webhooks",
+        "",
+        f'Register with POST {base}/api/v1/webhooks (scope webhooks:manage), body `{{"url": "https://...", '
+        '"events": [...]}` (events optional: all but the opt-in ones). The answer shows the signing secret '
+        f"(`{SECRET_PREFIX}...`) once. POST /api/v1/webhooks/{{id}}/test sends a `test` event.",
+        "",
+        "Events (opt-in ones only when named in `events`):",
+        "",
+    ]
+    lines += [f"- `{event.value}`{' (opt-in)' if event in OPT_IN_EVENT_TYPES else ''}" for event in EventType]
+    lines += [
+        "",
+        'Each delivery is a POST whose body is `{"event": "<event name>", "data": <the draft or pay link JSON>}` '
+        "with these headers:",
+        "",
+    ]
+    lines += [f"- `{name}`" for name in headers]
+    lines += [
+        "",
+        "Signatures, HMAC-SHA256 (Standard Webhooks): `webhook-signature` is `v1,` + base64(HMAC-SHA256(key, "
+        "`{webhook-id}.{webhook-timestamp}.{raw body}`)) with key = base64-decoded secret after `whsec_`; "
+        "several space-separated values during a secret rotation, any one matching is enough. "
+        "`X-Service-Signature` is `sha256=` + hex(HMAC-SHA256(the whole secret string, raw body)). "
+        f"Answer 2xx within {settings.WEBHOOKS_TIMEOUT_SECONDS} seconds; other answers are retried with backoff. "
+        "Verify with the raw body:",
+        "",
+        "```python",
+        VERIFY_SNIPPET,
+        "```",
+    ]
+    return lines
