@@ -111,6 +111,32 @@ class BacklogCollector:
         yield emails
 
 
+class RatesCollector:
+    """The rate feed, read from the shared cache when scraped: each provider's failures and
+    outliers (payments.rates.health counts them across processes) and whether rates are live."""
+
+    def collect(self):
+        from prometheus_client.core import CounterMetricFamily
+
+        from payments.rates.health import rates_health
+
+        try:
+            health = rates_health()
+        except Exception:  # the cache away: /healthz names it; the other metrics are still served
+            return
+        live = GaugeMetricFamily("rates_live", "1 when every rate table is fresh from live providers")
+        live.add_metric([], 1 if health["live"] else 0)
+        yield live
+        bundled = GaugeMetricFamily("rates_bundled_in_use", "1 when the bundled, dated table prices")
+        bundled.add_metric([], 1 if health["bundledInUse"] else 0)
+        yield bundled
+        for event, text in (("failures", "Rate provider failures"), ("outliers", "Rate provider prices dropped")):
+            family = CounterMetricFamily(f"rates_provider_{event}", text, labels=["provider"])
+            for provider, counts in health["providers"].items():
+                family.add_metric([provider], counts[event])
+            yield family
+
+
 def exposition() -> bytes:
     """The text format of every metric: all processes' in multiprocess mode, then the backlogs."""
     registry = CollectorRegistry()
@@ -124,6 +150,7 @@ def exposition() -> bytes:
         registry = REGISTRY
     backlog = CollectorRegistry(auto_describe=False)
     backlog.register(BacklogCollector())
+    backlog.register(RatesCollector())
     return generate_latest(registry) + generate_latest(backlog)
 
 

@@ -105,3 +105,18 @@ def test_the_bearer_token_opens_metrics_from_anywhere_and_a_wrong_one_is_refused
         assert response["WWW-Authenticate"].startswith("Bearer")
     # A wrong token is refused on loopback too
     assert Client().get("/metrics", HTTP_AUTHORIZATION="Bearer nope").status_code == 401
+
+
+def test_a_rate_provider_failure_is_a_metric(settings):
+    from payments.rates.health import count
+
+    settings.RATES_CRYPTO_PROVIDERS = ["kraken", "coinbase"]
+    before = scrape()
+    count("failures", "kraken", error="HTTP 429")
+    count("outliers", "coinbase")
+    after = scrape()
+    failed = value(after, "rates_provider_failures_total", provider="kraken")
+    assert failed - value(before, "rates_provider_failures_total", provider="kraken") == 1
+    dropped = value(after, "rates_provider_outliers_total", provider="coinbase")
+    assert dropped - value(before, "rates_provider_outliers_total", provider="coinbase") == 1
+    assert ("rates_live", ()) in after
