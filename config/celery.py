@@ -154,9 +154,11 @@ def _report_started(sender=None, **kwargs) -> None:
 # use in the task: the next query opens a fresh connection.
 @signals.task_prerun.connect
 @signals.task_postrun.connect
-def _close_broken_connections(**kwargs) -> None:
+def _close_broken_connections(sender=None, **kwargs) -> None:
     from django.db import close_old_connections
 
+    if getattr(getattr(sender, "request", None), "is_eager", False):
+        return  # run in the caller's process (apply, eager mode): its connection is the caller's
     close_old_connections()
 
 

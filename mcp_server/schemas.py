@@ -103,10 +103,32 @@ def output_schema(method: str, path: str) -> dict[str, Any] | None:
             resolved = _resolve(body)
             if resolved.get("type") != "object":
                 schema = _with_defs({"type": "object", "properties": {"result": body}})
-                return {**_compact(schema, keep_descriptions=False), "required": ["result"]}
+                return {**_shallow(_compact(schema, keep_descriptions=False)), "required": ["result"]}
             # the root of a tool's schema must itself say "type": "object"
-            return _compact(_with_defs(resolved), keep_descriptions=False)
+            return _shallow(_compact(_with_defs(resolved), keep_descriptions=False))
     return None
+
+
+# Output schemas say what a result holds down to this many levels of objects; deeper objects
+# (a quote's per-source audit trail) say only their type: tools/list stays small.
+_OUTPUT_DEPTH = 3
+
+
+def _shallow(schema: dict[str, Any], depth: int = 0) -> dict[str, Any]:
+    if not isinstance(schema, dict):
+        return schema
+    if depth >= _OUTPUT_DEPTH and "properties" in schema:
+        return {"type": schema.get("type", "object")}
+    out = dict(schema)
+    if "properties" in out:
+        out["properties"] = {name: _shallow(sub, depth + 1) for name, sub in out["properties"].items()}
+    for key in ("items",):
+        if isinstance(out.get(key), dict):
+            out[key] = _shallow(out[key], depth)
+    for key in ("oneOf", "anyOf", "allOf"):
+        if isinstance(out.get(key), list):
+            out[key] = [_shallow(sub, depth) for sub in out[key]]
+    return out
 
 
 @functools.cache

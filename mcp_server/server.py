@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextvars
 import json
 import logging
+import math
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -144,7 +145,18 @@ def rest_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
     """The arguments as the REST parser reads a body: every JSON number with a fraction or exponent
     a Decimal (the SDK hands them over as floats; json.dumps writes a float's shortest repr, so
     19.99 stays exactly 19.99), integers as integers, NaN and Infinity refused."""
+    _refuse_non_finite(arguments, "")
     return parse_json(json.dumps(arguments, allow_nan=True))
+
+
+def _refuse_non_finite(value: Any, field: str) -> None:
+    """A number too large for a float (1e400) reaches us as infinity: refuse it naming its field,
+    as REST names the field of a number out of range."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise Problem(f"{field or 'value'}: A number out of range.", code="invalid", field=field or None)
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        _refuse_non_finite(item, f"{field}[{key}]" if isinstance(key, int) else f"{field}.{key}" if field else key)
 
 
 def execute(spec: ToolSpec, api_key: ApiKey, arguments: dict[str, Any]) -> types.CallToolResult:

@@ -212,7 +212,7 @@ def test_the_readme_commands_work_verbatim_on_a_fresh_clone(fresh_clone, tmp_pat
             time.sleep(0.5)
         assert mail.stat().st_mode & 0o077 == 0
         (message,) = mail.iterdir()
-        code = re.search(r"code: (\d{6})", message.read_text()).group(1)
+        code = re.search(r"code: ([0-9A-Z]{5}-[0-9A-Z]{5})", message.read_text()).group(1)
 
         # The demo (README quick start): one anonymous POST, then the payment simulator that
         # `make run` turns on walks the draft through Seen to Confirmed on its own.

@@ -70,13 +70,13 @@ def _check_counted(before, after) -> None:
 def test_a_failed_task_is_counted_by_its_name():
     from celery import shared_task
 
-    @shared_task(name="tests.metrics.fails")
+    @shared_task(name="tests.metrics_fails")
     def fails():
         raise RuntimeError("boom")
 
-    before = value(scrape(), "celery_task_failures_total", task="tests.metrics.fails")
+    before = value(scrape(), "celery_task_failures_total", task="tests.metrics_fails")
     fails.apply()
-    assert value(scrape(), "celery_task_failures_total", task="tests.metrics.fails") == before + 1
+    assert value(scrape(), "celery_task_failures_total", task="tests.metrics_fails") == before + 1
 
 
 def test_another_address_is_refused_without_the_token():
