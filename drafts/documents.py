@@ -5,9 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
+from django.utils import translation
+from django.utils.translation import gettext as _
+
+from accounts.languages import account_language, account_time_zone
 from drafts.models import Draft
 from drafts.presenters import fee_outputs_json, quote_is_live
 from drafts.txtemplate import TxOutput, build_tx_template
+from payments import formatting
 from payments.enums import FeePlacement, Method
 from payments.registry import format_amount, get_asset
 
@@ -37,35 +43,41 @@ def draft_tx_template(draft: Draft) -> dict[str, Any] | None:
     return build_tx_template(draft_id=str(draft.id), network=draft.network, outputs=outputs)
 
 
-def draft_pdf(draft: Draft) -> bytes:
+def draft_pdf(draft: Draft, *, language: str | None = None) -> bytes:
+    """The draft as a one-page PDF in `language` (a LANGUAGES code; the account's language
+    by default), times in the account's time zone with the zone named."""
     from drafts.pdf import render_draft_pdf  # WeasyPrint loads native libraries: import on use
 
+    language = language or account_language(draft.user) or settings.LANGUAGE_CODE
     asset = get_asset(draft.currency, draft.network)
     fee = draft.platform_fee or {}
-    fee_lines = []
-    if fee.get("feeAmount"):
-        fee_lines.append(
+    with translation.override(language):
+        fee_lines = []
+        if fee.get("feeAmount"):
+            fee_lines.append(
+                {
+                    "label": _("Service fee"),
+                    "amount": formatting.asset_amount(str(fee["feeAmount"]), draft.currency),
+                }
+            )
+        fiat = draft.fiat_amount is not None and draft.fiat_currency
+        return render_draft_pdf(
             {
-                "label": f"Service fee ({fee.get('placement', '').lower()})",
-                "amount": f"{fee['feeAmount']} {draft.currency}",
-            }
+                "draft_id": str(draft.id),
+                "amount": formatting.asset_amount(format_amount(draft.amount_base_units, asset), draft.currency),
+                "network": formatting.network_name(draft.network),
+                "receiver_address": draft.receiver_address or draft.lightning_address or _("Lightning invoice"),
+                "fiat": formatting.fiat_amount(draft.fiat_amount, draft.fiat_currency) if fiat else None,
+                "rate": f"{formatting.rate(draft.rate)}\u00a0{draft.fiat_currency}" if fiat and draft.rate else None,
+                "rate_currency": draft.currency,
+                "rate_live": quote_is_live(draft),
+                "payment_method": formatting.method_name(draft.method),
+                "memo": draft.memo,
+                "fee_lines": fee_lines,
+                "expires_at": draft.expires_at,
+                "created_at": draft.created_at,
+                "zone": account_time_zone(draft.user),
+                "payment_uri": draft.payment_uri,
+            },
+            language=language,
         )
-    return render_draft_pdf(
-        {
-            "draft_id": str(draft.id),
-            "amount": format_amount(draft.amount_base_units, asset),
-            "currency": draft.currency,
-            "network": draft.network,
-            "receiver_address": draft.receiver_address or draft.lightning_address or "Lightning invoice",
-            "fiat_amount": draft.fiat_amount,
-            "fiat_currency": draft.fiat_currency,
-            "rate": draft.rate,
-            "rate_live": quote_is_live(draft),
-            "payment_method": draft.method,
-            "memo": draft.memo,
-            "fee_lines": fee_lines,
-            "expires_at": draft.expires_at,
-            "created_at": draft.created_at,
-            "payment_uri": draft.payment_uri,
-        }
-    )

@@ -20,7 +20,9 @@ from uuid import UUID
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
+from accounts.languages import account_time_zone
 from addressbook.selectors import address_book_receiver
 from config.problems import Conflict, Problem
 from drafts.models import Draft
@@ -293,7 +295,15 @@ def _receipt_send(payment_request: PaymentRequest, data: dict[str, Any], draft: 
     email_enqueue(
         to=payment_request.payer_email,
         kind=email_kinds.PAYMENT_RECEIPT,
-        context={"data": data, "memo": payment_request.memo, "merchant": merchant_name(payment_request), "rate": rate},
+        context={
+            "data": data,
+            "memo": payment_request.memo,
+            "merchant": merchant_name(payment_request),
+            "rate": rate,
+            "language": payment_request.payer_language,
+            "method": draft.method,
+            "zone": account_time_zone(payment_request.user),
+        },
         dedup_key=f"payment_receipt:{payment_request.id}",
     )
 
@@ -318,10 +328,11 @@ def _check_open(payment_request: PaymentRequest, now: datetime) -> None:
         status = R.EXPIRED
     if status == R.OPEN:
         return
+    # Payer-facing texts: in the payer's language (accounts/languages.py), like the pay page.
     details = {
-        R.PAID: ("This payment request is already paid.", "payment_request_paid"),
-        R.EXPIRED: ("This payment request has expired; ask the merchant for a new link.", "payment_request_expired"),
-        R.CANCELLED: ("The merchant cancelled this payment request.", "payment_request_cancelled"),
+        R.PAID: (_("This payment request is already paid."), "payment_request_paid"),
+        R.EXPIRED: (_("This payment request has expired; ask the merchant for a new link."), "payment_request_expired"),
+        R.CANCELLED: (_("The merchant cancelled this payment request."), "payment_request_cancelled"),
     }
     detail, code = details[status]
     raise PaymentRequestClosed(detail, code=code, extra={"paymentRequestStatus": status})
@@ -333,12 +344,14 @@ def _option_for(payment_request: PaymentRequest, currency: str, network: str, me
     if method:
         found = [o for o in found if o.method == method]
     if not found:
+        option = f"{currency} / {network}" + (f" ({method})" if method else "")
+        message = _("Not offered by this request.")
         raise Problem(
-            f"This payment request does not offer {currency} on {network}{f' ({method})' if method else ''}.",
+            _("This payment request does not offer %(option)s.") % {"option": option},
             code="option_not_offered",
             errors=[
-                {"field": "currency", "code": "option_not_offered", "message": "Not offered by this request."},
-                {"field": "network", "code": "option_not_offered", "message": "Not offered by this request."},
+                {"field": "currency", "code": "option_not_offered", "message": message},
+                {"field": "network", "code": "option_not_offered", "message": message},
             ],
         )
     return found[0]
@@ -351,7 +364,7 @@ def _reusable(draft: Draft | None, option: PaymentOption, now: datetime) -> bool
 def _in_progress(draft: Draft | None) -> None:
     if draft is not None and draft.status in (D.SEEN, D.AMOUNT_MISMATCH):
         raise PaymentInProgress(
-            "A payment for this request has already been seen; wait for it to confirm.",
+            _("A payment for this request has already been seen; wait for it to confirm."),
             extra={"draftStatus": draft.status},
         )
 
@@ -423,18 +436,19 @@ def checkout_select(
     except FeesOutstanding as exc:
         # The payer needs no view of the owner's fee balance.
         raise Conflict(
-            "The merchant cannot take payments through this link right now.", code="payment_request_unavailable"
+            _("The merchant cannot take payments through this link right now."), code="payment_request_unavailable"
         ) from exc
 
 
-def checkout_receipt_request(*, token: str, email: str) -> PaymentRequest:
+def checkout_receipt_request(*, token: str, email: str, language: str = "") -> PaymentRequest:
     """The payer asks for an emailed receipt: sent when the request is paid (now, if it is)."""
     with transaction.atomic():
         payment_request = PaymentRequest.objects.select_for_update().get(token=token)
         if payment_request.status in (R.EXPIRED, R.CANCELLED) and payment_request.draft_id is None:
             _check_open(payment_request, timezone.now())
         payment_request.payer_email = email
-        payment_request.save(update_fields=["payer_email", "updated_at"])
+        payment_request.payer_language = language  # the receipt is written in it
+        payment_request.save(update_fields=["payer_email", "payer_language", "updated_at"])
         if payment_request.status == R.PAID and payment_request.draft is not None:
             draft = payment_request.draft
             data = payment_request_event_data(payment_request, occurred_at=payment_request.paid_at, draft=draft)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import HttpResponse
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
@@ -10,6 +11,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.languages import supported
 from config.api.pagination import page_of
 from config.api.problems import problem_from_validation
 from config.api.responses import created_response, outcome_response, resource_url
@@ -186,12 +188,27 @@ class DraftViewSet(viewsets.ViewSet):
 
     @extend_schema(
         summary="The draft as a PDF with its payment QR code",
+        parameters=[
+            OpenApiParameter(
+                "lang",
+                OpenApiTypes.STR,
+                OpenApiParameter.QUERY,
+                enum=[code for code, _name in settings.LANGUAGES],
+                description="The PDF's language (default: the account's language, else English)",
+            )
+        ],
         responses={(200, "application/pdf"): OpenApiResponse(OpenApiTypes.BINARY)},
     )
     @action(detail=True, methods=["get"])
     def pdf(self, request, pk=None):
+        language = None
+        if (wanted := request.query_params.get("lang")) is not None:
+            language = supported(wanted)
+            if language is None:
+                codes = ", ".join(code for code, _name in settings.LANGUAGES)
+                raise Problem(f"lang must be one of: {codes}.", code="invalid_choice", field="lang")
         draft = draft_get(user=request.user, draft_id=pk)
-        response = HttpResponse(draft_pdf(draft), content_type="application/pdf")
+        response = HttpResponse(draft_pdf(draft, language=language), content_type="application/pdf")
         response["Content-Disposition"] = f'inline; filename="draft-{draft.id}.pdf"'
         return response
 

@@ -65,7 +65,7 @@ def test_the_page_shows_amount_memo_and_options_and_nothing_of_the_owner(browser
     _, html = page(browser, link["token"])
 
     text = text_of(html)
-    assert "25.00 EUR" in text and "Two coffees" in text and "Order order-1001" in text
+    assert "€25.00" in text and "Two coffees" in text and "Order order-1001" in text
     for label in ("USDC on Ethereum", "USDC on Base", "BTC on Bitcoin", "EURC on Solana"):
         assert label in text
     for secret in (owner.email, link["id"], *ADDRESSES.values()):

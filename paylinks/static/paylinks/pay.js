@@ -34,7 +34,7 @@
     var label = button.textContent;
     button.hidden = false;
     button.addEventListener("click", function () {
-      copyText(source.textContent.trim()).then(function () {
+      copyText(source.getAttribute("data-value") || source.textContent.trim()).then(function () {
         button.textContent = "\u2713 " + word("copied", "Copied");
         button.classList.add("copied");
         window.setTimeout(function () {
@@ -60,8 +60,8 @@
   function left(ms) {
     var s = Math.max(0, Math.floor(ms / 1000));
     var h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), sec = s % 60;
-    if (h >= 24) return Math.floor(h / 24) + " d " + (h % 24) + " h";
-    if (h > 0) return h + " h " + m + " min";
+    if (h >= 24) return Math.floor(h / 24) + " " + word("days", "d") + " " + (h % 24) + " " + word("hours", "h");
+    if (h > 0) return h + " " + word("hours", "h") + " " + m + " " + word("minutes", "min");
     return m + ":" + (sec < 10 ? "0" : "") + sec;
   }
 

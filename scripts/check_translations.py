@@ -1,0 +1,130 @@
+#!/usr/bin/env python
+"""Fails when a string a payer reads is not translated into every language, or when a
+compiled catalog (.mo) is older than its .po.
+
+Run by `make lint`. It first refreshes the catalogs (locale/*/LC_MESSAGES/django.po) with
+Django's makemessages, so a new or changed string in a payer template shows up as
+untranslated here. A string is the payer's when one of its source references is under
+PAYER_SOURCES; the dashboard's strings may stay untranslated (they then read in English).
+
+    scripts/check_translations.py            # check (after refreshing the .po files)
+    scripts/check_translations.py --compile  # also write the .mo files (Babel, no msgfmt)
+    scripts/check_translations.py --list de  # print the payer strings still untranslated in de
+
+Adding a string: mark it in the template or code, run this script, translate the new
+entries in every locale/*/LC_MESSAGES/django.po, then run it with --compile and commit both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from babel.messages.mofile import read_mo, write_mo
+from babel.messages.pofile import read_po
+
+ROOT = Path(__file__).resolve().parent.parent
+LOCALE = ROOT / "locale"
+PAYER_SOURCES = (
+    "paylinks/",
+    "payments/formatting.py",
+    "templates/emails/payment_receipt",
+    "templates/drafts/",
+    "drafts/documents.py",
+)
+IGNORED = ["--ignore=.venv", "--ignore=node_modules", "--ignore=var", "--ignore=tests", "--ignore=bench"]
+
+
+def languages() -> list[str]:
+    sys.path.insert(0, str(ROOT))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
+    os.environ.setdefault("DATABASE_URL", "sqlite:///:memory:")
+    import django
+    from django.conf import settings
+    from django.utils.translation import to_locale
+
+    django.setup()
+    return [to_locale(code) for code, _name in settings.LANGUAGES if code != settings.LANGUAGE_CODE]
+
+
+def makemessages(locales: list[str]) -> None:
+    args = [sys.executable, "manage.py", "makemessages", "--no-obsolete", *IGNORED]
+    for locale in locales:
+        args += ["-l", locale]
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "DATABASE_URL": "sqlite:///:memory:"}
+    subprocess.run(args, cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
+
+
+def is_payer(message) -> bool:
+    return any(path.startswith(PAYER_SOURCES) for path, _line in message.locations)
+
+
+def untranslated(catalog) -> list[str]:
+    missing = []
+    for message in catalog:
+        if not message.id or not is_payer(message):
+            continue
+        strings = message.string if isinstance(message.string, tuple) else (message.string,)
+        if message.fuzzy or not all(strings):
+            missing.append(message.id if isinstance(message.id, str) else message.id[0])
+    return missing
+
+
+def compiled(po_path: Path) -> bytes:
+    with po_path.open("rb") as po:
+        catalog = read_po(po)
+    out = io.BytesIO()
+    write_mo(out, catalog, use_fuzzy=False)
+    return out.getvalue()
+
+
+def same_catalog(mo_path: Path, po_bytes: bytes) -> bool:
+    if not mo_path.exists():
+        return False
+    with mo_path.open("rb") as mo:
+        current = read_mo(mo)
+    expected = read_mo(io.BytesIO(po_bytes))
+    return {(m.id, m.context): m.string for m in current if m.id} == {
+        (m.id, m.context): m.string for m in expected if m.id
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--compile", action="store_true", help="write the .mo files")
+    parser.add_argument("--list", metavar="LOCALE", help="print the payer strings untranslated in LOCALE")
+    args = parser.parse_args()
+    locales = languages()
+    makemessages(locales)
+    failures = []
+    for locale in locales:
+        po_path = LOCALE / locale / "LC_MESSAGES" / "django.po"
+        with po_path.open("rb") as po:
+            catalog = read_po(po)
+        missing = untranslated(catalog)
+        if args.list == locale:
+            for msgid in missing:
+                print(msgid)
+        if missing:
+            failures.append(f"{locale}: {len(missing)} payer strings untranslated, e.g. {missing[0]!r}")
+        mo_path = po_path.with_suffix(".mo")
+        mo_bytes = compiled(po_path)
+        if args.compile:
+            mo_path.write_bytes(mo_bytes)
+        elif not same_catalog(mo_path, mo_bytes):
+            failures.append(f"{locale}: {mo_path.relative_to(ROOT)} is not compiled from its .po (run with --compile)")
+    for failure in failures:
+        print(failure, file=sys.stderr)
+    if failures:
+        print("Translate the payer's strings in locale/*/LC_MESSAGES/django.po (see this script's help).", file=sys.stderr)
+        return 1
+    print(f"Payer strings translated in {len(locales)} languages; catalogs compiled.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
