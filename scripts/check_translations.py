@@ -56,7 +56,7 @@ def makemessages(locales: list[str]) -> None:
     for locale in locales:
         args += ["-l", locale]
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "DATABASE_URL": "sqlite:///:memory:"}
-    subprocess.run(args, cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(args, cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)  # noqa: S603 - our own manage.py
 
 
 def is_payer(message) -> bool:
@@ -87,10 +87,14 @@ def same_catalog(mo_path: Path, po_bytes: bytes) -> bool:
         return False
     with mo_path.open("rb") as mo:
         current = read_mo(mo)
-    expected = read_mo(io.BytesIO(po_bytes))
-    return {(m.id, m.context): m.string for m in current if m.id} == {
-        (m.id, m.context): m.string for m in expected if m.id
-    }
+    return _entries(current) == _entries(read_mo(io.BytesIO(po_bytes)))
+
+
+def _entries(catalog) -> dict:
+    def plain(value):
+        return tuple(value) if isinstance(value, (list, tuple)) else value
+
+    return {(plain(m.id), m.context): plain(m.string) for m in catalog if m.id}
 
 
 def main() -> int:
@@ -120,7 +124,7 @@ def main() -> int:
     for failure in failures:
         print(failure, file=sys.stderr)
     if failures:
-        print("Translate the payer's strings in locale/*/LC_MESSAGES/django.po (see this script's help).", file=sys.stderr)
+        print("Translate them in locale/*/LC_MESSAGES/django.po (see this script's help).", file=sys.stderr)
         return 1
     print(f"Payer strings translated in {len(locales)} languages; catalogs compiled.")
     return 0
