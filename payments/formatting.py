@@ -34,9 +34,13 @@ DIGITS = {"arab": "٠١٢٣٤٥٦٧٨٩", "arabext": "۰۱۲۳۴۵۶۷۸۹", "de
 RATE_SIGNIFICANT_DIGITS = 6
 
 
-@lru_cache(maxsize=64)
 def cldr_locale(language: str | None = None) -> Locale:
-    code = (language or translation.get_language() or "en").lower()
+    """The CLDR locale of `language`, or of the active language."""
+    return _locale((language or translation.get_language() or "en").lower())
+
+
+@lru_cache(maxsize=64)
+def _locale(code: str) -> Locale:
     return Locale.parse(CLDR_LOCALES.get(code, code.replace("-", "_")))
 
 
