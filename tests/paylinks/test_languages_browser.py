@@ -11,16 +11,12 @@ from playwright.sync_api import expect
 
 from drafts.models import Draft
 from payments.registry import format_amount, get_asset
+from tests.paylinks import test_pay_page_browser as on_the_pay_page
 from tests.paylinks.conftest import pay
-from tests.paylinks.test_pay_page_browser import (  # noqa: F401 - fixtures
-    AXE,
-    DESKTOP,
-    PHONE,
-    axe_serious,
-    browser_env,
-    chromium,
-    create_link,
-)
+from tests.paylinks.test_pay_page_browser import DESKTOP, PHONE, axe_serious, create_link
+
+browser_env = on_the_pay_page.browser_env  # the live server and a real Chromium, as there
+chromium = on_the_pay_page.chromium
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "var" / "screenshots" / "i18n"
@@ -64,7 +60,9 @@ def test_the_pay_page_reads_well_on_a_phone_in_each_script(browser_env, chromium
         )
         page = context.new_page()
         errors: list[str] = []
-        page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+        page.on(
+            "console", lambda message, errors=errors: errors.append(message.text) if message.type == "error" else None
+        )
 
         page.goto(f"{browser_env.url}/pay/{pending['token']}")  # the browser's own Accept-Language
         expect(page.get_by_text(WAITING[language])).to_be_visible()
