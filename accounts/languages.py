@@ -4,7 +4,8 @@
   the page (`?lang=xx`, kept in the `lang` cookie, no account needed), else the browser's
   Accept-Language, else English.
 - The dashboard and the account pages of a signed-in account: the account's language setting
-  (`account_language`), else English.
+  (`account_language`) when those pages are translated into it (DASHBOARD_LANGUAGES), else
+  English.
 - Everything else (the merchant's REST API, MCP, admin, probes): English, whatever the client
   sends, so an API client's error texts never change under it.
 
@@ -83,7 +84,9 @@ class LanguageMiddleware:
         if payer:
             language = payer_language(request)
         elif path.startswith(ACCOUNT_PREFIXES) and getattr(request, "user", None) and request.user.is_authenticated:
-            language = account_language(request.user) or settings.LANGUAGE_CODE
+            language = account_language(request.user)
+            if language not in settings.DASHBOARD_LANGUAGES:
+                language = settings.LANGUAGE_CODE
         else:
             language = settings.LANGUAGE_CODE
         with translation.override(language):

@@ -121,6 +121,7 @@ TEMPLATES = [
         "OPTIONS": {
             "context_processors": [
                 "django.template.context_processors.request",
+                "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "dashboard.context.navigation",
@@ -253,6 +254,9 @@ LANGUAGES = [
     ("id", "Bahasa Indonesia"),
 ]
 LOCALE_PATHS = [BASE_DIR / "locale"]
+# The languages the dashboard and account pages are translated into: an account whose language
+# is not among them reads those pages in English (its language still picks its PDFs' language).
+DASHBOARD_LANGUAGES = ["en"]
 LANGUAGE_COOKIE_NAME = "lang"
 LANGUAGE_COOKIE_AGE = 365 * 24 * 3600
 LANGUAGE_COOKIE_SAMESITE = "Lax"
