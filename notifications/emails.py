@@ -7,17 +7,14 @@ from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 from django.utils import translation
 
-from accounts.languages import account_language, supported
 from notifications.models import EmailNotification
 
 
 def email_language(notification: EmailNotification) -> str:
-    """The payer's language kept with the email, else the account's, else English."""
-    return (
-        supported(notification.context.get("language"))
-        or (account_language(notification.user) if notification.user_id else None)
-        or settings.LANGUAGE_CODE
-    )
+    """The language the caller kept with the email (`context["language"]`, a LANGUAGES code:
+    the payer's, for a receipt), else English."""
+    wanted = str(notification.context.get("language") or "").lower()
+    return wanted if wanted in {code for code, _name in settings.LANGUAGES} else settings.LANGUAGE_CODE
 
 
 def email_render(notification: EmailNotification) -> tuple[str, str, str]:
