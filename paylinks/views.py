@@ -98,8 +98,9 @@ class Choice:
 
 
 def _rate(draft) -> str:
-    """The locked rate at six significant digits with its fiat's code, for reading only."""
-    return f"{formatting.rate(draft.rate)}\u00a0{draft.fiat_currency}"
+    """ "1 USDC = 0.851830 EUR": the locked rate at six significant digits, for reading only."""
+    one = formatting.decimal_amount("1")
+    return f"{one}\u00a0{draft.currency} = {formatting.rate(draft.rate)}\u00a0{draft.fiat_currency}"
 
 
 def _context(payment_request: PaymentRequest, *, error: str | None = None, receipt: bool = False) -> dict:

@@ -61,3 +61,12 @@ def language_choices() -> list[tuple[str, str, bool]]:
     """(code, name in its own language, is the active one) for the language picker."""
     current = translation.get_language()
     return [(code, name, code == current) for code, name in settings.LANGUAGES]
+
+
+@register.simple_tag
+def number_locale() -> str:
+    """The BCP 47 locale a script should format numbers with, digits included ("ar-EG-u-nu-arab"),
+    so numbers the page's script writes match the server's."""
+    locale = formatting.cldr_locale()
+    tag = "-".join(part for part in (locale.language, locale.script, locale.territory) if part)
+    return f"{tag}-u-nu-{locale.default_numbering_system}"

@@ -37,7 +37,7 @@ def test_a_german_browser_gets_the_page_in_german_with_euros_written_the_german_
     response = browser.get(f"/pay/{link['token']}", HTTP_ACCEPT_LANGUAGE="de-DE,de;q=0.9,en;q=0.5")
 
     html = response.content.decode()
-    assert html_tag(html) == '<html lang="de" dir="ltr">'
+    assert html_tag(html) == '<html lang="de" dir="ltr" data-number-locale="de-u-nu-latn">'
     text = text_of(html)
     assert "19,99 €" in text and "Wählen Sie, wie Sie bezahlen möchten." in text
     assert "USDC im Netzwerk Ethereum" in text
@@ -58,7 +58,7 @@ def test_arabic_is_right_to_left_with_arabic_indic_digits(browser, create_link):
 
     html = browser.get(f"/pay/{link['token']}", HTTP_ACCEPT_LANGUAGE="ar").content.decode()
 
-    assert html_tag(html) == '<html lang="ar" dir="rtl">'
+    assert html_tag(html) == '<html lang="ar" dir="rtl" data-number-locale="ar-EG-u-nu-arab">'
     assert "١٩٫٩٩" in html and "اختر طريقة الدفع." in html
 
 

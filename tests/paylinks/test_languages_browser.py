@@ -4,6 +4,7 @@ screenshots go to var/screenshots/i18n/ to be looked at."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -75,6 +76,8 @@ def test_the_pay_page_reads_well_on_a_phone_in_each_script(browser_env, chromium
         # Shown as the language writes it; copied as the wallet reads it.
         exact = format_amount(draft.amount_base_units, get_asset("USDC", "Ethereum"))
         assert page.locator("#amount").get_attribute("data-value") == exact
+        countdown = page.locator("time[data-countdown=draft]").inner_text()  # written by pay.js
+        assert re.fullmatch(r"[٠-٩]+:[٠-٩]{2}" if language == "ar" else r"\d+:\d{2}", countdown), countdown
         assert axe_serious(page) == [], f"{language} pending"
         page.screenshot(path=str(SHOTS / f"{language}-{width}-pending.png"), full_page=True)
 
