@@ -26,8 +26,8 @@ from payments.enums import Method, Network
 from payments.rates.fiat import fiat_minor_units
 
 # Django's language code -> the CLDR locale its numbers and dates follow. Arabic: CLDR's
-# plain "ar" writes Latin digits; Egyptian Arabic, the most widely read, writes the
-# Arabic-Indic digits an Arabic reader expects (docs/decisions.md "Languages").
+# plain "ar" writes Latin digits; its Egyptian locale (ar_EG) writes the Arabic-Indic digits
+# "١٩٫٩٩" (docs/decisions.md "Languages").
 CLDR_LOCALES = {"pt-br": "pt_BR", "zh-hans": "zh_Hans_CN", "ar": "ar_EG", "en": "en_US"}
 # Babel applies a numbering system's signs (the Arabic decimal sign "٫") but not its digits.
 DIGITS = {"arab": "٠١٢٣٤٥٦٧٨٩", "arabext": "۰۱۲۳۴۵۶۷۸۹", "deva": "०१२३४५६७८९", "beng": "০১২৩৪৫৬৭৮৯"}
