@@ -5,11 +5,12 @@ compiled catalog (.mo) is older than its .po.
 Run by `make lint`. It first refreshes the catalogs (locale/*/LC_MESSAGES/django.po) with
 Django's makemessages, so a new or changed string in a payer template shows up as
 untranslated here. A string is the payer's when one of its source references is under
-PAYER_SOURCES; the dashboard's strings may stay untranslated (they then read in English).
+PAYER_SOURCES; the dashboard's strings (DASHBOARD_SOURCES) are required only in the languages
+listed in DASHBOARD_LANGUAGES, and elsewhere may stay untranslated (those pages stay English).
 
     scripts/check_translations.py            # check (after refreshing the .po files)
     scripts/check_translations.py --compile  # also write the .mo files (Babel, no msgfmt)
-    scripts/check_translations.py --list de  # print the payer strings still untranslated in de
+    scripts/check_translations.py --list de  # print the required strings still untranslated in de
 
 Adding a string: mark it in the template or code, run this script, translate the new
 entries in every locale/*/LC_MESSAGES/django.po, then run it with --compile and commit both.
@@ -36,10 +37,14 @@ PAYER_SOURCES = (
     "templates/drafts/",
     "drafts/documents.py",
 )
+# The dashboard's and account pages' strings, required only in the languages those pages are
+# offered in (DASHBOARD_LANGUAGES); elsewhere they may stay untranslated.
+DASHBOARD_SOURCES = ("dashboard/", "accounts/", "templates/accounts/")
 IGNORED = ["--ignore=.venv", "--ignore=node_modules", "--ignore=var", "--ignore=tests", "--ignore=bench"]
 
 
-def languages() -> list[str]:
+def languages() -> tuple[list[str], set[str]]:
+    """(every non-English locale, the locales the dashboard is offered in)."""
     sys.path.insert(0, str(ROOT))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
     os.environ.setdefault("DATABASE_URL", "sqlite:///:memory:")
@@ -48,7 +53,8 @@ def languages() -> list[str]:
     from django.utils.translation import to_locale
 
     django.setup()
-    return [to_locale(code) for code, _name in settings.LANGUAGES if code != settings.LANGUAGE_CODE]
+    others = [to_locale(code) for code, _name in settings.LANGUAGES if code != settings.LANGUAGE_CODE]
+    return others, {to_locale(code) for code in settings.DASHBOARD_LANGUAGES}
 
 
 def makemessages(locales: list[str]) -> None:
@@ -64,10 +70,14 @@ def is_payer(message) -> bool:
     return any(path.startswith(PAYER_SOURCES) for path, _line in message.locations)
 
 
-def untranslated(catalog) -> list[str]:
+def is_dashboard(message) -> bool:
+    return any(path.startswith(DASHBOARD_SOURCES) for path, _line in message.locations)
+
+
+def untranslated(catalog, *, dashboard: bool = False) -> list[str]:
     missing = []
     for message in catalog:
-        if not message.id or not is_payer(message):
+        if not message.id or not (is_payer(message) or (dashboard and is_dashboard(message))):
             continue
         strings = message.string if isinstance(message.string, tuple) else (message.string,)
         if message.fuzzy or not all(strings):
@@ -101,21 +111,21 @@ def _entries(catalog) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--compile", action="store_true", help="write the .mo files")
-    parser.add_argument("--list", metavar="LOCALE", help="print the payer strings untranslated in LOCALE")
+    parser.add_argument("--list", metavar="LOCALE", help="print the required strings untranslated in LOCALE")
     args = parser.parse_args()
-    locales = languages()
+    locales, dashboard_locales = languages()
     makemessages(locales)
     failures = []
     for locale in locales:
         po_path = LOCALE / locale / "LC_MESSAGES" / "django.po"
         with po_path.open("rb") as po:
             catalog = read_po(po)
-        missing = untranslated(catalog)
+        missing = untranslated(catalog, dashboard=locale in dashboard_locales)
         if args.list == locale:
             for msgid in missing:
                 print(msgid)
         if missing:
-            failures.append(f"{locale}: {len(missing)} payer strings untranslated, e.g. {missing[0]!r}")
+            failures.append(f"{locale}: {len(missing)} required strings untranslated, e.g. {missing[0]!r}")
         mo_path = po_path.with_suffix(".mo")
         mo_bytes = compiled(po_path)
         if args.compile:
