@@ -1,8 +1,7 @@
-"""Service-level endpoints: health check, llms.txt and the OpenAPI document."""
+"""Service-level pages: the probes (/livez, /readyz, /healthz) and llms.txt."""
 
 from __future__ import annotations
 
-import functools
 import logging
 
 from django.conf import settings
@@ -11,19 +10,12 @@ from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 from django.views.decorators.http import require_safe
-from drf_spectacular.generators import SchemaGenerator
-from drf_spectacular.renderers import (
-    OpenApiJsonRenderer,
-    OpenApiJsonRenderer2,
-    OpenApiYamlRenderer,
-    OpenApiYamlRenderer2,
-)
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from kombu import Connection
 
+from about.api.views import openapi_document
+from about.notices import setup_notices
 from accounts.scopes import Scope
-from config.heartbeats import BEAT, WORKER, heartbeat_age
-from config.notices import setup_notices
+from core.heartbeats import BEAT, WORKER, heartbeat_age
 
 logger = logging.getLogger(__name__)
 
@@ -241,33 +233,9 @@ def readyz(request: HttpRequest) -> JsonResponse:
     return response
 
 
-class SchemaView(SpectacularAPIView):
-    """The OpenAPI document: JSON by default, YAML with ?format=yaml or Accept: application/yaml."""
-
-    renderer_classes = [OpenApiJsonRenderer, OpenApiJsonRenderer2, OpenApiYamlRenderer, OpenApiYamlRenderer2]
-    public = True
-
-
-_swagger_page = SpectacularSwaggerView.as_view(url_name="schema")
-_schema_document = SchemaView.as_view()
-
-
-def swagger(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-    """/swagger: the OpenAPI document itself to a client asking for JSON or YAML, the page to browsers."""
-    accept = request.headers.get("Accept", "").lower()
-    if ("json" in accept or "yaml" in accept) and "text/html" not in accept:
-        return _schema_document(request, *args, **kwargs)
-    return _swagger_page(request, *args, **kwargs)
-
-
-@functools.lru_cache(maxsize=1)
-def _openapi_document() -> dict:
-    return SchemaGenerator(patterns=None).get_schema(request=None, public=True)
-
-
 def llms_txt_text() -> str:
     """llms.txt built from the live OpenAPI document, so it cannot drift from the URLconf."""
-    document = _openapi_document()
+    document = openapi_document()
     base = settings.BASE_URL
     lines = [
         "# Non-custodial payment drafts and pay links",
@@ -303,7 +271,7 @@ def llms_txt_text() -> str:
             scopes = operation.get("x-required-scopes")
             needs = f" (scope {scopes[0]})" if scopes else ""
             lines.append(f"- {method.upper()} {path}: {operation.get('summary', '').strip()}{needs}")
-    from config.llms_guide import agent_guide_lines
+    from about.llms_guide import agent_guide_lines
 
     return "\n".join(lines + agent_guide_lines(base) + _mcp_lines(base)) + "\n"
 

@@ -18,8 +18,8 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts import passwords, sessions
 from accounts.selectors import account_summary
-from config.problems import Problem
-from config.text import PlainTextForm
+from core.problems import Problem
+from core.text import PlainTextForm
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"

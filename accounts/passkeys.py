@@ -52,7 +52,7 @@ from accounts.passwords import (
 )
 from accounts.ratelimit import attempt_count
 from accounts.sessions import Client
-from config.problems import Conflict, NotFound, Problem
+from core.problems import Conflict, NotFound, Problem
 from notifications import kinds
 from notifications.services import email_enqueue
 

@@ -22,7 +22,7 @@ from accounts.models import CodePurpose, EmailCode, User
 from accounts.ratelimit import attempt_count, code_email_allowed, code_email_require
 from accounts.sessions import Client
 from accounts.totp import totp_enabled, totp_verify
-from config.problems import Problem
+from core.problems import Problem
 from notifications import kinds
 from notifications.services import email_enqueue
 

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from accounts.models import ApiKey, User
 from accounts.scopes import ALL_SCOPES
-from config.problems import Conflict
+from core.problems import Conflict
 
 KEY_PREFIX = "pdk_"
 KEY_RANDOM_LENGTH = 40

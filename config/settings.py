@@ -9,7 +9,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import (
+from core.env import (
     env_bool,
     env_decimal,
     env_int,
@@ -45,7 +45,7 @@ SECRET_KEY = _secret_key()
 
 def _field_encryption_keys() -> list[str]:
     """FIELD_ENCRYPTION_KEY: comma-separated, the first encrypts and all decrypt
-    (config/encryption.py; rotation in the README)."""
+    (core/encryption.py; rotation in the README)."""
     keys = [key.strip() for key in (env_secret("FIELD_ENCRYPTION_KEY") or "").split(",") if key.strip()]
     if not keys:
         if not DEBUG:
@@ -54,7 +54,7 @@ def _field_encryption_keys() -> list[str]:
                 "signing secrets and authenticator keys at rest. Generate one with "
                 "python -c 'import secrets; print(secrets.token_urlsafe(32))'."
             )
-        return [SECRET_KEY]  # development only: config/notices.py says so
+        return [SECRET_KEY]  # development only: about/notices.py says so
     if short := [n for n, key in enumerate(keys, start=1) if len(key) < 32]:
         raise ImproperlyConfigured(
             f"FIELD_ENCRYPTION_KEY: key {short[0]} is shorter than 32 characters; use a long random string."
@@ -91,13 +91,14 @@ INSTALLED_APPS = [
     "suggestions",
     "recurring",
     "demo",
-    "config",  # last: its ready() runs after every other app has imported what it needs
+    "about",
+    "core.apps.CoreConfig",  # last: its ready() runs after every other app has imported what it needs
 ]
 
 MIDDLEWARE = [
-    "config.requests.RequestIdMiddleware",
-    "config.metrics.RequestMetricsMiddleware",  # counts by URL pattern name and status (/metrics)
-    "config.api.problems.ApiProblemMiddleware",
+    "core.requests.RequestIdMiddleware",
+    "core.metrics.RequestMetricsMiddleware",  # counts by URL pattern name and status (/metrics)
+    "core.api.problems.ApiProblemMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -163,11 +164,11 @@ AUTH_USER_MODEL = "accounts.User"
 # Celery process counts rate limits together.
 CACHE_URL = env_str("CACHE_URL", "")
 if CACHE_URL:
-    CACHES = {"default": {"BACKEND": "config.cache.PooledRedisCache", "LOCATION": CACHE_URL}}
+    CACHES = {"default": {"BACKEND": "core.cache.PooledRedisCache", "LOCATION": CACHE_URL}}
 else:
     CACHES = {
         "default": {
-            "BACKEND": "config.cache.LockedFileCache",
+            "BACKEND": "core.cache.LockedFileCache",
             "LOCATION": str(VAR_DIR / "cache"),
             "OPTIONS": {"MAX_ENTRIES": 10000},
         }
@@ -176,13 +177,13 @@ else:
 CACHES["default"]["KEY_PREFIX"] = env_str("CACHE_KEY_PREFIX", "")
 
 # --- Celery ---------------------------------------------------------------------
-# Embedded default: files under VAR_DIR/broker (config/broker.py: kombu's filesystem transport
+# Embedded default: files under VAR_DIR/broker (core/broker.py: kombu's filesystem transport
 # with atomic writes and a short poll), so `make run` needs no broker. Production and tests:
 # CELERY_BROKER_URL=redis://...
 CELERY_BROKER_URL = env_secret("CELERY_BROKER_URL") or "filesystem://"
 if CELERY_BROKER_URL == "filesystem://":
     _broker_dir = VAR_DIR / "broker"
-    CELERY_BROKER_TRANSPORT = "config.broker:Transport"
+    CELERY_BROKER_TRANSPORT = "core.broker:Transport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker_dir / "queue"),
         "data_folder_out": str(_broker_dir / "queue"),
@@ -205,9 +206,9 @@ CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 120, minimu
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 180, minimum=1)
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
-# Only the beat holding the scheduler lease sends (config/beat.py); a standby takes over
+# Only the beat holding the scheduler lease sends (core/beat.py); a standby takes over
 # within BEAT_LEASE_SECONDS + a third of it once the active one dies.
-CELERY_BEAT_SCHEDULER = "config.beat:LeasedScheduler"
+CELERY_BEAT_SCHEDULER = "core.beat:LeasedScheduler"
 BEAT_LEASE_SECONDS = env_int("BEAT_LEASE_SECONDS", 30, minimum=3)
 # Beat jobs are named entries; each app adds its own below.
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {}
@@ -266,7 +267,7 @@ SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 SESSION_COOKIE_AGE = env_int("SESSION_COOKIE_AGE_SECONDS", 14 * 24 * 3600, minimum=300)
 CSRF_COOKIE_SAMESITE = "Lax"
-CSRF_FAILURE_VIEW = "config.errors.csrf_failure"  # problem+json unless the client asks for HTML
+CSRF_FAILURE_VIEW = "core.errors.csrf_failure"  # problem+json unless the client asks for HTML
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
@@ -289,7 +290,7 @@ API_RATE_LIMITS = {
     "write": env_str("API_RATE_LIMIT_WRITES", "120/min"),
 }
 # Costly operations have budgets of their own, per API key and per account (its keys and
-# sessions together), on top of the read/write one (config/ratelimits.py).
+# sessions together), on top of the read/write one (core/ratelimits.py).
 API_COST_RATE_LIMITS = {
     "pdf": {
         "key": env_rate("API_RATE_LIMIT_PDF_PER_KEY", "20/min"),
@@ -313,16 +314,16 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["accounts.permissions.HasScope"],
-    "DEFAULT_THROTTLE_CLASSES": ["config.api.throttling.ApiRateThrottle", "config.api.throttling.CostThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["core.api.throttling.ApiRateThrottle", "core.api.throttling.CostThrottle"],
     "DEFAULT_PARSER_CLASSES": [
-        "config.api.parsers.JsonParser",
-        "config.api.parsers.TextJsonParser",
-        "config.api.parsers.StructuredJsonParser",
+        "core.api.parsers.JsonParser",
+        "core.api.parsers.TextJsonParser",
+        "core.api.parsers.StructuredJsonParser",
     ],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "config.api.parsers.JsonNegotiation",
-    "DEFAULT_SCHEMA_CLASS": "config.api.schema.ServiceAutoSchema",
-    "EXCEPTION_HANDLER": "config.api.problems.problem_exception_handler",
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "core.api.parsers.JsonNegotiation",
+    "DEFAULT_SCHEMA_CLASS": "about.api.schema.ServiceAutoSchema",
+    "EXCEPTION_HANDLER": "core.api.problems.problem_exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
     "DEFAULT_PAGINATION_CLASS": None,
     "URL_FORMAT_OVERRIDE": None,
@@ -343,7 +344,7 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": False,
     # Each request body under application/json only (text/json and application/*+json are taken
     # too, but three content types per body make client generators emit broken code).
-    "PARSER_WHITELIST": ["config.api.parsers.JsonParser"],
+    "PARSER_WHITELIST": ["core.api.parsers.JsonParser"],
     "ENUM_NAME_OVERRIDES": {
         "PaymentNetwork": "payments.enums.Network",
         "PaymentCurrency": "payments.enums.Currency",
@@ -360,9 +361,9 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "config.api.schema.reject_unknown_properties",
-        "config.api.schema.document_location_on_created",
-        "config.api.schema.add_problem_schema",
+        "about.api.schema.reject_unknown_properties",
+        "about.api.schema.document_location_on_created",
+        "about.api.schema.add_problem_schema",
     ],
 }
 
@@ -706,10 +707,10 @@ if LOG_FORMAT not in ("plain", "json"):
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"request_id": {"()": "config.requests.RequestIdFilter"}},
+    "filters": {"request_id": {"()": "core.requests.RequestIdFilter"}},
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
-        "json": {"()": "config.requests.JsonFormatter"},
+        "json": {"()": "core.requests.JsonFormatter"},
     },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["request_id"]}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},

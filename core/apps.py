@@ -1,12 +1,16 @@
 from django.apps import AppConfig
 
 
-class PlatformConfig(AppConfig):
-    """The platform itself: runtime guards (and the `notices` command). Listed last in INSTALLED_APPS."""
+class CoreConfig(AppConfig):
+    """The shared base: runtime guards, the scheduler lease, the `rotate_encryption_keys` command.
 
-    name = "config"
+    Its label stays `config`, the app this code first lived in, so the lease table (`config_lease`)
+    and its migration history stay as they are. Listed last in INSTALLED_APPS."""
+
+    name = "core"
+    label = "config"
 
     def ready(self) -> None:
-        from config.runtime import apply_runtime_guards
+        from core.runtime import apply_runtime_guards
 
         apply_runtime_guards()

@@ -1,4 +1,4 @@
-"""The beat scheduler: only the beat holding the `beat` lease (config/leases.py) sends.
+"""The beat scheduler: only the beat holding the `beat` lease (core/leases.py) sends.
 
 Any number of beats may run (one per machine, or a second started by mistake); each ticks as
 usual, but a beat sends its due entries only while it holds the lease, renewed on every tick.
@@ -18,7 +18,7 @@ from celery.beat import PersistentScheduler
 from django.conf import settings
 from django.db import connection
 
-from config.leases import lease_release, lease_take
+from core.leases import lease_release, lease_take
 
 logger = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from config.problems import ServiceUnavailable
+from core.problems import ServiceUnavailable
 
 
 class PooledRedisCacheClient(RedisCacheClient):

@@ -2,7 +2,7 @@
 
 A browser (its Accept names text/html) gets Django's page; any other client (curl's `*/*`,
 an agent, a monitor) gets the RFC 9457 document the API answers. Under /api/ every error is
-problem+json already (config.api.problems).
+problem+json already (core.api.problems).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
 from django.views import csrf, defaults
 
-from config.api.problems import problem_response
+from core.api.problems import problem_response
 
 
 def wants_html(request: HttpRequest) -> bool:

@@ -1,6 +1,6 @@
 """Named leases with an expiry, in the database: one holder at a time, taken over once expired.
 
-The active beat holds `beat` (config/beat.py) and renews it on every tick; a periodic task run
+The active beat holds `beat` (core/beat.py) and renews it on every tick; a periodic task run
 holds one for its own work (`scheduled.<task>(<args>)`, config/celery.py) while it runs, so a
 duplicate send of the same work is skipped rather than run twice. Two plain statements, the
 same on PostgreSQL and SQLite: renew-or-take-over an existing row (an UPDATE that matches only
@@ -17,7 +17,7 @@ import time
 from django.db import connection
 from django.db.models import Q
 
-from config.models import Lease
+from core.models import Lease
 
 
 def _now_ms() -> int:

@@ -2,7 +2,7 @@ from django.db import models
 
 
 class Lease(models.Model):
-    """A named lease with an expiry (config/leases.py): who runs a piece of periodic work now."""
+    """A named lease with an expiry (core/leases.py): who runs a piece of periodic work now."""
 
     name = models.CharField(max_length=200, primary_key=True)
     holder = models.CharField(max_length=64)
@@ -10,7 +10,7 @@ class Lease(models.Model):
     expires_ms = models.BigIntegerField()
 
     class Meta:
-        db_table = "config_lease"  # config/leases.py names it in its INSERT
+        db_table = "config_lease"  # core/leases.py names it in its INSERT
 
     def __str__(self) -> str:
         return f"{self.name} held by {self.holder}"

@@ -20,7 +20,7 @@ from kombu.exceptions import OperationalError as BrokerError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from config.problems import ServiceUnavailable
+from core.problems import ServiceUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ def retry_after_seconds() -> str:
     return str(settings.OUTAGE_RETRY_AFTER_SECONDS)
 
 
-@receiver(got_request_exception, dispatch_uid="config.outages.note_outage")
+@receiver(got_request_exception, dispatch_uid="core.outages.note_outage")
 def _note_outage(sender, request=None, **kwargs) -> None:
     """Django turns an exception raised in middleware into a 500 before the outer middleware sees
     it; the request keeps which dependency it was, for ApiProblemMiddleware to answer 503."""

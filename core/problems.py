@@ -1,7 +1,7 @@
 """The domain error: what went wrong, in words an API client, a form or an agent can act on.
 
 Domain code raises ``Problem`` (or a subclass) with a stable ``code``. It knows nothing of
-HTTP frameworks: each surface renders it — ``config.api.problems`` as RFC 9457
+HTTP frameworks: each surface renders it — ``core.api.problems`` as RFC 9457
 problem+json, pages as field errors next to form fields, the MCP server as a tool error.
 """
 

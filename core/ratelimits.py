@@ -1,7 +1,7 @@
 """Rate-limit windows, and the budgets of costly operations (without DRF: pages and the MCP
 server count them too).
 
-Cheap requests spend a read or write budget per API key (config.api.throttling), counted in
+Cheap requests spend a read or write budget per API key (core.api.throttling), counted in
 the round trip the key check makes anyway. A PDF, a CSV export, a transaction template or a
 batch of drafts costs the server many cheap requests' work, so each of these classes also has
 its own budgets (`settings.API_COST_RATE_LIMITS`): one per API key and one per account (all its
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from config.cache import window_counts_until_over
-from config.problems import TooManyRequests
+from core.cache import window_counts_until_over
+from core.problems import TooManyRequests
 
 _PERIODS = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "hour": 3600, "d": 86400, "day": 86400}
 COST_LABELS = {"pdf": "PDF", "csv": "CSV export", "tx-template": "transaction template", "batch": "batch creation"}

@@ -4,7 +4,7 @@ What a user types ends up in payment URIs, PDFs, emails, the pay page and termin
 control character (C0, DEL, C1), a bidirectional override or a line/paragraph separator is
 refused with a field error rather than stored. Multiline text (a suggestion) may hold tab and
 newline. One check serves every surface: strict REST serializers (and so MCP tools) run it on
-every string field (`config.api.serializers.StrictSerializer`), forms through `PlainTextForm`.
+every string field (`core.api.serializers.StrictSerializer`), forms through `PlainTextForm`.
 """
 
 from __future__ import annotations

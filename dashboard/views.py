@@ -28,7 +28,7 @@ from accounts.totp import totp_disable, totp_enable, totp_enabled, totp_setup
 from addressbook.selectors import address_book_entry_get, address_book_list
 from addressbook.services import address_book_entry_create, address_book_entry_delete
 from chainwatch.unmatched import transfer_attach, unmatched_json, unmatched_list
-from config.problems import Problem
+from core.problems import Problem
 from dashboard import charts
 from dashboard.forms import (
     AddressBookForm,

@@ -19,7 +19,7 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from config.problems import Problem, ServiceUnavailable
+from core.problems import Problem, ServiceUnavailable
 from demo.selectors import demo_drafts, demo_networks, demo_open_draft_count
 from drafts.models import Draft
 from drafts.requests import DraftRequest, Origin

@@ -2,7 +2,7 @@
 
 The key is written with the answer, in the same statement or transaction as the work's
 result (`INSERT ... ON CONFLICT DO NOTHING`). A draft's creation writes it first in the
-draft's own statement (config.rows.insert_then_fetch): a key already taken writes nothing,
+draft's own statement (core.sql.rows.insert_then_fetch): a key already taken writes nothing,
 neither the draft nor its event. The unique constraint on (user, key) decides who was first:
 a concurrent request with the same key waits on that INSERT until the first commits, finds the
 key taken, drops its own work and replays the first answer; a later retry does the same. So
@@ -24,8 +24,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from config.problems import Conflict, Problem, Unprocessable
-from config.rows import RowInserter
+from core.problems import Conflict, Problem, Unprocessable
+from core.sql.rows import RowInserter
 from drafts.models import IdempotencyKey
 
 MAX_KEY_LENGTH = 255

@@ -13,10 +13,10 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from config import metrics
-from config.problems import Conflict
-from config.rows import RowInserter, Select, rows_together, writes_in_one_statement
-from config.wire import json_datetime
+from core import metrics
+from core.problems import Conflict
+from core.sql.rows import RowInserter, Select, rows_together, writes_in_one_statement
+from core.wire import json_datetime
 from drafts.events import draft_event_data
 from drafts.models import OPEN_STATUSES, TUPLE_MATCHED_NETWORKS, Draft
 from drafts.planning import DraftPlan, draft_plan

@@ -13,7 +13,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from config.problems import Conflict, Problem
+from core.problems import Conflict, Problem
 from drafts.models import Draft
 from drafts.planning import draft_plan
 from drafts.requests import DraftRequest, Origin

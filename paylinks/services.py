@@ -22,7 +22,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from addressbook.selectors import address_book_receiver
-from config.problems import Conflict, Problem
+from core.problems import Conflict, Problem
 from drafts.models import Draft
 from drafts.presenters import quote_is_live
 from drafts.requests import DraftRequest, Origin

@@ -29,8 +29,8 @@ from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
-from config.problems import Problem
-from config.text import shown
+from core.problems import Problem
+from core.text import shown
 from drafts.presenters import quote_is_live
 from paylinks import services
 from paylinks.api.views import CheckoutThrottle

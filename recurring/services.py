@@ -26,8 +26,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from addressbook.selectors import address_book_receiver
-from config.problems import Problem
-from config.wire import json_datetime
+from core.problems import Problem
+from core.wire import json_datetime
 from drafts.models import Draft
 from drafts.planning import draft_plan
 from drafts.requests import DraftRequest, Origin

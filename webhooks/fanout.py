@@ -1,7 +1,7 @@
 """An event's deliveries, written by the statement that records the event.
 
 `DELIVERIES` is the read `webhooks.services.event_record` hands to
-`config.rows.insert_then_fetch` after the event's INSERT: one Delivery for every endpoint of
+`core.sql.rows.insert_then_fetch` after the event's INSERT: one Delivery for every endpoint of
 the event's owner that wants its type (`Webhook.wants`; disabled endpoints too: theirs wait
 until it is re-enabled), read back as the endpoints that got one.
 
@@ -20,7 +20,7 @@ from typing import Any
 
 from django.db import router
 
-from config.rows import BuiltOnce, RowReader
+from core.sql.rows import BuiltOnce, RowReader
 from webhooks.models import OPT_IN_EVENT_TYPES, Delivery, Event, Webhook
 
 _WEBHOOKS_OF = RowReader(Webhook, by=["user"])

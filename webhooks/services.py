@@ -27,10 +27,10 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 import outbound
-from config import metrics
-from config.problems import Conflict, Problem
-from config.rows import RowInserter, insert_then_fetch, writes_in_one_statement
-from config.wire import json_datetime
+from core import metrics
+from core.problems import Conflict, Problem
+from core.sql.rows import RowInserter, insert_then_fetch, writes_in_one_statement
+from core.wire import json_datetime
 from notifications import kinds as email_kinds
 from notifications.services import email_enqueue
 from webhooks import signing
@@ -104,7 +104,7 @@ def event_record(
 
     `along` holds (RowInserter, instance) pairs: the change itself (the new row the event
     reports) and other rows of it, written before the event in the same statement where the
-    database allows (config.rows.insert_then_fetch, with webhooks.fanout for the deliveries).
+    database allows (core.sql.rows.insert_then_fetch, with webhooks.fanout for the deliveries).
     A row its inserter's on_conflict refuses stops the rest: its instance, the later rows' and
     the event keep `_state.adding` True and nothing more is written. With the change in
     `along` and all of it one statement, no transaction is needed; otherwise call this inside

@@ -7,7 +7,7 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
 
 from accounts.permissions import required_scope_for
-from config.api.throttling import cost_class_of
+from core.api.throttling import cost_class_of
 
 PAGE_ENVELOPE = {"items", "page", "pageSize", "total"}
 

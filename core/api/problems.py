@@ -1,7 +1,7 @@
 """RFC 9457 problem details for every error under /api/.
 
 Shape: {type, title, status, detail, code, errors: [{field, code, message}]}.
-Domain code raises ``config.problems.Problem`` (or a subclass) with a stable ``code``;
+Domain code raises ``core.problems.Problem`` (or a subclass) with a stable ``code``;
 it, DRF's own exceptions and anything unexpected are translated here, so no HTML page
 or stack trace ever reaches an API client.
 """
@@ -17,9 +17,9 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from rest_framework import exceptions
 
-from config.api.throttling import rate_limit_headers
-from config.outages import outage_problem, retry_after_seconds
-from config.problems import (
+from core.api.throttling import rate_limit_headers
+from core.outages import outage_problem, retry_after_seconds
+from core.problems import (
     TITLES,
     PayloadTooLarge,
     Problem,
@@ -192,7 +192,7 @@ class ApiProblemMiddleware:
     DRF views already answer with problem+json. This catches what happens outside
     them: unknown URLs (Django's 404), CSRF failures, oversized bodies and
     crashes in other middleware. Elsewhere, an error with no body (a 405) becomes a
-    problem document; Django's own error pages are config/errors.py's.
+    problem document; Django's own error pages are core/errors.py's.
     """
 
     def __init__(self, get_response):

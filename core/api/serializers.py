@@ -7,8 +7,8 @@ from decimal import Decimal
 
 from rest_framework import serializers
 
-from config import text
-from config.api.parsers import LongInteger
+from core import text
+from core.api.parsers import LongInteger
 
 _COMPOSITE_FIELDS = (serializers.BaseSerializer, serializers.ListField, serializers.DictField)
 
@@ -47,7 +47,7 @@ class StrictSerializer(serializers.Serializer):
 
 
 def _control_characters(fields, data) -> dict[str, list[serializers.ErrorDetail]]:
-    """Every text field refuses control characters (config.text), before any field trims it;
+    """Every text field refuses control characters (core.text), before any field trims it;
     a PlainTextField checks itself (multiline or not)."""
     return {
         name: [serializers.ErrorDetail(text.MESSAGE, code=text.CODE)]

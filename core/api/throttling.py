@@ -5,7 +5,7 @@ counted with one atomic increment in the shared cache (one Redis round trip): ch
 than DRF's sliding history list, which is read, unpickled and rewritten on every request.
 
 Costly operations (PDF, transaction template, batch) also spend their class's budgets per key
-and per account (`CostThrottle`, config/ratelimits.py), in one more round trip that only they make.
+and per account (`CostThrottle`, core/ratelimits.py), in one more round trip that only they make.
 
 Every throttled response advertises its budget with the IETF RateLimit header fields
 (draft-ietf-httpapi-ratelimit-headers): `RateLimit-Policy: "write";q=120;w=60` and
@@ -20,8 +20,8 @@ import time
 from django.conf import settings
 from rest_framework.throttling import BaseThrottle
 
-from config.cache import window_count
-from config.ratelimits import CostLimited, RateLimitState, cost_take, parse_rate
+from core.cache import window_count
+from core.ratelimits import CostLimited, RateLimitState, cost_take, parse_rate
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 
@@ -120,7 +120,7 @@ def cost_class_of(view, method: str) -> str | None:
 
 
 class CostThrottle(BaseThrottle):
-    """The per-key and per-account budgets of a costly operation (config.ratelimits), counted
+    """The per-key and per-account budgets of a costly operation (core.ratelimits), counted
     after its read or write budget. An operation of no costly class costs nothing here."""
 
     def allow_request(self, request, view) -> bool:

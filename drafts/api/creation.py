@@ -13,7 +13,7 @@ from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
 from addressbook.selectors import address_book_receiver
-from config.api.problems import problem_from_validation
+from core.api.problems import problem_from_validation
 from drafts.api.serializers import CreateDraftRequestSerializer
 from drafts.idempotency import Outcome, Record, run_idempotently, validate_key
 from drafts.presenters import draft_json

@@ -5,8 +5,8 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from config.api.pagination import PageQuerySerializer
-from config.api.serializers import (
+from core.api.pagination import PageQuerySerializer
+from core.api.serializers import (
     CurrencyCodeField,
     PlainTextField,
     StrictBooleanField,

@@ -10,12 +10,12 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api.pagination import page_of
-from config.api.problems import problem_from_validation
-from config.api.responses import created_response, outcome_response, resource_url
-from config.problems import Conflict, Problem
-from config.routing import UUID_PATTERN
-from config.wire import json_number
+from core.api.pagination import page_of
+from core.api.problems import problem_from_validation
+from core.api.responses import created_response, outcome_response, resource_url
+from core.problems import Conflict, Problem
+from core.routing import UUID_PATTERN
+from core.wire import json_number
 from drafts import services
 from drafts.api.creation import create_draft_outcome
 from drafts.api.serializers import (
@@ -102,7 +102,7 @@ class DraftViewSet(viewsets.ViewSet):
         "pdf": "drafts:read",
         "tx_template": "drafts:read",
     }
-    # Their own rate limits per key and per account (config.ratelimits), besides the read/write one.
+    # Their own rate limits per key and per account (core.ratelimits), besides the read/write one.
     cost_classes = {"batch": "batch", "pdf": "pdf", "tx_template": "tx-template"}
     problem_statuses = {
         "create": (402, 409, 422, 503),

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from config.api.pagination import PageQuerySerializer
-from config.api.serializers import StrictSerializer
+from core.api.pagination import PageQuerySerializer
+from core.api.serializers import StrictSerializer
 from paylinks.models import PaymentRequestStatus
 from payments.enums import Currency, DraftStatus, Method, Network
 

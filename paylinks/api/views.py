@@ -11,10 +11,10 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api.pagination import page_of
-from config.api.problems import problem_from_validation
-from config.api.responses import outcome_response
-from config.api.throttling import ApiRateThrottle
+from core.api.pagination import page_of
+from core.api.problems import problem_from_validation
+from core.api.responses import outcome_response
+from core.api.throttling import ApiRateThrottle
 from drafts.api.views import IDEMPOTENCY_HEADER, UUID_PATTERN
 from drafts.idempotency import Outcome, run_idempotently, validate_key
 from paylinks import services

@@ -11,7 +11,7 @@ from chainwatch.evm import wei_to_gwei
 from chainwatch.matching import match_network
 from chainwatch.models import ObservedTransfer
 from chainwatch.networks import token_address
-from config.env import network_env_suffix
+from core.env import network_env_suffix
 from payments.enums import Currency, DraftStatus, Network
 from tests.factories import make_draft
 

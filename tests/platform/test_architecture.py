@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 APPS = sorted(
     p.name for p in ROOT.iterdir() if (p / "apps.py").exists() or (p.is_dir() and p.name in ("outbound", "mcp_server"))
 )
-GROUND_MODULES = ("config/problems.py", "config/wire.py", "config/env.py")
+GROUND_MODULES = ("core/problems.py", "core/wire.py", "core/env.py")
 # The MCP server renders through REST's own serializers and exception handler (one schema, one problem body).
 DRF_ALLOWED = ("/api/", "config/", "accounts/authentication.py", "accounts/permissions.py", "mcp_server/")
 

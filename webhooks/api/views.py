@@ -6,8 +6,8 @@ from rest_framework import viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from config.api.pagination import PageQuerySerializer, paginate
-from config.routing import UUID_PATTERN
+from core.api.pagination import PageQuerySerializer, paginate
+from core.routing import UUID_PATTERN
 from webhooks import services
 from webhooks.api.serializers import (
     CreateWebhookRequestSerializer,

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from config.notices import setup_notices
+from about.notices import setup_notices
 
 
 class Command(BaseCommand):

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connections, router
 
-from config.encryption import FieldDecryptionError, column_reencrypt, encrypted_columns
+from core.encryption import FieldDecryptionError, column_reencrypt, encrypted_columns
 
 
 class Command(BaseCommand):
