@@ -15,7 +15,7 @@ from django.utils import timezone
 from chainwatch import networks, services
 from chainwatch.matching import match_network
 from core import metrics
-from core.dbconn import discard_broken_connections, is_connection_error
+from core.sql.dbconn import discard_broken_connections, is_connection_error
 
 logger = logging.getLogger(__name__)
 

@@ -166,7 +166,7 @@ def _close_broken_connections(sender=None, **kwargs) -> None:
 def _discard_connection_after_database_error(sender=None, exception=None, **kwargs) -> None:
     """A task that failed on the database leaves no broken connection for the next one. Logged at
     ERROR with a stable message ("task failed on the database"), one line per failure."""
-    from core.dbconn import discard_broken_connections, is_connection_error
+    from core.sql.dbconn import discard_broken_connections, is_connection_error
 
     if is_connection_error(exception):
         logger.error("task failed on the database: %s %s", getattr(sender, "name", "?"), type(exception).__name__)

@@ -12,5 +12,7 @@ class CoreConfig(AppConfig):
 
     def ready(self) -> None:
         from core.runtime import apply_runtime_guards
+        from core.sql.driver import driver_tune
 
+        driver_tune()
         apply_runtime_guards()

@@ -25,6 +25,8 @@ from django.apps import apps
 from django.conf import settings
 from django.db import models
 
+from core.sql.state import table_name
+
 _HKDF_INFO = b"payment-drafts field encryption v1"
 _FERNET_VERSION = 0x80
 _FERNET_MIN_BYTES = 1 + 8 + 16 + 16 + 32  # version, time, IV, one AES block, HMAC
@@ -90,7 +92,7 @@ class EncryptedTextField(models.TextField):
     def from_db_value(self, value, expression, connection):
         if not value:
             return value
-        return decrypt(value, where=f"{self.model._meta.db_table}.{self.column}")
+        return decrypt(value, where=f"{table_name(self.model)}.{self.column}")
 
     def get_prep_value(self, value):
         value = super().get_prep_value(value)

@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from core.problems import Conflict, Problem, Unprocessable
 from core.sql.rows import RowInserter
+from core.sql.state import unwritten
 from drafts.models import IdempotencyKey
 
 MAX_KEY_LENGTH = 255
@@ -87,7 +88,7 @@ class Record:
         return [(_KEY_INSERT, self._row)]
 
     def check(self) -> None:
-        if self._row is not None and self._row._state.adding:  # refused: the key is taken
+        if self._row is not None and unwritten(self._row):  # refused: the key is taken
             raise _KeyTaken
 
     def __call__(self, outcome: Outcome) -> None:

@@ -16,6 +16,7 @@ from django.utils import timezone
 from core import metrics
 from core.problems import Conflict
 from core.sql.rows import RowInserter, Select, rows_together, writes_in_one_statement
+from core.sql.state import in_transaction, unwritten
 from core.wire import json_datetime
 from drafts.events import draft_event_data
 from drafts.models import OPEN_STATUSES, TUPLE_MATCHED_NETWORKS, Draft
@@ -553,7 +554,7 @@ def draft_create(
     `along(draft)` runs once the draft is complete and before it is written: the
     (RowInserter, instance) pairs it returns go into the same statement, before the draft (the
     idempotency record with its answer; one its on_conflict refuses stops the draft and the
-    event: they keep `_state.adding` True). `on_created` runs after, inside the transaction
+    event: they stay unwritten: core.sql.state.unwritten). `on_created` runs after, inside the transaction
     (a pay link is linked to the draft). Without it, on PostgreSQL the whole creation is one
     statement and needs no transaction of its own (webhooks.services.event_record).
     """
@@ -584,14 +585,14 @@ def draft_create(
         field="amountSats",
         one_statement=on_created is None and not _claims_dust_waiver(plan),  # else a second write
     )
-    if not draft._state.adding:  # written (a replayed idempotency key writes nothing)
+    if not unwritten(draft):  # written (a replayed idempotency key writes nothing)
         _count_on_commit(metrics.drafts_created, draft)
     return draft
 
 
 def _count_on_commit(counter, draft: Draft) -> None:
     """An in-process counter, moved once the draft's transaction (if any) has committed."""
-    if transaction.get_connection().in_atomic_block:
+    if in_transaction():
         transaction.on_commit(lambda: metrics.draft_counted(counter, draft))
     else:
         metrics.draft_counted(counter, draft)
@@ -613,7 +614,7 @@ def _with_unique_amount(
     transaction where that statement is all or nothing by itself: PostgreSQL outside any
     transaction (inside one, a savepoint keeps the caller's transaction usable for a retry)."""
     connection = transaction.get_connection()
-    alone = one_statement and writes_in_one_statement(connection) and not connection.in_atomic_block
+    alone = one_statement and writes_in_one_statement(connection) and not in_transaction()
     for attempt in range(MAX_AMOUNT_PICKS):
         try:
             with nullcontext() if alone else transaction.atomic():

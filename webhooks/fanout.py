@@ -21,6 +21,7 @@ from typing import Any
 from django.db import router
 
 from core.sql.rows import BuiltOnce, RowReader
+from core.sql.state import table
 from webhooks.models import OPT_IN_EVENT_TYPES, Delivery, Event, Webhook
 
 _WEBHOOKS_OF = RowReader(Webhook, by=["user"])
@@ -38,7 +39,7 @@ class _DeliveryFanOut(BuiltOnce):
         meta = Delivery._meta
         if meta.pk.default is not uuid.uuid4:  # gen_random_uuid() stands for it below
             raise TypeError("Delivery's primary key must default to uuid.uuid4")
-        endpoint = quote(Webhook._meta.db_table)
+        endpoint = table(Webhook, connection)
         columns, selected, given = [], [], []  # given: "event", "at", or a fixed value
         for field in meta.concrete_fields:
             columns.append(quote(field.column))
@@ -65,7 +66,7 @@ class _DeliveryFanOut(BuiltOnce):
         )
         owner = f"{endpoint}.{quote(Webhook._meta.get_field('user').column)}"
         insert = (
-            f"INSERT INTO {quote(meta.db_table)} ({', '.join(columns)}) SELECT {', '.join(selected)}"  # noqa: S608
+            f"INSERT INTO {table(Delivery, connection)} ({', '.join(columns)}) SELECT {', '.join(selected)}"  # noqa: S608
             f" FROM {endpoint}{{guard}} WHERE {owner} = %s AND {wants} ON CONFLICT DO NOTHING"
             f" RETURNING {quote(meta.get_field('webhook').column)}"
         )

@@ -30,6 +30,7 @@ import outbound
 from core import metrics
 from core.problems import Conflict, Problem
 from core.sql.rows import RowInserter, insert_then_fetch, writes_in_one_statement
+from core.sql.state import in_transaction, on_commit_once, table_name, unwritten
 from core.wire import json_datetime
 from notifications import kinds as email_kinds
 from notifications.services import email_enqueue
@@ -73,11 +74,6 @@ def _enqueue(task_name: str, *args: Any) -> None:
     from webhooks import tasks
 
     task = getattr(tasks, task_name)
-    key = (task_name, args)
-    connection = transaction.get_connection()
-    # One send per distinct task and arguments per transaction (a batch of events needs one dispatch).
-    if any(getattr(func, "webhooks_task_key", None) == key for _, func, _ in connection.run_on_commit):
-        return
 
     def send() -> None:
         try:
@@ -85,8 +81,8 @@ def _enqueue(task_name: str, *args: Any) -> None:
         except Exception:  # the broker is down; the row waits for the next tick
             logger.warning("Could not enqueue %s; the beat tick will pick it up", task_name, exc_info=True)
 
-    send.webhooks_task_key = key  # type: ignore[attr-defined]
-    transaction.on_commit(send)
+    # One send per distinct task and arguments per transaction (a batch of events needs one dispatch).
+    on_commit_once(("webhooks", task_name, args), send)
 
 
 # --- Events (the outbox) -------------------------------------------------------------------
@@ -106,13 +102,11 @@ def event_record(
     reports) and other rows of it, written before the event in the same statement where the
     database allows (core.sql.rows.insert_then_fetch, with webhooks.fanout for the deliveries).
     A row its inserter's on_conflict refuses stops the rest: its instance, the later rows' and
-    the event keep `_state.adding` True and nothing more is written. With the change in
+    the event stay unwritten (core.sql.state.unwritten) and nothing more is written. With the change in
     `along` and all of it one statement, no transaction is needed; otherwise call this inside
     the transaction that makes the change, never after it."""
     connection = transaction.get_connection()
-    if not connection.in_atomic_block and not (
-        along and type not in EMAIL_KIND_OF_EVENT and writes_in_one_statement(connection)
-    ):
+    if not in_transaction() and not (along and type not in EMAIL_KIND_OF_EVENT and writes_in_one_statement(connection)):
         raise RuntimeError("event_record must run inside the transaction of the change it reports")
     event = Event(user=user, type=type, data=data, draft_id=draft_id)
     inserts = list(along)
@@ -122,7 +116,7 @@ def event_record(
         return event
     # the rows, the event and its deliveries in one round trip where the database allows
     webhooks = insert_then_fetch([*inserts, (_EVENT_INSERT, event)], DELIVERIES, event)
-    if event._state.adding:  # a row along was refused: nothing was written
+    if unwritten(event):  # a row along was refused: nothing was written
         return event
     if any(w.active for w in webhooks):
         _enqueue("dispatch_due")
@@ -437,25 +431,28 @@ def attempt_send(
     return _attempt_finish(attempt=attempt, outcome=outcome, now=now)
 
 
+# Table names from the models (raw SQL below).
+_DELIVERIES, _ATTEMPTS, _ENDPOINTS, _EVENTS = map(table_name, (Delivery, DeliveryAttempt, Webhook, Event))
+
 # A success in one statement (one round trip, one commit): the attempt is recorded even when
 # another round already settled the delivery; the delivery is Succeeded only if still Pending;
 # the endpoint's row is touched (and locked) only when there is a failure streak to end.
-_SUCCEEDED_SQL = """
+_SUCCEEDED_SQL = f"""
 WITH done AS (
-    UPDATE webhooks_deliveryattempt
-    SET state = 'Done', finished_at = %(now)s, status_code = %(status_code)s,
+    UPDATE {_ATTEMPTS}
+    SET state = '{AttemptState.DONE}', finished_at = %(now)s, status_code = %(status_code)s,
         duration_ms = %(duration_ms)s, error = %(error)s, response_excerpt = %(excerpt)s
     WHERE id = %(attempt)s
     RETURNING delivery_id
 ), delivered AS (
-    UPDATE webhooks_delivery
-    SET status = 'Succeeded', delivered_at = %(now)s, next_attempt_at = NULL
-    WHERE id IN (SELECT delivery_id FROM done) AND status = 'Pending'
+    UPDATE {_DELIVERIES}
+    SET status = '{DeliveryStatus.SUCCEEDED}', delivered_at = %(now)s, next_attempt_at = NULL
+    WHERE id IN (SELECT delivery_id FROM done) AND status = '{DeliveryStatus.PENDING}'
     RETURNING webhook_id
 )
-UPDATE webhooks_webhook SET consecutive_failures = 0, last_failure_at = NULL
+UPDATE {_ENDPOINTS} SET consecutive_failures = 0, last_failure_at = NULL
 WHERE id IN (SELECT webhook_id FROM delivered) AND (consecutive_failures > 0 OR last_failure_at IS NOT NULL)
-"""
+"""  # noqa: S608 (names and values from the models)
 
 
 def _attempt_finish(*, attempt: DeliveryAttempt, outcome: outbound.Response, now: datetime | None) -> DeliveryAttempt:

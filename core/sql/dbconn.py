@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from django.db import InterfaceError, OperationalError, connections
+from django.db import InterfaceError, OperationalError
+
+from core.sql.state import discardable_connections
 
 
 def is_connection_error(exc: BaseException | None) -> bool:
@@ -13,6 +15,6 @@ def is_connection_error(exc: BaseException | None) -> bool:
 def discard_broken_connections() -> None:
     """Close every connection of this thread that no longer answers (outside a transaction:
     one that is open is the caller's to end)."""
-    for conn in connections.all(initialized_only=True):
-        if conn.connection is not None and not conn.in_atomic_block and not conn.is_usable():
+    for conn in discardable_connections():
+        if not conn.is_usable():
             conn.close()

@@ -66,3 +66,44 @@ def test_the_ground_modules_import_no_app():
     for name in GROUND_MODULES:
         imported = {m.split(".")[0] for m in _imports(ROOT / name)}
         assert not imported & set(APPS), name
+
+
+# Django's private state of rows and connections, psycopg itself and tables named in raw SQL:
+# only core/sql/ touches them, behind its public functions (core.sql.state, core.sql.rows).
+PRIVATE_ATTRIBUTES = frozenset(
+    {
+        "_state",
+        "run_on_commit",
+        "in_atomic_block",
+        "needs_rollback",
+        "savepoint_ids",
+        "execute_wrappers",
+        "queries_logged",
+        "db_table",
+    }
+)
+PRIVATE_MODULES = ("psycopg", "django.db.backends", "django.db.models.sql")
+
+
+def _private_uses(path: Path) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Attribute) and node.attr in PRIVATE_ATTRIBUTES:
+            found.append(f"{node.lineno}: .{node.attr}")
+    found += [m for m in _imports(path) if m.startswith(PRIVATE_MODULES)]
+    return found
+
+
+def test_private_database_internals_are_used_only_in_core_sql():
+    offenders = {
+        str(path.relative_to(ROOT)): uses
+        for path in _source_files()
+        if path.relative_to(ROOT).parts[:2] != ("core", "sql") and (uses := _private_uses(path))
+    }
+    assert offenders == {}
+
+
+def test_the_private_names_check_finds_them(tmp_path):
+    sample = tmp_path / "sample.py"
+    sample.write_text("from psycopg import _queries\nx = row._state.adding\nc.run_on_commit\n")
+    assert sorted(_private_uses(sample)) == ["2: ._state", "3: .run_on_commit", "psycopg"]

@@ -2,6 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connections, router
 
 from core.encryption import FieldDecryptionError, column_reencrypt, encrypted_columns
+from core.sql.state import table_name
 
 
 class Command(BaseCommand):
@@ -13,7 +14,7 @@ class Command(BaseCommand):
     def handle(self, *args, **options) -> None:
         for model, field in encrypted_columns():
             connection = connections[router.db_for_write(model)]
-            table = model._meta.db_table
+            table = table_name(model)
             try:
                 changed, seen = column_reencrypt(connection, table=table, pk=model._meta.pk.column, column=field.column)
             except FieldDecryptionError as exc:
