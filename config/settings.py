@@ -349,7 +349,7 @@ SPECTACULAR_SETTINGS = {
         "PaymentNetwork": "payments.enums.Network",
         "PaymentCurrency": "payments.enums.Currency",
         "PaymentMethod": "payments.enums.Method",
-        "DraftStatus": "payments.enums.DraftStatus",
+        "DraftStatus": "drafts.enums.DraftStatus",
         "FeePlacement": "payments.enums.FeePlacement",
         "PaymentRequestStatus": "paylinks.models.PaymentRequestStatus",
         "SettlementCurrency": "drafts.settlement.SETTLEMENT_CURRENCIES",

@@ -5,7 +5,7 @@ import core.routing  # noqa: F401 - registers the <id:...> converter
 from about.api.views import SchemaView, swagger
 from about.metrics import metrics_view
 from about.views import healthz, livez, llms_txt, readyz
-from dashboard.views import home
+from dashboard.views.common import home
 
 # Django tries patterns in order: drafts, the busiest routes, first (no route of another app
 # shares their prefixes).

@@ -63,7 +63,7 @@ class Record:
     """Stores a creation's answer under its Idempotency-Key, with the creation's result.
 
     Either in the creation's own statement: `rows(outcome)` gives the row to write first
-    (drafts.services.draft_create's `along`), and `check()`, once it ran, raises _KeyTaken if
+    (drafts.creation.draft_create's `along`), and `check()`, once it ran, raises _KeyTaken if
     the key already held an answer (then nothing was written). Or on its own, in the
     creation's transaction: `record(outcome)`. Without a key both do nothing."""
 

@@ -13,8 +13,8 @@ from django.http import Http404
 from django.utils import timezone
 
 from core.sql.rows import RowReader
+from drafts.enums import DraftStatus
 from drafts.models import OPEN_STATUSES, Draft
-from payments.enums import DraftStatus
 
 
 @dataclass(frozen=True)

@@ -23,10 +23,12 @@ from django.utils import timezone
 
 from addressbook.selectors import address_book_receiver
 from core.problems import Conflict, Problem
+from drafts.creation import draft_create_from_request
+from drafts.enums import DraftStatus as D
 from drafts.models import Draft
 from drafts.presenters import quote_is_live
 from drafts.requests import DraftRequest, Origin
-from drafts.services import draft_cancel, draft_create_from_request, draft_expire
+from drafts.services import draft_cancel, draft_expire
 from fees import ledger
 from fees.ledger import FeesOutstanding
 from notifications import kinds as email_kinds
@@ -35,7 +37,6 @@ from paylinks.events import payment_request_event_data
 from paylinks.models import PaymentRequest, PaymentRequestStatus
 from payments.addresses import validate_address
 from payments.enums import Currency, Method, Network
-from payments.enums import DraftStatus as D
 from payments.lightning import lightning_address_check
 from payments.rates import normalise_fiat
 from payments.rates.fiat import fiat_minor_units

@@ -28,10 +28,10 @@ from django.utils import timezone
 from addressbook.selectors import address_book_receiver
 from core.problems import Problem
 from core.wire import json_datetime
+from drafts.creation import draft_create_from_request
 from drafts.models import Draft
 from drafts.planning import draft_plan
 from drafts.requests import DraftRequest, Origin
-from drafts.services import draft_create_from_request
 from notifications.kinds import RECURRING_RUN_REFUSED
 from notifications.services import email_enqueue
 from recurring.models import RecurrenceInterval, RecurringTemplate

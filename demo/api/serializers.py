@@ -3,7 +3,8 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from core.api.serializers import StrictSerializer
-from payments.enums import Currency, DraftStatus, Network
+from drafts.enums import DraftStatus
+from payments.enums import Currency, Network
 
 
 class CreateDemoDraftRequestSerializer(StrictSerializer):

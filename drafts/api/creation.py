@@ -15,10 +15,10 @@ from rest_framework.exceptions import ValidationError
 from addressbook.selectors import address_book_receiver
 from core.api.problems import problem_from_validation
 from drafts.api.serializers import CreateDraftRequestSerializer
+from drafts.creation import draft_create_from_request
 from drafts.idempotency import Outcome, Record, run_idempotently, validate_key
 from drafts.presenters import draft_json
 from drafts.requests import DraftRequest, Origin
-from drafts.services import draft_create_from_request
 
 
 def draft_request_from_body(body: Any, *, user) -> DraftRequest:

@@ -15,8 +15,9 @@ from core.api.serializers import (
     StrictIntegerField,
     StrictSerializer,
 )
+from drafts.enums import DraftStatus
 from drafts.settlement import SETTLEMENT_CURRENCIES
-from payments.enums import Currency, DraftStatus, FeePlacement, Method, Network
+from payments.enums import Currency, FeePlacement, Method, Network
 
 INT64_MAX = 2**63 - 1
 MAX_EXPIRY_HOURS = 720

@@ -34,13 +34,13 @@ from drafts.api.serializers import (
     SettleAccruedFeesRequestSerializer,
     TxTemplateResponseSerializer,
 )
+from drafts.creation import fee_placement_estimate
 from drafts.documents import draft_fees_json, draft_pdf, draft_tx_template
 from drafts.idempotency import Outcome
 from drafts.planning import fee_estimate
 from drafts.presenters import draft_json, draft_status_json
 from drafts.requests import DraftRequest
 from drafts.selectors import draft_get, draft_list
-from drafts.services import fee_placement_estimate
 from drafts.settlement import settlement_open
 from fees.ledger import balance_of
 from payments.registry import format_amount

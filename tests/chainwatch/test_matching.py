@@ -12,7 +12,8 @@ from chainwatch.matching import match_network
 from chainwatch.models import ObservedTransfer
 from chainwatch.networks import token_address
 from core.env import network_env_suffix
-from payments.enums import Currency, DraftStatus, Network
+from drafts.enums import DraftStatus
+from payments.enums import Currency, Network
 from tests.factories import make_draft
 
 pytestmark = pytest.mark.django_db

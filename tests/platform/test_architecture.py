@@ -1,4 +1,5 @@
-"""The layers of docs/architecture.md, kept: DRF at the edge, no import circle between apps."""
+"""The layers of docs/architecture.md, kept: each app imports only the layers below it, DRF at
+the edge, private database internals in core/sql/ only."""
 
 from __future__ import annotations
 
@@ -7,11 +8,24 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-# `config` is the ground (settings, problems, wire formats) and also wires the URLs of every
-# app together, so it is left out of the circle check; its domain modules import no app.
 APPS = sorted(
-    p.name for p in ROOT.iterdir() if (p / "apps.py").exists() or (p.is_dir() and p.name in ("outbound", "mcp_server"))
+    p.name
+    for p in ROOT.iterdir()
+    if (p / "apps.py").exists() or (p.is_dir() and p.name in ("outbound", "mcp_server", "config"))
 )
+# From the ground up (docs/architecture.md). A package imports only packages of lower layers.
+LAYERS: list[tuple[str, ...]] = [
+    ("core", "outbound"),  # ground: problems, wire formats, SQL machinery, API base classes
+    ("notifications", "payments", "suggestions"),  # base
+    ("accounts", "addressbook"),
+    ("fees", "webhooks"),
+    ("drafts",),
+    ("chainwatch", "paylinks", "recurring", "demo"),
+    ("dashboard", "mcp_server"),  # surfaces
+    ("about",),  # what the service says of itself (llms.txt lists the MCP tools)
+    ("config",),  # wiring: settings, URLs, WSGI/ASGI, Celery
+]
+LAYER_OF = {app: n for n, layer in enumerate(LAYERS) for app in layer}
 GROUND_MODULES = ("core/problems.py", "core/wire.py", "core/env.py")
 # The MCP server renders through REST's own serializers and exception handler (one schema, one problem body).
 DRF_ALLOWED = ("/api/", "config/", "accounts/authentication.py", "accounts/permissions.py", "mcp_server/")
@@ -28,7 +42,7 @@ def _imports(path: Path) -> list[str]:
 
 
 def _source_files():
-    for app in [*APPS, "config"]:
+    for app in APPS:
         for path in (ROOT / app).rglob("*.py"):
             if "migrations" not in path.parts:
                 yield path
@@ -44,16 +58,43 @@ def test_rest_framework_is_imported_only_at_the_edge():
     assert offenders == []
 
 
-def test_no_two_apps_import_each_other():
+def _edges() -> dict[str, set[str]]:
     edges: dict[str, set[str]] = defaultdict(set)
     for path in _source_files():
         app = path.relative_to(ROOT).parts[0]
-        if app == "config":
-            continue
         for module in _imports(path):
             target = module.split(".")[0]
             if target in APPS and target != app:
                 edges[app].add(target)
+    return edges
+
+
+def _against_the_layers(edges: dict[str, set[str]]) -> list[str]:
+    return sorted(
+        f"{app} -> {target}"
+        for app, targets in edges.items()
+        for target in targets
+        if LAYER_OF[target] >= LAYER_OF[app]
+    )
+
+
+def test_every_package_has_a_layer():
+    assert sorted(set(APPS) - set(LAYER_OF)) == []
+
+
+def test_each_package_imports_only_lower_layers():
+    assert _against_the_layers(_edges()) == []
+
+
+def test_the_layer_check_finds_an_upward_import():
+    assert _against_the_layers({"core": {"drafts"}, "drafts": {"fees"}, "fees": {"webhooks"}}) == [
+        "core -> drafts",
+        "fees -> webhooks",
+    ]
+
+
+def test_no_two_apps_import_each_other():
+    edges = _edges()
 
     def reaches(start: str, goal: str, seen: set[str]) -> bool:
         return any(n == goal or (n not in seen and reaches(n, goal, seen | {n})) for n in edges[start])

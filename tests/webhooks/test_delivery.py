@@ -16,10 +16,9 @@ from django.utils import timezone
 from standardwebhooks.webhooks import Webhook as StandardWebhook
 
 import outbound
-from drafts.services import draft_payment_observed
 from notifications.models import EmailNotification
 from notifications.services import emails_send_due
-from tests.factories import make_draft
+from tests.factories import draft_payment_observed, make_draft
 from tests.webhooks.conftest import deliver_due, record
 from webhooks import services
 from webhooks.models import AttemptState, Delivery, DeliveryAttempt, EventType

@@ -5,11 +5,10 @@ from __future__ import annotations
 import pytest
 from django.db import transaction
 
-from drafts.services import draft_payment_observed
 from notifications import tasks as email_tasks
 from notifications.models import EmailNotification
 from notifications.services import emails_send_due
-from tests.factories import make_draft
+from tests.factories import draft_payment_observed, make_draft
 from tests.webhooks.conftest import deliver_due
 from webhooks import services, tasks
 from webhooks.models import Delivery
