@@ -15,7 +15,7 @@ from dashboard.forms import (
 )
 from dashboard.security import merchant_page
 from dashboard.views.common import PAGE_SIZE, show_problem
-from webhooks import services as webhook_services
+from webhooks import endpoints as webhook_endpoints
 from webhooks.selectors import delivery_list, webhook_list
 
 
@@ -25,7 +25,7 @@ def webhooks(request: HttpRequest) -> HttpResponse:
     created = None
     if request.method == "POST" and form.is_valid():
         try:
-            created = webhook_services.webhook_create(
+            created = webhook_endpoints.webhook_create(
                 user=request.user, url=form.cleaned_data["url"], events=form.cleaned_data["events"] or None
             )
             form = WebhookForm()
@@ -57,18 +57,18 @@ def webhook_action(request: HttpRequest, webhook_id, action: str) -> HttpRespons
     webhook = _own_webhook(request, webhook_id)
     try:
         if action == "test":
-            webhook_services.webhook_send_test(webhook=webhook)
+            webhook_endpoints.webhook_send_test(webhook=webhook)
             messages.success(request, _("A test event is on its way."))
         elif action == "delete":
-            webhook_services.webhook_delete(webhook=webhook)
+            webhook_endpoints.webhook_delete(webhook=webhook)
             messages.success(request, _("Webhook removed."))
             return redirect("dashboard:webhooks")
         elif action == "rotate":
-            rotated = webhook_services.webhook_rotate_secret(webhook=webhook)
+            rotated = webhook_endpoints.webhook_rotate_secret(webhook=webhook)
             return render(request, "dashboard/webhook_secret.html", {"webhook": rotated, "secret": rotated.secret})
         elif action == "redeliver":
             delivery = get_object_or_404(delivery_list(webhook=webhook), pk=request.POST.get("delivery"))
-            webhook_services.delivery_redeliver(delivery=delivery)
+            webhook_endpoints.delivery_redeliver(delivery=delivery)
             messages.success(request, _("Delivery queued again."))
         else:
             raise Http404

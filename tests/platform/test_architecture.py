@@ -14,6 +14,9 @@ APPS = sorted(
     if (p / "apps.py").exists() or (p.is_dir() and p.name in ("outbound", "mcp_server", "config"))
 )
 # From the ground up (docs/architecture.md). A package imports only packages of lower layers.
+# An app's api/ modules are its REST edge: they sit above every domain app (they may call any
+# of them, and share serializers with each other); importing one counts as importing its app.
+REST = "*/api"
 LAYERS: list[tuple[str, ...]] = [
     ("core", "outbound"),  # ground: problems, wire formats, SQL machinery, API base classes
     ("notifications", "payments", "suggestions"),  # base
@@ -21,6 +24,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("fees", "webhooks"),
     ("drafts",),
     ("chainwatch", "paylinks", "recurring", "demo"),
+    (REST,),  # every app's api/ (core/api/ excepted: base classes): the REST edge
     ("dashboard", "mcp_server"),  # surfaces
     ("about",),  # what the service says of itself (llms.txt lists the MCP tools)
     ("config",),  # wiring: settings, URLs, WSGI/ASGI, Celery
@@ -58,23 +62,33 @@ def test_rest_framework_is_imported_only_at_the_edge():
     assert offenders == []
 
 
+def _package_of(path: Path) -> str:
+    """The app a module belongs to, or `<app>/api` for its REST edge."""
+    parts = path.relative_to(ROOT).parts
+    return f"{parts[0]}/api" if len(parts) > 2 and parts[1] == "api" and parts[0] != "core" else parts[0]
+
+
+def _layer_of(package: str) -> int:
+    return LAYER_OF[REST] if package.endswith("/api") else LAYER_OF[package]
+
+
 def _edges() -> dict[str, set[str]]:
     edges: dict[str, set[str]] = defaultdict(set)
     for path in _source_files():
-        app = path.relative_to(ROOT).parts[0]
+        package = _package_of(path)
         for module in _imports(path):
             target = module.split(".")[0]
-            if target in APPS and target != app:
-                edges[app].add(target)
+            if target in APPS and target != package.split("/")[0]:
+                edges[package].add(target)
     return edges
 
 
 def _against_the_layers(edges: dict[str, set[str]]) -> list[str]:
     return sorted(
-        f"{app} -> {target}"
-        for app, targets in edges.items()
+        f"{package} -> {target}"
+        for package, targets in edges.items()
         for target in targets
-        if LAYER_OF[target] >= LAYER_OF[app]
+        if LAYER_OF[target] >= _layer_of(package)
     )
 
 
@@ -87,10 +101,14 @@ def test_each_package_imports_only_lower_layers():
 
 
 def test_the_layer_check_finds_an_upward_import():
-    assert _against_the_layers({"core": {"drafts"}, "drafts": {"fees"}, "fees": {"webhooks"}}) == [
-        "core -> drafts",
-        "fees -> webhooks",
-    ]
+    edges = {
+        "core": {"drafts"},
+        "drafts": {"fees"},
+        "fees": {"webhooks"},
+        "fees/api": {"drafts"},
+        "drafts/api": {"mcp_server"},
+    }
+    assert _against_the_layers(edges) == ["core -> drafts", "drafts/api -> mcp_server", "fees -> webhooks"]
 
 
 def test_no_two_apps_import_each_other():

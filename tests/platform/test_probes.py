@@ -12,7 +12,7 @@ from chainwatch.models import Cursor
 from config.celery import heartbeat
 from core.heartbeats import BEAT, WORKER, heartbeat_age, heartbeat_note
 from notifications.models import EmailNotification
-from webhooks.services import webhook_create, webhook_send_test
+from webhooks.endpoints import webhook_create, webhook_send_test
 
 pytestmark = pytest.mark.django_db
 
