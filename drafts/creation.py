@@ -104,10 +104,17 @@ def draft_create_from_request(
     """
     origin = origin or Origin.api()
     now = now or timezone.now()
-    plan = draft_plan(
+    plan = draft_plan_for(request=request, origin=origin, now=now)
+    return draft_create(user=user, plan=plan, origin=origin, now=now, on_created=on_created, along=along)
+
+
+def draft_plan_for(*, request: DraftRequest, origin: Origin, now: datetime) -> DraftPlan:
+    """Plan a draft of this origin: rates, Lightning-address invoices (network I/O, so outside
+    any transaction). A caller that must lock a row of its own before writing plans with this,
+    then calls `draft_create` under its lock."""
+    return draft_plan(
         request=request, now=now, is_fee_settlement=origin.is_fee_settlement, charges_fee=origin.charges_fee
     )
-    return draft_create(user=user, plan=plan, origin=origin, now=now, on_created=on_created, along=along)
 
 
 def draft_create(
