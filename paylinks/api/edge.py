@@ -49,12 +49,6 @@ def _create(user, body, record) -> Outcome:
     except ValidationError as exc:  # as a Problem, so the idempotency record keeps the 400
         raise problem_from_validation(exc) from None
     fields = data.validated_data
-    created: dict[str, Outcome] = {}
-
-    def store(payment_request) -> None:  # inside the request's transaction
-        created["outcome"] = Outcome(status=201, body=payment_request_json(payment_request))
-        record(created["outcome"])
-
     services.payment_request_create(
         user=user,
         fiat_currency=fields["fiatCurrency"],
@@ -63,6 +57,7 @@ def _create(user, body, record) -> Outcome:
         order_id=fields.get("orderId"),
         memo=fields.get("memo"),
         expiry_hours=fields.get("expiryHours"),
-        on_created=store,
+        # the answer, stored inside the request's transaction (a taken key rolls it back)
+        on_created=lambda payment_request: record(Outcome(status=201, body=payment_request_json(payment_request))),
     )
-    return created["outcome"]
+    return record.stored
