@@ -1,4 +1,4 @@
-"""One scheduler: beats share a lease in the database (config/beat.py), and a beat entry's work
+"""One scheduler: beats share a lease in the database (core/beat.py), and a beat entry's work
 holds a lease while it runs (config/celery.py), so neither a second beat nor a duplicate send
 runs the same periodic work twice at once."""
 
@@ -15,10 +15,10 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
 
-from config.beat import BEAT_LEASE
 from config.celery import app as celery_app
 from config.celery import scheduled_work
-from config.leases import lease_holder, lease_release, lease_take
+from core.beat import BEAT_LEASE
+from core.leases import lease_holder, lease_release, lease_take
 from webhooks.tasks import dispatch_due
 
 ROOT = Path(__file__).resolve().parents[2]
