@@ -13,6 +13,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from accounts.modes import livemode_of, network_check
 from config import metrics
 from config.problems import Conflict
 from config.rows import RowInserter, Select, rows_together, writes_in_one_statement
@@ -74,7 +75,13 @@ def _transition(draft: Draft, to: str, *, event: str | None, now: datetime) -> N
     draft.save()
     _settle_fees_on(draft, to, now)
     if event:
-        event_record(user=draft.user, type=event, data=draft_event_data(draft, occurred_at=now), draft_id=draft.id)
+        event_record(
+            user=draft.user,
+            type=event,
+            data=draft_event_data(draft, occurred_at=now),
+            draft_id=draft.id,
+            livemode=draft.livemode,
+        )
     if to == S.CONFIRMED:
         for listener in _confirmed_listeners:
             listener(draft=draft, now=now)
@@ -86,7 +93,7 @@ def _settle_fees_on(draft: Draft, to: str, now: datetime) -> None:
     if to == S.CONFIRMED:
         if draft.is_fee_settlement:
             ledger.settlement_confirmed(settlement=draft, now=now)
-        elif draft.fee_placement == FeePlacement.ACCRUED:
+        elif draft.fee_placement == FeePlacement.ACCRUED and draft.livemode:  # test fees never accrue
             ledger.fee_accrue(draft=draft, now=now)
     elif to in (S.EXPIRED, S.CANCELLED) and draft.is_fee_settlement:
         ledger.settlement_abandoned(settlement=draft)
@@ -205,7 +212,9 @@ def _payment_vanished(draft: Draft, now: datetime) -> Draft:
     draft.amount_mismatch, draft.seen_at, draft.accepted_by_owner = None, None, False
     _transition(draft, S.PENDING, event=None, now=now)
     data = {**draft_event_data(draft, occurred_at=now), "txId": reverted_tx_id, "previousStatus": previous_status}
-    event_record(user=draft.user, type=EventType.DRAFT_PAYMENT_REVERTED, data=data, draft_id=draft.id)
+    event_record(
+        user=draft.user, type=EventType.DRAFT_PAYMENT_REVERTED, data=data, draft_id=draft.id, livemode=draft.livemode
+    )
     return draft
 
 
@@ -533,6 +542,7 @@ def draft_create_from_request(
     """
     origin = origin or Origin.api()
     now = now or timezone.now()
+    network_check(user, request.network)  # a test-mode caller: test networks only
     plan = draft_plan(
         request=request, now=now, is_fee_settlement=origin.is_fee_settlement, charges_fee=origin.charges_fee
     )
@@ -563,7 +573,8 @@ def draft_create(
         # The first try of an exact draft takes the amount as asked (clashes are rare, and the
         # unique index catches them); later tries look up the open amounts first. The fee cap
         # and a fiat-priced draft's open amounts are read in one round trip.
-        accrues = plan.method != Method.MULTI_OUTPUT and plan.fee is not None  # a fee that would accrue
+        # a fee that would accrue (never in test mode)
+        accrues = plan.method != Method.MULTI_OUTPUT and plan.fee is not None and livemode_of(user)
         fee_cap = ledger.outstanding_read(user) if accrues else None
         reads = [read for read in (fee_cap, _open_amounts_read(plan)) if read is not None]
         found = rows_together(*reads) if reads else []
@@ -677,6 +688,7 @@ def _draft_insert(
         payment_request_id=origin.payment_request_id,
         order_id=origin.order_id,
         template_id=origin.template_id,
+        livemode=livemode_of(user),
     )
     placement, fee_address = _fee_placement(user=user, plan=plan, draft_id=draft.id)
     draft.fee_placement, draft.platform_fee_address = placement, fee_address
@@ -691,6 +703,7 @@ def _draft_insert(
         type=EventType.DRAFT_CREATED,
         data=draft_event_data(draft, occurred_at=now),
         draft_id=draft.id,
+        livemode=draft.livemode,
         along=[*(along(draft) if along is not None else ()), (_DRAFT_INSERT, draft)],
     )
     return draft

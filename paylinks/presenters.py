@@ -44,6 +44,7 @@ def payment_request_json(payment_request: PaymentRequest) -> dict[str, Any]:
         "expiresAt": json_datetime(payment_request.expires_at),
         "createdAt": json_datetime(payment_request.created_at),
         "draftId": str(payment_request.draft_id) if payment_request.draft_id else None,
+        "livemode": payment_request.livemode,
     }
 
 

@@ -25,6 +25,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from accounts.modes import livemode_of, mode_set, network_check
 from addressbook.selectors import address_book_receiver
 from config.problems import Problem
 from config.wire import json_datetime
@@ -103,6 +104,7 @@ def recurring_template_create(
             field="draft.bolt11",
         )
     request = _draft_request(user=user, draft=draft, interval=interval, entry_field="draft.addressBookId")
+    network_check(user, request.network, field="draft.network")
     lightning = (
         request.payment_method == "Lightning" or request.lightning_address or "@" in (request.receiver_address or "")
     )
@@ -124,6 +126,7 @@ def recurring_template_create(
         next_run_index=index,
         next_run_at=run_time(first_run_at=first, interval=interval, tz=tz, index=index),
         created_at=now,
+        livemode=livemode_of(user),
     )
 
 
@@ -214,7 +217,11 @@ def recurring_template_run(*, template_id: UUID, run_index: int, now: datetime |
             user=template.user, draft=template.draft, interval=template.interval, entry_field="addressBookId"
         )
         return draft_create_from_request(
-            user=template.user, request=request, origin=Origin.template(template.id), now=now, on_created=advance
+            user=mode_set(template.user, livemode=template.livemode),
+            request=request,
+            origin=Origin.template(template.id),
+            now=now,
+            on_created=advance,
         )
     except RunAlreadyMade:
         return None

@@ -27,6 +27,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 import outbound
+from accounts.modes import livemode_of
 from config import metrics
 from config.problems import Conflict, Problem
 from config.rows import RowInserter, insert_then_fetch, writes_in_one_statement
@@ -97,7 +98,13 @@ _EVENT_INSERT = RowInserter(Event)
 
 
 def event_record(
-    *, user, type: str, data: dict[str, Any], draft_id: UUID | None = None, along: Sequence[tuple] = ()
+    *,
+    user,
+    type: str,
+    data: dict[str, Any],
+    draft_id: UUID | None = None,
+    along: Sequence[tuple] = (),
+    livemode: bool | None = None,
 ) -> Event:
     """Record an event in the transaction of the change it reports (the outbox), with one
     Delivery for each of the owner's endpoints that wants it.
@@ -108,13 +115,15 @@ def event_record(
     A row its inserter's on_conflict refuses stops the rest: its instance, the later rows' and
     the event keep `_state.adding` True and nothing more is written. With the change in
     `along` and all of it one statement, no transaction is needed; otherwise call this inside
-    the transaction that makes the change, never after it."""
+    the transaction that makes the change, never after it. `livemode` is the mode of the object
+    it reports (default: the caller's, accounts.modes): only endpoints of that mode get it."""
     connection = transaction.get_connection()
     if not connection.in_atomic_block and not (
         along and type not in EMAIL_KIND_OF_EVENT and writes_in_one_statement(connection)
     ):
         raise RuntimeError("event_record must run inside the transaction of the change it reports")
-    event = Event(user=user, type=type, data=data, draft_id=draft_id)
+    livemode = livemode_of(user) if livemode is None else livemode
+    event = Event(user=user, type=type, data=data, draft_id=draft_id, livemode=livemode)
     inserts = list(along)
     if type == EventType.TEST:  # a test event goes only to the endpoint it tests
         for inserter, instance in [*inserts, (_EVENT_INSERT, event)]:
@@ -155,7 +164,11 @@ def webhook_create(*, user, url: str, events: list[str] | None) -> Webhook:
     The returned row carries the secret; the API shows it this once."""
     _url_check(url)
     return Webhook.objects.create(
-        user=user, url=url, events=sorted(set(events or [])), secret=signing.secret_generate()
+        user=user,
+        url=url,
+        events=sorted(set(events or [])),
+        secret=signing.secret_generate(),
+        livemode=livemode_of(user),
     )
 
 
@@ -223,6 +236,7 @@ def webhook_send_test(*, webhook: Webhook, now: datetime | None = None) -> Deliv
         event = event_record(
             user=webhook.user,
             type=EventType.TEST,
+            livemode=webhook.livemode,
             data={
                 "webhookId": str(webhook.id),
                 "message": "This is a test event from the payment drafts service.",

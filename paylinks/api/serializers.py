@@ -90,6 +90,7 @@ class PaymentRequestResponseSerializer(serializers.Serializer):
     expiresAt = serializers.DateTimeField()
     createdAt = serializers.DateTimeField()
     draftId = serializers.UUIDField(allow_null=True, help_text="The draft of the payer's current (or paying) choice")
+    livemode = serializers.BooleanField(help_text="False for a test-mode object (made with a test key).")
 
 
 class CheckoutOptionSerializer(serializers.Serializer):
