@@ -17,6 +17,7 @@ from mcp_types import Tool, ToolAnnotations
 from accounts.models import ApiKey, User
 from drafts import services as draft_services
 from drafts.api.creation import create_draft_outcome
+from drafts.api.test_helpers import simulate_expiry_json, simulate_payment_json, simulate_reorg_json
 from drafts.api.views import draft_batch_json, draft_page_json, fee_quote_json, settlement_json, tx_template_json
 from drafts.documents import draft_fees_json
 from drafts.presenters import draft_json, draft_status_json
@@ -354,6 +355,41 @@ TOOLS: tuple[ToolSpec, ...] = (
         guidance="The account's webhook endpoints (signing secrets are never shown again).",
         read_only=True,
         idempotent=True,
+    ),
+    ToolSpec(
+        name="test_pay_draft",
+        method="POST",
+        path="/api/v1/test-helpers/drafts/{id}/pay",
+        run=lambda c: simulate_payment_json(
+            user=c.user, draft_id=c.arguments["id"], body={k: v for k, v in c.arguments.items() if k != "id"}
+        ),
+        guidance=(
+            "Test keys (pdk_test_) only: pays a test draft through the same path as a payment seen on chain, so "
+            "its events reach the account's test webhooks. outcome exact (default), short, over, split, twice or "
+            "late; confirmations 0 leaves it Seen."
+        ),
+        read_only=False,
+        descriptions=DRAFT_ID,
+    ),
+    ToolSpec(
+        name="test_expire_draft",
+        method="POST",
+        path="/api/v1/test-helpers/drafts/{id}/expire",
+        run=lambda c: simulate_expiry_json(user=c.user, draft_id=c.arguments["id"]),
+        guidance="Test keys only: a Pending test draft expires now (draft.expired).",
+        read_only=False,
+        destructive=True,
+        descriptions=DRAFT_ID,
+    ),
+    ToolSpec(
+        name="test_reorg_draft",
+        method="POST",
+        path="/api/v1/test-helpers/drafts/{id}/reorg",
+        run=lambda c: simulate_reorg_json(user=c.user, draft_id=c.arguments["id"]),
+        guidance="Test keys only: the payment of a Seen test draft leaves the chain; back to Pending.",
+        read_only=False,
+        destructive=True,
+        descriptions=DRAFT_ID,
     ),
 )
 

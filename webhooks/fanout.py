@@ -2,8 +2,9 @@
 
 `DELIVERIES` is the read `webhooks.services.event_record` hands to
 `config.rows.insert_then_fetch` after the event's INSERT: one Delivery for every endpoint of
-the event's owner in the event's mode (live or test) that wants its type (`Webhook.wants`; disabled endpoints too: theirs wait
-until it is re-enabled), read back as the endpoints that got one.
+the event's owner in the event's mode (live or test, accounts.modes) that wants its type
+(`Webhook.wants`; disabled endpoints too: theirs wait until it is re-enabled), read back as
+the endpoints that got one.
 
 On PostgreSQL that is one more data-modifying WITH in the event's own statement
 (`INSERT INTO webhooks_delivery ... SELECT ... FROM webhooks_webhook`), so the change, its

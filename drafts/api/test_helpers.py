@@ -38,13 +38,31 @@ class SimulatePaymentRequestSerializer(StrictSerializer):
     )
 
 
+def _test_draft(*, user, draft_id):
+    require_test_mode(user)
+    return draft_get(user=user, draft_id=draft_id)
+
+
+def simulate_payment_json(*, user, draft_id, body) -> dict:
+    """POST /test-helpers/drafts/{id}/pay; shared by REST and MCP."""
+    draft = _test_draft(user=user, draft_id=draft_id)
+    request = SimulatePaymentRequestSerializer(data=body)
+    request.is_valid(raise_exception=True)
+    outcome, depth = request.validated_data["outcome"], request.validated_data.get("confirmations")
+    return draft_json(draft_payment_simulate(draft=draft, outcome=outcome, confirmations=depth))
+
+
+def simulate_expiry_json(*, user, draft_id) -> dict:
+    return draft_json(draft_expire_simulate(draft=_test_draft(user=user, draft_id=draft_id)))
+
+
+def simulate_reorg_json(*, user, draft_id) -> dict:
+    return draft_json(draft_reorg_simulate(draft=_test_draft(user=user, draft_id=draft_id)))
+
+
 class TestHelperView(APIView):
     required_scopes = {"POST": "drafts:write"}
     problem_statuses = {"POST": (403, 409)}
-
-    def draft(self, request, pk):
-        require_test_mode(request.user)
-        return draft_get(user=request.user, draft_id=pk)
 
 
 class SimulatePaymentView(TestHelperView):
@@ -54,18 +72,7 @@ class SimulatePaymentView(TestHelperView):
         responses=DraftResponseSerializer,
     )
     def post(self, request, pk):
-        draft = self.draft(request, pk)
-        body = SimulatePaymentRequestSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        return Response(
-            draft_json(
-                draft_payment_simulate(
-                    draft=draft,
-                    outcome=body.validated_data["outcome"],
-                    confirmations=body.validated_data.get("confirmations"),
-                )
-            )
-        )
+        return Response(simulate_payment_json(user=request.user, draft_id=pk, body=request.data))
 
 
 class SimulateExpiryView(TestHelperView):
@@ -73,7 +80,7 @@ class SimulateExpiryView(TestHelperView):
         summary="Test mode: expire a Pending test draft now", request=None, responses=DraftResponseSerializer
     )
     def post(self, request, pk):
-        return Response(draft_json(draft_expire_simulate(draft=self.draft(request, pk))))
+        return Response(simulate_expiry_json(user=request.user, draft_id=pk))
 
 
 class SimulateReorgView(TestHelperView):
@@ -83,4 +90,4 @@ class SimulateReorgView(TestHelperView):
         responses=DraftResponseSerializer,
     )
     def post(self, request, pk):
-        return Response(draft_json(draft_reorg_simulate(draft=self.draft(request, pk))))
+        return Response(simulate_reorg_json(user=request.user, draft_id=pk))
