@@ -65,6 +65,8 @@ class ToolSpec:
     open_world: bool = False
     descriptions: dict[str, str] | None = None
     required_too: tuple[str, ...] = ()  # REST refuses a call without them (its serializer checks them itself)
+    # The result is what this other tool returns: its output schema is not repeated (tools/list stays small).
+    result_as: str | None = None
 
     @property
     def scope(self) -> str | None:
@@ -81,7 +83,8 @@ class ToolSpec:
     @property
     def description(self) -> str:
         scope = f" Needs the API key scope `{self.scope}`." if self.scope else ""
-        return f"{self.title}. {self.guidance}{scope}"
+        result = f" The result is the draft, as {self.result_as} returns it." if self.result_as else ""
+        return f"{self.title}. {self.guidance}{result}{scope}"
 
     @property
     def wraps_result(self) -> bool:
@@ -95,7 +98,7 @@ class ToolSpec:
             input_schema=schemas.input_schema(
                 self.method, self.path, descriptions=self.descriptions, required_too=self.required_too
             ),
-            output_schema=schemas.output_schema(self.method, self.path),
+            output_schema=None if self.result_as else schemas.output_schema(self.method, self.path),
             annotations=ToolAnnotations(
                 title=self.title,
                 read_only_hint=self.read_only,
@@ -364,11 +367,11 @@ TOOLS: tuple[ToolSpec, ...] = (
             user=c.user, draft_id=c.arguments["id"], body={k: v for k, v in c.arguments.items() if k != "id"}
         ),
         guidance=(
-            "Test keys (pdk_test_) only: pays a test draft through the same path as a payment seen on chain, so "
-            "its events reach the account's test webhooks. outcome exact (default), short, over, split, twice or "
-            "late; confirmations 0 leaves it Seen."
+            "Test keys (pdk_test_) only: pays a test draft as a watcher would see it; its events reach the "
+            "account's test webhooks. confirmations 0 leaves it Seen."
         ),
         read_only=False,
+        result_as="get_draft",
         descriptions=DRAFT_ID,
     ),
     ToolSpec(
@@ -379,6 +382,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         guidance="Test keys only: a Pending test draft expires now (draft.expired).",
         read_only=False,
         destructive=True,
+        result_as="get_draft",
         descriptions=DRAFT_ID,
     ),
     ToolSpec(
@@ -389,6 +393,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         guidance="Test keys only: the payment of a Seen test draft leaves the chain; back to Pending.",
         read_only=False,
         destructive=True,
+        result_as="get_draft",
         descriptions=DRAFT_ID,
     ),
 )
