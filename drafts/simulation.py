@@ -59,6 +59,11 @@ def _tx_id(draft: Draft, part: str) -> str:
     return f"0x{digest}" if network_info(draft.network).family == "evm" else digest
 
 
+def simulated_tx_id(draft: Draft) -> str:
+    """The id of the (first) transaction a simulated payment of this draft gives."""
+    return _tx_id(draft, "1")
+
+
 def _confirmations(draft: Draft, confirmations: int | None) -> int:
     if confirmations is None:
         return draft.required_confirmations
