@@ -6,6 +6,7 @@ app_name = "dashboard"
 
 urlpatterns = [
     path("", views.overview, name="overview"),
+    path("mode", views.mode_switch, name="mode"),
     path("drafts/", views.drafts, name="drafts"),
     path("drafts/new", views.draft_new, name="draft_new"),
     path("drafts/fee-preview", views.fee_preview, name="fee_preview"),

@@ -19,6 +19,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from accounts.closure import account_delete
+from accounts.modes import livemode_of, owned
 from accounts.passkeys import passkey_delete
 from accounts.passwords import password_change
 from accounts.selectors import api_key_list
@@ -45,7 +46,7 @@ from dashboard.forms import (
     SettleForm,
     WebhookForm,
 )
-from dashboard.security import costly_refusal, merchant_page, page_headers
+from dashboard.security import TEST_MODE_SESSION_KEY, costly_refusal, merchant_page, page_headers
 from drafts import services as draft_services
 from drafts.documents import draft_pdf, draft_tx_template
 from drafts.models import Draft
@@ -118,7 +119,7 @@ def overview(request: HttpRequest) -> HttpResponse:
             "balance": balance,
             "cap_usd": settings.FEE_MAX_OUTSTANDING_USD,
             "cap_days": settings.FEE_MAX_AGE_DAYS,
-            "recent": Draft.objects.filter(user=request.user).order_by("-created_at")[:8],
+            "recent": owned(Draft, request.user).order_by("-created_at")[:8],
             "chart": volume,
             "chart_svg": charts.volume_svg(volume),
             "legend": [(asset, charts.legend_swatch(i)) for i, asset in enumerate(volume.assets)],
@@ -417,6 +418,22 @@ def webhook_action(request: HttpRequest, webhook_id, action: str) -> HttpRespons
     return redirect("dashboard:webhook", webhook_id=webhook.id)
 
 
+# --- Test mode ------------------------------------------------------------------------
+
+
+@merchant_page
+@require_POST
+def mode_switch(request: HttpRequest) -> HttpResponse:
+    """The "Test mode" switch: on, every page shows and makes the account's test objects only."""
+    on = request.POST.get("testMode") == "on"
+    request.session[TEST_MODE_SESSION_KEY] = on
+    if on:
+        messages.info(request, _("Test mode on: you see and make test objects only, on test networks."))
+    else:
+        messages.info(request, _("Test mode off: you see and make live objects."))
+    return redirect("dashboard:overview")
+
+
 # --- API keys -------------------------------------------------------------------------
 
 
@@ -432,6 +449,7 @@ def api_keys(request: HttpRequest) -> HttpResponse:
                 name=form.cleaned_data["name"],
                 scopes=form.cleaned_data["scopes"],
                 expires_at=timezone.now() + timedelta(days=days) if days else None,
+                livemode=not form.cleaned_data.get("testMode"),
             )
             form = ApiKeyForm()
         except Problem as problem:
@@ -464,6 +482,8 @@ def fees(request: HttpRequest) -> HttpResponse:
         except Problem as problem:
             _show_problem(form, problem)
     entries = AccruedFee.objects.filter(user=request.user).select_related("draft").order_by("-accrued_at")[:100]
+    if not livemode_of(request.user):  # test fees never accrue
+        entries = AccruedFee.objects.none()
     return render(
         request,
         "dashboard/fees.html",
@@ -514,7 +534,7 @@ def paylink_new(request: HttpRequest) -> HttpResponse:
 def paylink_detail(request: HttpRequest, payment_request_id) -> HttpResponse:
     payment_request = payment_request_get(user=request.user, payment_request_id=payment_request_id)
     url = pay_url(payment_request)
-    drafts = Draft.objects.filter(user=request.user, payment_request_id=payment_request.id).order_by("-created_at")
+    drafts = owned(Draft, request.user).filter(payment_request_id=payment_request.id).order_by("-created_at")
     return render(
         request,
         "dashboard/paylink_detail.html",
@@ -620,7 +640,7 @@ def transfers(request: HttpRequest) -> HttpResponse:
     page = Paginator(unmatched_list(user=request.user, matched=matched), PAGE_SIZE).get_page(request.GET.get("page"))
     rows = []
     for report in page.object_list:
-        drafts = Draft.objects.filter(user=request.user, id__in=report.candidate_draft_ids).order_by("-created_at")
+        drafts = owned(Draft, request.user).filter(id__in=report.candidate_draft_ids).order_by("-created_at")
         rows.append((unmatched_json(report), AttachForm(drafts=drafts, prefix=str(report.id))))
     return render(request, "dashboard/transfers.html", {"page": page, "rows": rows, "matched": matched})
 
@@ -629,7 +649,7 @@ def transfers(request: HttpRequest) -> HttpResponse:
 @require_POST
 def transfer_attach_view(request: HttpRequest, report_id) -> HttpResponse:
     report = get_object_or_404(unmatched_list(user=request.user, matched=None), pk=report_id)
-    drafts = Draft.objects.filter(user=request.user, id__in=report.candidate_draft_ids)
+    drafts = owned(Draft, request.user).filter(id__in=report.candidate_draft_ids)
     form = AttachForm(request.POST, drafts=drafts, prefix=str(report.id))
     if not form.is_valid():
         messages.error(request, _("Pick one of your drafts."))
