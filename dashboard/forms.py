@@ -84,7 +84,7 @@ class ApiKeyForm(PlainTextForm):
     testMode = forms.BooleanField(
         label=_("Test key"),
         required=False,
-        help_text=_("pdk_test_…: sees and makes only test objects, on test networks; payments simulated on demand"),
+        help_text=_("Sees and makes only test objects, on test networks; payments simulated on demand"),
     )
 
 
