@@ -185,3 +185,10 @@ def test_the_test_accounts_webhook_receives_seen_and_confirmed(owner, api_client
     assert sorted(body["event"] for body in delivered) == ["draft.confirmed", "draft.created", "draft.seen"]
     confirmed = next(body for body in delivered if body["event"] == "draft.confirmed")
     assert confirmed["data"]["draftId"] == draft["id"] and confirmed["data"]["livemode"] is False
+
+
+def test_llms_txt_teaches_test_mode(anon_client):
+    text = anon_client.get("/llms.txt").content.decode()
+    assert "pdk_test_" in text and "--test-mode" in text
+    assert "/api/v1/test-helpers/drafts/{id}/pay" in text and "test_pay_draft" in text
+    assert all(f"`{outcome}`" in text for outcome in ("exact", "short", "over", "split", "twice", "late"))
