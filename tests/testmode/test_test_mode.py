@@ -192,3 +192,19 @@ def test_llms_txt_teaches_test_mode(anon_client):
     assert "pdk_test_" in text and "--test-mode" in text
     assert "/api/v1/test-helpers/drafts/{id}/pay" in text and "test_pay_draft" in text
     assert all(f"`{outcome}`" in text for outcome in ("exact", "short", "over", "split", "twice", "late"))
+
+
+def test_an_idempotency_key_of_one_mode_never_replays_the_other_modes_answer(api_client, test_client):
+    live = api_client.post(
+        "/api/v1/drafts",
+        {"network": "Sepolia", "currency": "USDC", "receiverAddress": ADDRESSES["Sepolia"], "amountSats": 30_000_000},
+        format="json",
+        HTTP_IDEMPOTENCY_KEY="order-7",
+    ).json()
+    test = test_client.post(
+        "/api/v1/drafts",
+        {"network": "Sepolia", "currency": "USDC", "receiverAddress": ADDRESSES["Sepolia"], "amountSats": 31_000_000},
+        format="json",
+        HTTP_IDEMPOTENCY_KEY="order-7",
+    )
+    assert test.status_code == 201 and test.json()["id"] != live["id"] and test.json()["livemode"] is False
