@@ -83,6 +83,7 @@ def checkout_json(payment_request: PaymentRequest, *, now: datetime | None = Non
             for o in checkout_options(payment_request)
         ],
         "selection": checkout_selection_json(draft) if draft is not None else None,
+        "livemode": payment_request.livemode,
     }
 
 

@@ -135,6 +135,7 @@ class CheckoutResponseSerializer(serializers.Serializer):
     expiresAt = serializers.DateTimeField()
     options = CheckoutOptionSerializer(many=True)
     selection = CheckoutSelectionSerializer(allow_null=True)
+    livemode = serializers.BooleanField(help_text="False for a test-mode pay link: no real funds move.")
 
 
 class CheckoutStatusSerializer(serializers.Serializer):
