@@ -208,3 +208,27 @@ def test_an_idempotency_key_of_one_mode_never_replays_the_other_modes_answer(api
         HTTP_IDEMPOTENCY_KEY="order-7",
     )
     assert test.status_code == 201 and test.json()["id"] != live["id"] and test.json()["livemode"] is False
+
+
+def test_a_test_template_makes_test_drafts_and_refuses_a_main_network(test_client):
+    from recurring.tasks import run_due
+
+    body = {"interval": "Daily", "draft": {"network": "Sepolia", "currency": "USDC",
+            "receiverAddress": ADDRESSES["Sepolia"], "amountSats": 9_000_000}}  # fmt: skip
+    template = test_client.post("/api/v1/recurring-templates", body, format="json")
+    assert template.status_code == 200, template.content
+    assert template.json()["livemode"] is False
+    run_due()
+    made = test_client.get("/api/v1/drafts").json()["items"]
+    assert [d["livemode"] for d in made] == [False] and made[0]["amountSats"] == 9_000_000
+
+    main = body | {"draft": body["draft"] | {"network": "Base", "receiverAddress": ADDRESSES["Base"]}}
+    refused = test_client.post("/api/v1/recurring-templates", main, format="json")
+    assert refused.status_code == 400 and refused.json()["errors"][0]["field"] == "draft.network"
+
+
+def test_a_test_pay_link_refuses_a_main_network_option(test_client):
+    body = {"fiatCurrency": "EUR", "fiatAmount": 5,
+            "options": [{"currency": "USDC", "network": "Base", "receiverAddress": ADDRESSES["Base"]}]}  # fmt: skip
+    refused = test_client.post("/api/v1/payment-requests", body, format="json")
+    assert refused.status_code == 400 and refused.json()["errors"][0]["field"] == "options[0].network"
