@@ -15,7 +15,7 @@ from typing import TypeVar
 
 from django.db.models import Model, QuerySet
 
-from config.problems import Problem
+from core.problems import Problem
 from payments.registry import NETWORKS
 
 M = TypeVar("M", bound=Model)

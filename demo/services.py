@@ -20,13 +20,13 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.modes import mode_set
-from config.problems import Problem, ServiceUnavailable
+from core.problems import Problem, ServiceUnavailable
 from demo.selectors import demo_drafts, demo_networks, demo_open_draft_count
+from drafts.creation import draft_create_from_request
+from drafts.enums import DraftStatus
 from drafts.models import Draft
 from drafts.requests import DraftRequest, Origin
-from drafts.services import draft_create_from_request
 from drafts.simulation import Outcome, draft_payment_simulate, simulated_tx_id
-from payments.enums import DraftStatus
 
 SIMULATION_BATCH = 200
 

@@ -13,9 +13,9 @@ from django.http import Http404
 from django.utils import timezone
 
 from accounts.modes import livemode_of, owned
-from config.rows import RowReader
+from core.sql.rows import RowReader
+from drafts.enums import DraftStatus
 from drafts.models import OPEN_STATUSES, Draft
-from payments.enums import DraftStatus
 
 
 @dataclass(frozen=True)

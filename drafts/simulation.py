@@ -15,11 +15,11 @@ from django.db import models
 from django.utils import timezone
 
 from accounts.modes import livemode_of
-from config.problems import Conflict, Problem
+from core.problems import Conflict, Problem
 from drafts import services
+from drafts.enums import DraftStatus as S
 from drafts.models import Draft
 from drafts.services import PaymentObservation, draft_payment_apply
-from payments.enums import DraftStatus as S
 from payments.registry import network_info
 
 MAX_CONFIRMATIONS = 1000

@@ -7,7 +7,7 @@ from uuid import UUID
 from django.db.models import QuerySet
 
 from accounts.modes import owned
-from config.problems import NotFound
+from core.problems import NotFound
 from recurring.models import RecurringTemplate
 
 

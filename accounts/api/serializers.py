@@ -4,7 +4,7 @@ from django.utils import timezone
 from rest_framework import serializers
 
 from accounts.scopes import ALL_SCOPES
-from config.api.serializers import PlainTextField, StrictBooleanField, StrictSerializer
+from core.api.serializers import PlainTextField, StrictBooleanField, StrictSerializer
 
 
 class CreateApiKeyRequestSerializer(StrictSerializer):

@@ -6,7 +6,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api.serializers import StrictChoiceField, StrictIntegerField, StrictSerializer
+from core.api.serializers import StrictChoiceField, StrictIntegerField, StrictSerializer
 from drafts.api.serializers import DraftResponseSerializer
 from drafts.presenters import draft_json
 from drafts.selectors import draft_get
