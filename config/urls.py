@@ -1,7 +1,8 @@
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 
 import config.routing  # noqa: F401 - registers the <id:...> converter
+from accounts.logos import DIGEST_PATTERN, merchant_logo
 from config.metrics import metrics_view
 from config.views import SchemaView, healthz, livez, llms_txt, readyz, swagger
 from dashboard.views import home
@@ -29,6 +30,7 @@ urlpatterns = [
     path("swagger", swagger, name="swagger"),
     path("metrics", metrics_view, name="metrics"),
     path("pay/", include("paylinks.urls")),
+    re_path(rf"^merchant-logos/(?P<digest>{DIGEST_PATTERN})\.png$", merchant_logo, name="merchant-logo"),
     path("llms.txt", llms_txt, name="llms-txt"),
     path("healthz", healthz, name="healthz"),
     path("livez", livez, name="livez"),

@@ -21,6 +21,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from accounts.profiles import https_url_check, merchant_profile_get
 from addressbook.selectors import address_book_receiver
 from config.problems import Conflict, Problem
 from drafts.models import Draft
@@ -133,6 +134,7 @@ def payment_request_create(
     order_id: str | None = None,
     memo: str | None = None,
     expiry_hours: int | None = None,
+    return_url: str | None = None,
     now: datetime | None = None,
     on_created: Any = None,
 ) -> PaymentRequest:
@@ -141,6 +143,7 @@ def payment_request_create(
     now = now or timezone.now()
     fiat_currency = normalise_fiat(fiat_currency)
     fiat_amount = _fiat_amount_check(fiat_currency, fiat_amount)
+    return_url = https_url_check(return_url, field="returnUrl") if return_url else None
     if not options:
         raise Problem("Offer at least one option to pay with.", code="required", field="options")
     if len(options) > MAX_OPTIONS:
@@ -180,6 +183,7 @@ def payment_request_create(
             options=[o.as_json() for o in checked],
             order_id=order_id or None,
             memo=memo or None,
+            return_url=return_url,
             expires_at=now + timedelta(hours=expiry_hours or DEFAULT_EXPIRY_HOURS),
             created_at=now,
         )
@@ -301,7 +305,7 @@ def _receipt_send(payment_request: PaymentRequest, data: dict[str, Any], draft: 
 def merchant_name(payment_request: PaymentRequest) -> str:
     """The name a payer sees: the account's display name when it has one, else the
     deployment's label (PAYMENT_URI_LABEL). Never the owner's email."""
-    name = getattr(payment_request.user, "display_name", "") or ""
+    name = merchant_profile_get(user=payment_request.user).display_name
     return name or settings.PAYMENT_URI_LABEL
 
 

@@ -129,6 +129,7 @@ def _create(user, body, record) -> Outcome:
         order_id=fields.get("orderId"),
         memo=fields.get("memo"),
         expiry_hours=fields.get("expiryHours"),
+        return_url=fields.get("returnUrl"),
         on_created=store,
     )
     return created["outcome"]
