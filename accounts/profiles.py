@@ -80,12 +80,7 @@ def _profile_of(row: MerchantProfile | None) -> Profile:
 def merchant_profile_get(*, user) -> Profile:
     if user is None or user.pk is None:
         return Profile()
-    cached = getattr(user, "_merchant_profile_read", None)
-    if cached is None:
-        row = MerchantProfile.objects.filter(user_id=user.pk).defer("logo_png").first()
-        cached = _profile_of(row)
-        user._merchant_profile_read = cached
-    return cached
+    return _profile_of(MerchantProfile.objects.filter(user_id=user.pk).defer("logo_png").first())
 
 
 def merchant_logo_png(*, digest: str) -> bytes | None:
@@ -247,8 +242,6 @@ def merchant_profile_update(
             row.logo_png = png
             row.logo_digest = hashlib.sha256(png).hexdigest()[:32] if png else ""
         row.save()
-    if hasattr(user, "_merchant_profile_read"):
-        del user._merchant_profile_read
     return _profile_of(row)
 
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from dashboard import views
+from dashboard import profile, views
 
 app_name = "dashboard"
 
@@ -31,5 +31,6 @@ urlpatterns = [
     path("transfers/<id:report_id>/attach", views.transfer_attach_view, name="transfer_attach"),
     path("security/", views.security, name="security"),
     path("notifications/", views.notifications, name="notifications"),
+    path("profile/", profile.profile, name="profile"),
     path("signout", views.signout, name="signout"),
 ]
