@@ -20,13 +20,13 @@ from accounts.profiles import merchant_profile_update
 from drafts.models import Draft
 from drafts.tasks import expire_drafts
 from paylinks.models import PaymentRequest
-from tests.paylinks.test_pay_page_browser import (  # noqa: F401 - fixtures
+from tests.paylinks.test_pay_page_browser import (
     AXE,
     DESKTOP,
     PHONE,
     axe_serious,
-    browser_env,
-    chromium,
+    browser_env,  # noqa: F401 - fixture
+    chromium,  # noqa: F401 - fixture
     create_link,
     watch_ethereum,
 )
@@ -66,7 +66,11 @@ def _choose(api_client, link: dict) -> Draft:
 
 
 def test_each_state_tells_the_payer_what_happened_on_a_phone_and_a_desktop(
-    browser_env, chromium, api_client, ethereum, owner
+    browser_env,  # noqa: F811
+    chromium,  # noqa: F811
+    api_client,
+    ethereum,
+    owner,
 ):
     _profile(owner)
     watch_ethereum()  # the watcher starts before any payment, as in production
@@ -147,7 +151,7 @@ def test_each_state_tells_the_payer_what_happened_on_a_phone_and_a_desktop(
         context = chromium.new_context(viewport=viewport, bypass_csp=True, java_script_enabled=True)
         page = context.new_page()
         errors: list[str] = []
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("console", lambda m, errors=errors: errors.append(m.text) if m.type == "error" else None)
         for name, (pay_token, says) in sorted(states.items(), key=lambda item: int(item[0].split("-")[0])):
             page.goto(f"{browser_env.url}/pay/{pay_token}")
             expect(page.get_by_text(says).first).to_be_visible()
