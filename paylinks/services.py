@@ -37,6 +37,7 @@ from paylinks.models import PaymentRequest, PaymentRequestStatus
 from payments.addresses import validate_address
 from payments.enums import Currency, Method, Network
 from payments.enums import DraftStatus as D
+from payments.explorers import explorer_tx_url
 from payments.lightning import lightning_address_check
 from payments.rates import normalise_fiat
 from payments.rates.fiat import fiat_minor_units
@@ -294,10 +295,25 @@ def _receipt_send(payment_request: PaymentRequest, data: dict[str, Any], draft: 
         # The rate the amount was priced at, and whether it was live (the bundled table is not).
         rate = {"value": str(draft.rate.normalize()), "currency": draft.currency, "fiat": draft.fiat_currency}
         rate["live"] = quote_is_live(draft)
+    profile = merchant_profile_get(user=payment_request.user)
+    context = {
+        "data": data,
+        "memo": payment_request.memo,
+        "merchant": merchant_name(payment_request),
+        "rate": rate,
+        "method": draft.method,
+        # The payer has no account: the receipt reads in the merchant's zone, which it names.
+        "timeZone": profile.time_zone,
+        "logoUrl": f"{settings.BASE_URL}{profile.logo_url}" if profile.logo_url else None,
+        "supportEmail": profile.support_email or None,
+        "supportUrl": profile.support_url or None,
+        "explorerUrl": explorer_tx_url(network=draft.network, txid=draft.paid_tx_id, method=draft.method),
+        "returnUrl": payment_request.return_url,
+    }
     email_enqueue(
         to=payment_request.payer_email,
         kind=email_kinds.PAYMENT_RECEIPT,
-        context={"data": data, "memo": payment_request.memo, "merchant": merchant_name(payment_request), "rate": rate},
+        context=context,
         dedup_key=f"payment_receipt:{payment_request.id}",
     )
 
