@@ -32,7 +32,7 @@ from config.text import MESSAGE as CONTROL_MESSAGE
 from config.text import has_control_characters
 from payments.rates.fiat import FIAT_CURRENCIES
 
-LOGO_MAX_BYTES = 512 * 1024
+LOGO_MAX_BYTES = 256 * 1024  # the API caps every request body at API_MAX_BODY_BYTES (256 KB by default)
 LOGO_MAX_PIXELS = 4096 * 4096  # the decoded image, checked from the header before decoding
 LOGO_MAX_SIDE = 256  # the stored logo's longest side
 LOGO_FORMATS = ("PNG", "JPEG", "WEBP", "GIF")

@@ -37,7 +37,7 @@ class ProfileForm(PlainTextForm):
     logo = forms.FileField(
         label=gettext_lazy("Logo"),
         required=False,
-        help_text=gettext_lazy("PNG, JPEG, WebP or GIF, at most 512 KB; shown at most 256 pixels wide."),
+        help_text=gettext_lazy("PNG, JPEG, WebP or GIF, at most 256 KB; shown at most 256 pixels wide."),
         widget=forms.ClearableFileInput(attrs={"accept": "image/png,image/jpeg,image/webp,image/gif"}),
     )
     remove_logo = forms.BooleanField(label=gettext_lazy("Remove the logo"), required=False)

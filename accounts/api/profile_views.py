@@ -102,6 +102,6 @@ class MerchantLogoView(APIView):
     def put(self, request):
         return _body(request, merchant_profile_update(user=request.user, changes={}, logo=bytes(request.data)))
 
-    @extend_schema(tags=TAG, summary="Remove the logo", request=None, responses=MerchantProfileSerializer)
+    @extend_schema(tags=TAG, summary="Remove the logo", request=None, responses={200: MerchantProfileSerializer})
     def delete(self, request):
         return _body(request, merchant_profile_update(user=request.user, changes={}, logo=None))
