@@ -169,3 +169,27 @@ def test_each_state_tells_the_payer_what_happened_on_a_phone_and_a_desktop(
             assert axe_serious(page) == [], f"{label} {name}"
         assert errors == [], errors
         context.close()
+
+
+def test_with_javascript_off_the_waiting_page_refreshes_itself_to_the_news(
+    browser_env,  # noqa: F811
+    chromium,  # noqa: F811
+    api_client,
+    owner,
+):
+    from tests.paylinks.conftest import pay
+
+    _profile(owner)
+    made = create_link(api_client)
+    draft = _choose(api_client, made)
+    context = chromium.new_context(viewport=PHONE, java_script_enabled=False)
+    page = context.new_page()
+    page.goto(f"{browser_env.url}/pay/{made['token']}")
+    expect(page.get_by_text("Waiting for your payment.")).to_be_visible()
+    expect(page.get_by_role("link", name="Reload to check")).to_be_visible()
+
+    pay(str(draft.id), confirmations=2, tx_id="0x" + "cd" * 32)  # what the watcher records
+
+    # No script runs: the page's own refresh (every 20 s) brings the news.
+    expect(page.get_by_text("Payment seen. Confirming:")).to_be_visible(timeout=30_000)
+    context.close()
