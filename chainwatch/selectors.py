@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.db.models import Q
 from django.utils import timezone
 
 from chainwatch.models import Cursor, ObservedTransfer, UnmatchedTransfer
@@ -62,10 +63,15 @@ def unmatched_transfers_for(*, user_id: int, draft_ids: list[str], since: dateti
     seen since `since` and still paying nothing: an amount too far off, or a second payment."""
     if not draft_ids:
         return []
+    # Draft ids are UUIDs: a text match on the JSON list finds them on PostgreSQL and SQLite alike.
+    named = Q()
+    for draft_id in draft_ids:
+        named |= Q(candidate_draft_ids__icontains=draft_id)
     reports = (
-        UnmatchedTransfer.objects.filter(user_id=user_id, matched_at__isnull=True, transfer__first_seen_at__gte=since)
+        UnmatchedTransfer.objects.filter(named, user_id=user_id, matched_at__isnull=True)
+        .filter(transfer__first_seen_at__gte=since)
         .select_related("transfer")
         .order_by("created_at")
     )
     wanted = set(draft_ids)
-    return [r.transfer for r in reports[:50] if wanted & set(r.candidate_draft_ids)]
+    return [r.transfer for r in reports[:20] if wanted & set(r.candidate_draft_ids)]

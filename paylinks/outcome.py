@@ -15,7 +15,7 @@ from chainwatch.selectors import unmatched_transfers_for
 from drafts.models import Draft
 from paylinks.models import PaymentRequest, PaymentRequestStatus
 from paylinks.presenters import payer_status
-from payments.enums import DraftStatus, Method
+from payments.enums import DraftStatus
 from payments.explorers import explorer_tx_url
 from payments.registry import format_amount, get_asset
 
@@ -109,5 +109,6 @@ def payment_outcome(payment_request: PaymentRequest, now: datetime) -> Outcome:
         late=draft.paid_late,
         quote_over=quote_over,
         explorer_url=explorer_tx_url(network=draft.network, txid=draft.paid_tx_id, method=draft.method),
-        unmatched=unmatched if draft.method != Method.LIGHTNING else [],
+        # The same list the status poll counts (`unmatched_count`), or the page would reload forever.
+        unmatched=unmatched,
     )
