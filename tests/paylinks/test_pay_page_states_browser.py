@@ -146,9 +146,13 @@ def test_each_state_tells_the_payer_what_happened_on_a_phone_and_a_desktop(
     assert Draft.objects.get(pk=late_draft.pk).paid_late
     assert AXE.exists(), "axe-core is missing: run `make test` (npm ci)"
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    for label, viewport in (("phone", PHONE), ("desktop", DESKTOP)):
+    for label, viewport, scheme in (
+        ("phone", PHONE, "light"),
+        ("desktop", DESKTOP, "light"),
+        ("phone-dark", PHONE, "dark"),
+    ):
         # bypass_csp lets the test inject axe-core; the page's own policy is tested from its headers.
-        context = chromium.new_context(viewport=viewport, bypass_csp=True, java_script_enabled=True)
+        context = chromium.new_context(viewport=viewport, bypass_csp=True, color_scheme=scheme)
         page = context.new_page()
         errors: list[str] = []
         page.on("console", lambda m, errors=errors: errors.append(m.text) if m.type == "error" else None)
