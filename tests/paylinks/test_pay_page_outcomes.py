@@ -206,3 +206,14 @@ def test_after_payment_the_receipt_line_says_it_was_sent_not_that_it_will_be(bro
     pay(str(draft.id), confirmations=12)
     _, words = text(browser, link["token"])
     assert "A receipt has been emailed to you" in words and "once the payment is confirmed" not in words
+
+
+def test_the_checkout_api_names_the_merchant_logo_support_and_way_back(anon_client, create_link, profile):
+    link = create_link(returnUrl=SHOP)
+    body = anon_client.get(f"/api/v1/checkout/{link['token']}").json()
+    assert body["merchantName"] == "Corner Coffee"
+    assert body["merchantLogoUrl"].endswith(profile.logo_url)
+    assert body["supportEmail"] == "help@corner.example"
+    assert body["supportUrl"] == "https://corner.example/help"
+    assert body["returnUrl"] == SHOP
+    assert "owner@example.com" not in str(body)
