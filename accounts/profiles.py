@@ -26,10 +26,10 @@ from django.urls import reverse
 from PIL import Image, UnidentifiedImageError
 
 from accounts.models import MerchantProfile
-from config.problems import Problem
-from config.text import CODE as CONTROL_CODE
-from config.text import MESSAGE as CONTROL_MESSAGE
-from config.text import has_control_characters
+from core.problems import Problem
+from core.text import CODE as CONTROL_CODE
+from core.text import MESSAGE as CONTROL_MESSAGE
+from core.text import has_control_characters
 from payments.rates.fiat import FIAT_CURRENCIES
 
 LOGO_MAX_BYTES = 256 * 1024  # the API caps every request body at API_MAX_BODY_BYTES (256 KB by default)

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from chainwatch.selectors import unmatched_transfers_for
+from drafts.enums import DraftStatus
 from drafts.models import Draft
 from paylinks.models import PaymentRequest, PaymentRequestStatus
 from paylinks.presenters import payer_status
-from payments.enums import DraftStatus
 from payments.explorers import explorer_tx_url
 from payments.registry import format_amount, get_asset
 

@@ -15,8 +15,8 @@ from rest_framework.views import APIView
 
 from accounts.profiles import LOGO_MAX_BYTES, merchant_profile_get, merchant_profile_json, merchant_profile_update
 from accounts.scopes import Scope
-from config.api.serializers import StrictSerializer
-from config.problems import PayloadTooLarge
+from core.api.serializers import StrictSerializer
+from core.problems import PayloadTooLarge
 
 TAG = ["account"]
 
