@@ -6,8 +6,8 @@ class AccountsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from accounts.profiles import merchant_profile_get
-        from notifications.emails import account_email_context
+        from accounts.emails import account_email_context
+        from notifications.emails import email_context_provider
 
-        # An account's emails show times in its own zone.
-        account_email_context(lambda user: {"timeZone": merchant_profile_get(user=user).time_zone})
+        # An account's emails show times in its own zone and amounts as people read them.
+        email_context_provider(account_email_context)

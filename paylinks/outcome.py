@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from chainwatch.selectors import unmatched_transfers_for
 from drafts.enums import DraftStatus
 from drafts.models import Draft
+from drafts.transfers import unmatched_transfers_for
 from paylinks.models import PaymentRequest, PaymentRequestStatus
 from paylinks.presenters import payer_status
 from payments.explorers import explorer_tx_url

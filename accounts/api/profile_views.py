@@ -6,17 +6,19 @@ paylinks:write (the profile is what every pay link shows)."""
 
 from __future__ import annotations
 
+import base64
+import binascii
+
 from django.conf import settings
-from drf_spectacular.utils import OpenApiTypes, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.parsers import BaseParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.profiles import LOGO_MAX_BYTES, merchant_profile_get, merchant_profile_json, merchant_profile_update
+from accounts.profiles import merchant_profile_get, merchant_profile_json, merchant_profile_update
 from accounts.scopes import Scope
 from core.api.serializers import StrictSerializer
-from core.problems import PayloadTooLarge
+from core.problems import Problem
 
 TAG = ["account"]
 
@@ -53,16 +55,20 @@ _MODEL_NAMES = {
 }
 
 
-class ImageParser(BaseParser):
-    """The raw bytes of an uploaded logo, capped before they are read whole."""
+class LogoUploadSerializer(StrictSerializer):
+    imageBase64 = serializers.CharField(
+        trim_whitespace=False,
+        help_text="The image file (PNG, JPEG, WebP or GIF), base64-encoded; the request body is capped at 256 KB",
+    )
 
-    media_type = "image/*"
 
-    def parse(self, stream, media_type=None, parser_context=None):
-        data = stream.read(LOGO_MAX_BYTES + 1) if stream is not None else b""
-        if len(data) > LOGO_MAX_BYTES:
-            raise PayloadTooLarge(f"The logo is at most {LOGO_MAX_BYTES // 1024} KB.", field="logo")
-        return data
+def _logo_bytes(request) -> bytes:
+    body = LogoUploadSerializer(data=request.data)
+    body.is_valid(raise_exception=True)
+    try:
+        return base64.b64decode(body.validated_data["imageBase64"], validate=True)
+    except (binascii.Error, ValueError):
+        raise Problem("imageBase64 is not valid base64.", code="invalid", field="imageBase64") from None
 
 
 def _body(request, profile) -> Response:
@@ -91,16 +97,15 @@ class MerchantProfileView(APIView):
 
 class MerchantLogoView(APIView):
     required_scopes = {"PUT": Scope.PAYLINKS_WRITE, "DELETE": Scope.PAYLINKS_WRITE}
-    parser_classes = [ImageParser]
 
     @extend_schema(
         tags=TAG,
-        summary="Upload the logo (PNG, JPEG, WebP or GIF body; re-encoded as a PNG of at most 256 px)",
-        request={"image/png": OpenApiTypes.BINARY, "image/jpeg": OpenApiTypes.BINARY},
+        summary="Upload the logo (PNG, JPEG, WebP or GIF, base64 in JSON; re-encoded as a PNG of at most 256 px)",
+        request=LogoUploadSerializer,
         responses=MerchantProfileSerializer,
     )
     def put(self, request):
-        return _body(request, merchant_profile_update(user=request.user, changes={}, logo=bytes(request.data)))
+        return _body(request, merchant_profile_update(user=request.user, changes={}, logo=_logo_bytes(request)))
 
     @extend_schema(tags=TAG, summary="Remove the logo", request=None, responses={200: MerchantProfileSerializer})
     def delete(self, request):
