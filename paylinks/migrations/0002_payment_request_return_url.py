@@ -6,13 +6,13 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('accounts', '0005_totp_device_key_encrypted'),
+        ('paylinks', '0001_initial'),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='apikey',
-            name='livemode',
-            field=models.BooleanField(default=True),
+            model_name='paymentrequest',
+            name='return_url',
+            field=models.URLField(blank=True, max_length=2000, null=True),
         ),
     ]

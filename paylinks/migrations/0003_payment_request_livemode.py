@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('paylinks', '0001_initial'),
+        ('paylinks', '0002_payment_request_return_url'),
     ]
 
     operations = [
