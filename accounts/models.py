@@ -65,6 +65,8 @@ class ApiKey(models.Model):
     prefix = models.CharField(max_length=16, db_index=True, help_text="First characters of the key, for recognising it")
     key_hash = models.CharField(max_length=64, unique=True)
     scopes = models.JSONField(default=list)
+    # A test key (pdk_test_...) sees and makes only test objects, on test networks (accounts.modes).
+    livemode = models.BooleanField(default=True)
     expires_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)

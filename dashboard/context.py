@@ -27,4 +27,6 @@ SECTIONS = {
 
 
 def navigation(request) -> dict:
-    return {"nav": NAV, "nav_sections": SECTIONS}
+    from dashboard.security import test_mode_on
+
+    return {"nav": NAV, "nav_sections": SECTIONS, "test_mode": hasattr(request, "session") and test_mode_on(request)}

@@ -18,6 +18,7 @@ app_name = "dashboard"
 
 urlpatterns = [
     path("", overview.overview, name="overview"),
+    path("mode", common.mode_switch, name="mode"),
     path("drafts/", drafts.drafts, name="drafts"),
     path("drafts/new", drafts.draft_new, name="draft_new"),
     path("drafts/fee-preview", drafts.fee_preview, name="fee_preview"),

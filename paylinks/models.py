@@ -43,6 +43,7 @@ class PaymentRequest(models.Model):
     payer_email = models.EmailField(null=True, blank=True)
     paid_at = models.DateTimeField(null=True, blank=True)
     closed_at = models.DateTimeField(null=True, blank=True)
+    livemode = models.BooleanField(default=True)  # accounts.modes
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
 

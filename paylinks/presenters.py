@@ -46,6 +46,7 @@ def payment_request_json(payment_request: PaymentRequest) -> dict[str, Any]:
         "expiresAt": json_datetime(payment_request.expires_at),
         "createdAt": json_datetime(payment_request.created_at),
         "draftId": str(payment_request.draft_id) if payment_request.draft_id else None,
+        "livemode": payment_request.livemode,
     }
 
 
@@ -89,6 +90,7 @@ def checkout_json(payment_request: PaymentRequest, *, now: datetime | None = Non
             for o in checkout_options(payment_request)
         ],
         "selection": checkout_selection_json(draft) if draft is not None else None,
+        "livemode": payment_request.livemode,
     }
 
 

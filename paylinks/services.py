@@ -21,6 +21,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from accounts.modes import livemode_of, mode_set, network_check
 from accounts.profiles import https_url_check, merchant_profile_get
 from addressbook.selectors import address_book_receiver
 from core.problems import Conflict, Problem
@@ -164,6 +165,7 @@ def payment_request_create(
             receiver_address=receiver,
             field=where,
         )
+        network_check(user, checked_option.network, field=f"{where}.network")
         if any(
             (o.currency, o.network, o.method)
             == (checked_option.currency, checked_option.network, checked_option.method)
@@ -176,7 +178,8 @@ def payment_request_create(
             )
         checked.append(checked_option)
     with transaction.atomic():
-        ledger.ensure_not_blocked(user)  # a pay link accrues its fee: 402 while fees are overdue
+        if livemode_of(user):  # a pay link accrues its fee: 402 while fees are overdue (test fees never do)
+            ledger.ensure_not_blocked(user)
         payment_request = PaymentRequest.objects.create(
             user=user,
             token=secrets.token_urlsafe(TOKEN_BYTES),
@@ -188,6 +191,7 @@ def payment_request_create(
             return_url=return_url,
             expires_at=now + timedelta(hours=expiry_hours or DEFAULT_EXPIRY_HOURS),
             created_at=now,
+            livemode=livemode_of(user),
         )
         if on_created is not None:
             on_created(payment_request)
@@ -246,6 +250,7 @@ def payment_request_expire(*, payment_request_id: UUID, now: datetime | None = N
             type=EventType.PAYMENT_REQUEST_EXPIRED,
             data=payment_request_event_data(locked, occurred_at=now),
             draft_id=locked.draft_id,
+            livemode=locked.livemode,
         )
         return locked
 
@@ -279,7 +284,13 @@ def payment_request_draft_confirmed(*, draft: Draft, now: datetime) -> None:
     for other in Draft.objects.filter(payment_request_id=payment_request.id, status=D.PENDING).exclude(pk=draft.pk):
         draft_cancel(draft=other, now=now)
     data = payment_request_event_data(payment_request, occurred_at=now, draft=draft, paid_late=paid_late)
-    event_record(user=payment_request.user, type=EventType.PAYMENT_REQUEST_PAID, data=data, draft_id=draft.id)
+    event_record(
+        user=payment_request.user,
+        type=EventType.PAYMENT_REQUEST_PAID,
+        data=data,
+        draft_id=draft.id,
+        livemode=payment_request.livemode,
+    )
     email_enqueue(
         user=payment_request.user,
         kind=email_kinds.PAYMENT_REQUEST_PAID,
@@ -417,7 +428,8 @@ def checkout_select(
             if _reusable(current, option, now):  # another payer chose the same option first
                 return current
             _in_progress(current)
-            draft = draft_create(user=payment_request.user, plan=plan, origin=origin, now=now)
+            owner = mode_set(payment_request.user, livemode=payment_request.livemode)  # a test link makes test drafts
+            draft = draft_create(user=owner, plan=plan, origin=origin, now=now)
             if current is not None and current.status == D.PENDING:
                 if current.expires_at <= now:
                     # Past its time, a payment may still be on its way: expired drafts stay watched

@@ -34,6 +34,7 @@ from core.problems import Problem
 from core.text import shown
 from drafts.enums import DraftStatus
 from drafts.presenters import quote_is_live
+from drafts.simulation import Outcome, draft_payment_simulate
 from paylinks import services
 from paylinks.api.views import CheckoutThrottle
 from paylinks.models import PaymentRequest, PaymentRequestStatus
@@ -158,6 +159,9 @@ def _context(payment_request: PaymentRequest, *, error: str | None = None, recei
         "error": error,
         "receipt_asked": receipt or bool(payment_request.payer_email),
         "receipt_sent": status == PaymentRequestStatus.PAID and bool(payment_request.payer_email),
+        "test_mode": not payment_request.livemode,
+        # A test-mode link: its pending (or seen) draft can be paid on demand (drafts.simulation).
+        "can_simulate": not payment_request.livemode and state in ("pending", "seen"),
     }
 
 
@@ -209,6 +213,28 @@ def pay_receipt(request: HttpRequest, token: str) -> HttpResponse:
         context = _context(payment_request, error=_("Enter a valid email address for the receipt."))
         return render(request, "paylinks/pay.html", context, status=200)
     return HttpResponseRedirect(reverse("pay-page", kwargs={"token": token}) + "?receipt=1", status=303)
+
+
+@csrf_exempt  # as the other forms here: the token in the path is the only authority (module docstring)
+@_page_headers
+@require_POST
+def pay_simulate(request: HttpRequest, token: str) -> HttpResponse:
+    """A test-mode link's "Simulate payment" button: its draft is paid through the watchers' door."""
+    if (busy := _throttled(request)) is not None:
+        return busy
+    payment_request = _request_or_none(token)
+    if payment_request is None or payment_request.livemode:
+        return render(request, "paylinks/not_found.html", status=404)
+    draft = payment_request.draft
+    if draft is None or draft.status not in (DraftStatus.PENDING, DraftStatus.SEEN):
+        context = _context(payment_request, error=_("There is no payment to simulate: choose how to pay first."))
+        return render(request, "paylinks/pay.html", context, status=200)
+    try:
+        draft_payment_simulate(draft=draft, outcome=Outcome.EXACT)
+    except Problem as problem:
+        payment_request.refresh_from_db()
+        return render(request, "paylinks/pay.html", _context(payment_request, error=problem.detail), status=200)
+    return HttpResponseRedirect(reverse("pay-page", kwargs={"token": token}), status=303)
 
 
 def _request_or_none(token: str) -> PaymentRequest | None:

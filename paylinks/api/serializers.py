@@ -100,6 +100,7 @@ class PaymentRequestResponseSerializer(serializers.Serializer):
     expiresAt = serializers.DateTimeField()
     createdAt = serializers.DateTimeField()
     draftId = serializers.UUIDField(allow_null=True, help_text="The draft of the payer's current (or paying) choice")
+    livemode = serializers.BooleanField(help_text="False for a test-mode object (made with a test key).")
 
 
 class CheckoutOptionSerializer(serializers.Serializer):
@@ -148,6 +149,7 @@ class CheckoutResponseSerializer(serializers.Serializer):
     expiresAt = serializers.DateTimeField()
     options = CheckoutOptionSerializer(many=True)
     selection = CheckoutSelectionSerializer(allow_null=True)
+    livemode = serializers.BooleanField(help_text="False for a test-mode pay link: no real funds move.")
 
 
 class CheckoutStatusSerializer(serializers.Serializer):

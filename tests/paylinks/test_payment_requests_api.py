@@ -33,7 +33,7 @@ def test_creating_a_payment_request_answers_201_with_its_location_and_a_pay_url(
     assert body["expiresAt"].endswith("Z") and body["createdAt"].endswith("Z")
     assert set(body) == {
         "id", "token", "payUrl", "fiatCurrency", "fiatAmount", "options", "orderId", "memo", "returnUrl", "status",
-        "expiresAt", "createdAt", "draftId",
+        "expiresAt", "createdAt", "draftId", "livemode",
     }  # fmt: skip
     assert not Draft.objects.exists()  # the draft waits for the payer's choice
 
