@@ -20,6 +20,8 @@ from django.http import HttpRequest, HttpResponse
 from django.utils import translation
 from django.utils.cache import patch_vary_headers
 
+from accounts.profiles import merchant_profile_get
+
 PAYER_PREFIXES = ("/pay/", "/api/v1/checkout/")
 ACCOUNT_PREFIXES = ("/dashboard/", "/account/")
 
@@ -36,31 +38,14 @@ def supported(code: str | None) -> str | None:
 
 
 def account_language(user) -> str | None:
-    """The language the account chose for its dashboard and emails, if any.
-
-    Read from the merchant profile (`accounts.profiles`) when that module is installed;
-    an account without a profile, or a deployment without profiles, reads English.
-    """
-    try:
-        from accounts.profiles import merchant_profile_get
-    except ImportError:
-        return None
-    try:
-        return supported(merchant_profile_get(user=user).language)
-    except Exception:  # a profile that cannot be read must not break every dashboard page
-        return None
+    """The language the account chose for its dashboard and PDFs (its merchant profile;
+    English for an account without one), None for a code no longer offered."""
+    return supported(merchant_profile_get(user=user).language)
 
 
 def account_time_zone(user) -> str:
-    """The IANA zone the account reads times in (its profile), UTC when it has none."""
-    try:
-        from accounts.profiles import merchant_profile_get
-    except ImportError:
-        return "UTC"
-    try:
-        return merchant_profile_get(user=user).time_zone or "UTC"
-    except Exception:
-        return "UTC"
+    """The IANA zone the account reads times in (its merchant profile), UTC when it has none."""
+    return merchant_profile_get(user=user).time_zone or "UTC"
 
 
 def payer_language(request: HttpRequest) -> str:

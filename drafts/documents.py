@@ -3,13 +3,15 @@ transaction template, PDF."""
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 from django.conf import settings
 from django.utils import translation
 from django.utils.translation import gettext as _
 
-from accounts.languages import account_language, account_time_zone
+from accounts.languages import supported
+from accounts.profiles import merchant_logo_png, merchant_profile_get
 from drafts.models import Draft
 from drafts.presenters import fee_outputs_json, quote_is_live
 from drafts.txtemplate import TxOutput, build_tx_template
@@ -48,8 +50,9 @@ def draft_pdf(draft: Draft, *, language: str | None = None) -> bytes:
     by default), times in the account's time zone with the zone named."""
     from drafts.pdf import render_draft_pdf  # WeasyPrint loads native libraries: import on use
 
-    language = language or account_language(draft.user) or settings.LANGUAGE_CODE
     asset = get_asset(draft.currency, draft.network)
+    profile = merchant_profile_get(user=draft.user)
+    language = language or supported(profile.language) or settings.LANGUAGE_CODE
     fee = draft.platform_fee or {}
     with translation.override(language):
         fee_lines = []
@@ -61,6 +64,8 @@ def draft_pdf(draft: Draft, *, language: str | None = None) -> bytes:
                 }
             )
         fiat = draft.fiat_amount is not None and draft.fiat_currency
+        rate = formatting.rate_text(draft.rate, draft.currency, draft.fiat_currency) if fiat and draft.rate else None
+        logo = merchant_logo_png(digest=profile.logo_digest) if profile.logo_digest else None
         return render_draft_pdf(
             {
                 "draft_id": str(draft.id),
@@ -68,16 +73,19 @@ def draft_pdf(draft: Draft, *, language: str | None = None) -> bytes:
                 "network": formatting.network_name(draft.network),
                 "receiver_address": draft.receiver_address or draft.lightning_address or _("Lightning invoice"),
                 "fiat": formatting.fiat_amount(draft.fiat_amount, draft.fiat_currency) if fiat else None,
-                "rate": f"{formatting.rate(draft.rate)}\u00a0{draft.fiat_currency}" if fiat and draft.rate else None,
-                "rate_currency": draft.currency,
+                "rate": rate,
                 "rate_live": quote_is_live(draft),
                 "payment_method": formatting.method_name(draft.method),
                 "memo": draft.memo,
                 "fee_lines": fee_lines,
                 "expires_at": draft.expires_at,
                 "created_at": draft.created_at,
-                "zone": account_time_zone(draft.user),
+                "zone": profile.time_zone or "UTC",
                 "payment_uri": draft.payment_uri,
+                "merchant": profile.display_name or settings.PAYMENT_URI_LABEL,
+                "support_email": profile.support_email,
+                "support_url": profile.support_url,
+                "logo_data_uri": f"data:image/png;base64,{base64.b64encode(logo).decode()}" if logo else "",
             },
             language=language,
         )

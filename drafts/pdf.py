@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 from django.conf import settings
@@ -9,15 +10,21 @@ from django.template.loader import render_to_string
 from django.utils import translation
 from django.utils.safestring import mark_safe
 from weasyprint import HTML
+from weasyprint.urls import URLFetcherResponse
 
 from payments.qr import qr_svg
 
 TEMPLATE = "drafts/draft_pdf.html"
+LOGO_DATA_PREFIX = "data:image/png;base64,"
 
 
-def _no_fetch(url: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
+def _no_fetch(url: str, *args: Any, **kwargs: Any) -> URLFetcherResponse:
     # Everything the page needs is inline; refusing fetches keeps a crafted memo
-    # or URI from making the renderer reach the network or the file system.
+    # or URI from making the renderer reach the network or the file system. The one
+    # exception is the merchant's logo, passed inline as a PNG we encoded ourselves.
+    if url.startswith(LOGO_DATA_PREFIX):
+        body = base64.b64decode(url[len(LOGO_DATA_PREFIX) :])
+        return URLFetcherResponse(url, body=body, headers={"Content-Type": "image/png"})
     raise ValueError(f"external resources are not loaded in draft PDFs: {url[:80]}")
 
 
@@ -26,10 +33,11 @@ def render_draft_pdf(context: dict[str, Any], *, language: str | None = None) ->
 
     Context keys (strings already formatted for the reader, payments.formatting, unless noted):
     ``draft_id``, ``amount`` (with the asset's code), ``network``, ``receiver_address``;
-    optional ``fiat`` (the fiat amount with its currency), ``rate`` (the fiat per
-    ``rate_currency``), ``rate_live``, ``payment_method``, ``memo``, ``fee_lines`` (list of
+    optional ``fiat`` (the fiat amount with its currency), ``rate`` ("1 BTC = 92,172.3 EUR"),
+    ``rate_live``, ``payment_method``, ``memo``, ``fee_lines`` (list of
     ``{"label", "amount"}``), ``expires_at`` and ``created_at`` (aware datetimes, shown in
-    ``zone``, an IANA name, UTC by default), ``payment_uri`` (also drawn as a QR code).
+    ``zone``, an IANA name, UTC by default), ``payment_uri`` (also drawn as a QR code),
+    ``merchant``, ``support_email``, ``support_url``, ``logo_data_uri``.
     Values are HTML-escaped by the template.
     """
     values = {"zone": "UTC", **context}

@@ -1,12 +1,14 @@
-"""Amounts, rates and times as a reader of a given language writes them (Babel, CLDR data).
+"""Amounts, rates, times, networks and methods as a reader of a given language writes them
+(Babel, CLDR data).
 
-The one place the pay page, the payer's emails and the PDF format numbers for people:
+The one place the pay page, every email and the PDF format values for people:
 "19,99 €" in German, "1.250.000 ₫" for VND, Arabic-Indic digits in Arabic. Machine-readable
 values (JSON, payment URIs, QR codes) never pass through here.
 
 A fiat amount keeps its currency's minor units (JPY 0, USD 2, KWD 3); a crypto amount keeps
 every digit of the asset's precision (a payer sends exactly that), written with the locale's
-decimal and grouping signs and followed by the asset's code.
+decimal and grouping signs and followed by the asset's code. Networks and methods go by
+their display names, never the API's codes; a time is shown in a named zone.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from babel import Locale
 from babel.dates import format_datetime, get_timezone_name
 from babel.numbers import format_currency, format_decimal
 from django.utils import translation
+from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
 
 from payments.enums import Method, Network
@@ -85,29 +88,45 @@ def rate(value: Decimal, language: str | None = None) -> str:
     return decimal_amount(value.quantize(Decimal(1).scaleb(-places)), language)
 
 
-def moment(when: datetime, zone: str | ZoneInfo | None = None, language: str | None = None) -> str:
-    """A date and time in `zone` (UTC by default), the zone named: "25.11.2026, 21:27 MEZ"."""
+def rate_text(value: Decimal | str, currency: str, fiat: str, language: str | None = None) -> str:
+    """ "1 USDC = 0,851830 EUR" (de): one unit of the asset in the fiat, for reading only."""
+    return f"{decimal_amount('1', language)}\u00a0{currency} = {rate(value, language)}\u00a0{fiat}"
+
+
+def moment(when: datetime | str | None, zone: str | ZoneInfo | None = None, language: str | None = None) -> str:
+    """A date and time in `zone` (UTC by default), the zone named:
+    "25.11.2026, 21:27:39 MEZ (Europe/Berlin)"; "" for no time. Accepts ISO 8601 text."""
+    if isinstance(when, str):
+        when = parse_datetime(when)
+    if when is None:
+        return ""
     locale = cldr_locale(language)
     tz = zone if isinstance(zone, ZoneInfo) else ZoneInfo(zone or "UTC")
-    text = format_datetime(when, "medium", tzinfo=tz, locale=locale)
-    name = "UTC" if tz.key in ("UTC", "Etc/UTC") else get_timezone_name(when.astimezone(tz), "short", locale=locale)
-    if not any(c.isalpha() for c in name) or name.startswith("GMT"):
-        name = tz.key  # no short name in this language ("+0100"): the zone's id names it
-    return f"{_digits(text, locale)} {name}"
+    text = _digits(format_datetime(when, "medium", tzinfo=tz, locale=locale), locale)
+    if tz.key in ("UTC", "Etc/UTC"):
+        return f"{text} UTC"
+    name = get_timezone_name(when.astimezone(tz), "short", locale=locale)
+    if not any(c.isalpha() for c in name) or name.startswith("GMT") or name == tz.key:
+        return f"{text} {tz.key}"  # no short name in this language ("+0100"): the zone's id names it
+    return f"{text} {name} ({tz.key})"
 
 
-def network_name(network: str) -> str:
+def network_name(network: str | None) -> str:
     """A network's display name ("Bitcoin", "Base Sepolia"): proper names, not translated."""
+    if not network:
+        return ""
     try:
         return str(Network(network).label)
     except ValueError:
         return network
 
 
-def method_name(method: str) -> str:
+def method_name(method: str | None) -> str:
+    if not method:
+        return ""
     names = {
         Method.SINGLE_OUTPUT: _("One transfer"),
         Method.MULTI_OUTPUT: _("Bitcoin transaction with a service fee output"),
         Method.LIGHTNING: _("Lightning invoice"),
     }
-    return names.get(method, method)
+    return str(names.get(method, method))

@@ -1,38 +1,23 @@
 """The dashboard speaks the account's language when it is translated into it, English
-otherwise; a browser's Accept-Language never changes it. The account's language comes from
-its merchant profile (accounts.profiles) when that module is installed."""
+otherwise; a browser's Accept-Language never changes it. The account's language and time
+zone come from its merchant profile (accounts.profiles)."""
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
-import sys
-import types
-from dataclasses import dataclass
 
 import pytest
 from django.test import Client
 
 from accounts.languages import account_language, account_time_zone
+from accounts.profiles import merchant_profile_update
 from tests.drafts.conftest import ADDRESSES
 
 pytestmark = pytest.mark.django_db
 
 
-@dataclass(frozen=True)
-class Profile:
-    language: str
-    time_zone: str = "Europe/Berlin"
-
-
-@pytest.fixture
-def profiles(monkeypatch):
-    """An accounts.profiles module answering each account's profile, as the profile door does."""
-    chosen: dict[int, Profile] = {}
-    module = types.ModuleType("accounts.profiles")
-    module.merchant_profile_get = lambda *, user: chosen.get(user.pk, Profile(language="en", time_zone="UTC"))
-    monkeypatch.setitem(sys.modules, "accounts.profiles", module)
-    return chosen
+def profile_set(user, **changes) -> None:
+    merchant_profile_update(user=user, changes=changes)
 
 
 @pytest.fixture
@@ -46,14 +31,8 @@ def html_lang(response) -> str:
     return response.content.decode().split("<html", 1)[1].split(">", 1)[0]
 
 
-def test_without_profiles_an_account_reads_english_and_utc(owner):
-    if "accounts.profiles" in sys.modules or _installed("accounts.profiles"):
-        pytest.skip("this deployment has merchant profiles")
-    assert account_language(owner) is None and account_time_zone(owner) == "UTC"
-
-
-def _installed(name: str) -> bool:
-    return importlib.util.find_spec(name) is not None
+def test_an_account_without_a_profile_reads_english_and_utc(owner):
+    assert account_language(owner) == "en" and account_time_zone(owner) == "UTC"
 
 
 def test_the_dashboard_ignores_the_browsers_language(browser):
@@ -62,8 +41,8 @@ def test_the_dashboard_ignores_the_browsers_language(browser):
     assert 'lang="en"' in html_lang(response) and "Overview" in response.content.decode()
 
 
-def test_the_dashboard_follows_the_accounts_language_once_it_is_translated(browser, owner, profiles, settings):
-    profiles[owner.pk] = Profile(language="de")
+def test_the_dashboard_follows_the_accounts_language_once_it_is_translated(browser, owner, settings):
+    profile_set(owner, language="de", time_zone="Europe/Berlin")
 
     untranslated = browser.get("/dashboard/")
     settings.DASHBOARD_LANGUAGES = ["en", "de"]
@@ -74,8 +53,8 @@ def test_the_dashboard_follows_the_accounts_language_once_it_is_translated(brows
     assert account_time_zone(owner) == "Europe/Berlin"
 
 
-def test_the_pdf_of_a_draft_is_in_the_accounts_language_or_the_one_asked_for(owner, profiles, api_client):
-    profiles[owner.pk] = Profile(language="fr")
+def test_the_pdf_of_a_draft_is_in_the_accounts_language_or_the_one_asked_for(owner, api_client):
+    profile_set(owner, language="fr")
     client = api_client
     draft = client.post(
         "/api/v1/drafts",

@@ -93,9 +93,62 @@ def test_the_renderer_loads_no_external_resources(tmp_path):
     assert '<img src="http://127.0.0.1:9/x.png">' in text
 
 
-def test_times_are_printed_in_utc_whatever_the_server_time_zone(tmp_path, settings):
+@pytest.mark.django_db
+def test_an_account_without_a_zone_reads_utc_whatever_the_server_time_zone(tmp_path, settings, owner):
+
+    from drafts.documents import draft_pdf
+    from tests.factories import make_draft
+
     settings.TIME_ZONE = "America/New_York"
+    draft = make_draft(owner, expires_at=datetime(2027, 1, 15, 9, 30, tzinfo=UTC))
 
-    text = pdf_text(render_draft_pdf(context()), tmp_path)
+    text = pdf_text(draft_pdf(draft), tmp_path)
 
-    assert "Jan 15, 2027, 9:30:00 AM UTC" in text
+    assert "Jan 15, 2027, 9:30:00" in text and "UTC" in text and "4:30" not in text
+
+
+@pytest.mark.django_db
+def test_a_drafts_pdf_reads_like_a_bill_of_the_merchant_in_the_accounts_zone(tmp_path, owner):
+    """Not "25.000000000000000000 EUR at 0.851829600000000000", "Method SingleOutput",
+    "Network Mainnet" or a bare UTC time: the fiat's own precision, display names, the
+    account's time zone named, and who is paid with their support contact."""
+    import io
+    from decimal import Decimal
+
+    from accounts.profiles import merchant_profile_update
+    from drafts.documents import draft_pdf
+    from tests.factories import make_draft
+
+    logo = io.BytesIO()
+    Image.new("RGB", (64, 64), (20, 90, 160)).save(logo, format="PNG")
+    merchant_profile_update(
+        user=owner,
+        changes={
+            "display_name": "Corner Coffee",
+            "support_email": "help@corner.example",
+            "time_zone": "Europe/Berlin",
+        },
+        logo=logo.getvalue(),
+    )
+    draft = make_draft(
+        owner,
+        network="Mainnet",
+        currency="BTC",
+        receiver_address=RECEIVER,
+        amount_base_units=27_123,
+        fiat_currency="EUR",
+        fiat_amount=Decimal("25.000000000000000000"),
+        rate=Decimal("92172.3456000000000000"),
+        expires_at=datetime(2027, 1, 15, 9, 30, tzinfo=UTC),
+    )
+
+    pdf = draft_pdf(draft)
+    text = pdf_text(pdf, tmp_path)
+
+    assert re.search(r"≈ €25\.00 · 1\s+BTC = 92,172\.3\s+EUR", text) and "25.0000" not in text
+    assert re.search(r"0\.00027123\s+BTC", text)
+    assert re.search(r"Network\s+Bitcoin\b", text) and "Mainnet" not in text
+    assert re.search(r"Method\s+One transfer", text) and "SingleOutput" not in text
+    assert "Jan 15, 2027, 10:30:00" in text and "Europe/Berlin" in text and "9:30:00" not in text
+    assert "Payment to Corner Coffee" in text and "help@corner.example" in text
+    assert b"/Subtype /Image" in pdf  # the logo, embedded (nothing is fetched)

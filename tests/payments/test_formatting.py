@@ -46,9 +46,9 @@ def test_a_rate_shows_six_significant_digits_not_eighteen_decimals():
 def test_a_time_is_shown_in_the_given_zone_with_the_zone_named():
     when = datetime(2026, 11, 25, 20, 27, 39, tzinfo=UTC)
 
-    assert formatting.moment(when, "Europe/Berlin", "de") == "25.11.2026, 21:27:39 MEZ"
+    assert formatting.moment(when, "Europe/Berlin", "de") == "25.11.2026, 21:27:39 MEZ (Europe/Berlin)"
     assert formatting.moment(when, None, "en") == "Nov 25, 2026, 8:27:39\u202fPM UTC"
-    assert formatting.moment(when, "Asia/Tokyo", "ja") == "2026/11/26 5:27:39 JST"
+    assert formatting.moment(when, "Asia/Tokyo", "ja") == "2026/11/26 5:27:39 JST (Asia/Tokyo)"
 
 
 def test_without_a_language_the_active_one_is_used():
