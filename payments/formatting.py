@@ -13,6 +13,7 @@ their display names, never the API's codes; a time is shown in a named zone.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from decimal import Decimal
 from functools import lru_cache
@@ -35,6 +36,8 @@ CLDR_LOCALES = {"pt-br": "pt_BR", "zh-hans": "zh_Hans_CN", "ar": "ar_EG", "en": 
 # Babel applies a numbering system's signs (the Arabic decimal sign "٫") but not its digits.
 DIGITS = {"arab": "٠١٢٣٤٥٦٧٨٩", "arabext": "۰۱۲۳۴۵۶۷۸۹", "deva": "०१२३४५६७८९", "beng": "০১২৩৪৫৬৭৮৯"}
 RATE_SIGNIFICANT_DIGITS = 6
+CODE_BEFORE_DIGIT = re.compile(r"([A-Za-z])(\d)")
+CODE_AFTER_DIGIT = re.compile(r"(\d)([A-Za-z])")
 
 
 def cldr_locale(language: str | None = None) -> Locale:
@@ -59,7 +62,11 @@ def fiat_amount(amount: Decimal | int | str, currency: str, language: str | None
     locale = cldr_locale(language)
     value = Decimal(amount).quantize(Decimal(1).scaleb(-fiat_minor_units(currency)))
     # CLDR's digits per currency are ISO 4217's, as ours are (JPY 0, KWD 3).
-    return _digits(format_currency(value, currency, locale=locale, numbering_system="default"), locale)
+    text = format_currency(value, currency, locale=locale, numbering_system="default")
+    # CLDR's currency spacing, which Babel does not apply: a code written as letters keeps a
+    # no-break space from the digits ("KWD 1.500", not "KWD1.500").
+    text = CODE_BEFORE_DIGIT.sub("\\1\u00a0\\2", CODE_AFTER_DIGIT.sub("\\1\u00a0\\2", text))
+    return _digits(text, locale)
 
 
 def decimal_amount(amount: Decimal | str, language: str | None = None) -> str:

@@ -23,7 +23,9 @@ from django.template.loader import render_to_string
 from django.test import Client
 from django.utils import timezone, translation
 from django.utils.translation import to_locale
+from rest_framework.test import APIClient
 
+from accounts.profiles import merchant_profile_update
 from drafts.models import Draft
 from paylinks.models import PaymentRequest
 from payments.enums import Network
@@ -52,6 +54,8 @@ def data_values() -> list[str]:
     values = [
         "Two coffees",
         "order-1001",
+        "Corner Coffee",
+        "help@corner.example",
         settings.PAYMENT_URI_LABEL,
         TX_ID,
         PAYMENT_URI,
@@ -90,9 +94,37 @@ def leftovers(english: str, translated: str, language: str) -> set[str]:
 
 
 @pytest.fixture
-def states(create_link, select, api_client, lnurl_server) -> dict[str, str]:
+def states(create_link, select, api_client, lnurl_server, make_key, other_account) -> dict[str, str]:
     """A pay link in each state a payer can find one in: name -> token."""
     found = {"choose": create_link()["token"]}
+
+    # A merchant with a profile (name, support contact, way back) and a test-mode link.
+    merchant_profile_update(
+        user=other_account,
+        changes={
+            "display_name": "Corner Coffee",
+            "support_email": "help@corner.example",
+            "support_url": "https://corner.example/help",
+        },
+    )
+    merchant = APIClient()
+    merchant.credentials(HTTP_AUTHORIZATION=f"Bearer {make_key(user=other_account, livemode=False)}")
+    body = {
+        "fiatCurrency": "EUR",
+        "fiatAmount": 18.5,
+        "options": [{"currency": "USDC", "network": "Sepolia", "receiverAddress": ADDRESSES["Sepolia"]}],
+        "returnUrl": "https://corner.example/order/1001",
+    }
+    test_mode = merchant.post("/api/v1/payment-requests", body, format="json").json()
+    select(test_mode["token"], "USDC", "Sepolia")
+    found["test-mode"] = test_mode["token"]
+    named_mismatch = merchant.post("/api/v1/payment-requests", body, format="json").json()
+    chosen = select(named_mismatch["token"], "USDC", "Sepolia").json()
+    pay(chosen["draftId"], confirmations=1, received=chosen["amountSats"] - 1_000_000, tx_id=TX_ID)
+    found["named-mismatch"] = named_mismatch["token"]
+    named_cancelled = merchant.post("/api/v1/payment-requests", body, format="json").json()
+    merchant.post(f"/api/v1/payment-requests/{named_cancelled['id']}/cancel")
+    found["named-cancelled"] = named_cancelled["token"]
 
     lightning = create_link(
         fiatCurrency="USD",
@@ -151,11 +183,14 @@ def test_every_state_of_the_pay_page_is_translated_in_every_language(states):
         "pending": "Copy address",
         "seen": "Payment seen.",
         "mismatch": "Do not send another payment.",
-        "paid": "A receipt will be emailed",
+        "paid": "A receipt has been emailed to you.",
         "quote-lapsed": "Choose a currency again",
         "expired": "Ask the merchant for a new link.",
-        "cancelled": "The merchant cancelled this payment request.",
+        "cancelled": "This payment request was cancelled.",
         "not-found": "Payment link not found",
+        "test-mode": "Simulate payment",
+        "named-mismatch": "Corner Coffee will review the difference",
+        "named-cancelled": "Back to Corner Coffee",
         "busy": "Too many requests",
     }
     assert {name: markers[name] in html for name, html in english.items()} == dict.fromkeys(markers, True)

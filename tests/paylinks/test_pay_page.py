@@ -135,7 +135,7 @@ def test_a_wrong_amount_is_explained_in_plain_words(browser, create_link, select
     _, html = page(browser, link["token"])
 
     text = text_of(html)
-    assert f"We received {received / 10**6:.6f} USDC; the request was for {chosen['amount']} USDC" in text
+    assert f"We received {received / 10**6:.6f} USDC, but the request was for {chosen['amount']} USDC" in text
     assert "Do not send another payment" in text
 
 
