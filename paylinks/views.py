@@ -156,6 +156,8 @@ def _context(payment_request: PaymentRequest, *, error: str | None = None, recei
         "draft_expired": state == "choose" and draft_status in (DraftStatus.EXPIRED, DraftStatus.PENDING),
         "polling": state in ("pending", "seen", "mismatch") or (state == "expired" and draft_status is not None),
         "status_url": reverse("checkout-status", kwargs={"token": payment_request.token}),
+        "live_url": f"/pay/{payment_request.token}/live",  # paylinks/live.py, in the ASGI process
+        "live_state": f"{status}:{draft_status or ''}:{draft.confirmations if draft is not None else 0}",
         "state_key": f"{status}:{draft_status or ''}",
         "error": error,
         "receipt_asked": receipt or bool(payment_request.payer_email),
