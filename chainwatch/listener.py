@@ -7,10 +7,14 @@ the beat task runs (`chainwatch.tasks.watcher_run`: scan, then the payment door 
 
 - EVM: `eth_subscribe` `newHeads` over the node's WebSocket (WS_URL_<NETWORK>, or RPC_URL
   with ws:// for nodes such as anvil that serve both on one port).
+- Bitcoin Core: its ZMQ `hashblock` and `rawtx` notifications (BITCOIN_ZMQ_URL_<NETWORK>,
+  one or more tcp:// addresses, comma-separated).
+- Solana: `logsSubscribe` mentioning each watched receiver address, over the RPC node's
+  WebSocket (WS_URL_<NETWORK>, or RPC_URL with ws://).
 
 A pass already running when a notification arrives is followed by one more pass, never by a
-queue of them. Without a subscription (the node has no WebSocket, the connection dropped,
-or the source has none to offer: Bitcoin, Solana, Lightning here) the listener polls, from
+queue of them. Without a subscription (the node has no WebSocket or ZMQ, the connection
+dropped, or the source has none to offer: Esplora, LUD-21) the listener polls, from
 CHAINWATCH_POLL_MIN_SECONDS backing off to CHAINWATCH_INTERVAL_SECONDS while nothing new
 turns up, and reconnects with a growing delay. The beat entries keep running as the fallback
 of the fallback: a pass that finds another one moved the cursor first just stops.
@@ -62,12 +66,144 @@ async def evm_new_heads(ws_url: str, wake: Wake, live: Callable[[bool], None]) -
                 wake()
 
 
+ZMQ_TOPICS = (b"hashblock", b"rawtx")
+
+
+async def bitcoin_zmq(urls: list[str], wake: Wake, live: Callable[[bool], None]) -> None:
+    """Bitcoin Core's ZMQ notifications (-zmqpubhashblock, -zmqpubrawtx): each message is three
+    frames, topic | body | 4-byte little-endian sequence number. A new block wakes a pass at
+    once; new transactions wake one at most every CHAINWATCH_POLL_MIN_SECONDS, since a busy
+    mempool announces many a second and one mempool pass reads them all. Live while connected
+    (ZMQ reconnects by itself; a SUB socket has no answer to wait for, so the socket monitor says)."""
+    import zmq
+    import zmq.asyncio
+    from zmq.utils.monitor import recv_monitor_message
+
+    context = zmq.asyncio.Context.instance()
+    socket = context.socket(zmq.SUB)
+    socket.setsockopt(zmq.LINGER, 0)
+    socket.setsockopt(zmq.RCVHWM, 10_000)
+    for topic in ZMQ_TOPICS:
+        socket.setsockopt(zmq.SUBSCRIBE, topic)
+    monitor = socket.get_monitor_socket(zmq.EVENT_CONNECTED | zmq.EVENT_DISCONNECTED)
+    connected: set[str] = set()
+
+    async def watch_connections() -> None:
+        while True:
+            event = await recv_monitor_message(monitor)
+            endpoint = (event.get("endpoint") or b"").decode()
+            if event["event"] == zmq.EVENT_CONNECTED:
+                connected.add(endpoint)
+                wake()  # catch up on what was announced while disconnected
+            else:
+                connected.discard(endpoint)
+            live(bool(connected))
+
+    async def messages() -> None:
+        throttle = float(settings.CHAINWATCH_POLL_MIN_SECONDS)
+        last_tx_wake = 0.0
+        loop = asyncio.get_running_loop()
+        while True:
+            frames = await socket.recv_multipart()
+            if len(frames) != 3 or len(frames[2]) != 4:
+                continue  # not a Bitcoin Core notification
+            if frames[0] == b"hashblock":
+                wake()
+            elif frames[0] == b"rawtx" and loop.time() - last_tx_wake >= throttle:
+                last_tx_wake = loop.time()
+                wake()
+
+    try:
+        for url in urls:
+            socket.connect(url)
+        await asyncio.gather(watch_connections(), messages())
+    finally:
+        socket.disable_monitor()
+        monitor.close(linger=0)
+        socket.close(linger=0)
+
+
+SOLANA_MAX_SUBSCRIBED = 1000  # addresses; beyond, polling by block is cheaper for the node
+
+
+async def solana_logs(
+    ws_url: str, addresses: Callable[[], list[str]], wake: Wake, live: Callable[[bool], None]
+) -> None:
+    """Solana's `logsSubscribe` ({"mentions": [address]}), at `confirmed` (Seen) and `finalized`
+    (Confirmed), for each watched receiver address (wallet or token account); a
+    `logsNotification` wakes a pass. The address list is read again every
+    CHAINWATCH_POLL_MIN_SECONDS: new drafts' addresses are subscribed, paid ones dropped."""
+    loop = asyncio.get_running_loop()
+    async with websockets.connect(ws_url, max_size=MAX_MESSAGE_BYTES, open_timeout=10, ping_interval=20) as ws:
+        next_id = 0
+        pending: dict[int, tuple[str, str]] = {}  # request id -> (address, commitment)
+        active: dict[str, list[int]] = {}  # address -> subscription ids
+        asked: set[str] = set()
+
+        async def refresh() -> None:
+            nonlocal next_id
+            wanted = set((await loop.run_in_executor(None, addresses))[:SOLANA_MAX_SUBSCRIBED])
+            for address in sorted(wanted - asked):
+                for commitment in ("confirmed", "finalized"):
+                    next_id += 1
+                    pending[next_id] = (address, commitment)
+                    params = [{"mentions": [address]}, {"commitment": commitment}]
+                    await ws.send(
+                        json.dumps({"jsonrpc": "2.0", "id": next_id, "method": "logsSubscribe", "params": params})
+                    )
+                asked.add(address)
+            for address in sorted(asked - wanted):
+                for subscription in active.pop(address, []):
+                    next_id += 1
+                    await ws.send(
+                        json.dumps(
+                            {"jsonrpc": "2.0", "id": next_id, "method": "logsUnsubscribe", "params": [subscription]}
+                        )
+                    )
+                asked.discard(address)
+
+        await refresh()
+        live(True)
+        wake()
+        refreshed = loop.time()
+        while True:
+            timeout = max(0.0, refreshed + settings.CHAINWATCH_POLL_MIN_SECONDS - loop.time())
+            try:
+                message = json.loads(await asyncio.wait_for(ws.recv(), timeout=timeout))
+            except TimeoutError:
+                await refresh()
+                refreshed = loop.time()
+                continue
+            if message.get("method") == "logsNotification":
+                wake()
+            elif message.get("id") in pending:
+                address, _commitment = pending.pop(message["id"])
+                if not isinstance(message.get("result"), int):
+                    raise SubscriptionRefused(f"logsSubscribe {address}: {message.get('error')!r:.200}")
+                active.setdefault(address, []).append(message["result"])
+
+
 def subscription_of(network: str, family: str) -> Subscription | None:
     """The push source of a watcher, or None when it has none and only polls."""
     ends = networks.endpoints(network)
     if family == networks.EVM and ends.ws_url:
         url = ends.ws_url
         return lambda wake, live: evm_new_heads(url, wake, live)
+    if family == networks.BITCOIN and ends.zmq_url and networks.bitcoin_source(network) == "core":
+        urls = [u.strip() for u in ends.zmq_url.split(",") if u.strip()]
+        return lambda wake, live: bitcoin_zmq(urls, wake, live)
+    if family == networks.SOLANA and ends.ws_url:
+        from chainwatch import solana
+
+        url, rpc_url = ends.ws_url, ends.rpc_url
+
+        def addresses() -> list[str]:  # on a thread of the loop's pool: its connection is not kept
+            try:
+                return solana.subscription_addresses(network, rpc_url)
+            finally:
+                connection.close()
+
+        return lambda wake, live: solana_logs(url, addresses, wake, live)
     return None
 
 
@@ -140,7 +276,7 @@ class Watch:
             try:
                 await self.subscription(self.wake, self._set_live)
                 reason = "connection closed"
-            except (OSError, TimeoutError, websockets.WebSocketException, SubscriptionRefused, ValueError) as exc:
+            except Exception as exc:  # noqa: BLE001 - any failure of a subscription means: poll, reconnect
                 reason = f"{type(exc).__name__}: {exc}"
             self._set_live(False)
             if asyncio.get_running_loop().time() - started > RECONNECT_MAX_SECONDS:
@@ -166,12 +302,14 @@ class Watch:
 
 
 def watches() -> list[Watch]:
-    """A Watch for every enabled, configured watcher except Lightning, whose LND invoice stream
-    and LNbits feed the beat task follows already."""
+    """A Watch for every enabled, configured watcher. Lightning with an LND or LNbits node stays
+    with the beat task, which follows LND's invoice stream and LNbits' feed; Lightning with
+    LUD-21 verify URLs only is polled here like Esplora."""
+    lightning_node = bool(settings.LND_REST_URL or settings.LNBITS_URL)
     return [
         Watch(network, family, subscription_of(network, family))
         for network, family in networks.watchers()
-        if family != networks.LIGHTNING
+        if not (family == networks.LIGHTNING and lightning_node)
     ]
 
 

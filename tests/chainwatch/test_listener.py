@@ -3,74 +3,16 @@
 
 from __future__ import annotations
 
-import asyncio
-import threading
 import time
-from collections.abc import Iterator
 
 import pytest
 
-from chainwatch import listener
 from chainwatch.models import Cursor
 from payments.enums import Currency, DraftStatus, Network
 from tests.chainwatch.conftest import free_port
 from tests.factories import make_draft
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-class Running:
-    """The listener's watches on an event loop in a thread, as `manage.py chainwatch_listen` runs them."""
-
-    def __init__(self) -> None:
-        self.watches: list[listener.Watch] = []
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.started = threading.Event()
-        self.task = None
-
-    def _run(self) -> None:
-        asyncio.set_event_loop(self.loop)
-
-        async def main() -> None:
-            self.watches = listener.watches()
-            self.started.set()
-            await listener.listen(self.watches)
-
-        self.task = self.loop.create_task(main())
-        try:
-            self.loop.run_until_complete(self.task)
-        except asyncio.CancelledError:
-            pass
-
-    def start(self) -> Running:
-        self.thread.start()
-        assert self.started.wait(10)
-        return self
-
-    def stop(self) -> None:
-        self.loop.call_soon_threadsafe(self.task.cancel)
-        self.thread.join(10)
-
-    def wait_for(self, condition, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        while not condition():
-            assert time.monotonic() < deadline, "timed out"
-            time.sleep(0.02)
-
-
-@pytest.fixture
-def running(settings) -> Iterator[callable]:
-    started: list[Running] = []
-
-    def start() -> Running:
-        run = Running().start()
-        started.append(run)
-        return run
-
-    yield start
-    for run in started:
-        run.stop()
 
 
 def seen_after(draft, since: float, timeout: float) -> float:
