@@ -101,17 +101,24 @@ async def bitcoin_zmq(urls: list[str], wake: Wake, live: Callable[[bool], None])
 
     async def messages() -> None:
         throttle = float(settings.CHAINWATCH_POLL_MIN_SECONDS)
-        last_tx_wake = 0.0
+        last_tx_wake = -throttle
+        later: asyncio.TimerHandle | None = None
         loop = asyncio.get_running_loop()
+
+        def tx_wake() -> None:
+            nonlocal last_tx_wake, later
+            last_tx_wake, later = loop.time(), None
+            wake()
+
         while True:
             frames = await socket.recv_multipart()
             if len(frames) != 3 or len(frames[2]) != 4:
                 continue  # not a Bitcoin Core notification
             if frames[0] == b"hashblock":
                 wake()
-            elif frames[0] == b"rawtx" and loop.time() - last_tx_wake >= throttle:
-                last_tx_wake = loop.time()
-                wake()
+            elif frames[0] == b"rawtx" and later is None:
+                # At once, or when the throttle allows: a transaction is never left for the poll.
+                later = loop.call_at(max(loop.time(), last_tx_wake + throttle), tx_wake)
 
     try:
         for url in urls:
