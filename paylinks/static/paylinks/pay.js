@@ -125,7 +125,7 @@
     try { return JSON.parse(request.responseText); } catch (e) { return null; }
   }
 
-  function live() {
+  function waitForChange() {
     var request = new XMLHttpRequest();
     request.open("GET", liveUrl + "?since=" + encodeURIComponent(liveState || ""));
     request.setRequestHeader("Accept", "application/json");
@@ -134,7 +134,7 @@
       var body = parsed(request);
       liveOn = !!body;
       if (!body) { schedule(delay); return; }  // not served here: poll instead
-      if (show(body)) live();
+      if (show(body)) waitForChange();
     };
     request.onerror = request.ontimeout = function () { liveOn = false; schedule(delay); };
     request.send();
@@ -166,6 +166,6 @@
     if (document.visibilityState === "visible") { delay = 3000; schedule(0); }
   });
 
-  if (polling && liveUrl) { liveOn = true; live(); }
+  if (polling && liveUrl) { liveOn = true; waitForChange(); }
   else if (polling) schedule(delay);
 })();
