@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from chainwatch import listener
 from chainwatch.models import Cursor
 from payments.enums import Currency, DraftStatus, Network
 from tests.chainwatch.conftest import free_port
@@ -94,3 +95,16 @@ def test_the_websocket_address_comes_from_the_rpc_address_unless_set():
     assert websocket_url_of("http://127.0.0.1:8545") == "ws://127.0.0.1:8545"
     assert websocket_url_of("https://node.example/v1/key") == "wss://node.example/v1/key"
     assert websocket_url_of("") == ""
+
+
+def test_polling_backs_off_while_nothing_turns_up_and_starts_short_again_when_something_does(settings):
+    settings.CHAINWATCH_POLL_MIN_SECONDS = 2
+    settings.CHAINWATCH_INTERVAL_SECONDS = 15
+    watch = listener.Watch(Network.MAINNET, "bitcoin", subscription=None)
+
+    waits = [watch._next_poll(found=0) for _ in range(4)]
+    assert waits == [4, 8, 15, 15]
+    assert watch._next_poll(found=1) == 2  # a transfer came in: look again soon
+
+    watch.live = True  # subscribed: polling is only the safety net
+    assert watch._next_poll(found=0) == 15
