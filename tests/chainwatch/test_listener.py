@@ -9,7 +9,8 @@ import pytest
 
 from chainwatch import listener
 from chainwatch.models import Cursor
-from payments.enums import Currency, DraftStatus, Network
+from drafts.enums import DraftStatus
+from payments.enums import Currency, Network
 from tests.chainwatch.conftest import free_port
 from tests.factories import make_draft
 

@@ -14,7 +14,8 @@ import pytest
 import zmq
 from websockets.asyncio.server import serve
 
-from payments.enums import Currency, DraftStatus, FeePlacement, Method, Network
+from drafts.enums import DraftStatus
+from payments.enums import Currency, FeePlacement, Method, Network
 from tests.chainwatch.conftest import free_port
 from tests.chainwatch.fakes import FakeBitcoin
 from tests.factories import make_draft

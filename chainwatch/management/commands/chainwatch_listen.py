@@ -10,7 +10,7 @@ import signal
 from django.core.management.base import BaseCommand
 
 from chainwatch import listener
-from config.runtime import apply_runtime_guards
+from core.runtime import apply_runtime_guards
 
 
 class Command(BaseCommand):
