@@ -203,7 +203,7 @@ def measure(args, w3, token, payer, processes) -> None:
 
     from accounts.services import api_key_create, user_get_or_create
     from paylinks.services import checkout_select, payment_request_create
-    from webhooks.services import webhook_create
+    from webhooks.endpoints import webhook_create
 
     merchant = user_get_or_create(email="merchant@example.com")
     key = api_key_create(user=merchant, name="bench", scopes=["drafts:read"]).key
