@@ -107,7 +107,7 @@
 
   // Shows a status document; false once the page is reloading.
   function show(body) {
-    var now = body.status + ":" + (body.draftStatus || "");
+    var now = body.status + ":" + (body.draftStatus || "") + ":" + (body.unmatchedTransfers || 0);
     if (now !== state) {
       window.location.reload();
       return false;
