@@ -15,8 +15,8 @@ from config.api.pagination import page_of, paged_envelope_serializer
 from config.routing import UUID_PATTERN
 
 
-def _fields(request) -> dict:
-    body = AddressBookUpsertRequestSerializer(data=request.data)
+def _fields(body) -> dict:
+    body = AddressBookUpsertRequestSerializer(data=body)
     body.is_valid(raise_exception=True)
     data = body.validated_data
     return {
@@ -44,12 +44,7 @@ class AddressBookViewSet(viewsets.ViewSet):
         responses=paged_envelope_serializer("AddressBookList", AddressBookEntrySerializer),
     )
     def list(self, request):
-        query = AddressBookListQuerySerializer(data=request.query_params.dict())
-        query.is_valid(raise_exception=True)
-        params = query.validated_data
-        entries = address_book_list(user=request.user, network=params.get("network"), direction=params.get("direction"))
-        page = page_of(entries, page=params["page"], page_size=params["pageSize"])
-        return Response(page.envelope(AddressBookEntrySerializer(page.items, many=True).data))
+        return Response(address_book_page_json(user=request.user, query=request.query_params.dict()))
 
     @extend_schema(
         summary="Add an address (checked with the network's address rules)",
@@ -57,8 +52,7 @@ class AddressBookViewSet(viewsets.ViewSet):
         responses={200: AddressBookEntrySerializer},
     )
     def create(self, request):
-        entry = services.address_book_entry_create(user=request.user, **_fields(request))
-        return Response(AddressBookEntrySerializer(entry).data)
+        return Response(address_book_create_json(user=request.user, body=request.data))
 
     @extend_schema(summary="Read an address-book entry", responses=AddressBookEntrySerializer)
     def retrieve(self, request, pk=None):
@@ -71,7 +65,7 @@ class AddressBookViewSet(viewsets.ViewSet):
     )
     def update(self, request, pk=None):
         entry = address_book_entry_get(user=request.user, entry_id=pk)
-        entry = services.address_book_entry_update(entry=entry, **_fields(request))
+        entry = services.address_book_entry_update(entry=entry, **_fields(request.data))
         return Response(AddressBookEntrySerializer(entry).data)
 
     @extend_schema(
@@ -79,7 +73,30 @@ class AddressBookViewSet(viewsets.ViewSet):
         responses={200: AddressBookEntrySerializer},
     )
     def destroy(self, request, pk=None):
-        entry = address_book_entry_get(user=request.user, entry_id=pk)
-        body = AddressBookEntrySerializer(entry).data
-        services.address_book_entry_delete(entry=entry)
-        return Response(body)
+        return Response(address_book_delete_json(user=request.user, entry_id=pk))
+
+
+# Shared by REST and MCP: each takes the account and the parsed input and answers the REST body.
+
+
+def address_book_page_json(*, user, query: dict) -> dict:
+    """GET /address-book: one page, newest first, optionally of one network or direction."""
+    params = AddressBookListQuerySerializer(data=query)
+    params.is_valid(raise_exception=True)
+    wanted = params.validated_data
+    entries = address_book_list(user=user, network=wanted.get("network"), direction=wanted.get("direction"))
+    page = page_of(entries, page=wanted["page"], page_size=wanted["pageSize"])
+    return page.envelope(AddressBookEntrySerializer(page.items, many=True).data)
+
+
+def address_book_create_json(*, user, body) -> dict:
+    """POST /address-book: the new entry (the address checked with its network's rules)."""
+    return AddressBookEntrySerializer(services.address_book_entry_create(user=user, **_fields(body))).data
+
+
+def address_book_delete_json(*, user, entry_id) -> dict:
+    """DELETE /address-book/{id}: the removed entry."""
+    entry = address_book_entry_get(user=user, entry_id=entry_id)
+    body = AddressBookEntrySerializer(entry).data
+    services.address_book_entry_delete(entry=entry)
+    return body

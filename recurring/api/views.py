@@ -25,8 +25,7 @@ class RecurringTemplateViewSet(viewsets.ViewSet):
         responses=paged_envelope_serializer("RecurringTemplateList", RecurringTemplateSerializer),
     )
     def list(self, request):
-        page = paginate(recurring_template_list(user=request.user), request.query_params)
-        return Response(page.envelope([recurring_template_json(t) for t in page.items]))
+        return Response(recurring_template_page_json(user=request.user, query=request.query_params))
 
     @extend_schema(
         summary="Create a template that makes a draft every day, week or month",
@@ -34,18 +33,7 @@ class RecurringTemplateViewSet(viewsets.ViewSet):
         responses={200: RecurringTemplateSerializer},
     )
     def create(self, request):
-        body = CreateRecurringTemplateRequestSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        data = body.validated_data
-        template = services.recurring_template_create(
-            user=request.user,
-            interval=data["interval"],
-            draft=dict(data["draft"]),
-            name=data.get("name") or "",
-            first_run_at=data.get("firstRunAt"),
-            tz=data.get("timezone") or "UTC",
-        )
-        return Response(recurring_template_json(template))
+        return Response(recurring_template_create_json(user=request.user, body=request.data))
 
     @extend_schema(summary="Read a recurring template", responses=RecurringTemplateSerializer)
     def retrieve(self, request, pk=None):
@@ -76,7 +64,37 @@ class RecurringTemplateViewSet(viewsets.ViewSet):
         responses={200: RecurringTemplateSerializer},
     )
     def destroy(self, request, pk=None):
-        template = recurring_template_get(user=request.user, template_id=pk)
-        body = recurring_template_json(template)
-        services.recurring_template_delete(template=template)
-        return Response(body)
+        return Response(recurring_template_delete_json(user=request.user, template_id=pk))
+
+
+# Shared by REST and MCP: each takes the account and the parsed input and answers the REST body.
+
+
+def recurring_template_page_json(*, user, query) -> dict:
+    """GET /recurring-templates: one page, newest first."""
+    page = paginate(recurring_template_list(user=user), query)
+    return page.envelope([recurring_template_json(t) for t in page.items])
+
+
+def recurring_template_create_json(*, user, body) -> dict:
+    """POST /recurring-templates: the new template (its first draft is made at its first run)."""
+    data = CreateRecurringTemplateRequestSerializer(data=body)
+    data.is_valid(raise_exception=True)
+    fields = data.validated_data
+    template = services.recurring_template_create(
+        user=user,
+        interval=fields["interval"],
+        draft=dict(fields["draft"]),
+        name=fields.get("name") or "",
+        first_run_at=fields.get("firstRunAt"),
+        tz=fields.get("timezone") or "UTC",
+    )
+    return recurring_template_json(template)
+
+
+def recurring_template_delete_json(*, user, template_id) -> dict:
+    """DELETE /recurring-templates/{id}: the deleted template (its drafts stay)."""
+    template = recurring_template_get(user=user, template_id=template_id)
+    body = recurring_template_json(template)
+    services.recurring_template_delete(template=template)
+    return body

@@ -44,7 +44,7 @@ class WebhookViewSet(viewsets.ViewSet):
     problem_statuses = {"test": (409,), "redeliver": (409,)}
 
     def _webhook(self, request, pk):
-        return get_object_or_404(webhook_list(user=request.user), pk=pk)
+        return webhook_of(user=request.user, webhook_id=pk)
 
     @extend_schema(
         summary="List the account's webhook endpoints",
@@ -60,12 +60,7 @@ class WebhookViewSet(viewsets.ViewSet):
         responses={200: WebhookCreatedSerializer},
     )
     def create(self, request):
-        body = CreateWebhookRequestSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        webhook = services.webhook_create(
-            user=request.user, url=body.validated_data["url"], events=body.validated_data.get("events")
-        )
-        return Response(WebhookCreatedSerializer(webhook).data)
+        return Response(webhook_create_json(user=request.user, body=request.data))
 
     @extend_schema(summary="Read a webhook endpoint", responses=WebhookSerializer)
     def retrieve(self, request, pk=None):
@@ -93,10 +88,7 @@ class WebhookViewSet(viewsets.ViewSet):
         summary="Delete a webhook endpoint; answers with the deleted endpoint", responses={200: WebhookSerializer}
     )
     def destroy(self, request, pk=None):
-        webhook = self._webhook(request, pk)
-        body = WebhookSerializer(webhook).data
-        services.webhook_delete(webhook=webhook)
-        return Response(body)
+        return Response(webhook_delete_json(user=request.user, webhook_id=pk))
 
     @extend_schema(
         summary="Replace the signing secret (the new one is shown once); the old one keeps signing for an overlap",
@@ -114,8 +106,7 @@ class WebhookViewSet(viewsets.ViewSet):
     @extend_schema(summary="Send a test event to a webhook endpoint", request=None, responses=DeliverySerializer)
     @action(detail=True, methods=["post"])
     def test(self, request, pk=None):
-        delivery = services.webhook_send_test(webhook=self._webhook(request, pk))
-        return Response(DeliverySerializer(delivery).data)
+        return Response(webhook_test_json(user=request.user, webhook_id=pk))
 
     @extend_schema(
         summary="List a webhook endpoint's deliveries and their attempts",
@@ -140,3 +131,34 @@ def webhook_page_json(*, user, query) -> dict:
     """GET /webhooks: one page of the account's endpoints; shared by REST and MCP."""
     page = paginate(webhook_list(user=user), query)
     return page.envelope(WebhookSerializer(page.items, many=True).data)
+
+
+# Shared by REST and MCP: each takes the account and the parsed input and answers the REST body.
+
+
+def webhook_of(*, user, webhook_id):
+    return get_object_or_404(webhook_list(user=user), pk=webhook_id)
+
+
+def webhook_create_json(*, user, body) -> dict:
+    """POST /webhooks: the new endpoint with its signing secret (shown this once)."""
+    data = CreateWebhookRequestSerializer(data=body)
+    data.is_valid(raise_exception=True)
+    webhook = services.webhook_create(
+        user=user, url=data.validated_data["url"], events=data.validated_data.get("events")
+    )
+    return WebhookCreatedSerializer(webhook).data
+
+
+def webhook_delete_json(*, user, webhook_id) -> dict:
+    """DELETE /webhooks/{id}: the deleted endpoint."""
+    webhook = webhook_of(user=user, webhook_id=webhook_id)
+    body = WebhookSerializer(webhook).data
+    services.webhook_delete(webhook=webhook)
+    return body
+
+
+def webhook_test_json(*, user, webhook_id) -> dict:
+    """POST /webhooks/{id}/test: the delivery of a `test` event to this endpoint."""
+    delivery = services.webhook_send_test(webhook=webhook_of(user=user, webhook_id=webhook_id))
+    return DeliverySerializer(delivery).data
