@@ -2,13 +2,13 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from config.api.serializers import StrictSerializer
+from config.api.serializers import StrictChoiceField, StrictSerializer
 from payments.enums import Currency, DraftStatus, Network
 
 
 class CreateDemoDraftRequestSerializer(StrictSerializer):
-    network = serializers.ChoiceField(choices=Network.choices)
-    currency = serializers.ChoiceField(choices=Currency.choices)
+    network = StrictChoiceField(choices=Network.choices)
+    currency = StrictChoiceField(choices=Currency.choices)
 
 
 class DemoNetworkInfoSerializer(serializers.Serializer):
