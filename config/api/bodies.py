@@ -1,5 +1,7 @@
 """An operation that takes no request body refuses one (400 `body_not_allowed`) rather than
-ignoring it: a client sending `{"reason": ...}` to a cancel learns that nothing read it.
+ignoring it: a client sending `{"reason": ...}` to a cancel learns that nothing read it. An
+empty object `{}` holds nothing that could be ignored (many clients send it with every POST),
+so it passes.
 
 Which operations take a body is what the OpenAPI document says (the one clients read), built
 once per process, and only when a request with a body reaches a path that may take none.
@@ -38,3 +40,8 @@ def takes_no_body(method: str, path: str) -> bool:
     if method in NEVER_A_BODY:
         return True
     return any(method in methods and pattern.match(path) for pattern, methods in _operations_without_body())
+
+
+def is_empty_body(body: bytes) -> bool:
+    """Nothing but whitespace, or an empty JSON object."""
+    return body.strip() in (b"", b"{}") or (len(body) < 64 and b"".join(body.split()) == b"{}")

@@ -79,9 +79,15 @@ def test_an_operation_that_takes_no_body_refuses_one(api_client):
     listed = api_client.generic("GET", "/api/v1/drafts", '{"status": "Pending"}', content_type="application/json")
     assert listed.status_code == 400 and listed.json()["code"] == "body_not_allowed"
     deleted = api_client.generic(
-        "DELETE", "/api/v1/webhooks/00000000-0000-0000-0000-000000000000", "{}", content_type="application/json"
+        "DELETE", "/api/v1/webhooks/00000000-0000-0000-0000-000000000000", "[1]", content_type="application/json"
     )
     assert deleted.status_code == 400 and deleted.json()["code"] == "body_not_allowed"
+
+
+def test_an_empty_object_is_no_body(api_client):
+    draft = api_client.post("/api/v1/drafts", DRAFT | {"fiatAmount": 20}, format="json").json()
+    cancelled = api_client.post(f"/api/v1/drafts/{draft['id']}/cancel", "{ }", content_type="application/json")
+    assert cancelled.status_code == 200, cancelled.json()
 
 
 def test_an_operation_that_takes_a_body_still_reads_it(api_client):
