@@ -29,7 +29,12 @@ def session_calls(url: str, key: str, calls: list[tuple[str, dict]]) -> list:
     return in_session(url, key, work)
 
 
-def test_an_agent_registers_tests_lists_and_deletes_a_webhook(mcp_server_with, make_key, make_receiver, settings):
+def test_an_agent_registers_tests_lists_and_deletes_a_webhook(
+    mcp_server_with,
+    make_key,
+    make_receiver,  # noqa: F811 - the fixture imported above
+    settings,
+):
     settings.OUTBOUND_ALLOW_LOOPBACK = True  # this process delivers; the server checks the URL
     url = mcp_server_with(OUTBOUND_ALLOW_LOOPBACK="true")
     receiver = make_receiver()
