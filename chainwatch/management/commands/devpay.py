@@ -11,7 +11,6 @@ from web3 import Web3
 
 from chainwatch import devchain
 from drafts.models import Draft, DraftStatus
-from paylinks.models import PaymentRequest
 from payments.registry import NETWORKS, format_amount, get_asset
 
 
@@ -67,12 +66,13 @@ class Command(BaseCommand):
         draft = Draft.objects.filter(pk=key).first()
         if draft is not None:
             return draft
-        request = PaymentRequest.objects.filter(pk=key).select_related("draft").first()
-        if request is None:
-            raise CommandError(f"No draft or payment request {key}.")
-        if request.draft is None:
-            raise CommandError("The payer has not picked an asset on the pay page yet: no draft to pay.")
-        return request.draft
+        # A pay link's drafts carry its id; the payer's latest pick is the one the pay page shows.
+        picked = Draft.objects.filter(payment_request_id=key).order_by("-created_at").first()
+        if picked is None:
+            raise CommandError(
+                f"No draft {key}, and no pay link with that id whose payer has picked an asset on the pay page yet."
+            )
+        return picked
 
     def _check_node(self, rpc_url: str, chain_id: int | None, network: str) -> None:
         """Only anvil with the network's chain id: never a public node (its first account is nobody's)."""
