@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -171,6 +172,12 @@ def test_devchain_runs_sepolia_and_base_sepolia_with_funded_test_tokens_and_writ
                 assert contract.functions.balanceOf(ANVIL_FIRST_ACCOUNT).call() >= 1000 * 10**decimals
     text = env_file.read_text()
     assert text.startswith("SECRET_KEY=s\n") and text.count("ENABLED_NETWORKS=") == 1
+    readme = (REPO / "README.md").read_text().split("### A local chain", 1)[1]
+    example = dict(
+        line.split("=", 1) for line in re.search(r"```ini\n(.*?)```", readme, flags=re.S).group(1).splitlines()
+    )
+    assert json.loads(example["TOKEN_ADDRESSES"]) == tokens  # the README shows what a start writes
+    assert example["FEE_ADDRESS_SEPOLIA"] == values["FEE_ADDRESS_SEPOLIA"]
 
     assert chain.stop() == 0
     assert not port_open(chain.ports["Sepolia"]) and not port_open(chain.ports["BaseSepolia"])  # anvil stopped
