@@ -17,7 +17,7 @@ from pathlib import Path
 
 from web3 import Web3
 
-from config.env import network_env_suffix
+from core.env import network_env_suffix
 from payments.registry import NETWORKS, token_slots
 
 REPO = Path(__file__).resolve().parent.parent

@@ -8,114 +8,29 @@ calls what the REST view calls, so the JSON a tool returns is the REST body.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-from mcp_types import Tool, ToolAnnotations
+from mcp_types import Tool
 
-from accounts.models import ApiKey, User
-from addressbook.api.views import address_book_create_json, address_book_delete_json, address_book_page_json
+from accounts.models import User
 from drafts import services as draft_services
 from drafts.api.creation import create_draft_outcome
-from drafts.api.views import draft_batch_json, draft_page_json, fee_quote_json, settlement_json, tx_template_json
+from drafts.api.edge import draft_batch_json, draft_page_json, tx_template_json
 from drafts.documents import draft_fees_json
 from drafts.presenters import draft_json, draft_status_json
-from drafts.selectors import draft_get
+from fees.api.edge import fee_quote_json, settlement_json
 from fees.calculator import fee_schedule
 from fees.ledger import balance_of
-from mcp_server import schemas
+from mcp_server.account_tools import ACCOUNT_TOOLS
+from mcp_server.spec import Call, ProblemBody, ToolSpec
 from paylinks import services as paylink_services
-from paylinks.api.views import payment_request_create_outcome, payment_request_page
+from paylinks.api.edge import payment_request_create_outcome, payment_request_page
 from paylinks.presenters import payment_request_json
 from paylinks.selectors import payment_request_get
-from payments.api.views import rates_json
-from recurring import services as recurring_services
-from recurring.api.views import (
-    recurring_template_create_json,
-    recurring_template_delete_json,
-    recurring_template_page_json,
-)
-from recurring.presenters import recurring_template_json
-from recurring.selectors import recurring_template_get
-from webhooks.api.views import webhook_create_json, webhook_delete_json, webhook_page_json, webhook_test_json
+from payments.api.edge import rates_json
+from webhooks.api.edge import webhook_page_json
 
-
-class ProblemBody(Exception):
-    """A problem document already rendered (an idempotent replay of a failed creation)."""
-
-    def __init__(self, body: dict[str, Any]) -> None:
-        super().__init__(body.get("detail"))
-        self.body = body
-
-
-@dataclass(frozen=True)
-class Call:
-    user: User
-    api_key: ApiKey
-    arguments: dict[str, Any]
-
-    @property
-    def draft(self):
-        return draft_get(user=self.user, draft_id=self.arguments["id"])
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    name: str
-    method: str
-    path: str  # the REST operation this tool is
-    run: Callable[[Call], Any]
-    guidance: str
-    read_only: bool
-    destructive: bool = False
-    idempotent: bool = False
-    open_world: bool = False
-    descriptions: dict[str, str] | None = None
-    required_too: tuple[str, ...] = ()  # REST refuses a call without them (its serializer checks them itself)
-    # The result is the object another tool's output schema describes (a draft, as get_draft): its
-    # schema is listed once, there, and this tool's description points at it (tools/list stays small).
-    same_result_as: str | None = None
-
-    @property
-    def scope(self) -> str | None:
-        return schemas.required_scope(self.method, self.path)
-
-    @property
-    def cost(self) -> str | None:
-        return schemas.cost_class(self.method, self.path)
-
-    @property
-    def title(self) -> str:
-        return schemas.operation(self.method, self.path).get("summary", self.name)
-
-    @property
-    def description(self) -> str:
-        scope = f" Needs the API key scope `{self.scope}`." if self.scope else ""
-        same = f" Answers what {self.same_result_as} answers (its output schema)." if self.same_result_as else ""
-        return f"{self.title}. {self.guidance}{same}{scope}"
-
-    @property
-    def wraps_result(self) -> bool:
-        return schemas.wraps_result(self.method, self.path)
-
-    def as_mcp(self) -> Tool:
-        return Tool(
-            name=self.name,
-            title=self.title,
-            description=self.description,
-            input_schema=schemas.input_schema(
-                self.method, self.path, descriptions=self.descriptions, required_too=self.required_too
-            ),
-            output_schema=None if self.same_result_as else schemas.output_schema(self.method, self.path),
-            annotations=ToolAnnotations(
-                read_only_hint=self.read_only,
-                destructive_hint=self.destructive,
-                idempotent_hint=self.idempotent,
-                open_world_hint=self.open_world,
-            ),
-            _meta={"requiredScope": self.scope},
-        )
+__all__ = ["BY_NAME", "TOOLS", "Call", "ProblemBody", "ToolSpec", "tool_list"]
 
 
 def create_draft_outcome_for(*, user: User, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -142,14 +57,7 @@ def payment_request_of(call: Call):
     return payment_request_get(user=call.user, payment_request_id=call.arguments["id"])
 
 
-def recurring_template_of(call: Call):
-    return recurring_template_get(user=call.user, template_id=call.arguments["id"])
-
-
 DRAFT_ID = {"id": "The draft's id (a UUID), as returned by create_draft or list_drafts."}
-WEBHOOK_ID = {"id": "The webhook endpoint's id (a UUID), as returned by create_webhook or list_webhooks."}
-TEMPLATE_ID = {"id": "The recurring template's id (a UUID), as returned by create_recurring_template."}
-ENTRY_ID = {"id": "The address-book entry's id (a UUID), as returned by add_address or list_address_book."}
 
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
@@ -379,129 +287,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         read_only=True,
         idempotent=True,
     ),
-    ToolSpec(
-        name="create_webhook",
-        method="POST",
-        path="/api/v1/webhooks",
-        run=lambda c: webhook_create_json(user=c.user, body=c.arguments),
-        guidance=(
-            "Give an HTTPS url and optionally the events to send (omitted: all). Keep the result's secret: it signs "
-            "every delivery (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature headers; see "
-            "/llms.txt) and is shown only this once."
-        ),
-        read_only=False,
-        open_world=True,  # the URL is an outside server
-    ),
-    ToolSpec(
-        name="delete_webhook",
-        method="DELETE",
-        path="/api/v1/webhooks/{id}",
-        run=lambda c: webhook_delete_json(user=c.user, webhook_id=c.arguments["id"]),
-        guidance="Stops every delivery to the endpoint; answers with the deleted endpoint.",
-        read_only=False,
-        destructive=True,
-        idempotent=True,
-        descriptions=WEBHOOK_ID,
-    ),
-    ToolSpec(
-        name="test_webhook",
-        method="POST",
-        path="/api/v1/webhooks/{id}/test",
-        run=lambda c: webhook_test_json(user=c.user, webhook_id=c.arguments["id"]),
-        guidance="Sends a signed `test` event to the endpoint now; the result is the delivery (status, attempts).",
-        read_only=False,
-        open_world=True,
-        descriptions=WEBHOOK_ID,
-    ),
-    ToolSpec(
-        name="create_recurring_template",
-        method="POST",
-        path="/api/v1/recurring-templates",
-        run=lambda c: recurring_template_create_json(user=c.user, body=c.arguments),
-        guidance=(
-            "Makes a draft every day, week or month (interval) from draft (a create_draft input), starting at "
-            "firstRunAt (default: now) in timezone (IANA, default UTC). Each draft's events reach the webhooks."
-        ),
-        read_only=False,
-    ),
-    ToolSpec(
-        name="list_recurring_templates",
-        method="GET",
-        path="/api/v1/recurring-templates",
-        run=lambda c: recurring_template_page_json(user=c.user, query=c.arguments),
-        guidance="Newest first, paged {items, page, pageSize, total}; each with its interval, nextRunAt and draft.",
-        read_only=True,
-        idempotent=True,
-    ),
-    ToolSpec(
-        name="pause_recurring_template",
-        method="POST",
-        path="/api/v1/recurring-templates/{id}/pause",
-        run=lambda c: recurring_template_json(
-            recurring_services.recurring_template_pause(template=recurring_template_of(c))
-        ),
-        same_result_as="create_recurring_template",
-        guidance="No runs until resume_recurring_template.",
-        read_only=False,
-        idempotent=True,
-        descriptions=TEMPLATE_ID,
-    ),
-    ToolSpec(
-        name="resume_recurring_template",
-        method="POST",
-        path="/api/v1/recurring-templates/{id}/resume",
-        run=lambda c: recurring_template_json(
-            recurring_services.recurring_template_resume(template=recurring_template_of(c))
-        ),
-        same_result_as="create_recurring_template",
-        guidance="Runs again from the next run time; the paused period is not made up.",
-        read_only=False,
-        idempotent=True,
-        descriptions=TEMPLATE_ID,
-    ),
-    ToolSpec(
-        name="delete_recurring_template",
-        method="DELETE",
-        path="/api/v1/recurring-templates/{id}",
-        run=lambda c: recurring_template_delete_json(user=c.user, template_id=c.arguments["id"]),
-        guidance="No more runs; the drafts it made stay. Answers with the deleted template.",
-        read_only=False,
-        destructive=True,
-        idempotent=True,
-        descriptions=TEMPLATE_ID,
-        same_result_as="create_recurring_template",
-    ),
-    ToolSpec(
-        name="add_address",
-        method="POST",
-        path="/api/v1/address-book",
-        run=lambda c: address_book_create_json(user=c.user, body=c.arguments),
-        guidance=(
-            "Names an address on a network (checked with its rules). A Receiving entry can be given to "
-            "create_draft as addressBookId instead of receiverAddress."
-        ),
-        read_only=False,
-    ),
-    ToolSpec(
-        name="list_address_book",
-        method="GET",
-        path="/api/v1/address-book",
-        run=lambda c: address_book_page_json(user=c.user, query=c.arguments),
-        guidance="Newest first, paged; filter by network and direction.",
-        read_only=True,
-        idempotent=True,
-    ),
-    ToolSpec(
-        name="delete_address",
-        method="DELETE",
-        path="/api/v1/address-book/{id}",
-        run=lambda c: address_book_delete_json(user=c.user, entry_id=c.arguments["id"]),
-        guidance="Removes the entry (drafts made with it keep their address); answers with the removed entry.",
-        read_only=False,
-        destructive=True,
-        idempotent=True,
-        descriptions=ENTRY_ID,
-    ),
+    *ACCOUNT_TOOLS,
 )
 
 BY_NAME: dict[str, ToolSpec] = {tool.name: tool for tool in TOOLS}

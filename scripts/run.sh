@@ -61,7 +61,7 @@ PY
   echo "Updated .env: emails now go to files under var/mail instead of this terminal."
 fi
 # Read from the last line up: a key set twice takes its last line, as manage.py reads the file
-# (config/env.py, which also warns about it); the real environment still wins.
+# (core/env.py, which also warns about it); the real environment still wins.
 while IFS= read -r line || [ -n "$line" ]; do
   case "$line" in ''|'#'*) continue ;; esac
   name="${line%%=*}"; value="${line#*=}"
@@ -126,8 +126,10 @@ supervise() {  # supervise NAME COMMAND...
       wait "$child" || status=$?
       child=""
       if [ $((SECONDS - started)) -ge 30 ]; then delay=1; fi
-      echo "run.sh: the ${name} stopped (exit status ${status}); starting it again in ${delay} s." >&2
+      # Wait first: on Ctrl-C every process gets the signal and exits, and the stop's TERM
+      # reaches this supervisor during the wait (`finish`), so a stop is never reported as a crash.
       sleep "$delay" & wait $! || true
+      echo "run.sh: the ${name} stopped (exit status ${status}); started it again after ${delay} s." >&2
       delay=$((delay * 2 > 30 ? 30 : delay * 2))
     done
   ) &

@@ -20,7 +20,7 @@ from web3 import Web3
 
 from chainwatch.devchain import TOKEN_ARTIFACT
 from chainwatch.tasks import chainwatch_run
-from config.env import env_file_set, env_file_values
+from core.env import env_file_set, env_file_values
 from tests.chainwatch.conftest import free_port
 from webhooks.models import Event
 
@@ -63,7 +63,7 @@ def test_the_settings_reader_warns_on_a_repeated_key_and_uses_its_last_line(tmp_
         [
             sys.executable,
             "-c",
-            "import os; from config.env import load_local_env; load_local_env(); print(os.environ['ENABLED_NETWORKS'])",
+            "import os; from core.env import load_local_env; load_local_env(); print(os.environ['ENABLED_NETWORKS'])",
         ],
         cwd=REPO,
         env={k: v for k, v in os.environ.items() if k != "ENABLED_NETWORKS"} | {"ENV_FILE": str(env)},

@@ -6,9 +6,16 @@ from rest_framework import viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from config.api.pagination import PageQuerySerializer, paginate
-from config.routing import UUID_PATTERN
-from webhooks import services
+from core.api.pagination import PageQuerySerializer, paginate
+from core.routing import UUID_PATTERN
+from webhooks import endpoints
+from webhooks.api.edge import (
+    webhook_create_json,
+    webhook_delete_json,
+    webhook_of,
+    webhook_page_json,
+    webhook_test_json,
+)
 from webhooks.api.serializers import (
     CreateWebhookRequestSerializer,
     DeliveryPageSerializer,
@@ -20,7 +27,7 @@ from webhooks.api.serializers import (
     WebhookSerializer,
 )
 from webhooks.models import Delivery
-from webhooks.selectors import delivery_list, webhook_list
+from webhooks.selectors import delivery_list
 
 SCOPE = "webhooks:manage"
 
@@ -76,7 +83,7 @@ class WebhookViewSet(viewsets.ViewSet):
         body = UpdateWebhookRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         events = body.validated_data.get("events")
-        webhook = services.webhook_update(
+        webhook = endpoints.webhook_update(
             webhook=webhook,
             url=body.validated_data.get("url"),
             active=body.validated_data.get("active"),
@@ -100,7 +107,9 @@ class WebhookViewSet(viewsets.ViewSet):
         webhook = self._webhook(request, pk)
         body = RotateWebhookSecretRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        webhook = services.webhook_rotate_secret(webhook=webhook, overlap_hours=body.validated_data.get("overlapHours"))
+        webhook = endpoints.webhook_rotate_secret(
+            webhook=webhook, overlap_hours=body.validated_data.get("overlapHours")
+        )
         return Response(WebhookCreatedSerializer(webhook).data)
 
     @extend_schema(summary="Send a test event to a webhook endpoint", request=None, responses=DeliverySerializer)
@@ -122,43 +131,6 @@ class WebhookViewSet(viewsets.ViewSet):
     @action(detail=True, methods=["post"], url_path=f"deliveries/(?P<delivery_id>{UUID_PATTERN})/redeliver")
     def redeliver(self, request, pk=None, delivery_id=None):
         delivery = get_object_or_404(Delivery, pk=delivery_id, webhook=self._webhook(request, pk))
-        delivery = services.delivery_redeliver(delivery=delivery)
+        delivery = endpoints.delivery_redeliver(delivery=delivery)
         delivery = delivery_list(webhook=delivery.webhook).get(pk=delivery.pk)
         return Response(DeliverySerializer(delivery).data)
-
-
-def webhook_page_json(*, user, query) -> dict:
-    """GET /webhooks: one page of the account's endpoints; shared by REST and MCP."""
-    page = paginate(webhook_list(user=user), query)
-    return page.envelope(WebhookSerializer(page.items, many=True).data)
-
-
-# Shared by REST and MCP: each takes the account and the parsed input and answers the REST body.
-
-
-def webhook_of(*, user, webhook_id):
-    return get_object_or_404(webhook_list(user=user), pk=webhook_id)
-
-
-def webhook_create_json(*, user, body) -> dict:
-    """POST /webhooks: the new endpoint with its signing secret (shown this once)."""
-    data = CreateWebhookRequestSerializer(data=body)
-    data.is_valid(raise_exception=True)
-    webhook = services.webhook_create(
-        user=user, url=data.validated_data["url"], events=data.validated_data.get("events")
-    )
-    return WebhookCreatedSerializer(webhook).data
-
-
-def webhook_delete_json(*, user, webhook_id) -> dict:
-    """DELETE /webhooks/{id}: the deleted endpoint."""
-    webhook = webhook_of(user=user, webhook_id=webhook_id)
-    body = WebhookSerializer(webhook).data
-    services.webhook_delete(webhook=webhook)
-    return body
-
-
-def webhook_test_json(*, user, webhook_id) -> dict:
-    """POST /webhooks/{id}/test: the delivery of a `test` event to this endpoint."""
-    delivery = services.webhook_send_test(webhook=webhook_of(user=user, webhook_id=webhook_id))
-    return DeliverySerializer(delivery).data

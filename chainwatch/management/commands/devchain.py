@@ -10,7 +10,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from chainwatch import devchain
-from config.env import LOCAL_ENV_FILE, env_file_set, env_file_values
+from core.env import LOCAL_ENV_FILE, env_file_set, env_file_values
 
 ENV_COMMENT = "A local test chain (`manage.py devchain`): anvil as Sepolia and Base Sepolia with test tokens."
 
