@@ -16,6 +16,7 @@ NAV = [
     ("dashboard:fees", _("Fees")),
     ("dashboard:security", _("Security")),
     ("dashboard:notifications", _("Notifications")),
+    ("dashboard:profile", _("Profile")),
 ]
 # Pages that belong to a section of the navigation.
 SECTIONS = {

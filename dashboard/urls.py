@@ -1,6 +1,18 @@
 from django.urls import path
 
-from dashboard.views import api_keys, common, drafts, fees, overview, paylinks, security, templates, transfers, webhooks
+from dashboard.views import (
+    api_keys,
+    common,
+    drafts,
+    fees,
+    overview,
+    paylinks,
+    profile,
+    security,
+    templates,
+    transfers,
+    webhooks,
+)
 
 app_name = "dashboard"
 
@@ -31,5 +43,6 @@ urlpatterns = [
     path("transfers/<id:report_id>/attach", transfers.transfer_attach_view, name="transfer_attach"),
     path("security/", security.security, name="security"),
     path("notifications/", security.notifications, name="notifications"),
+    path("profile/", profile.profile, name="profile"),
     path("signout", common.signout, name="signout"),
 ]
