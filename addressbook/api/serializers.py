@@ -4,16 +4,16 @@ from rest_framework import serializers
 
 from addressbook.models import AddressDirection
 from core.api.pagination import PageQuerySerializer
-from core.api.serializers import StrictSerializer
+from core.api.serializers import StrictBooleanField, StrictChoiceField, StrictSerializer
 from payments.enums import Network
 
 
 class AddressBookUpsertRequestSerializer(StrictSerializer):
     label = serializers.CharField(max_length=200, allow_null=True, allow_blank=True, required=False)
     address = serializers.CharField(max_length=128, trim_whitespace=False)
-    network = serializers.ChoiceField(choices=Network.choices)
-    verified = serializers.BooleanField(required=False, default=False)
-    direction = serializers.ChoiceField(choices=AddressDirection.choices)
+    network = StrictChoiceField(choices=Network.choices)
+    verified = StrictBooleanField(required=False, default=False)
+    direction = StrictChoiceField(choices=AddressDirection.choices)
 
 
 class AddressBookListQuerySerializer(StrictSerializer, PageQuerySerializer):
