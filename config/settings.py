@@ -83,6 +83,7 @@ INSTALLED_APPS = [
     "fees",
     "drafts",
     "paylinks",
+    "refunds",
     "notifications",
     "webhooks",
     "chainwatch",
@@ -351,6 +352,7 @@ SPECTACULAR_SETTINGS = {
         "DraftStatus": "payments.enums.DraftStatus",
         "FeePlacement": "payments.enums.FeePlacement",
         "PaymentRequestStatus": "paylinks.models.PaymentRequestStatus",
+        "RefundStatus": "refunds.models.RefundStatus",
         "SettlementCurrency": "drafts.settlement.SETTLEMENT_CURRENCIES",
         "AddressDirection": "addressbook.models.AddressDirection",
         "RecurrenceInterval": "recurring.models.RecurrenceInterval",
@@ -572,6 +574,13 @@ CHECKOUT_RATE_LIMITS = {
 PAYLINKS_EXPIRE_INTERVAL_SECONDS = env_int("PAYLINKS_EXPIRE_INTERVAL_SECONDS", 60, minimum=1)
 CELERY_BEAT_SCHEDULE["paylinks-expire-due"] = {
     "task": "paylinks.expire_due",
+    "schedule": float(PAYLINKS_EXPIRE_INTERVAL_SECONDS),
+    "options": {"expires": float(PAYLINKS_EXPIRE_INTERVAL_SECONDS)},
+}
+
+# --- Refunds (refunds/) -------------------------------------------------------------------
+CELERY_BEAT_SCHEDULE["refunds-expire-due"] = {
+    "task": "refunds.expire_due",
     "schedule": float(PAYLINKS_EXPIRE_INTERVAL_SECONDS),
     "options": {"expires": float(PAYLINKS_EXPIRE_INTERVAL_SECONDS)},
 }
