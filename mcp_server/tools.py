@@ -29,6 +29,10 @@ from paylinks.api.views import payment_request_create_outcome, payment_request_p
 from paylinks.presenters import payment_request_json
 from paylinks.selectors import payment_request_get
 from payments.api.views import rates_json
+from refunds import services as refund_services
+from refunds.api.views import refund_create_outcome, refund_page
+from refunds.presenters import refund_json
+from refunds.selectors import refund_get
 from webhooks.api.views import webhook_page_json
 
 
@@ -124,6 +128,20 @@ def create_payment_request_for(*, user: User, arguments: dict[str, Any]) -> dict
     if outcome.status >= 400:
         raise ProblemBody(outcome.body)
     return outcome.body
+
+
+def create_refund_for(*, user: User, arguments: dict[str, Any]) -> dict[str, Any]:
+    """POST /refunds with the Idempotency-Key header as the idempotency_key argument."""
+    body = dict(arguments)
+    key = body.pop("idempotency_key", None)
+    outcome = refund_create_outcome(user=user, body=body, idempotency_key=key, key_field="idempotency_key")
+    if outcome.status >= 400:
+        raise ProblemBody(outcome.body)
+    return outcome.body
+
+
+def refund_of(call: Call):
+    return refund_get(user=call.user, refund_id=call.arguments["id"])
 
 
 def payment_request_of(call: Call):
@@ -296,6 +314,68 @@ TOOLS: tuple[ToolSpec, ...] = (
         destructive=True,
         idempotent=True,
         descriptions={"id": "The payment request's id (a UUID)."},
+    ),
+    ToolSpec(
+        name="create_refund",
+        method="POST",
+        path="/api/v1/refunds",
+        run=lambda c: create_refund_for(user=c.user, arguments=c.arguments),
+        guidance=(
+            "Gives back (part of) a Confirmed draft's payment (draftId): full: true, amountSats (base units of "
+            "the refund's asset) or fiatCurrency plus fiatAmount; currency and network default to the paid ones. "
+            "Share the result's claimUrl with the customer (or pass customerEmail): they name their address, "
+            "then approve_refund. Nothing is sent by the service: the merchant pays from their own wallet. "
+            "Pass idempotency_key to make retries safe."
+        ),
+        read_only=False,
+        descriptions={
+            "idempotency_key": "Makes retries safe: same key and input return the first result (24 h, per account)."
+        },
+    ),
+    ToolSpec(
+        name="get_refund",
+        method="GET",
+        path="/api/v1/refunds/{id}",
+        run=lambda c: refund_json(refund_of(c)),
+        guidance=(
+            "Its status (Claimable, Claimed, Approved, Paid, Cancelled, Expired), the customer's address once "
+            "claimed, and once approved the payout to make (paymentUri; txTemplateUrl for Bitcoin)."
+        ),
+        read_only=True,
+        idempotent=True,
+        descriptions={"id": "The refund's id (a UUID)."},
+    ),
+    ToolSpec(
+        name="list_refunds",
+        method="GET",
+        path="/api/v1/refunds",
+        run=lambda c: refund_page(user=c.user, query=c.arguments)[0],
+        guidance="Newest first, paged with page and pageSize, by status or draftId; the result is the list.",
+        read_only=True,
+        idempotent=True,
+    ),
+    ToolSpec(
+        name="approve_refund",
+        method="POST",
+        path="/api/v1/refunds/{id}/approve",
+        run=lambda c: refund_json(refund_services.refund_approve(refund=refund_of(c))),
+        guidance=(
+            "Approves a Claimed refund: the result's payout is a draft to the customer's address that the "
+            "merchant pays from their own wallet (paymentUri); it becomes Paid when the chain confirms it."
+        ),
+        read_only=False,
+        descriptions={"id": "The refund's id (a UUID)."},
+    ),
+    ToolSpec(
+        name="cancel_refund",
+        method="POST",
+        path="/api/v1/refunds/{id}/cancel",
+        run=lambda c: refund_json(refund_services.refund_cancel(refund=refund_of(c))),
+        guidance="Cancels an open refund (and its unpaid payout draft); refused once its payment has been seen.",
+        read_only=False,
+        destructive=True,
+        idempotent=True,
+        descriptions={"id": "The refund's id (a UUID)."},
     ),
     ToolSpec(
         name="get_rates",

@@ -171,7 +171,68 @@ def cancel_payment_request(both: Both):
     ]
 
 
+def paid_draft(both: Both) -> dict:
+    """A Confirmed draft (paid through the watchers' door) to refund."""
+    from drafts.models import Draft
+    from tests.refunds.conftest import pay
+
+    return {"id": str(pay(Draft.objects.get(pk=both.draft(TESTNET_BTC)["id"])).id)}
+
+
+def issued_refund(both: Both, **body) -> dict:
+    response = both.rest.post(
+        "/api/v1/refunds", {"draftId": paid_draft(both)["id"], "full": True, **body}, format="json"
+    )
+    assert response.status_code == 201, response.json()
+    return response.json()
+
+
+def create_refund(both: Both):
+    body = {"draftId": paid_draft(both)["id"], "amountSats": 50_000}
+    mcp = both.mcp("create_refund", body | {"idempotency_key": "refund-1"})
+    rest = both.post("/api/v1/refunds", body, HTTP_IDEMPOTENCY_KEY="refund-1")  # replays the MCP result
+    bad = body | {"amountSats": 10**9}
+    return [(rest, mcp), (both.post("/api/v1/refunds", bad), both.mcp("create_refund", bad))]
+
+
+def get_refund(both: Both):
+    refund = issued_refund(both)
+    return [(both.get(f"/api/v1/refunds/{refund['id']}"), both.mcp("get_refund", {"id": refund["id"]}))]
+
+
+def list_refunds(both: Both):
+    issued_refund(both)
+    issued_refund(both)
+    return [
+        (both.get("/api/v1/refunds", pageSize=1), both.mcp("list_refunds", {"pageSize": 1})),
+        (both.get("/api/v1/refunds", status="Claimable"), both.mcp("list_refunds", {"status": "Claimable"})),
+    ]
+
+
+def approve_refund(both: Both):
+    from refunds.services import refund_claim
+
+    refund = issued_refund(both)
+    path = f"/api/v1/refunds/{refund['id']}"
+    early = [(both.post(path + "/approve"), both.mcp("approve_refund", {"id": refund["id"]}))]  # not claimed: 409
+    refund_claim(token=refund["claimUrl"].rsplit("/", 1)[1], refund_address=ADDRESSES["Testnet"])
+    approved = both.mcp("approve_refund", {"id": refund["id"]})
+    return [*early, (both.get(path), approved)]
+
+
+def cancel_refund(both: Both):
+    refund = issued_refund(both)
+    first = both.mcp("cancel_refund", {"id": refund["id"]})
+    path = f"/api/v1/refunds/{refund['id']}"
+    return [(both.get(path), first), (both.post(f"{path}/cancel"), both.mcp("cancel_refund", {"id": refund["id"]}))]
+
+
 PARITY: dict[str, Callable[[Both], list]] = {
+    "create_refund": create_refund,
+    "get_refund": get_refund,
+    "list_refunds": list_refunds,
+    "approve_refund": approve_refund,
+    "cancel_refund": cancel_refund,
     "create_payment_request": create_payment_request,
     "get_payment_request": get_payment_request,
     "list_payment_requests": list_payment_requests,
