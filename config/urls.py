@@ -37,6 +37,7 @@ urlpatterns = [
     path("readyz", readyz, name="readyz"),
     path("admin/", admin.site.urls),
     path("account/", include("accounts.urls")),
+    path("dashboard/", include("refunds.dashboard_urls")),  # before the dashboard's drafts/<id>/<action>
     path("dashboard/", include("dashboard.urls")),
     path("", home, name="home"),
 ]

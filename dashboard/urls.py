@@ -1,7 +1,6 @@
 from django.urls import path
 
 from dashboard import views
-from refunds import pages as refund_pages
 
 app_name = "dashboard"
 
@@ -13,7 +12,6 @@ urlpatterns = [
     path("drafts/<id:draft_id>/", views.draft_detail, name="draft"),
     path("drafts/<id:draft_id>/pdf", views.draft_pdf_download, name="draft_pdf"),
     path("drafts/<id:draft_id>/tx-template.json", views.draft_template_download, name="draft_template"),
-    path("drafts/<id:draft_id>/refund", refund_pages.refund_new, name="refund_new"),
     path("drafts/<id:draft_id>/<slug:action>", views.draft_action, name="draft_action"),
     path("webhooks/", views.webhooks, name="webhooks"),
     path("webhooks/<id:webhook_id>/", views.webhook_detail, name="webhook"),
@@ -25,9 +23,6 @@ urlpatterns = [
     path("pay-links/new", views.paylink_new, name="paylink_new"),
     path("pay-links/<id:payment_request_id>/", views.paylink_detail, name="paylink"),
     path("pay-links/<id:payment_request_id>/cancel", views.paylink_cancel, name="paylink_cancel"),
-    path("refunds/", refund_pages.refunds, name="refunds"),
-    path("refunds/<id:refund_id>/", refund_pages.refund_detail, name="refund"),
-    path("refunds/<id:refund_id>/<slug:action>", refund_pages.refund_action, name="refund_action"),
     path("templates/", views.templates, name="templates"),
     path("templates/<id:template_id>/<slug:action>", views.template_action, name="template_action"),
     path("address-book/", views.address_book, name="address_book"),

@@ -30,7 +30,7 @@ from paylinks.presenters import payment_request_json
 from paylinks.selectors import payment_request_get
 from payments.api.views import rates_json
 from refunds import services as refund_services
-from refunds.api.views import refund_create_outcome, refund_page
+from refunds.api.views import refund_create_outcome
 from refunds.presenters import refund_json
 from refunds.selectors import refund_get
 from webhooks.api.views import webhook_page_json
@@ -99,8 +99,9 @@ class ToolSpec:
                 self.method, self.path, descriptions=self.descriptions, required_too=self.required_too
             ),
             output_schema=schemas.output_schema(self.method, self.path),
+            # No annotations.title: the tool's own title says it (MCP prefers it), and tools/list
+            # stays under its size budget.
             annotations=ToolAnnotations(
-                title=self.title,
                 read_only_hint=self.read_only,
                 destructive_hint=self.destructive,
                 idempotent_hint=self.idempotent,
@@ -321,11 +322,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         path="/api/v1/refunds",
         run=lambda c: create_refund_for(user=c.user, arguments=c.arguments),
         guidance=(
-            "Gives back (part of) a Confirmed draft's payment (draftId): full: true, amountSats (base units of "
-            "the refund's asset) or fiatCurrency plus fiatAmount; currency and network default to the paid ones. "
-            "Share the result's claimUrl with the customer (or pass customerEmail): they name their address, "
-            "then approve_refund. Nothing is sent by the service: the merchant pays from their own wallet. "
-            "Pass idempotency_key to make retries safe."
+            "One of full, amountSats or fiatCurrency+fiatAmount. Share claimUrl with the customer; once they "
+            "name an address, approve_refund. The merchant pays from their own wallet."
         ),
         read_only=False,
         descriptions={
@@ -337,44 +335,18 @@ TOOLS: tuple[ToolSpec, ...] = (
         method="GET",
         path="/api/v1/refunds/{id}",
         run=lambda c: refund_json(refund_of(c)),
-        guidance=(
-            "Its status (Claimable, Claimed, Approved, Paid, Cancelled, Expired), the customer's address once "
-            "claimed, and once approved the payout to make (paymentUri; txTemplateUrl for Bitcoin)."
-        ),
+        guidance="Once Approved, payout is the payment to make (paymentUri; txTemplateUrl for Bitcoin).",
         read_only=True,
         idempotent=True,
         descriptions={"id": "The refund's id (a UUID)."},
-    ),
-    ToolSpec(
-        name="list_refunds",
-        method="GET",
-        path="/api/v1/refunds",
-        run=lambda c: refund_page(user=c.user, query=c.arguments)[0],
-        guidance="Newest first, paged with page and pageSize, by status or draftId; the result is the list.",
-        read_only=True,
-        idempotent=True,
     ),
     ToolSpec(
         name="approve_refund",
         method="POST",
         path="/api/v1/refunds/{id}/approve",
         run=lambda c: refund_json(refund_services.refund_approve(refund=refund_of(c))),
-        guidance=(
-            "Approves a Claimed refund: the result's payout is a draft to the customer's address that the "
-            "merchant pays from their own wallet (paymentUri); it becomes Paid when the chain confirms it."
-        ),
+        guidance="The result's payout is the payment to make; the refund becomes Paid when the chain confirms it.",
         read_only=False,
-        descriptions={"id": "The refund's id (a UUID)."},
-    ),
-    ToolSpec(
-        name="cancel_refund",
-        method="POST",
-        path="/api/v1/refunds/{id}/cancel",
-        run=lambda c: refund_json(refund_services.refund_cancel(refund=refund_of(c))),
-        guidance="Cancels an open refund (and its unpaid payout draft); refused once its payment has been seen.",
-        read_only=False,
-        destructive=True,
-        idempotent=True,
         descriptions={"id": "The refund's id (a UUID)."},
     ),
     ToolSpec(

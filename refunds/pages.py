@@ -89,7 +89,7 @@ def refund_new(request: HttpRequest, draft_id) -> HttpResponse:
                 expiry_hours=data["expiryHours"],
             )
             messages.success(request, _("Refund issued. Send the claim link to your customer."))
-            return redirect("dashboard:refund", refund_id=refund.id)
+            return redirect("refunds:detail", refund_id=refund.id)
         except Problem as problem:
             _show_problem(form, problem)
     return render(request, "refunds/dashboard/new.html", {"form": form, "draft": draft, "paid": paid})
@@ -135,4 +135,4 @@ def refund_action(request: HttpRequest, refund_id, action: str) -> HttpResponse:
         messages.success(request, done)
     except Problem as problem:
         messages.error(request, problem.detail)
-    return redirect("dashboard:refund", refund_id=refund.id)
+    return redirect("refunds:detail", refund_id=refund.id)

@@ -20,15 +20,10 @@ def payout_json(refund: Refund) -> dict[str, Any] | None:
     return {
         "draftId": str(payout.id),
         "status": payout.status,
-        "receiverAddress": payout.receiver_address,
-        "amountSats": payout.amount_base_units,
-        "amount": format_amount(payout.amount_base_units, asset),
         "paymentUri": payout.payment_uri,
         # Bitcoin: the unsigned transaction template of the drafts API (GET /drafts/{id}/tx-template).
         "txTemplateUrl": f"/api/v1/drafts/{payout.id}/tx-template" if asset.family == "bitcoin" else None,
         "txId": payout.paid_tx_id,
-        "confirmations": payout.confirmations,
-        "expiresAt": json_datetime(payout.expires_at),
     }
 
 
@@ -55,7 +50,6 @@ def refund_json(refund: Refund) -> dict[str, Any]:
         "claimedAt": json_datetime(refund.claimed_at),
         "approvedAt": json_datetime(refund.approved_at),
         "paidAt": json_datetime(refund.paid_at),
-        "closedAt": json_datetime(refund.closed_at),
         "createdAt": json_datetime(refund.created_at),
     }
 

@@ -13,17 +13,13 @@ from refunds.services import MAX_EXPIRY_HOURS
 
 class CreateRefundSerializer(StrictSerializer):
     draftId = serializers.UUIDField(help_text="The Confirmed draft whose payment is given back")
-    currency = serializers.ChoiceField(
-        choices=Currency.choices, required=False, allow_null=True, help_text="Default: the paid asset's"
-    )
-    network = serializers.ChoiceField(
-        choices=Network.choices, required=False, allow_null=True, help_text="Default: the paid draft's"
-    )
-    full = serializers.BooleanField(
-        required=False, default=False, help_text="Refund what is left of the payment (instead of an amount)"
-    )
+    # Plain strings: the registry checks the pair and names the field (listing every value here
+    # would only repeat the supported (currency, network) matrix).
+    currency = serializers.CharField(max_length=10, required=False, allow_null=True, help_text="Default: the paid one")
+    network = serializers.CharField(max_length=20, required=False, allow_null=True, help_text="Default: the paid one")
+    full = serializers.BooleanField(required=False, default=False, help_text="All that is left of the payment")
     amountSats = serializers.IntegerField(
-        min_value=1, required=False, allow_null=True, help_text="Exact amount in base units of the refund's asset"
+        min_value=1, required=False, allow_null=True, help_text="Exact, in base units of the refund's asset"
     )
     fiatCurrency = serializers.CharField(max_length=8, required=False, allow_null=True)
     fiatAmount = serializers.DecimalField(
@@ -32,9 +28,11 @@ class CreateRefundSerializer(StrictSerializer):
         coerce_to_string=False,
         required=False,
         allow_null=True,
-        help_text="Fiat-priced: converted into the asset at the rate locked when the merchant approves",
+        help_text="Fiat-priced: converted at the rate of approval",
     )
-    reason = serializers.CharField(max_length=500, required=False, allow_null=True, allow_blank=True)
+    reason = serializers.CharField(
+        max_length=500, required=False, allow_null=True, allow_blank=True, help_text="Shown to the customer"
+    )
     customerEmail = serializers.EmailField(
         max_length=254, required=False, allow_null=True, help_text="Sent the claim link when given"
     )
@@ -56,39 +54,38 @@ class RefundClaimSerializer(StrictSerializer):
 
 
 class RefundPayoutSerializer(serializers.Serializer):
-    draftId = serializers.UUIDField(help_text="The outgoing draft (origin Refund) the merchant pays")
+    draftId = serializers.UUIDField()
     status = serializers.ChoiceField(choices=DraftStatus.choices)
-    receiverAddress = serializers.CharField()
-    amountSats = serializers.IntegerField()
-    amount = serializers.CharField()
-    paymentUri = serializers.CharField(help_text="Single-output payment URI for the merchant's own wallet")
-    txTemplateUrl = serializers.CharField(allow_null=True, help_text="Bitcoin: the unsigned transaction template")
+    paymentUri = serializers.CharField()
+    txTemplateUrl = serializers.CharField(allow_null=True)
     txId = serializers.CharField(allow_null=True)
-    confirmations = serializers.IntegerField()
-    expiresAt = serializers.DateTimeField()
 
 
 class RefundResponseSerializer(serializers.Serializer):
+    """A refund. `payout` (once Approved) is the draft the merchant pays from their own wallet
+    (to refundAddress, amountSats; GET /drafts/{draftId} has the rest);
+    `amountSats` is null while a fiat price awaits approval; `shareBaseUnits` is the refund's
+    value in base units of the paid asset."""
+
     id = serializers.UUIDField()
     draftId = serializers.UUIDField()
     status = serializers.ChoiceField(choices=RefundStatus.choices)
-    currency = serializers.ChoiceField(choices=Currency.choices)
-    network = serializers.ChoiceField(choices=Network.choices)
-    amountSats = serializers.IntegerField(allow_null=True, help_text="Null while a fiat price awaits approval")
+    currency = serializers.CharField()
+    network = serializers.CharField()
+    amountSats = serializers.IntegerField(allow_null=True)
     amount = serializers.CharField(allow_null=True)
     fiatCurrency = serializers.CharField(allow_null=True)
     fiatAmount = serializers.FloatField(allow_null=True)
-    shareBaseUnits = serializers.IntegerField(help_text="Its value in base units of the paid asset")
+    shareBaseUnits = serializers.IntegerField()
     reason = serializers.CharField(allow_null=True)
     customerEmail = serializers.CharField(allow_null=True)
     refundAddress = serializers.CharField(allow_null=True)
-    claimUrl = serializers.URLField(help_text="{BASE_URL}/refund/{token}: the page the customer claims it on")
+    claimUrl = serializers.URLField()
     payout = RefundPayoutSerializer(allow_null=True)
     expiresAt = serializers.DateTimeField()
     claimedAt = serializers.DateTimeField(allow_null=True)
     approvedAt = serializers.DateTimeField(allow_null=True)
     paidAt = serializers.DateTimeField(allow_null=True)
-    closedAt = serializers.DateTimeField(allow_null=True)
     createdAt = serializers.DateTimeField()
 
 

@@ -200,15 +200,6 @@ def get_refund(both: Both):
     return [(both.get(f"/api/v1/refunds/{refund['id']}"), both.mcp("get_refund", {"id": refund["id"]}))]
 
 
-def list_refunds(both: Both):
-    issued_refund(both)
-    issued_refund(both)
-    return [
-        (both.get("/api/v1/refunds", pageSize=1), both.mcp("list_refunds", {"pageSize": 1})),
-        (both.get("/api/v1/refunds", status="Claimable"), both.mcp("list_refunds", {"status": "Claimable"})),
-    ]
-
-
 def approve_refund(both: Both):
     from refunds.services import refund_claim
 
@@ -220,19 +211,10 @@ def approve_refund(both: Both):
     return [*early, (both.get(path), approved)]
 
 
-def cancel_refund(both: Both):
-    refund = issued_refund(both)
-    first = both.mcp("cancel_refund", {"id": refund["id"]})
-    path = f"/api/v1/refunds/{refund['id']}"
-    return [(both.get(path), first), (both.post(f"{path}/cancel"), both.mcp("cancel_refund", {"id": refund["id"]}))]
-
-
 PARITY: dict[str, Callable[[Both], list]] = {
     "create_refund": create_refund,
     "get_refund": get_refund,
-    "list_refunds": list_refunds,
     "approve_refund": approve_refund,
-    "cancel_refund": cancel_refund,
     "create_payment_request": create_payment_request,
     "get_payment_request": get_payment_request,
     "list_payment_requests": list_payment_requests,

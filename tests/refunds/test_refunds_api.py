@@ -47,10 +47,11 @@ def test_a_full_refund_walks_from_claim_link_to_paid_through_the_payout_draft(
     assert approved.status_code == 200, approved.json()
     payout = approved.json()["payout"]
     assert approved.json()["status"] == "Approved"
-    assert payout["receiverAddress"] == CUSTOMER["Ethereum"] and payout["amountSats"] == 25_000_000
+    assert approved.json()["amountSats"] == 25_000_000 and approved.json()["refundAddress"] == CUSTOMER["Ethereum"]
     assert payout["paymentUri"].startswith("ethereum:") and CUSTOMER["Ethereum"].lower() in payout["paymentUri"].lower()
     assert payout["txTemplateUrl"] is None  # Bitcoin only
     outgoing = Draft.objects.get(pk=payout["draftId"])
+    assert (outgoing.receiver_address, outgoing.amount_base_units) == (CUSTOMER["Ethereum"], 25_000_000)
     assert (outgoing.origin, outgoing.method, outgoing.status) == ("Refund", "SingleOutput", "Pending")
     assert outgoing.fee_base_units in (None, 0) and outgoing.platform_fee["placement"] == "Waived"  # no fee on a refund
 
