@@ -8,6 +8,7 @@ class RefundsConfig(AppConfig):
 
     def ready(self) -> None:
         from drafts.services import on_draft_confirmed
+        from refunds import closure  # noqa: F401  (registers what account deletion does to refunds)
         from refunds.services import refund_payout_confirmed
 
         # A refund becomes Paid in the transaction that confirms its payout draft.
