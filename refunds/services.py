@@ -26,7 +26,7 @@ from django.utils import timezone
 from config.problems import Conflict, NotFound, Problem
 from drafts.models import Draft
 from drafts.requests import DraftRequest, Origin, OriginKind
-from drafts.services import draft_cancel, draft_create_from_request
+from drafts.services import AmountCollision, draft_cancel, draft_create_from_request
 from notifications import kinds as email_kinds
 from notifications.services import email_enqueue
 from payments.addresses import validate_address
@@ -391,9 +391,21 @@ def refund_approve(*, refund: Refund, now: datetime | None = None) -> Refund:
         _transition(locked, R.APPROVED, now=now)
         approved["refund"] = locked
 
-    draft_create_from_request(
-        user=refund.user, request=_payout_request(refund), origin=Origin.refund(), now=now, on_created=link
-    )
+    try:
+        draft_create_from_request(
+            user=refund.user, request=_payout_request(refund), origin=Origin.refund(), now=now, on_created=link
+        )
+    except AmountCollision:
+        # A concurrent approval's payout already bills this amount to this address; or another
+        # open draft of the account does (payments could not be told apart), which stands.
+        current = Refund.objects.get(pk=refund.pk)
+        if current.status != R.CLAIMED:
+            raise RefundTransitionNotAllowed(
+                f"A {current.status} refund cannot be approved; only a Claimed one.",
+                code="approve_not_allowed",
+                extra={"refundStatus": current.status},
+            ) from None
+        raise
     return approved["refund"]
 
 

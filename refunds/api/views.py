@@ -42,6 +42,10 @@ class RefundViewSet(viewsets.ViewSet):
         "approve": "refunds:write",
         "cancel": "refunds:write",
     }
+    # 404: an unknown draftId; 409: a draft that cannot be refunded, a refund in the wrong
+    # state, a reused Idempotency-Key in progress; 422: a key reused with another body;
+    # 503: rates down while a fiat price or another asset is valued.
+    problem_statuses = {"create": (404, 409, 422, 503), "approve": (409, 503), "cancel": (409,)}
 
     @extend_schema(
         summary="List refunds, newest first (a plain array; the total is in X-Total-Count)",
@@ -164,6 +168,8 @@ TOKEN_PARAMETER = OpenApiParameter("token", str, OpenApiParameter.PATH, descript
 
 
 class RefundClaimView(ClaimView):
+    problem_statuses = {"POST": (409,)}
+
     @extend_schema(
         summary="What the customer needs to claim a refund (no other merchant data)",
         parameters=[TOKEN_PARAMETER],
