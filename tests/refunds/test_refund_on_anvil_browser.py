@@ -130,3 +130,44 @@ def test_a_refund_is_claimed_on_the_page_approved_and_paid_on_anvil(
     assert [e for e in errors if "status of 422" not in e] == []
     assert len(errors) == 1
     assert AXE.exists()
+
+
+def test_every_other_state_reads_plainly_on_a_phone_in_light_and_dark(browser_env, chromium, api_client):  # noqa: F811
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from tests.refunds.conftest import pay
+
+    def paid_draft() -> str:
+        body = {"network": "Base", "currency": "USDC", "receiverAddress": ADDRESSES["Base"], "amountSats": 40_000_000}
+        draft = api_client.post("/api/v1/drafts", body, format="json").json()
+        return str(pay(Draft.objects.get(pk=draft["id"])).id)
+
+    def token_of(refund: dict) -> str:
+        return refund["claimUrl"].rsplit("/", 1)[1]
+
+    draft_id = paid_draft()
+    fiat = api_client.post(
+        "/api/v1/refunds", {"draftId": draft_id, "fiatCurrency": "EUR", "fiatAmount": "12.50"}, format="json"
+    ).json()
+    cancelled = api_client.post("/api/v1/refunds", {"draftId": draft_id, "amountSats": 1_000}, format="json").json()
+    api_client.post(f"/api/v1/refunds/{cancelled['id']}/cancel")
+    expired = api_client.post("/api/v1/refunds", {"draftId": draft_id, "amountSats": 2_000}, format="json").json()
+    Refund.objects.filter(pk=expired["id"]).update(expires_at=timezone.now() - timedelta(minutes=1))
+    states = {
+        "fiat-claimable": (token_of(fiat), "12.50 EUR"),
+        "cancelled": (token_of(cancelled), "The merchant cancelled this refund."),
+        "expired": (token_of(expired), "This refund link has expired."),
+        "not-found": ("n" * 43, "Refund link not found"),
+    }
+    for scheme in ("light", "dark"):
+        context = chromium.new_context(viewport=PHONE, device_scale_factor=2, color_scheme=scheme, bypass_csp=True)
+        page = context.new_page()
+        for name, (token, text) in states.items():
+            page.goto(f"{browser_env.url}/refund/{token}")
+            expect(page.get_by_text(text).first).to_be_visible()
+            assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"], name
+            shot(page, f"phone-{scheme}-{name}")
+            assert axe_serious(page) == [], f"{scheme} {name}"
+        context.close()
