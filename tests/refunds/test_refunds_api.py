@@ -261,3 +261,21 @@ def test_an_idempotency_key_replays_the_first_answer(api_client, paid_draft):
     assert first.status_code == again.status_code == 201
     assert again["Idempotent-Replayed"] == "true" and again.json()["id"] == first.json()["id"]
     assert Refund.objects.count() == 1
+
+
+def test_the_refund_emails_render_what_each_reader_needs(api_client, anon_client, paid_draft, issue):
+    from notifications.emails import email_render
+
+    refund = issue(paid_draft(), fiatCurrency="EUR", fiatAmount="7.50", reason="Late", customerEmail="c@example.com")
+    refund = refund.json()
+    claim(anon_client, refund, CUSTOMER["Ethereum"])
+    approved = api_client.post(f"/api/v1/refunds/{refund['id']}/approve").json()
+    pay(Draft.objects.get(pk=approved["payout"]["draftId"]), tx_id="0x" + "ef" * 32)
+
+    subject, text, html = email_render(EmailNotification.objects.get(kind="refund_claim_link"))
+    assert "tell us where to send it" in subject
+    assert refund["claimUrl"] in text and refund["claimUrl"] in html and "7.5 EUR" in text and "Late" in text
+    subject, text, _ = email_render(EmailNotification.objects.get(kind="refund_claimed"))
+    assert refund["id"] in subject and CUSTOMER["Ethereum"] in text and f"/refunds/{refund['id']}/approve" in text
+    subject, text, html = email_render(EmailNotification.objects.get(kind="refund_paid"))
+    assert approved["amount"] in subject and "0x" + "ef" * 32 in text and "0x" + "ef" * 32 in html
