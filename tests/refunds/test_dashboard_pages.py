@@ -52,6 +52,8 @@ def test_a_merchant_issues_approves_and_sees_the_payment_to_make(merchant, paid_
     refund.refresh_from_db()
     assert refund.status == "Approved"
     assert escape(refund.payout_draft.payment_uri) in page and "Download tx template" in page and "<svg" in page
+    payout_page = merchant.get(f"/dashboard/drafts/{refund.payout_draft_id}/").content.decode()
+    assert f"/dashboard/refunds/{refund.id}/" in payout_page and "Issue a refund" not in payout_page
     template = merchant.get(f"/dashboard/drafts/{refund.payout_draft_id}/tx-template.json")
     assert template.status_code == 200 and CUSTOMER["Mainnet"] in template.content.decode()
 
