@@ -63,3 +63,12 @@ def test_closed_and_unknown_links_say_what_happened(refund, api_client):
     assert late.status_code == 200 and "ask the merchant for a new one" in late.content.decode()
     missing = Client().get("/refund/" + "n" * 43)
     assert missing.status_code == 404 and "Refund link not found" in missing.content.decode()
+
+
+def test_the_page_shares_the_checkouts_per_address_budget(refund, settings):
+    settings.CHECKOUT_RATE_LIMITS = {"read": "2/min", "write": "2/min"}
+    client = Client()
+    assert [client.get(path_of(refund)).status_code for _ in range(2)] == [200, 200]
+    refused = client.get(path_of(refund))
+    assert refused.status_code == 429 and int(refused["Retry-After"]) >= 1
+    assert "Too many requests" in refused.content.decode()
