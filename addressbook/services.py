@@ -6,7 +6,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import ProtectedError
 
 from addressbook.models import AddressBookEntry
-from config.problems import Conflict
+from core.problems import Conflict
 from payments.addresses import validate_address
 from payments.registry import require_network_enabled
 

@@ -7,9 +7,10 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from accounts.scopes import Scope
-from config.text import PlainTextForm
+from core.text import PlainTextForm
+from drafts.enums import DraftStatus
 from drafts.settlement import SETTLEMENT_CURRENCIES
-from payments.enums import Currency, DraftStatus, Method, Network
+from payments.enums import Currency, Method, Network
 from webhooks.models import EventType
 
 BLANK = [("", "—")]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from config.text import PlainTextForm
+from core.text import PlainTextForm
 from payments.enums import Currency, Network
 from refunds.services import MAX_EXPIRY_HOURS
 

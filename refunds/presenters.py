@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from config.wire import json_datetime, json_number
+from core.wire import json_datetime, json_number
 from payments.registry import format_amount, get_asset
 from refunds.events import refund_amount_base_units
 from refunds.models import Refund

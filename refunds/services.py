@@ -23,14 +23,16 @@ from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
 
-from config.problems import Conflict, NotFound, Problem
+from core.problems import Conflict, NotFound, Problem
+from drafts.amounts import AmountCollision
+from drafts.creation import draft_create_from_request
+from drafts.enums import DraftStatus as D
 from drafts.models import Draft
 from drafts.requests import DraftRequest, Origin, OriginKind
-from drafts.services import AmountCollision, draft_cancel, draft_create_from_request
+from drafts.services import draft_cancel
 from notifications import kinds as email_kinds
 from notifications.services import email_enqueue
 from payments.addresses import validate_address
-from payments.enums import DraftStatus as D
 from payments.enums import Method
 from payments.quotes import base_units_to_fiat, fiat_to_base_units, quote_lock
 from payments.rates import normalise_fiat

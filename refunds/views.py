@@ -20,8 +20,8 @@ from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
-from config.problems import Problem
-from config.text import shown
+from core.problems import Problem
+from core.text import shown
 from paylinks.api.views import CheckoutThrottle
 from paylinks.views import CONTENT_SECURITY_POLICY
 from payments.enums import Network

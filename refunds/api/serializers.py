@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from config.api.pagination import PageQuerySerializer
-from config.api.serializers import StrictSerializer
-from payments.enums import Currency, DraftStatus, Network
+from core.api.pagination import PageQuerySerializer
+from core.api.serializers import StrictSerializer
+from drafts.enums import DraftStatus
+from payments.enums import Currency, Network
 from refunds.models import RefundStatus
 from refunds.services import MAX_EXPIRY_HOURS
 

@@ -4,8 +4,8 @@ import pytest
 from django.test import override_settings
 
 from drafts.models import Draft
-from drafts.services import draft_payment_observed
 from tests.drafts.conftest import ADDRESSES
+from tests.factories import draft_payment_observed
 
 CUSTOMER = {
     "Ethereum": "0x8617E340B3D01FA5F11F306F4090FD50E238070D",

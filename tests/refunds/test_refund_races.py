@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from config.problems import Problem
+from core.problems import Problem
 from drafts.models import Draft
 from refunds.closure import refunds_close_for_account
 from refunds.models import Refund
