@@ -10,6 +10,7 @@ from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.http import Http404, HttpRequest, HttpResponse
 
+from accounts.modes import mode_set
 from core.problems import NotFound, TooManyRequests
 from core.ratelimits import cost_take
 
@@ -36,6 +37,14 @@ def page_headers(response: HttpResponse) -> HttpResponse:
     return response
 
 
+# The dashboard's "Test mode" switch: while on, every page shows and makes test objects only.
+TEST_MODE_SESSION_KEY = "dashboard_test_mode"
+
+
+def test_mode_on(request: HttpRequest) -> bool:
+    return bool(request.session.get(TEST_MODE_SESSION_KEY, False))
+
+
 def merchant_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     """A signed-in merchant's page: anonymous visitors go to sign-in; strict headers always."""
 
@@ -43,6 +52,7 @@ def merchant_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespon
     def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
         if not request.user.is_authenticated:
             return page_headers(redirect_to_login(request.get_full_path(), settings.LOGIN_URL))
+        mode_set(request.user, livemode=not test_mode_on(request))  # what the pages show (accounts.modes)
         try:
             return page_headers(view(request, *args, **kwargs))
         except NotFound as missing:  # a selector's "not yours or not there" is a plain 404 page

@@ -7,6 +7,7 @@ from dashboard.views import (
     fees,
     overview,
     paylinks,
+    profile,
     refunds,
     security,
     templates,
@@ -18,6 +19,7 @@ app_name = "dashboard"
 
 urlpatterns = [
     path("", overview.overview, name="overview"),
+    path("mode", common.mode_switch, name="mode"),
     path("drafts/", drafts.drafts, name="drafts"),
     path("drafts/new", drafts.draft_new, name="draft_new"),
     path("drafts/fee-preview", drafts.fee_preview, name="fee_preview"),
@@ -47,5 +49,6 @@ urlpatterns = [
     path("transfers/<id:report_id>/attach", transfers.transfer_attach_view, name="transfer_attach"),
     path("security/", security.security, name="security"),
     path("notifications/", security.notifications, name="notifications"),
+    path("profile/", profile.profile, name="profile"),
     path("signout", common.signout, name="signout"),
 ]

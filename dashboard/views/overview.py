@@ -6,6 +6,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from accounts.modes import owned
 from dashboard import charts
 from dashboard.security import merchant_page
 from drafts.models import Draft
@@ -24,7 +25,7 @@ def overview(request: HttpRequest) -> HttpResponse:
             "balance": balance,
             "cap_usd": settings.FEE_MAX_OUTSTANDING_USD,
             "cap_days": settings.FEE_MAX_AGE_DAYS,
-            "recent": Draft.objects.filter(user=request.user).order_by("-created_at")[:8],
+            "recent": owned(Draft, request.user).order_by("-created_at")[:8],
             "chart": volume,
             "chart_svg": charts.volume_svg(volume),
             "legend": [(asset, charts.legend_swatch(i)) for i, asset in enumerate(volume.assets)],

@@ -9,6 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from accounts.modes import owned
 from chainwatch.unmatched import transfer_attach, unmatched_json, unmatched_list
 from core.problems import Problem
 from dashboard.forms import (
@@ -25,7 +26,7 @@ def transfers(request: HttpRequest) -> HttpResponse:
     page = Paginator(unmatched_list(user=request.user, matched=matched), PAGE_SIZE).get_page(request.GET.get("page"))
     rows = []
     for report in page.object_list:
-        drafts = Draft.objects.filter(user=request.user, id__in=report.candidate_draft_ids).order_by("-created_at")
+        drafts = owned(Draft, request.user).filter(id__in=report.candidate_draft_ids).order_by("-created_at")
         rows.append((unmatched_json(report), AttachForm(drafts=drafts, prefix=str(report.id))))
     return render(request, "dashboard/transfers.html", {"page": page, "rows": rows, "matched": matched})
 
@@ -34,7 +35,7 @@ def transfers(request: HttpRequest) -> HttpResponse:
 @require_POST
 def transfer_attach_view(request: HttpRequest, report_id) -> HttpResponse:
     report = get_object_or_404(unmatched_list(user=request.user, matched=None), pk=report_id)
-    drafts = Draft.objects.filter(user=request.user, id__in=report.candidate_draft_ids)
+    drafts = owned(Draft, request.user).filter(id__in=report.candidate_draft_ids)
     form = AttachForm(request.POST, drafts=drafts, prefix=str(report.id))
     if not form.is_valid():
         messages.error(request, _("Pick one of your drafts."))

@@ -12,7 +12,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ('drafts', '0011_draft_origin_refund'),
+        ('drafts', '0012_draft_origin_refund'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

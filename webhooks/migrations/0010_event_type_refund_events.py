@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('webhooks', '0008_draft_payment_reverted'),
+        ('webhooks', '0009_livemode'),
     ]
 
     operations = [
