@@ -21,6 +21,7 @@ class OriginKind(models.TextChoices):
     RECURRING_TEMPLATE = "RecurringTemplate"
     DEMO = "Demo"
     SETTLEMENT = "Settlement"
+    REFUND = "Refund"
 
 
 @dataclass(frozen=True)
@@ -52,14 +53,20 @@ class Origin:
     def settlement(cls) -> Origin:
         return cls(OriginKind.SETTLEMENT)
 
+    @classmethod
+    def refund(cls) -> Origin:
+        """A merchant's payment back to a customer (refunds/): it owes no fee."""
+        return cls(OriginKind.REFUND)
+
     @property
     def is_fee_settlement(self) -> bool:
         return self.kind == OriginKind.SETTLEMENT
 
     @property
     def charges_fee(self) -> bool:
-        """Settlements pay fees, and demo drafts (the operator's own, on test networks) owe none."""
-        return self.kind not in (OriginKind.SETTLEMENT, OriginKind.DEMO)
+        """Settlements pay fees, demo drafts (the operator's own, on test networks) and refunds
+        (money going back) owe none."""
+        return self.kind not in (OriginKind.SETTLEMENT, OriginKind.DEMO, OriginKind.REFUND)
 
 
 @dataclass(frozen=True)

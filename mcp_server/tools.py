@@ -29,6 +29,9 @@ from paylinks.api.edge import payment_request_create_outcome, payment_request_pa
 from paylinks.presenters import payment_request_json
 from paylinks.selectors import payment_request_get
 from payments.api.edge import rates_json
+from refunds import services as refund_services
+from refunds.presenters import refund_json
+from refunds.selectors import refund_get
 from webhooks.api.edge import webhook_page_json
 
 __all__ = ["BY_NAME", "TOOLS", "Call", "ProblemBody", "ToolSpec", "tool_list"]
@@ -52,6 +55,10 @@ def create_payment_request_for(*, user: User, arguments: dict[str, Any]) -> dict
     if outcome.status >= 400:
         raise ProblemBody(outcome.body)
     return outcome.body
+
+
+def refund_of(call: Call):
+    return refund_get(user=call.user, refund_id=call.arguments["id"])
 
 
 def payment_request_of(call: Call):
@@ -228,6 +235,15 @@ TOOLS: tuple[ToolSpec, ...] = (
         destructive=True,
         idempotent=True,
         descriptions={"id": "The payment request's id (a UUID)."},
+    ),
+    ToolSpec(
+        name="approve_refund",
+        method="POST",
+        path="/api/v1/refunds/{id}/approve",
+        run=lambda c: refund_json(refund_services.refund_approve(refund=refund_of(c))),
+        guidance="The result's payout is the payment to make; the refund becomes Paid when the chain confirms it.",
+        read_only=False,
+        descriptions={"id": "The refund's id (a UUID)."},
     ),
     ToolSpec(
         name="get_rates",

@@ -175,6 +175,33 @@ def cancel_payment_request(both: Both):
     ]
 
 
+def paid_draft(both: Both) -> dict:
+    """A Confirmed draft (paid through the watchers' door) to refund."""
+    from drafts.models import Draft
+    from tests.refunds.conftest import pay
+
+    return {"id": str(pay(Draft.objects.get(pk=both.draft(TESTNET_BTC)["id"])).id)}
+
+
+def issued_refund(both: Both, **body) -> dict:
+    response = both.rest.post(
+        "/api/v1/refunds", {"draftId": paid_draft(both)["id"], "full": True, **body}, format="json"
+    )
+    assert response.status_code == 201, response.json()
+    return response.json()
+
+
+def approve_refund(both: Both):
+    from refunds.services import refund_claim
+
+    refund = issued_refund(both)
+    path = f"/api/v1/refunds/{refund['id']}"
+    early = [(both.post(path + "/approve"), both.mcp("approve_refund", {"id": refund["id"]}))]  # not claimed: 409
+    refund_claim(token=refund["claimUrl"].rsplit("/", 1)[1], refund_address=ADDRESSES["Testnet"])
+    approved = both.mcp("approve_refund", {"id": refund["id"]})
+    return [*early, (both.get(path), approved)]
+
+
 SEPOLIA_USDC = {
     "network": "Sepolia",
     "currency": "USDC",
@@ -361,6 +388,7 @@ PARITY: dict[str, Callable[[Both], list]] = {
     "add_address": add_address,
     "list_address_book": list_address_book,
     "delete_address": deleted_twice("delete_address", "/api/v1/address-book/{id}", entry),
+    "approve_refund": approve_refund,
     "create_payment_request": create_payment_request,
     "get_payment_request": get_payment_request,
     "list_payment_requests": list_payment_requests,
