@@ -18,7 +18,7 @@ from payments.registry import get_asset
 
 # One pattern per asset: stripes, dots, cross-hatch, solid... distinguishable in greyscale.
 PATTERNS = ["solid", "stripes", "dots", "cross", "grid", "diagonal"]
-WIDTH, HEIGHT, PAD_LEFT, PAD_BOTTOM, PAD_TOP = 640, 220, 48, 28, 8
+PAD_TOP = 8
 
 
 @dataclass
@@ -73,7 +73,8 @@ def _usd_in(currency: str) -> Decimal:
     return get_rate("BTC", currency).rate / get_rate("BTC", "USD").rate
 
 
-def _pattern_defs() -> str:
+def _pattern_defs(prefix: str) -> str:
+    """The fill patterns, their ids prefixed: a pattern in a hidden drawing does not paint another."""
     shapes = {
         "solid": '<rect width="6" height="6" fill="currentColor"/>',
         "stripes": '<rect width="6" height="6" fill="none"/><path d="M0 0h6v2H0z" fill="currentColor"/>',
@@ -83,7 +84,7 @@ def _pattern_defs() -> str:
         "diagonal": '<path d="M0 6L6 0" stroke="currentColor" stroke-width="1.6"/>',
     }
     return "".join(
-        f'<pattern id="p-{name}" width="6" height="6" patternUnits="userSpaceOnUse">{body}</pattern>'
+        f'<pattern id="{prefix}-{name}" width="6" height="6" patternUnits="userSpaceOnUse">{body}</pattern>'
         for name, body in shapes.items()
     )
 
@@ -96,29 +97,60 @@ def legend_swatch(index: int) -> str:
     name = pattern_of(index)
     return (
         f'<svg width="18" height="14" viewBox="0 0 18 14" aria-hidden="true" focusable="false">'
-        f"<defs>{_pattern_defs()}</defs>"
-        f'<rect x="0.5" y="0.5" width="17" height="13" fill="url(#p-{name})" stroke="currentColor"/></svg>'
+        f"<defs>{_pattern_defs(f'swatch{index}')}</defs>"
+        f'<rect x="0.5" y="0.5" width="17" height="13" fill="url(#swatch{index}-{name})" stroke="currentColor"/></svg>'
     )
 
 
-def volume_svg(volume: Volume) -> str:
+@dataclass(frozen=True)
+class Layout:
+    """One drawing of the chart. Text is in the SVG's own units, so a layout meant for a phone
+    has a narrow viewBox: drawn about as wide as the screen, its text keeps its size."""
+
+    width: int
+    height: int
+    font: int
+    css_class: str
+
+
+WIDE = Layout(width=640, height=220, font=11, css_class="chart-wide")
+NARROW = Layout(width=340, height=200, font=13, css_class="chart-narrow")
+
+
+def day_labels(days: list[date], *, slot: float, font: int) -> list[int]:
+    """Indexes of the days that get a label: evenly spaced, never closer than a label's width
+    (so they cannot overlap), the last day included only when it has room."""
+    label_width = 6 * font * 0.62 + 6  # "01 Nov": six characters at ~0.62 em, and a gap
+    step = max(1, int(-(-label_width // slot)))  # ceil
+    chosen = list(range(0, len(days), step))
+    last = len(days) - 1
+    if chosen and chosen[-1] != last and (last - chosen[-1]) * slot >= label_width:
+        chosen.append(last)
+    return chosen
+
+
+def volume_svg(volume: Volume, layout: Layout = WIDE) -> str:
+    width, height, font = layout.width, layout.height, layout.font
+    pad_left, pad_bottom = font * 4, font * 2 + 6
     peak = max((volume.total(d) for d in volume.days), default=Decimal(0)) or Decimal(1)
-    inner_w, inner_h = WIDTH - PAD_LEFT - 8, HEIGHT - PAD_BOTTOM - PAD_TOP
+    inner_w, inner_h = width - pad_left - 8, height - pad_bottom - PAD_TOP
     slot = inner_w / len(volume.days)
     bar = max(slot * 0.7, 2)
+    suffix = layout.css_class
     parts = [
-        f'<svg viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-labelledby="chart-title chart-desc" '
-        f'xmlns="http://www.w3.org/2000/svg">',
-        f'<title id="chart-title">Confirmed volume per day, last {len(volume.days)} days, in {escape(volume.currency)}'
-        "</title>",
-        '<desc id="chart-desc">Stacked bars by asset; the table below lists the same figures.</desc>',
-        f"<defs>{_pattern_defs()}</defs>",
-        f'<line class="axis" x1="{PAD_LEFT}" y1="{PAD_TOP + inner_h}" x2="{WIDTH - 8}" y2="{PAD_TOP + inner_h}"/>',
-        f'<text x="{PAD_LEFT - 4}" y="{PAD_TOP + 8}" text-anchor="end">{_short(peak)}</text>',
-        f'<text x="{PAD_LEFT - 4}" y="{PAD_TOP + inner_h}" text-anchor="end">0</text>',
+        f'<svg viewBox="0 0 {width} {height}" role="img" aria-labelledby="title-{suffix} desc-{suffix}" '
+        f'class="{layout.css_class}" font-size="{font}" xmlns="http://www.w3.org/2000/svg">',
+        f'<title id="title-{suffix}">Confirmed volume per day, last {len(volume.days)} days, in '
+        f"{escape(volume.currency)}</title>",
+        f'<desc id="desc-{suffix}">Stacked bars by asset; the table below lists the same figures.</desc>',
+        f"<defs>{_pattern_defs(suffix)}</defs>",
+        f'<line class="axis" x1="{pad_left}" y1="{PAD_TOP + inner_h}" x2="{width - 8}" y2="{PAD_TOP + inner_h}"/>',
+        f'<text x="{pad_left - 4}" y="{PAD_TOP + font}" text-anchor="end">{_short(peak)}</text>',
+        f'<text x="{pad_left - 4}" y="{PAD_TOP + inner_h}" text-anchor="end">0</text>',
     ]
+    labelled = set(day_labels(volume.days, slot=slot, font=font))
     for i, day in enumerate(volume.days):
-        x = PAD_LEFT + i * slot + (slot - bar) / 2
+        x = pad_left + i * slot + (slot - bar) / 2
         y = PAD_TOP + inner_h
         for index, asset in enumerate(volume.assets):
             value = volume.values.get(day, {}).get(asset, Decimal(0))
@@ -126,13 +158,16 @@ def volume_svg(volume: Volume) -> str:
                 continue
             h = float(value / peak) * inner_h
             y -= h
+            fill = f"url(#{suffix}-{pattern_of(index)})"
             parts.append(
-                f'<rect x="{x:.1f}" y="{y:.1f}" width="{bar:.1f}" height="{h:.1f}" fill="url(#p-{pattern_of(index)})" '
+                f'<rect x="{x:.1f}" y="{y:.1f}" width="{bar:.1f}" height="{h:.1f}" fill="{fill}" '
                 f'stroke="currentColor" stroke-width="0.6"><title>{day.isoformat()} {escape(asset)}: '
                 f"{value} {escape(volume.currency)}</title></rect>"
             )
-        if i % 7 == 0 or i == len(volume.days) - 1:
-            parts.append(f'<text x="{x + bar / 2:.1f}" y="{HEIGHT - 10}" text-anchor="middle">{day:%d %b}</text>')
+        if i in labelled:
+            anchor = "end" if i == len(volume.days) - 1 else ("start" if i == 0 else "middle")
+            at = x + bar if anchor == "end" else (x if anchor == "start" else x + bar / 2)
+            parts.append(f'<text x="{at:.1f}" y="{height - 6}" text-anchor="{anchor}">{day:%d %b}</text>')
     parts.append("</svg>")
     return "".join(parts)
 

@@ -26,4 +26,4 @@ SECTIONS = {
 
 
 def navigation(request) -> dict:
-    return {"nav": NAV, "nav_sections": SECTIONS}
+    return {"nav": NAV, "nav_sections": SECTIONS, "display": getattr(request, "display", None)}

@@ -4,12 +4,15 @@ land next to the right input without a mapping table."""
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
 from accounts.scopes import Scope
 from config.text import PlainTextForm
 from drafts.settlement import SETTLEMENT_CURRENCIES
 from payments.enums import Currency, DraftStatus, Method, Network
+from payments.rates.fiat import fiat_format
+from payments.registry import all_assets, format_amount, get_asset
 from webhooks.models import EventType
 
 BLANK = [("", "—")]
@@ -86,6 +89,27 @@ class ApiKeyForm(PlainTextForm):
 class SettleForm(PlainTextForm):
     currency = forms.ChoiceField(label=_("Pay in"), choices=[(c, c) for c in SETTLEMENT_CURRENCIES])
     network = forms.ChoiceField(label=_("Network"), choices=Network.choices)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Only the networks the operator takes settlements on (an enabled network with a fee
+        # address), the first one chosen, with an asset it carries.
+        allowed = [
+            (value, label)
+            for value, label in Network.choices
+            if value in settings.ENABLED_NETWORKS and settings.PLATFORM_FEE_ADDRESSES.get(value)
+        ]
+        if allowed:
+            self.fields["network"].choices = allowed
+            first = allowed[0][0]
+            self.fields["network"].initial = first
+            self.fields["currency"].initial = next(
+                (c for c in SETTLEMENT_CURRENCIES if _carries(c, first)), SETTLEMENT_CURRENCIES[0]
+            )
+
+
+def _carries(currency: str, network: str) -> bool:
+    return any(a.currency == currency and a.network == network for a in all_assets())
 
 
 OPTION_SLOTS = 4
@@ -186,7 +210,18 @@ class AttachForm(PlainTextForm):
 
     def __init__(self, *args, drafts=(), **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["draftId"].choices = [(str(d.id), f"{str(d.id)[:8]} · {d.status} · {d.memo or ''}") for d in drafts]
+        self.fields["draftId"].choices = [(str(d.id), _attach_label(d)) for d in drafts]
+
+
+def _attach_label(draft) -> str:
+    """ "3f2a9c1e · 25.000000 USDC (49.90 EUR) · Pending · Invoice 7": what tells drafts apart."""
+    amount = f"{format_amount(draft.amount_base_units, get_asset(draft.currency, draft.network))} {draft.currency}"
+    if draft.fiat_amount is not None and draft.fiat_currency:
+        amount += f" ({fiat_format(draft.fiat_amount, draft.fiat_currency)})"
+    parts = [str(draft.id)[:8], amount, draft.get_status_display()]
+    if draft.memo:
+        parts.append(draft.memo)
+    return " · ".join(parts)
 
 
 class AddressBookForm(PlainTextForm):

@@ -61,7 +61,9 @@ from notifications.services import notification_preference_update
 from paylinks.presenters import pay_url
 from paylinks.selectors import payment_request_get, payment_request_list
 from paylinks.services import payment_request_cancel, payment_request_create
+from payments.explorers import tx_url
 from payments.qr import qr_svg
+from payments.rates.fiat import FIAT_CURRENCIES
 from payments.registry import format_amount, get_asset
 from recurring.schedule import run_time
 from recurring.selectors import recurring_template_get, recurring_template_list
@@ -76,6 +78,9 @@ from webhooks.models import Delivery, Event
 from webhooks.selectors import delivery_list, webhook_list
 
 PAGE_SIZE = 20
+PAYABLE_STATUSES = ("Pending", "AmountMismatch")
+PAID_STATUSES = ("Seen", "Confirmed")
+ATTACHABLE_STATUSES = ("Pending", "Expired")  # drafts.services.draft_payment_attach
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -108,7 +113,9 @@ def _show_problem(form, problem: Problem) -> None:
 
 @merchant_page
 def overview(request: HttpRequest) -> HttpResponse:
-    currency = (request.GET.get("ccy") or "USD").upper()[:3]
+    # The account's display currency; `?ccy=EUR` (the "Show in" control) shows another one once.
+    asked = (request.GET.get("ccy") or "").strip().upper()
+    currency = asked if asked in FIAT_CURRENCIES else request.display.currency
     balance = balance_of(request.user)
     volume = charts.confirmed_volume(user=request.user, days=30, display_currency=currency)
     return render(
@@ -120,8 +127,10 @@ def overview(request: HttpRequest) -> HttpResponse:
             "cap_days": settings.FEE_MAX_AGE_DAYS,
             "recent": Draft.objects.filter(user=request.user).order_by("-created_at")[:8],
             "chart": volume,
-            "chart_svg": charts.volume_svg(volume),
+            "chart_svg": charts.volume_svg(volume, charts.WIDE),
+            "chart_svg_narrow": charts.volume_svg(volume, charts.NARROW),
             "legend": [(asset, charts.legend_swatch(i)) for i, asset in enumerate(volume.assets)],
+            "fiat_currencies": FIAT_CURRENCIES,
         },
     )
 
@@ -300,7 +309,13 @@ def draft_detail(request: HttpRequest, draft_id) -> HttpResponse:
             "amount": format_amount(draft.amount_base_units, asset),
             "events": events,
             "deliveries": deliveries,
-            "qr": qr_svg(draft.payment_uri) if draft.payment_uri else None,
+            # Once paid, the page shows the payment, not a way to pay again.
+            "paid": draft.status in PAID_STATUSES,
+            "transactions": [
+                (tx, tx_url(network=draft.network, method=draft.method, tx_id=tx))
+                for tx in (draft.paid_tx_ids or ([draft.paid_tx_id] if draft.paid_tx_id else []))
+            ],
+            "qr": qr_svg(draft.payment_uri) if draft.payment_uri and draft.status in PAYABLE_STATUSES else None,
             "quote_live": quote_is_live(draft),
             "quote_legs": _quote_legs(draft),
             "has_template": draft.network in ("Mainnet", "Testnet", "Signet", "Regtest")
@@ -614,13 +629,18 @@ def notifications(request: HttpRequest) -> HttpResponse:
 # --- Unmatched transfers -------------------------------------------------------------------
 
 
+def _attachable(request: HttpRequest, report):
+    """The report's candidate drafts that can still take a payment (what attaching accepts)."""
+    return Draft.objects.filter(user=request.user, id__in=report.candidate_draft_ids, status__in=ATTACHABLE_STATUSES)
+
+
 @merchant_page
 def transfers(request: HttpRequest) -> HttpResponse:
     matched = {"true": True, "false": False}.get(request.GET.get("matched", "false"))
     page = Paginator(unmatched_list(user=request.user, matched=matched), PAGE_SIZE).get_page(request.GET.get("page"))
     rows = []
     for report in page.object_list:
-        drafts = Draft.objects.filter(user=request.user, id__in=report.candidate_draft_ids).order_by("-created_at")
+        drafts = _attachable(request, report).order_by("-created_at")
         rows.append((unmatched_json(report), AttachForm(drafts=drafts, prefix=str(report.id))))
     return render(request, "dashboard/transfers.html", {"page": page, "rows": rows, "matched": matched})
 
@@ -629,7 +649,7 @@ def transfers(request: HttpRequest) -> HttpResponse:
 @require_POST
 def transfer_attach_view(request: HttpRequest, report_id) -> HttpResponse:
     report = get_object_or_404(unmatched_list(user=request.user, matched=None), pk=report_id)
-    drafts = Draft.objects.filter(user=request.user, id__in=report.candidate_draft_ids)
+    drafts = _attachable(request, report)
     form = AttachForm(request.POST, drafts=drafts, prefix=str(report.id))
     if not form.is_valid():
         messages.error(request, _("Pick one of your drafts."))

@@ -21,7 +21,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from addressbook.selectors import address_book_receiver
+from addressbook.selectors import address_book_receiver, receiver_or_default
 from config.problems import Conflict, Problem
 from drafts.models import Draft
 from drafts.presenters import quote_is_live
@@ -152,6 +152,10 @@ def payment_request_create(
         if option.get("addressBookId"):  # the entry's address now; later edits of the entry do not move it
             receiver = address_book_receiver(
                 user=user, entry_id=option["addressBookId"], network=option["network"], field=f"{where}.addressBookId"
+            )
+        elif not receiver:
+            receiver = receiver_or_default(
+                user=user, network=option["network"], receiver=None, field=f"{where}.receiverAddress"
             )
         checked_option = payment_option_check(
             currency=option["currency"],

@@ -25,6 +25,7 @@ def _fields(request) -> dict:
         "direction": data["direction"],
         "label": data.get("label") or "",
         "verified": data["verified"],
+        "is_default": data["isDefault"],
     }
 
 

@@ -15,7 +15,13 @@ MAX_EXPIRY_HOURS = 720
 class PaymentRequestOptionSerializer(StrictSerializer):
     currency = serializers.ChoiceField(choices=Currency.choices)
     network = serializers.ChoiceField(choices=Network.choices)
-    receiverAddress = serializers.CharField(max_length=320, trim_whitespace=False, allow_null=True, required=False)
+    receiverAddress = serializers.CharField(
+        max_length=320,
+        trim_whitespace=False,
+        allow_null=True,
+        required=False,
+        help_text="Omitted (and no addressBookId): the account's default receiving address on the network",
+    )
     addressBookId = serializers.UUIDField(
         allow_null=True,
         required=False,
@@ -33,15 +39,7 @@ class PaymentRequestOptionSerializer(StrictSerializer):
                     ]
                 }
             )
-        if not has_address and not has_entry:
-            raise serializers.ValidationError(
-                {
-                    "receiverAddress": [
-                        serializers.ErrorDetail("Name the receiving address (or addressBookId).", "required")
-                    ]
-                }
-            )
-        return attrs
+        return attrs  # neither: the account's default receiving address on the network
 
 
 class CreatePaymentRequestSerializer(StrictSerializer):

@@ -170,7 +170,8 @@ def test_the_overview_charts_confirmed_volume_without_relying_on_colour(browser,
 
     make_draft(owner, status=DraftStatus.CONFIRMED, confirmed_at=timezone.now(), usd_rate=1)
     html = browser.get("/dashboard/").content.decode()
-    assert '<svg viewBox="0 0 640 220" role="img"' in html and "url(#p-solid)" in html
+    assert '<svg viewBox="0 0 640 220" role="img"' in html and "url(#chart-wide-solid)" in html
+    assert '<svg viewBox="0 0 340 200" role="img"' in html and "url(#chart-narrow-solid)" in html
     assert "25.00" in html  # the table beside the chart carries the figures
 
 
