@@ -9,9 +9,10 @@ from django.utils.translation import gettext_lazy as _
 
 from accounts.scopes import Scope
 from config.text import PlainTextForm
+from dashboard.draft_forms import CreateDraftForm, TaggedSelect
 from drafts.settlement import SETTLEMENT_CURRENCIES
 from payments.enums import Currency, DraftStatus, Method, Network
-from payments.rates.fiat import fiat_format
+from payments.rates.fiat import FIAT_CURRENCIES, fiat_format
 from payments.registry import all_assets, format_amount, get_asset
 from webhooks.models import EventType
 
@@ -27,42 +28,6 @@ class DraftFilterForm(PlainTextForm):
         label=_("Search"), max_length=200, required=False, help_text=_("Memo, address, tx id, order id")
     )
     page = forms.IntegerField(min_value=1, max_value=1_000_000, required=False)
-
-
-class CreateDraftForm(PlainTextForm):
-    network = forms.ChoiceField(label=_("Network"), choices=Network.choices)
-    currency = forms.ChoiceField(label=_("Currency"), choices=[(c, c) for c in Currency.values])
-    paymentMethod = forms.ChoiceField(
-        label=_("Method"), choices=BLANK + Method.choices, required=False, help_text=_("Empty: the network's default")
-    )
-    receiverAddress = forms.CharField(label=_("Receiving address"), max_length=320)
-    pricing = forms.ChoiceField(
-        label=_("Price"),
-        choices=[("fiat", _("In a fiat currency")), ("exact", _("Exact amount of the asset"))],
-        widget=forms.RadioSelect,
-        initial="fiat",
-    )
-    fiatCurrency = forms.CharField(label=_("Fiat currency"), max_length=3, required=False, initial="USD")
-    fiatAmount = forms.DecimalField(label=_("Fiat amount"), max_digits=20, decimal_places=8, required=False)
-    amountSats = forms.IntegerField(
-        label=_("Amount in base units"), min_value=1, required=False, help_text=_("Sats, token units, lamports or gwei")
-    )
-    memo = forms.CharField(label=_("Memo"), max_length=500, required=False)
-    expiryHours = forms.IntegerField(label=_("Expires after (hours)"), min_value=1, max_value=720, initial=24)
-
-    def clean(self):
-        data = super().clean()
-        if data.get("pricing") == "fiat":
-            if not data.get("fiatCurrency"):
-                self.add_error("fiatCurrency", _("Name the fiat currency."))
-            if data.get("fiatAmount") is None:
-                self.add_error("fiatAmount", _("Give the amount."))
-            data["amountSats"] = None
-        else:
-            if data.get("amountSats") is None:
-                self.add_error("amountSats", _("Give the amount in base units."))
-            data["fiatCurrency"] = data["fiatAmount"] = None
-        return data
 
 
 class WebhookForm(PlainTextForm):
@@ -120,7 +85,9 @@ class PaymentRequestForm(PlainTextForm):
     """A pay link: a fiat amount and up to four ways to pay it (asset, network, receiving address).
     Field names follow the API so `options[0].receiverAddress` lands on `option0_receiverAddress`."""
 
-    fiatCurrency = forms.CharField(label=_("Currency"), max_length=3, initial="USD")
+    fiatCurrency = forms.CharField(
+        label=_("Currency"), max_length=3, initial="USD", help_text=_("ISO code; type to search")
+    )
     fiatAmount = forms.DecimalField(label=_("Amount"), max_digits=20, decimal_places=8)
     orderId = forms.CharField(label=_("Order id"), max_length=200, required=False)
     memo = forms.CharField(label=_("Memo"), max_length=500, required=False, help_text=_("Shown to the payer"))
@@ -128,15 +95,27 @@ class PaymentRequestForm(PlainTextForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        networks = [(v, label) for v, label in Network.choices if v in settings.ENABLED_NETWORKS]
+        carriers: dict[str, list[str]] = {}
+        for asset in all_assets():
+            carriers.setdefault(asset.currency, []).append(asset.network)
+        self.fields["fiatCurrency"].widget.attrs.update({"list": "fiat-currencies", "autocomplete": "off"})
         for i in range(OPTION_SLOTS):
             self.fields[f"option{i}_currency"] = forms.ChoiceField(
-                label=_("Asset"), choices=PAY_CURRENCIES, required=False
+                label=_("Asset"),
+                choices=PAY_CURRENCIES,
+                required=False,
+                widget=TaggedSelect(option_data={c: {"data-networks": " ".join(n)} for c, n in carriers.items()}),
             )
             self.fields[f"option{i}_network"] = forms.ChoiceField(
-                label=_("Network"), choices=BLANK + Network.choices, required=False
+                label=_("Network"), choices=BLANK + networks, required=False
             )
             self.fields[f"option{i}_receiverAddress"] = forms.CharField(
-                label=_("Receiving address"), max_length=320, required=False
+                label=_("Receiving address"),
+                max_length=320,
+                required=False,
+                widget=forms.TextInput(attrs={"list": "receiving-addresses", "autocomplete": "off"}),
+                help_text=_("Empty: your default receiving address on the network") if i == 0 else "",
             )
 
     @property
@@ -158,12 +137,18 @@ class PaymentRequestForm(PlainTextForm):
             if data.get(f"option{i}_currency") or data.get(f"option{i}_receiverAddress")
         ]
 
+    def clean_fiatCurrency(self) -> str:
+        code = self.cleaned_data["fiatCurrency"].strip().upper()
+        if code not in FIAT_CURRENCIES:
+            raise forms.ValidationError(_("Not a supported currency: pick one from the list (e.g. EUR)."))
+        return code
+
     def clean(self):
         data = super().clean()
         for i in range(OPTION_SLOTS):
             row = [data.get(f"option{i}_{name}") for name in ("currency", "network", "receiverAddress")]
-            if any(row) and not all(row):
-                self.add_error(f"option{i}_receiverAddress", _("Give the asset, the network and the address."))
+            if any(row) and not all(row[:2]):  # an empty address: the default on the network
+                self.add_error(f"option{i}_network", _("Give the asset and the network."))
         return data
 
     def field_for(self, api_field: str) -> str | None:
@@ -251,5 +236,4 @@ class RecurringTemplateForm(CreateDraftForm):
 
     def field_for(self, api_field: str) -> str | None:
         """The template's draft fields come back as `draft.receiverAddress`."""
-        name = api_field.removeprefix("draft.")
-        return name if name in self.fields else None
+        return super().field_for(api_field.removeprefix("draft."))

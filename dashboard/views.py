@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 from datetime import timedelta
+from decimal import Decimal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.conf import settings
@@ -25,11 +26,12 @@ from accounts.selectors import api_key_list
 from accounts.services import api_key_create, api_key_revoke
 from accounts.sessions import client_of, session_sign_out
 from accounts.totp import totp_disable, totp_enable, totp_enabled, totp_setup
-from addressbook.selectors import address_book_entry_get, address_book_list
+from addressbook.selectors import address_book_entry_get, address_book_list, default_receiver, receiving_addresses
 from addressbook.services import address_book_entry_create, address_book_entry_delete
 from chainwatch.unmatched import transfer_attach, unmatched_json, unmatched_list
 from config.problems import Problem
 from dashboard import charts
+from dashboard.draft_forms import base_units_text
 from dashboard.forms import (
     AddressBookForm,
     ApiKeyForm,
@@ -61,6 +63,7 @@ from notifications.services import notification_preference_update
 from paylinks.presenters import pay_url
 from paylinks.selectors import payment_request_get, payment_request_list
 from paylinks.services import payment_request_cancel, payment_request_create
+from payments.enums import FeePlacement
 from payments.explorers import tx_url
 from payments.qr import qr_svg
 from payments.rates.fiat import FIAT_CURRENCIES
@@ -191,56 +194,84 @@ def _csv_safe(text: str) -> str:
     return f"'{text}" if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
-def _api_draft(data: dict) -> dict:
+def _receiver(data: dict, user) -> str | None:
+    """The address typed or picked, else (not for Lightning) the account's default on the network."""
+    typed = (data.get("receiverAddress") or "").strip()
+    if typed or data.get("paymentMethod") == "Lightning" or data.get("bolt11") or data.get("lightningAddress"):
+        return typed or None
+    return default_receiver(user=user, network=data["network"])
+
+
+def _api_draft(data: dict, user) -> dict:
     """The create-draft fields of a form as a CreateDraftRequest body (API names)."""
     body = {
         "network": data["network"],
         "currency": data["currency"],
         "paymentMethod": data.get("paymentMethod") or None,
-        "receiverAddress": data["receiverAddress"].strip(),
+        "receiverAddress": _receiver(data, user),
+        "lightningAddress": data.get("lightningAddress") or None,
         "memo": data.get("memo") or None,
         "expiryHours": data.get("expiryHours"),
     }
     if data.get("amountSats") is not None:
         body["amountSats"] = data["amountSats"]
-    else:
-        body["fiatCurrency"], body["fiatAmount"] = (data.get("fiatCurrency") or "").upper(), data.get("fiatAmount")
+    elif data.get("fiatCurrency"):
+        body["fiatCurrency"], body["fiatAmount"] = data["fiatCurrency"], data.get("fiatAmount")
     return {k: v for k, v in body.items() if v is not None}
 
 
-def _draft_request(data: dict) -> DraftRequest:
+def _draft_request(data: dict, user) -> DraftRequest:
     return DraftRequest(
         network=data["network"],
         currency=data["currency"],
         payment_method=data.get("paymentMethod") or None,
-        receiver_address=data["receiverAddress"].strip(),
+        receiver_address=_receiver(data, user),
+        bolt11=(data.get("bolt11") or "").strip() or None,
+        lightning_address=(data.get("lightningAddress") or "").strip() or None,
         amount_base_units=data.get("amountSats"),
-        fiat_currency=(data.get("fiatCurrency") or "").upper() or None,
+        fiat_currency=data.get("fiatCurrency") or None,
         fiat_amount=data.get("fiatAmount"),
         memo=data.get("memo") or None,
         expiry_hours=data.get("expiryHours"),
     )
 
 
-def _fee_preview_text(request: DraftRequest) -> str:
+PLACEMENT_TEXT = {
+    FeePlacement.OUTPUT: _("paid as a separate output of the payer's transaction"),
+    FeePlacement.ACCRUED: _("accrued to your account and settled later"),
+    FeePlacement.WAIVED: _("waived: too small to be a payment output on its own (dust)"),
+}
+
+
+def _fee_preview_text(request: DraftRequest, user) -> str:
+    """What the draft would bill, from the planner creation uses (draft_plan) and the same fee
+    placement rules, the day's dust-waiver allowance included."""
     plan = draft_plan(request=request, now=timezone.now())
     asset = plan.asset
-    amount = format_amount(plan.amount_base_units, asset)
-    if plan.fee is None:
-        return _("No fee.")
-    fee = format_amount(plan.fee.fee_base_units, asset)
-    where = (
-        _("paid as a separate output of the payer's transaction")
-        if plan.method == "MultiOutput"
-        else _("accrued to your account and settled later")
-    )
-    return _("The payer sends %(amount)s %(cur)s. Fee: %(fee)s %(cur)s (%(pct)s%%, %(usd)s USD), %(where)s.") % {
-        "amount": amount,
+    sends = _("The payer sends %(amount)s %(cur)s (%(units)s).") % {
+        "amount": format_amount(plan.amount_base_units, asset),
         "cur": asset.currency,
-        "fee": fee,
+        "units": base_units_text(plan.amount_base_units, asset),
+    }
+    if plan.fee is None:
+        return f"{sends} {_('No fee.')}"
+    placement = draft_services.fee_placement_estimate(plan=plan, user=user)
+    fee = _("Fee: %(fee)s %(cur)s (%(pct)s%%, %(usd)s USD), %(where)s.") % {
+        "fee": format_amount(plan.fee.fee_base_units, asset),
+        "cur": asset.currency,
         "pct": plan.fee.percent,
-        "usd": plan.fee.fee_usd.quantize(plan.fee.fee_usd.__class__("0.01")),
-        "where": where,
+        "usd": plan.fee.fee_usd.quantize(Decimal("0.01")),
+        "where": PLACEMENT_TEXT[placement],
+    }
+    return f"{sends} {fee}"
+
+
+def _draft_form_context(request: HttpRequest, form, **extra) -> dict:
+    return {
+        "form": form,
+        "receiving": receiving_addresses(user=request.user),
+        "fiat_currencies": FIAT_CURRENCIES,
+        **extra,
     }
 
 
@@ -248,19 +279,22 @@ def _fee_preview_text(request: DraftRequest) -> str:
 def draft_new(request: HttpRequest) -> HttpResponse:
     form = CreateDraftForm(request.POST or None)
     preview = None
+    if request.method == "POST" and "refresh" in request.POST:
+        form.errors.clear()  # only the lists change: the merchant has not asked for a draft yet
+        return render(request, "dashboard/draft_new.html", _draft_form_context(request, form, preview=None))
     if request.method == "POST" and form.is_valid():
         try:
             if "preview" in request.POST:
-                preview = _fee_preview_text(_draft_request(form.cleaned_data))
+                preview = _fee_preview_text(_draft_request(form.cleaned_data, request.user), request.user)
             else:
                 draft = draft_services.draft_create_from_request(
-                    user=request.user, request=_draft_request(form.cleaned_data), origin=Origin.api()
+                    user=request.user, request=_draft_request(form.cleaned_data, request.user), origin=Origin.api()
                 )
                 messages.success(request, _("Draft created."))
                 return redirect("dashboard:draft", draft_id=draft.id)
         except Problem as problem:
             _show_problem(form, problem)
-    return render(request, "dashboard/draft_new.html", {"form": form, "preview": preview})
+    return render(request, "dashboard/draft_new.html", _draft_form_context(request, form, preview=preview))
 
 
 @merchant_page
@@ -270,7 +304,7 @@ def fee_preview(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         return JsonResponse({"text": _("Fill in the network, address and amount to see the fee.")})
     try:
-        return JsonResponse({"text": _fee_preview_text(_draft_request(form.cleaned_data))})
+        return JsonResponse({"text": _fee_preview_text(_draft_request(form.cleaned_data, request.user), request.user)})
     except Problem as problem:
         return JsonResponse({"text": problem.detail})
 
@@ -506,7 +540,7 @@ def paylinks(request: HttpRequest) -> HttpResponse:
 
 @merchant_page
 def paylink_new(request: HttpRequest) -> HttpResponse:
-    form = PaymentRequestForm(request.POST or None)
+    form = PaymentRequestForm(request.POST or None, initial={"fiatCurrency": request.display.currency})
     if request.method == "POST" and form.is_valid():
         try:
             created = payment_request_create(
@@ -522,7 +556,7 @@ def paylink_new(request: HttpRequest) -> HttpResponse:
             return redirect("dashboard:paylink", payment_request_id=created.id)
         except Problem as problem:
             _show_problem(form, problem)
-    return render(request, "dashboard/paylink_new.html", {"form": form})
+    return render(request, "dashboard/paylink_new.html", _draft_form_context(request, form))
 
 
 @merchant_page
@@ -674,7 +708,9 @@ def transfer_attach_view(request: HttpRequest, report_id) -> HttpResponse:
 @merchant_page
 def templates(request: HttpRequest) -> HttpResponse:
     form = RecurringTemplateForm(request.POST or None, initial={"pricing": "fiat"})
-    if request.method == "POST" and form.is_valid():
+    if request.method == "POST" and "refresh" in request.POST:
+        form.errors.clear()  # only the lists change with the network
+    elif request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         first = data.get("firstRunAt")
         try:
@@ -686,7 +722,7 @@ def templates(request: HttpRequest) -> HttpResponse:
                 recurring_template_create(
                     user=request.user,
                     interval=data["interval"],
-                    draft=_api_draft(data),
+                    draft=_api_draft(data, request.user),
                     name=data.get("name") or "",
                     first_run_at=first.replace(tzinfo=zone) if first else None,
                     tz=data["timezone"],
@@ -696,7 +732,7 @@ def templates(request: HttpRequest) -> HttpResponse:
             except Problem as problem:
                 _show_problem(form, problem)
     rows = [(t, _next_runs(t)) for t in recurring_template_list(user=request.user)]
-    return render(request, "dashboard/templates.html", {"form": form, "rows": rows})
+    return render(request, "dashboard/templates.html", _draft_form_context(request, form, rows=rows))
 
 
 def _next_runs(template, count: int = 3) -> list:

@@ -23,7 +23,7 @@ from drafts.planning import DraftPlan, draft_plan
 from drafts.requests import DraftRequest, Origin
 from fees import ledger
 from fees.calculator import is_dust
-from fees.services import dust_waiver_claim
+from fees.services import dust_waiver_claim, dust_waivers_left
 from payments.enums import DraftStatus as S
 from payments.enums import FeePlacement, Method
 from payments.registry import format_amount
@@ -339,9 +339,13 @@ def _invoice_attached_problem(holder: Draft, *, user) -> InvoiceAlreadyAttached:
     )
 
 
-def fee_placement_estimate(*, plan: DraftPlan) -> str:
-    """Where a draft's fee would go, claiming nothing (a dust fee: waived while the daily allowance lasts)."""
-    return _fee_placement(user=None, plan=plan, draft_id=None)[0]
+def fee_placement_estimate(*, plan: DraftPlan, user=None) -> str:
+    """Where a draft's fee would go, claiming nothing (a dust fee: waived while the daily allowance
+    lasts; given the account, only if its allowance for today is not spent)."""
+    placement = _fee_placement(user=None, plan=plan, draft_id=None)[0]
+    if placement == FeePlacement.WAIVED and user is not None and _claims_dust_waiver(plan):
+        return FeePlacement.WAIVED if dust_waivers_left(user=user) > 0 else FeePlacement.ACCRUED
+    return placement
 
 
 def _fee_placement(*, user, plan: DraftPlan, draft_id: UUID | None) -> tuple[str, str | None]:
