@@ -28,6 +28,7 @@ class DraftFilterForm(PlainTextForm):
         label=_("Search"), max_length=200, required=False, help_text=_("Memo, address, tx id, order id")
     )
     page = forms.IntegerField(min_value=1, max_value=1_000_000, required=False)
+    superseded = forms.BooleanField(label=_("Include drafts a payer switched away from"), required=False)
 
 
 class WebhookForm(PlainTextForm):
@@ -217,6 +218,13 @@ class AddressBookForm(PlainTextForm):
         label=_("Direction"), choices=[("Receiving", _("Receiving")), ("Sending", _("Sending"))]
     )
     verified = forms.BooleanField(label=_("I have checked this address"), required=False)
+    is_default = forms.BooleanField(
+        label=_("Default receiving address on this network (drafts and pay links without an address use it)"),
+        required=False,
+    )
+
+    def field_for(self, api_field: str) -> str | None:
+        return {"isDefault": "is_default"}.get(api_field, api_field if api_field in self.fields else None)
 
 
 class RecurringTemplateForm(CreateDraftForm):
@@ -237,3 +245,13 @@ class RecurringTemplateForm(CreateDraftForm):
     def field_for(self, api_field: str) -> str | None:
         """The template's draft fields come back as `draft.receiverAddress`."""
         return super().field_for(api_field.removeprefix("draft."))
+
+
+class PayLinkPreferenceForm(PlainTextForm):
+    quietCheckoutDrafts = forms.BooleanField(
+        label=_(
+            "Quiet pay-link drafts: no draft.created when a payer picks a way to pay, no draft.cancelled when "
+            "they switch to another"
+        ),
+        required=False,
+    )

@@ -26,6 +26,7 @@ urlpatterns = [
     path("templates/", views.templates, name="templates"),
     path("templates/<id:template_id>/<slug:action>", views.template_action, name="template_action"),
     path("address-book/", views.address_book, name="address_book"),
+    path("address-book/<id:entry_id>/default", views.address_book_default, name="address_book_default"),
     path("address-book/<id:entry_id>/delete", views.address_book_delete, name="address_book_delete"),
     path("transfers/", views.transfers, name="transfers"),
     path("transfers/<id:report_id>/attach", views.transfer_attach_view, name="transfer_attach"),

@@ -27,7 +27,12 @@ from accounts.services import api_key_create, api_key_revoke
 from accounts.sessions import client_of, session_sign_out
 from accounts.totp import totp_disable, totp_enable, totp_enabled, totp_setup
 from addressbook.selectors import address_book_entry_get, address_book_list, default_receiver, receiving_addresses
-from addressbook.services import address_book_entry_create, address_book_entry_delete
+from addressbook.services import (
+    address_book_default_clear,
+    address_book_default_set,
+    address_book_entry_create,
+    address_book_entry_delete,
+)
 from chainwatch.unmatched import transfer_attach, unmatched_json, unmatched_list
 from config.problems import Problem
 from dashboard import charts
@@ -42,6 +47,7 @@ from dashboard.forms import (
     DraftFilterForm,
     NotificationsForm,
     PasswordChangeForm,
+    PayLinkPreferenceForm,
     PaymentRequestForm,
     RecurringTemplateForm,
     SettleForm,
@@ -61,8 +67,8 @@ from fees.models import AccruedFee
 from notifications.selectors import notification_email_enabled
 from notifications.services import notification_preference_update
 from paylinks.presenters import pay_url
-from paylinks.selectors import payment_request_get, payment_request_list
-from paylinks.services import payment_request_cancel, payment_request_create
+from paylinks.selectors import announces_checkout_drafts, payment_request_get, payment_request_list
+from paylinks.services import pay_link_preference_update, payment_request_cancel, payment_request_create
 from payments.enums import FeePlacement
 from payments.explorers import tx_url
 from payments.qr import qr_svg
@@ -143,7 +149,9 @@ def overview(request: HttpRequest) -> HttpResponse:
 
 def _filtered_drafts(request: HttpRequest):
     form = DraftFilterForm(request.GET or None)
-    filters = form.cleaned_data if form.is_valid() else {}
+    filters = dict(form.cleaned_data) if form.is_valid() else {}
+    # A pay link's superseded drafts are listed under the pay link, not here, unless asked for.
+    filters["hideSuperseded"] = not filters.pop("superseded", False)
     return form, draft_list(user=request.user, filters={k: v for k, v in filters.items() if v})
 
 
@@ -535,7 +543,17 @@ def paylinks(request: HttpRequest) -> HttpResponse:
     page = Paginator(payment_request_list(user=request.user, filters={"status": status}), PAGE_SIZE).get_page(
         request.GET.get("page")
     )
-    return render(request, "dashboard/paylinks.html", {"page": page, "status": status})
+    bound = request.POST if request.method == "POST" else None  # an unticked box posts nothing
+    preference = PayLinkPreferenceForm(
+        bound, initial={"quietCheckoutDrafts": not announces_checkout_drafts(user_id=request.user.pk)}
+    )
+    if request.method == "POST" and preference.is_valid():
+        pay_link_preference_update(
+            user=request.user, quiet_checkout_drafts=preference.cleaned_data["quietCheckoutDrafts"]
+        )
+        messages.success(request, _("Saved."))
+        return redirect("dashboard:paylinks")
+    return render(request, "dashboard/paylinks.html", {"page": page, "status": status, "preference": preference})
 
 
 @merchant_page
@@ -563,11 +581,20 @@ def paylink_new(request: HttpRequest) -> HttpResponse:
 def paylink_detail(request: HttpRequest, payment_request_id) -> HttpResponse:
     payment_request = payment_request_get(user=request.user, payment_request_id=payment_request_id)
     url = pay_url(payment_request)
-    drafts = Draft.objects.filter(user=request.user, payment_request_id=payment_request.id).order_by("-created_at")
+    drafts = list(
+        Draft.objects.filter(user=request.user, payment_request_id=payment_request.id).order_by("-created_at")
+    )
     return render(
         request,
         "dashboard/paylink_detail.html",
-        {"pr": payment_request, "url": url, "qr": qr_svg(url), "options": payment_request.options, "drafts": drafts},
+        {
+            "pr": payment_request,
+            "url": url,
+            "qr": qr_svg(url),
+            "options": payment_request.options,
+            "drafts": [d for d in drafts if d.superseded_at is None],
+            "superseded": [d for d in drafts if d.superseded_at is not None],
+        },
     )
 
 
@@ -776,6 +803,24 @@ def address_book(request: HttpRequest) -> HttpResponse:
     return render(
         request, "dashboard/address_book.html", {"form": form, "entries": address_book_list(user=request.user)}
     )
+
+
+@merchant_page
+@require_POST
+def address_book_default(request: HttpRequest, entry_id) -> HttpResponse:
+    entry = address_book_entry_get(user=request.user, entry_id=entry_id)
+    try:
+        if request.POST.get("clear"):
+            address_book_default_clear(entry=entry)
+            messages.success(
+                request, _("No default receiving address on %(network)s now.") % {"network": entry.network}
+            )
+        else:
+            address_book_default_set(entry=entry)
+            messages.success(request, _("Default receiving address on %(network)s set.") % {"network": entry.network})
+    except Problem as problem:
+        messages.error(request, problem.detail)
+    return redirect("dashboard:address_book")
 
 
 @merchant_page

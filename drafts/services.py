@@ -304,6 +304,27 @@ def draft_expire(*, draft_id: UUID, now: datetime | None = None) -> Draft | None
         return draft
 
 
+def draft_supersede(*, draft: Draft, now: datetime | None = None, announce: bool = True) -> Draft | None:
+    """A pay link's payer chose another option: the Pending draft they left is cancelled (or
+    expired, when past its time: a payment may still be on its way and stays watched) and
+    marked superseded. Without `announce` no draft.cancelled/draft.expired event is recorded."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        locked = _locked(draft.id)
+        if locked.status == S.EXPIRED and locked.superseded_at is None:  # left after it expired
+            locked.superseded_at = now
+            locked.save(update_fields=["superseded_at", "updated_at"])
+            return locked
+        if locked.status != S.PENDING:
+            return None
+        locked.superseded_at = now
+        if locked.expires_at <= now:
+            _transition(locked, S.EXPIRED, event=EventType.DRAFT_EXPIRED if announce else None, now=now)
+        else:
+            _transition(locked, S.CANCELLED, event=EventType.DRAFT_CANCELLED if announce else None, now=now)
+        return locked
+
+
 # --- Creation ---------------------------------------------------------------------------
 
 MAX_NUDGE_BASE_UNITS = 1000
@@ -690,12 +711,18 @@ def _draft_insert(
     else:
         draft.platform_fee = _no_fee_json(plan)
     draft.payment_uri = _payment_uri(draft, plan)
+    rows = [*(along(draft) if along is not None else ()), (_DRAFT_INSERT, draft)]
+    if not origin.announce:  # written without its draft.created event
+        for inserter, instance in rows:
+            if not inserter.insert(instance):
+                break
+        return draft
     event_record(  # the draft, its draft.created event and the rows along go in one statement
         user=user,
         type=EventType.DRAFT_CREATED,
         data=draft_event_data(draft, occurred_at=now),
         draft_id=draft.id,
-        along=[*(along(draft) if along is not None else ()), (_DRAFT_INSERT, draft)],
+        along=rows,
     )
     return draft
 

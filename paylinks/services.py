@@ -26,13 +26,14 @@ from config.problems import Conflict, Problem
 from drafts.models import Draft
 from drafts.presenters import quote_is_live
 from drafts.requests import DraftRequest, Origin
-from drafts.services import draft_cancel, draft_create_from_request, draft_expire
+from drafts.services import draft_cancel, draft_create_from_request, draft_supersede
 from fees import ledger
 from fees.ledger import FeesOutstanding
 from notifications import kinds as email_kinds
 from notifications.services import email_enqueue
 from paylinks.events import payment_request_event_data
-from paylinks.models import PaymentRequest, PaymentRequestStatus
+from paylinks.models import PayLinkPreference, PaymentRequest, PaymentRequestStatus
+from paylinks.selectors import announces_checkout_drafts
 from payments.addresses import validate_address
 from payments.enums import Currency, Method, Network
 from payments.enums import DraftStatus as D
@@ -394,6 +395,7 @@ def checkout_select(
     if _reusable(payment_request.draft, option, now):
         return payment_request.draft
     _in_progress(payment_request.draft)
+    announce = announces_checkout_drafts(user_id=payment_request.user_id)
 
     def link(draft: Draft) -> None:  # inside the new draft's transaction
         locked = _locked(payment_request.id)
@@ -402,13 +404,10 @@ def checkout_select(
         if _reusable(current, option, now):
             raise _AlreadyChosen(current.id)
         _in_progress(current)
-        if current is not None and current.status == D.PENDING:
-            if current.expires_at <= now:
-                # Past its time, a payment may still be on its way: expired drafts stay watched
-                # for the grace window, cancelled ones do not.
-                draft_expire(draft_id=current.id, now=now)
-            else:
-                draft_cancel(draft=current, now=now)
+        if current is not None and current.status in (D.PENDING, D.EXPIRED):
+            # Left for another option: cancelled, or expired when past its time (a payment may
+            # still be on its way, and expired drafts stay watched for the grace window).
+            draft_supersede(draft=current, now=now, announce=announce)
         locked.draft = draft
         locked.save(update_fields=["draft", "updated_at"])
 
@@ -418,7 +417,7 @@ def checkout_select(
         return draft_create_from_request(
             user=payment_request.user,
             request=_draft_request(payment_request, option),
-            origin=Origin.payment_request(payment_request.id, payment_request.order_id),
+            origin=Origin.payment_request(payment_request.id, payment_request.order_id, announce=announce),
             now=now,
             on_created=link,
         )
@@ -444,3 +443,10 @@ def checkout_receipt_request(*, token: str, email: str) -> PaymentRequest:
             data = payment_request_event_data(payment_request, occurred_at=payment_request.paid_at, draft=draft)
             _receipt_send(payment_request, data, draft)
         return payment_request
+
+
+def pay_link_preference_update(*, user, quiet_checkout_drafts: bool) -> PayLinkPreference:
+    preference, _created = PayLinkPreference.objects.update_or_create(
+        user=user, defaults={"quiet_checkout_drafts": quiet_checkout_drafts}
+    )
+    return preference
