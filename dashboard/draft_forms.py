@@ -128,21 +128,21 @@ class CreateDraftForm(PlainTextForm):
         # not fit the chosen network are disabled, so without JavaScript they cannot be picked
         # until "Update choices" brings the lists of another network.
         fitting = currencies_on(network)
-        self.fields["currency"].choices = [(c, c) for c in currencies_on(None)]
         self.fields["currency"].widget = TaggedSelect(
             option_data={
                 c: {"data-networks": " ".join(n), **({} if c in fitting else {"disabled": True, "hidden": True})}
                 for c, n in by_currency.items()
             }
         )
+        self.fields["currency"].choices = [(c, c) for c in currencies_on(None)]  # after the widget: it takes them
         usable = methods_of(network, currency if currency in fitting else None)
-        self.fields["paymentMethod"].choices = BLANK + [(m, label) for m, label in Method.choices if m in by_method]
         self.fields["paymentMethod"].widget = TaggedSelect(
             option_data={
                 m: {"data-assets": " ".join(a), **({} if m in usable else {"disabled": True, "hidden": True})}
                 for m, a in by_method.items()
             }
         )
+        self.fields["paymentMethod"].choices = BLANK + [(m, label) for m, label in Method.choices if m in by_method]
         self.lightning = self._chosen("paymentMethod") == Method.LIGHTNING
 
     def _chosen(self, name: str) -> str | None:
@@ -162,6 +162,8 @@ class CreateDraftForm(PlainTextForm):
         if not lightning:
             data["bolt11"] = data["lightningAddress"] = None
         data["amountSats"] = None
+        if lightning and not data.get("bolt11") and not data.get("lightningAddress"):
+            self.add_error("bolt11", _("Paste the Lightning invoice, or give a Lightning address."))
         if lightning and data.get("bolt11"):
             data["fiatCurrency"] = data["fiatAmount"] = None  # the invoice fixes the amount
             return data
