@@ -117,16 +117,28 @@ WIDE = Layout(width=640, height=220, font=11, css_class="chart-wide")
 NARROW = Layout(width=340, height=200, font=13, css_class="chart-narrow")
 
 
-def day_labels(days: list[date], *, slot: float, font: int) -> list[int]:
-    """Indexes of the days that get a label: evenly spaced, never closer than a label's width
-    (so they cannot overlap), the last day included only when it has room."""
-    label_width = 6 * font * 0.62 + 6  # "01 Nov": six characters at ~0.62 em, and a gap
-    step = max(1, int(-(-label_width // slot)))  # ceil
-    chosen = list(range(0, len(days), step))
-    last = len(days) - 1
-    if chosen and chosen[-1] != last and (last - chosen[-1]) * slot >= label_width:
-        chosen.append(last)
-    return chosen
+def label_width(font: int) -> float:
+    """The drawn width of a day label ("01 Nov": six characters at about 0.62 em, generous)."""
+    return 6 * font * 0.62
+
+
+def day_labels(centres: list[float], *, font: int, left: float, right: float) -> list[tuple[int, float]]:
+    """(day index, x of the label's centre) for the days that get a label: evenly spaced, each
+    kept inside [left, right] and at least a gap clear of the one before (so labels never
+    overlap, whatever the width), the last day labelled only when it has room."""
+    width, gap = label_width(font), font * 0.5
+    slot = centres[1] - centres[0] if len(centres) > 1 else width
+    step = max(1, int(-(-(width + gap) // slot)))  # ceil
+    wanted = list(range(0, len(centres), step))
+    if wanted[-1] != len(centres) - 1:
+        wanted.append(len(centres) - 1)
+    placed: list[tuple[int, float]] = []
+    for index in wanted:
+        x = min(max(centres[index], left + width / 2), right - width / 2)
+        if placed and x - width / 2 < placed[-1][1] + width / 2 + gap:
+            continue
+        placed.append((index, x))
+    return placed
 
 
 def volume_svg(volume: Volume, layout: Layout = WIDE) -> str:
@@ -148,9 +160,9 @@ def volume_svg(volume: Volume, layout: Layout = WIDE) -> str:
         f'<text x="{pad_left - 4}" y="{PAD_TOP + font}" text-anchor="end">{_short(peak)}</text>',
         f'<text x="{pad_left - 4}" y="{PAD_TOP + inner_h}" text-anchor="end">0</text>',
     ]
-    labelled = set(day_labels(volume.days, slot=slot, font=font))
+    centres = [pad_left + i * slot + slot / 2 for i in range(len(volume.days))]
     for i, day in enumerate(volume.days):
-        x = pad_left + i * slot + (slot - bar) / 2
+        x = centres[i] - bar / 2
         y = PAD_TOP + inner_h
         for index, asset in enumerate(volume.assets):
             value = volume.values.get(day, {}).get(asset, Decimal(0))
@@ -164,10 +176,8 @@ def volume_svg(volume: Volume, layout: Layout = WIDE) -> str:
                 f'stroke="currentColor" stroke-width="0.6"><title>{day.isoformat()} {escape(asset)}: '
                 f"{value} {escape(volume.currency)}</title></rect>"
             )
-        if i in labelled:
-            anchor = "end" if i == len(volume.days) - 1 else ("start" if i == 0 else "middle")
-            at = x + bar if anchor == "end" else (x if anchor == "start" else x + bar / 2)
-            parts.append(f'<text x="{at:.1f}" y="{height - 6}" text-anchor="{anchor}">{day:%d %b}</text>')
+    for i, at in day_labels(centres, font=font, left=pad_left, right=width - 2):
+        parts.append(f'<text x="{at:.1f}" y="{height - 6}" text-anchor="middle">{volume.days[i]:%d %b}</text>')
     parts.append("</svg>")
     return "".join(parts)
 

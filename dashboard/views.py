@@ -134,7 +134,7 @@ def overview(request: HttpRequest) -> HttpResponse:
             "balance": balance,
             "cap_usd": settings.FEE_MAX_OUTSTANDING_USD,
             "cap_days": settings.FEE_MAX_AGE_DAYS,
-            "recent": Draft.objects.filter(user=request.user).order_by("-created_at")[:8],
+            "recent": Draft.objects.filter(user=request.user, superseded_at__isnull=True).order_by("-created_at")[:8],
             "chart": volume,
             "chart_svg": charts.volume_svg(volume, charts.WIDE),
             "chart_svg_narrow": charts.volume_svg(volume, charts.NARROW),

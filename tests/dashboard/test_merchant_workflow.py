@@ -199,14 +199,16 @@ def test_the_overview_can_be_shown_in_another_currency_through_its_control(brows
 
 
 @pytest.mark.parametrize("layout", [charts.WIDE, charts.NARROW])
-def test_the_charts_day_labels_never_overlap(layout):
+@pytest.mark.parametrize("days", [7, 30, 90])
+def test_the_charts_day_labels_never_overlap(layout, days):
     today = timezone.now().date()
-    volume = charts.Volume(currency="USD", days=[today - timedelta(days=29 - i) for i in range(30)], assets=[])
+    volume = charts.Volume(currency="USD", days=[today - timedelta(days=days - 1 - i) for i in range(days)], assets=[])
     svg = charts.volume_svg(volume, layout)
-    xs = [float(x) for x in re.findall(r'<text x="([\d.]+)" y="\d+" text-anchor="(?:start|middle|end)">\d\d \w+<', svg)]
-    width = 6 * layout.font * 0.62
-    assert len(xs) >= 3
-    assert all(b - a >= width for a, b in zip(xs, xs[1:], strict=False))
+    xs = [float(x) for x in re.findall(r'<text x="([\d.]+)" y="\d+" text-anchor="middle">\d\d \w+<', svg)]
+    width = charts.label_width(layout.font)
+    assert len(xs) >= 2
+    assert all(b - a >= width for a, b in zip(xs, xs[1:], strict=False))  # centred: one full width apart
+    assert xs[0] - width / 2 >= 0 and xs[-1] + width / 2 <= layout.width  # inside the drawing
 
 
 def test_the_phone_chart_keeps_its_text_at_eleven_pixels_or_more():
