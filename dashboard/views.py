@@ -210,13 +210,14 @@ def _receiver(data: dict, user) -> str | None:
     return default_receiver(user=user, network=data["network"])
 
 
-def _api_draft(data: dict, user) -> dict:
-    """The create-draft fields of a form as a CreateDraftRequest body (API names)."""
+def _api_draft(data: dict) -> dict:
+    """The create-draft fields of a form as a CreateDraftRequest body (API names). An empty
+    address stays out: each run of the template pays the default the account has then."""
     body = {
         "network": data["network"],
         "currency": data["currency"],
         "paymentMethod": data.get("paymentMethod") or None,
-        "receiverAddress": _receiver(data, user),
+        "receiverAddress": (data.get("receiverAddress") or "").strip() or None,
         "lightningAddress": data.get("lightningAddress") or None,
         "memo": data.get("memo") or None,
         "expiryHours": data.get("expiryHours"),
@@ -749,7 +750,7 @@ def templates(request: HttpRequest) -> HttpResponse:
                 recurring_template_create(
                     user=request.user,
                     interval=data["interval"],
-                    draft=_api_draft(data, request.user),
+                    draft=_api_draft(data),
                     name=data.get("name") or "",
                     first_run_at=first.replace(tzinfo=zone) if first else None,
                     tz=data["timezone"],

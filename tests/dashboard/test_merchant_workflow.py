@@ -265,3 +265,20 @@ def test_quiet_pay_link_drafts_send_no_created_or_cancelled_events(browser, owne
     assert not Event.objects.filter(type__in=["draft.created", "draft.cancelled"]).exists()
     left.refresh_from_db()
     assert left.superseded_at is not None and Draft.objects.filter(pk=chosen.pk, status="Pending").exists()
+
+
+def test_a_recurring_draft_without_an_address_pays_the_default_at_each_run(browser, owner):
+    from recurring.models import RecurringTemplate
+
+    body = {"interval": "Daily", "timezone": "UTC", **BASE_EXACT}
+    refused = browser.post("/dashboard/templates/", body)
+    assert "default receiving address" in refused.context["form"].errors["receiverAddress"][0]
+
+    AddressBookEntry.objects.create(
+        user=owner, network="Base", address=ADDRESSES["Base"], direction="Receiving", is_default=True
+    )
+    browser.post("/dashboard/templates/", body)
+
+    template = RecurringTemplate.objects.get(user=owner)
+    assert "receiverAddress" not in template.draft  # resolved when each run makes its draft
+    assert template.draft["amountSats"] == 12_500_000

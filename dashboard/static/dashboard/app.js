@@ -34,7 +34,8 @@
     var method = scope.querySelector("[name$=paymentMethod]");
     if (!network || !currency) return;
     function update() {
-      fit(currency, function (o) { return (" " + (o.getAttribute("data-networks") || "") + " ").indexOf(" " + network.value + " ") >= 0; });
+      // No network chosen yet (a pay-link option): every currency stays on offer.
+      fit(currency, function (o) { return !network.value || (" " + (o.getAttribute("data-networks") || "") + " ").indexOf(" " + network.value + " ") >= 0; });
       var asset = currency.value + "@" + network.value;
       fit(method, function (o) { return (" " + (o.getAttribute("data-assets") || "") + " ").indexOf(" " + asset + " ") >= 0; });
       var lightning = method && method.value === "Lightning";
