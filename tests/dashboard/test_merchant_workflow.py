@@ -282,3 +282,23 @@ def test_a_recurring_draft_without_an_address_pays_the_default_at_each_run(brows
     template = RecurringTemplate.objects.get(user=owner)
     assert "receiverAddress" not in template.draft  # resolved when each run makes its draft
     assert template.draft["amountSats"] == 12_500_000
+
+
+def test_the_transfers_page_offers_only_attachable_drafts_with_their_amounts(browser, owner):
+    from chainwatch.matching import match_network
+    from chainwatch.models import ObservedTransfer, UnmatchedTransfer
+
+    draft = make_draft(owner, amount_base_units=25_000_000, required_confirmations=1, memo="Invoice 9")
+    ObservedTransfer.objects.create(network="Ethereum", txid="0xfar", index=0, currency="USDC",
+                                    token_address="0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48",
+                                    receiver_address=draft.receiver_address.lower(), amount_base_units=20_000_000,
+                                    block_height=100, block_hash="0xb")  # fmt: skip
+    match_network(network="Ethereum", head=200)
+    assert UnmatchedTransfer.objects.get().candidate_draft_ids == [str(draft.id)]
+
+    offered = browser.get("/dashboard/transfers/").content.decode()
+    assert f"{str(draft.id)[:8]} · 25.000000 USDC · Pending · Invoice 9" in offered
+
+    Draft.objects.filter(pk=draft.pk).update(status=DraftStatus.CONFIRMED)
+    page = browser.get("/dashboard/transfers/").content.decode()
+    assert "0xfar" in page and str(draft.id)[:8] not in page and "Attach to this draft" not in page
