@@ -44,6 +44,16 @@
       if (ln) ln.hidden = !lightning;
       if (onchain) onchain.hidden = lightning;
     }
+    // Fiat or exact pricing: only the fields of the chosen one are shown.
+    var pricing = scope.querySelectorAll("[name$=pricing]");
+    function price() {
+      var chosen = scope.querySelector("[name$=pricing]:checked");
+      Array.prototype.forEach.call(scope.querySelectorAll("[data-pricing]"), function (el) {
+        el.hidden = chosen && el.getAttribute("data-pricing") !== chosen.value;
+      });
+    }
+    Array.prototype.forEach.call(pricing, function (radio) { radio.addEventListener("change", price); });
+    price();
     network.addEventListener("change", update);
     currency.addEventListener("change", update);
     if (method) method.addEventListener("change", update);
