@@ -7,7 +7,6 @@ from __future__ import annotations
 import csv
 import json
 from datetime import timedelta
-from decimal import Decimal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.conf import settings
@@ -26,7 +25,7 @@ from accounts.selectors import api_key_list
 from accounts.services import api_key_create, api_key_revoke
 from accounts.sessions import client_of, session_sign_out
 from accounts.totp import totp_disable, totp_enable, totp_enabled, totp_setup
-from addressbook.selectors import address_book_entry_get, address_book_list, default_receiver, receiving_addresses
+from addressbook.selectors import address_book_entry_get, address_book_list
 from addressbook.services import (
     address_book_default_clear,
     address_book_default_set,
@@ -36,7 +35,7 @@ from addressbook.services import (
 from chainwatch.unmatched import transfer_attach, unmatched_json, unmatched_list
 from config.problems import Problem
 from dashboard import charts
-from dashboard.draft_forms import base_units_text
+from dashboard.drafting import api_draft_body, draft_form_context, draft_request_of, fee_preview_text
 from dashboard.forms import (
     AddressBookForm,
     ApiKeyForm,
@@ -57,9 +56,8 @@ from dashboard.security import costly_refusal, merchant_page, page_headers
 from drafts import services as draft_services
 from drafts.documents import draft_pdf, draft_tx_template
 from drafts.models import Draft
-from drafts.planning import draft_plan
 from drafts.presenters import quote_is_live
-from drafts.requests import DraftRequest, Origin
+from drafts.requests import Origin
 from drafts.selectors import draft_get, draft_list
 from drafts.settlement import settlement_open
 from fees.ledger import balance_of
@@ -69,7 +67,6 @@ from notifications.services import notification_preference_update
 from paylinks.presenters import pay_url
 from paylinks.selectors import announces_checkout_drafts, payment_request_get, payment_request_list
 from paylinks.services import pay_link_preference_update, payment_request_cancel, payment_request_create
-from payments.enums import FeePlacement
 from payments.explorers import tx_url
 from payments.qr import qr_svg
 from payments.rates.fiat import FIAT_CURRENCIES
@@ -202,108 +199,26 @@ def _csv_safe(text: str) -> str:
     return f"'{text}" if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
-def _receiver(data: dict, user) -> str | None:
-    """The address typed or picked, else (not for Lightning) the account's default on the network."""
-    typed = (data.get("receiverAddress") or "").strip()
-    if typed or data.get("paymentMethod") == "Lightning" or data.get("bolt11") or data.get("lightningAddress"):
-        return typed or None
-    return default_receiver(user=user, network=data["network"])
-
-
-def _api_draft(data: dict) -> dict:
-    """The create-draft fields of a form as a CreateDraftRequest body (API names). An empty
-    address stays out: each run of the template pays the default the account has then."""
-    body = {
-        "network": data["network"],
-        "currency": data["currency"],
-        "paymentMethod": data.get("paymentMethod") or None,
-        "receiverAddress": (data.get("receiverAddress") or "").strip() or None,
-        "lightningAddress": data.get("lightningAddress") or None,
-        "memo": data.get("memo") or None,
-        "expiryHours": data.get("expiryHours"),
-    }
-    if data.get("amountSats") is not None:
-        body["amountSats"] = data["amountSats"]
-    elif data.get("fiatCurrency"):
-        body["fiatCurrency"], body["fiatAmount"] = data["fiatCurrency"], data.get("fiatAmount")
-    return {k: v for k, v in body.items() if v is not None}
-
-
-def _draft_request(data: dict, user) -> DraftRequest:
-    return DraftRequest(
-        network=data["network"],
-        currency=data["currency"],
-        payment_method=data.get("paymentMethod") or None,
-        receiver_address=_receiver(data, user),
-        bolt11=(data.get("bolt11") or "").strip() or None,
-        lightning_address=(data.get("lightningAddress") or "").strip() or None,
-        amount_base_units=data.get("amountSats"),
-        fiat_currency=data.get("fiatCurrency") or None,
-        fiat_amount=data.get("fiatAmount"),
-        memo=data.get("memo") or None,
-        expiry_hours=data.get("expiryHours"),
-    )
-
-
-PLACEMENT_TEXT = {
-    FeePlacement.OUTPUT: _("paid as a separate output of the payer's transaction"),
-    FeePlacement.ACCRUED: _("accrued to your account and settled later"),
-    FeePlacement.WAIVED: _("waived: too small to be a payment output on its own (dust)"),
-}
-
-
-def _fee_preview_text(request: DraftRequest, user) -> str:
-    """What the draft would bill, from the planner creation uses (draft_plan) and the same fee
-    placement rules, the day's dust-waiver allowance included."""
-    plan = draft_plan(request=request, now=timezone.now())
-    asset = plan.asset
-    sends = _("The payer sends %(amount)s %(cur)s (%(units)s).") % {
-        "amount": format_amount(plan.amount_base_units, asset),
-        "cur": asset.currency,
-        "units": base_units_text(plan.amount_base_units, asset),
-    }
-    if plan.fee is None:
-        return f"{sends} {_('No fee.')}"
-    placement = draft_services.fee_placement_estimate(plan=plan, user=user)
-    fee = _("Fee: %(fee)s %(cur)s (%(pct)s%%, %(usd)s USD), %(where)s.") % {
-        "fee": format_amount(plan.fee.fee_base_units, asset),
-        "cur": asset.currency,
-        "pct": plan.fee.percent,
-        "usd": plan.fee.fee_usd.quantize(Decimal("0.01")),
-        "where": PLACEMENT_TEXT[placement],
-    }
-    return f"{sends} {fee}"
-
-
-def _draft_form_context(request: HttpRequest, form, **extra) -> dict:
-    return {
-        "form": form,
-        "receiving": receiving_addresses(user=request.user),
-        "fiat_currencies": FIAT_CURRENCIES,
-        **extra,
-    }
-
-
 @merchant_page
 def draft_new(request: HttpRequest) -> HttpResponse:
     form = CreateDraftForm(request.POST or None)
     preview = None
     if request.method == "POST" and "refresh" in request.POST:
         form.errors.clear()  # only the lists change: the merchant has not asked for a draft yet
-        return render(request, "dashboard/draft_new.html", _draft_form_context(request, form, preview=None))
+        return render(request, "dashboard/draft_new.html", draft_form_context(request, form, preview=None))
     if request.method == "POST" and form.is_valid():
         try:
             if "preview" in request.POST:
-                preview = _fee_preview_text(_draft_request(form.cleaned_data, request.user), request.user)
+                preview = fee_preview_text(draft_request_of(form.cleaned_data, request.user), request.user)
             else:
                 draft = draft_services.draft_create_from_request(
-                    user=request.user, request=_draft_request(form.cleaned_data, request.user), origin=Origin.api()
+                    user=request.user, request=draft_request_of(form.cleaned_data, request.user), origin=Origin.api()
                 )
                 messages.success(request, _("Draft created."))
                 return redirect("dashboard:draft", draft_id=draft.id)
         except Problem as problem:
             _show_problem(form, problem)
-    return render(request, "dashboard/draft_new.html", _draft_form_context(request, form, preview=preview))
+    return render(request, "dashboard/draft_new.html", draft_form_context(request, form, preview=preview))
 
 
 @merchant_page
@@ -313,7 +228,7 @@ def fee_preview(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         return JsonResponse({"text": _("Fill in the network, address and amount to see the fee.")})
     try:
-        return JsonResponse({"text": _fee_preview_text(_draft_request(form.cleaned_data, request.user), request.user)})
+        return JsonResponse({"text": fee_preview_text(draft_request_of(form.cleaned_data, request.user), request.user)})
     except Problem as problem:
         return JsonResponse({"text": problem.detail})
 
@@ -575,7 +490,7 @@ def paylink_new(request: HttpRequest) -> HttpResponse:
             return redirect("dashboard:paylink", payment_request_id=created.id)
         except Problem as problem:
             _show_problem(form, problem)
-    return render(request, "dashboard/paylink_new.html", _draft_form_context(request, form))
+    return render(request, "dashboard/paylink_new.html", draft_form_context(request, form))
 
 
 @merchant_page
@@ -750,7 +665,7 @@ def templates(request: HttpRequest) -> HttpResponse:
                 recurring_template_create(
                     user=request.user,
                     interval=data["interval"],
-                    draft=_api_draft(data),
+                    draft=api_draft_body(data),
                     name=data.get("name") or "",
                     first_run_at=first.replace(tzinfo=zone) if first else None,
                     tz=data["timezone"],
@@ -760,7 +675,7 @@ def templates(request: HttpRequest) -> HttpResponse:
             except Problem as problem:
                 _show_problem(form, problem)
     rows = [(t, _next_runs(t)) for t in recurring_template_list(user=request.user)]
-    return render(request, "dashboard/templates.html", _draft_form_context(request, form, rows=rows))
+    return render(request, "dashboard/templates.html", draft_form_context(request, form, rows=rows))
 
 
 def _next_runs(template, count: int = 3) -> list:
