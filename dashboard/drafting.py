@@ -9,6 +9,7 @@ from decimal import Decimal
 from django.http import HttpRequest
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from addressbook.selectors import default_receiver, receiving_addresses
 from dashboard.draft_forms import base_units_text
@@ -64,9 +65,9 @@ def draft_request_of(data: dict, user) -> DraftRequest:
 
 
 PLACEMENT_TEXT = {
-    FeePlacement.OUTPUT: _("paid as a separate output of the payer's transaction"),
-    FeePlacement.ACCRUED: _("accrued to your account and settled later"),
-    FeePlacement.WAIVED: _("waived: too small to be a payment output on its own (dust)"),
+    FeePlacement.OUTPUT: gettext_lazy("paid as a separate output of the payer's transaction"),
+    FeePlacement.ACCRUED: gettext_lazy("accrued to your account and settled later"),
+    FeePlacement.WAIVED: gettext_lazy("waived: too small to be a payment output on its own (dust)"),
 }
 
 
