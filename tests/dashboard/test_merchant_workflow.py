@@ -302,3 +302,25 @@ def test_the_transfers_page_offers_only_attachable_drafts_with_their_amounts(bro
     Draft.objects.filter(pk=draft.pk).update(status=DraftStatus.CONFIRMED)
     page = browser.get("/dashboard/transfers/").content.decode()
     assert "0xfar" in page and str(draft.id)[:8] not in page and "Attach to this draft" not in page
+
+
+def test_another_account_cannot_touch_an_entrys_default(owner, other_account, client):
+    entry = AddressBookEntry.objects.create(
+        user=owner, network="Base", address=ADDRESSES["Base"], direction="Receiving"
+    )
+    stranger = Client()
+    stranger.force_login(other_account)
+
+    assert stranger.post(f"/dashboard/address-book/{entry.id}/default").status_code == 404
+    assert client.post(f"/dashboard/address-book/{entry.id}/default").status_code == 302  # to sign-in
+    entry.refresh_from_db()
+    assert not entry.is_default
+
+
+def test_a_sending_entry_is_not_made_the_default(browser, owner):
+    entry = AddressBookEntry.objects.create(user=owner, network="Base", address=ADDRESSES["Base"], direction="Sending")
+
+    response = browser.post(f"/dashboard/address-book/{entry.id}/default", follow=True)
+
+    entry.refresh_from_db()
+    assert not entry.is_default and "Only a Receiving address" in response.content.decode()
