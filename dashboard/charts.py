@@ -42,7 +42,7 @@ class Volume:
 
 
 def confirmed_volume(*, user, days: int, display_currency: str) -> Volume:
-    today = timezone.now().date()
+    today = timezone.localdate()  # days of the account's time zone (the page activates it)
     first = today - timedelta(days=days - 1)
     try:
         usd_to_display = Decimal(1) if display_currency == "USD" else _usd_in(display_currency)
@@ -57,7 +57,8 @@ def confirmed_volume(*, user, days: int, display_currency: str) -> Volume:
         asset = get_asset(draft.currency, draft.network)
         units = draft.received_base_units or draft.amount_base_units
         usd = Decimal(units) / asset.unit * (draft.usd_rate or Decimal(0))
-        values[draft.confirmed_at.date()][draft.currency] += (usd * usd_to_display).quantize(Decimal("0.01"))
+        day = timezone.localtime(draft.confirmed_at).date()
+        values[day][draft.currency] += (usd * usd_to_display).quantize(Decimal("0.01"))
         assets.add(draft.currency)
     return Volume(
         currency=display_currency,

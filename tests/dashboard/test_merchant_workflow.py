@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 from decimal import Decimal
+from zoneinfo import ZoneInfo
 
 import pytest
 from django.test import Client, override_settings
@@ -324,3 +325,18 @@ def test_a_sending_entry_is_not_made_the_default(browser, owner):
 
     entry.refresh_from_db()
     assert not entry.is_default and "Only a Receiving address" in response.content.decode()
+
+
+def test_the_overview_counts_days_in_the_accounts_zone(browser, owner, monkeypatch):
+    from datetime import UTC, datetime
+
+    from django.utils import timezone as dj_timezone
+
+    confirmed = datetime.now(UTC).replace(hour=23, minute=30, second=0, microsecond=0) - timedelta(days=1)
+    make_draft(owner, status=DraftStatus.CONFIRMED, confirmed_at=confirmed, usd_rate=1)
+    monkeypatch.setattr("dashboard.security.display_of", lambda user: Display("USD", "Asia/Tokyo", "en"))
+
+    page = browser.get("/dashboard/").content.decode()
+
+    tokyo_day = dj_timezone.localtime(confirmed, ZoneInfo("Asia/Tokyo")).date()  # the next day in Tokyo
+    assert f'<th scope="row">{tokyo_day:%Y-%m-%d}</th>' in page
