@@ -201,7 +201,7 @@ def _csv_safe(text: str) -> str:
 
 @merchant_page
 def draft_new(request: HttpRequest) -> HttpResponse:
-    form = CreateDraftForm(request.POST or None)
+    form = CreateDraftForm(request.POST or None, initial={"fiatCurrency": request.display.currency})
     preview = None
     if request.method == "POST" and "refresh" in request.POST:
         form.errors.clear()  # only the lists change: the merchant has not asked for a draft yet
@@ -650,7 +650,10 @@ def transfer_attach_view(request: HttpRequest, report_id) -> HttpResponse:
 
 @merchant_page
 def templates(request: HttpRequest) -> HttpResponse:
-    form = RecurringTemplateForm(request.POST or None, initial={"pricing": "fiat"})
+    form = RecurringTemplateForm(
+        request.POST or None,
+        initial={"pricing": "fiat", "timezone": request.display.time_zone, "fiatCurrency": request.display.currency},
+    )
     if request.method == "POST" and "refresh" in request.POST:
         form.errors.clear()  # only the lists change with the network
     elif request.method == "POST" and form.is_valid():
