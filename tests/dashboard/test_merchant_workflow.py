@@ -191,6 +191,8 @@ def test_times_are_shown_in_the_accounts_zone_and_labelled(browser, owner, monke
     local = timezone.localtime(draft.created_at, timezone.get_fixed_timezone(9 * 60))
     assert f"{local:%Y-%m-%d %H:%M} JST" in page
     assert "(JPY)" in browser.get("/dashboard/").content.decode()  # the overview in the display currency
+    assert 'value="Asia/Tokyo"' in browser.get("/dashboard/templates/").content.decode()  # forms start there
+    assert 'name="fiatCurrency" value="JPY"' in browser.get("/dashboard/drafts/new").content.decode()
 
 
 def test_the_overview_can_be_shown_in_another_currency_through_its_control(browser):
