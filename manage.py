@@ -4,7 +4,7 @@ import sys
 
 
 def main() -> None:
-    from config.env import load_local_env
+    from core.env import load_local_env
 
     load_local_env()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")

@@ -16,8 +16,8 @@ from rest_framework import authentication, exceptions
 from accounts.models import ApiKey
 from accounts.selectors import api_key_find
 from accounts.services import api_key_touch
-from config.api.throttling import ApiRateThrottle
-from config.cache import get_and_window_count
+from core.api.throttling import ApiRateThrottle
+from core.cache import get_and_window_count
 
 
 class KeyRefused(Exception):

@@ -19,7 +19,7 @@ from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
 from accounts.models import CodePurpose, EmailCode, User
-from config.problems import Problem
+from core.problems import Problem
 from notifications import kinds
 from notifications.services import email_enqueue
 

@@ -14,7 +14,7 @@ from django_otp.models import Device, ThrottlingMixin, TimestampMixin
 from django_otp.oath import TOTP
 from django_otp.util import random_hex
 
-from config.encryption import EncryptedTextField
+from core.encryption import EncryptedTextField
 
 
 class UserManager(BaseUserManager):

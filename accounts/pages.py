@@ -18,8 +18,8 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts import passwords, sessions
 from accounts.selectors import account_summary
-from config.problems import Problem
-from config.text import PlainTextForm
+from core.problems import Problem
+from core.text import PlainTextForm
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
@@ -100,6 +100,22 @@ def _show_problem(form: forms.Form, problem: Problem) -> int:
     return problem.status_code
 
 
+def _form_submit(
+    request: HttpRequest, form: forms.Form, submit: Callable[[dict], HttpResponse]
+) -> tuple[HttpResponse | None, int]:
+    """The one form handler of these pages: on a valid POST, `submit(cleaned_data)` and its
+    response; else no response and the page's status (400 for an invalid form, a Problem's own
+    status with its message next to the field it names)."""
+    if request.method != "POST":
+        return None, 200
+    if not form.is_valid():
+        return None, 400
+    try:
+        return submit(form.cleaned_data), 200
+    except Problem as problem:
+        return None, _show_problem(form, problem)
+
+
 def _page(request, template: str, context: dict, status: int = 200) -> HttpResponse:
     return render(request, f"accounts/{template}", {"next": _next_url(request), **context}, status=status)
 
@@ -115,21 +131,16 @@ def _signed_in(request, step: passwords.Step) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def register(request: HttpRequest) -> HttpResponse:
     form = RegisterForm(request.POST or None)
-    status = 200
-    if request.method == "POST" and form.is_valid():
-        try:
-            passwords.password_register_begin(
-                request,
-                email=form.cleaned_data["email"],
-                password=form.cleaned_data["password"],
-                client=sessions.client_of(request),
-            )
-        except Problem as problem:
-            status = _show_problem(form, problem)
-        else:
-            return redirect("register_code")
-    elif request.method == "POST":
-        status = 400
+
+    def submit(data: dict) -> HttpResponse:
+        passwords.password_register_begin(
+            request, email=data["email"], password=data["password"], client=sessions.client_of(request)
+        )
+        return redirect("register_code")
+
+    done, status = _form_submit(request, form, submit)
+    if done is not None:
+        return done
     return _page(request, "register.html", {"form": form}, status)
 
 
@@ -137,18 +148,14 @@ def register(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def register_code(request: HttpRequest) -> HttpResponse:
     form = CodeForm(request.POST or None)
-    status = 200
-    if request.method == "POST" and form.is_valid():
-        try:
-            step = passwords.password_register_complete(
-                request, code=form.cleaned_data["code"], client=sessions.client_of(request)
-            )
-        except Problem as problem:
-            status = _show_problem(form, problem)
-        else:
-            return _signed_in(request, step)
-    elif request.method == "POST":
-        status = 400
+
+    def submit(data: dict) -> HttpResponse:
+        step = passwords.password_register_complete(request, code=data["code"], client=sessions.client_of(request))
+        return _signed_in(request, step)
+
+    done, status = _form_submit(request, form, submit)
+    if done is not None:
+        return done
     pending = sessions.pending_get(request, flow="password_register") or {}
     return _page(
         request,
@@ -167,21 +174,16 @@ def register_code(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def sign_in(request: HttpRequest) -> HttpResponse:
     form = SignInForm(request.POST or None)
-    status = 200
-    if request.method == "POST" and form.is_valid():
-        try:
-            passwords.password_login_begin(
-                request,
-                email=form.cleaned_data["email"],
-                password=form.cleaned_data["password"],
-                client=sessions.client_of(request),
-            )
-        except Problem as problem:
-            status = _show_problem(form, problem)
-        else:
-            return redirect(f"{reverse('login_code')}?{urlencode({'next': _next_url(request)})}")
-    elif request.method == "POST":
-        status = 400
+
+    def submit(data: dict) -> HttpResponse:
+        passwords.password_login_begin(
+            request, email=data["email"], password=data["password"], client=sessions.client_of(request)
+        )
+        return redirect(f"{reverse('login_code')}?{urlencode({'next': _next_url(request)})}")
+
+    done, status = _form_submit(request, form, submit)
+    if done is not None:
+        return done
     response = _page(request, "sign_in.html", {"form": form}, status)
     response.content_security_policy = SIGN_IN_POLICY
     return response
@@ -191,18 +193,14 @@ def sign_in(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def sign_in_code(request: HttpRequest) -> HttpResponse:
     form = CodeForm(request.POST or None)
-    status = 200
-    if request.method == "POST" and form.is_valid():
-        try:
-            step = passwords.password_login_complete(
-                request, code=form.cleaned_data["code"], client=sessions.client_of(request)
-            )
-        except Problem as problem:
-            status = _show_problem(form, problem)
-        else:
-            return _signed_in(request, step)
-    elif request.method == "POST":
-        status = 400
+
+    def submit(data: dict) -> HttpResponse:
+        step = passwords.password_login_complete(request, code=data["code"], client=sessions.client_of(request))
+        return _signed_in(request, step)
+
+    done, status = _form_submit(request, form, submit)
+    if done is not None:
+        return done
     pending = sessions.pending_get(request, flow="password_login") or {}
     app = pending.get("second") == "totp"
     return _page(
@@ -238,17 +236,15 @@ def sign_out(request: HttpRequest) -> HttpResponse:
 def forgot(request: HttpRequest) -> HttpResponse:
     """Forgotten password, step 1: the same answer for every address (no enumeration)."""
     form = ForgotForm(request.POST or None)
-    status = 200
-    if request.method == "POST" and form.is_valid():
-        try:
-            passwords.password_forgot_begin(email=form.cleaned_data["email"], client=sessions.client_of(request))
-        except Problem as problem:
-            status = _show_problem(form, problem)
-        else:
-            sessions.pending_set(request, flow="password_forgot", email=form.cleaned_data["email"])
-            return redirect("forgot_code")
-    elif request.method == "POST":
-        status = 400
+
+    def submit(data: dict) -> HttpResponse:
+        passwords.password_forgot_begin(email=data["email"], client=sessions.client_of(request))
+        sessions.pending_set(request, flow="password_forgot", email=data["email"])
+        return redirect("forgot_code")
+
+    done, status = _form_submit(request, form, submit)
+    if done is not None:
+        return done
     return _page(request, "forgot.html", {"form": form}, status)
 
 
@@ -260,20 +256,18 @@ def forgot_code(request: HttpRequest) -> HttpResponse:
     if not pending.get("email"):
         return redirect("forgot")
     form = ResetForm(request.POST or None)
-    status = 200
-    if request.method == "POST" and form.is_valid():
-        try:
-            passwords.password_forgot_complete(
-                email=pending["email"],
-                code=form.cleaned_data["code"],
-                new_password=form.cleaned_data["newPassword"],
-                client=sessions.client_of(request),
-            )
-        except Problem as problem:
-            status = _show_problem(form, problem)
-        else:
-            sessions.pending_clear(request)
-            return redirect(f"{reverse('login')}?reset=1")
-    elif request.method == "POST":
-        status = 400
+
+    def submit(data: dict) -> HttpResponse:
+        passwords.password_forgot_complete(
+            email=pending["email"],
+            code=data["code"],
+            new_password=data["newPassword"],
+            client=sessions.client_of(request),
+        )
+        sessions.pending_clear(request)
+        return redirect(f"{reverse('login')}?reset=1")
+
+    done, status = _form_submit(request, form, submit)
+    if done is not None:
+        return done
     return _page(request, "forgot_code.html", {"form": form, "email": pending["email"]}, status)

@@ -45,14 +45,14 @@ from accounts.models import CodePurpose, Passkey, UsedPasskeyChallenge, User
 from accounts.passwords import (
     InvalidCredentials,
     Step,
-    account_create,
     active_user_by_public_id,
     email_normalize,
     registration_code_send,
 )
 from accounts.ratelimit import attempt_count
+from accounts.services import account_create
 from accounts.sessions import Client
-from config.problems import Conflict, NotFound, Problem
+from core.problems import Conflict, NotFound, Problem
 from notifications import kinds
 from notifications.services import email_enqueue
 

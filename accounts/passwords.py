@@ -13,16 +13,17 @@ from django.contrib.auth import update_session_auth_hash
 from django.contrib.auth.hashers import make_password
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from accounts import sessions
 from accounts.codes import CodeInvalid, email_code_issue, email_code_redeem
 from accounts.models import CodePurpose, EmailCode, User
 from accounts.ratelimit import attempt_count, code_email_allowed, code_email_require
+from accounts.services import account_create
 from accounts.sessions import Client
 from accounts.totp import totp_enabled, totp_verify
-from config.problems import Problem
+from core.problems import Problem
 from notifications import kinds
 from notifications.services import email_enqueue
 
@@ -116,24 +117,6 @@ def password_register_begin(request, *, email: str, password: str, client: Clien
         send=send,
     )
     return Step("emailCodeSent")
-
-
-def account_create(*, email: str, password_hash: str | None = None, public_id=None) -> User:
-    """A new account for a verified address. A concurrent registration of the same address
-    makes the code invalid rather than a 500."""
-    try:
-        with transaction.atomic():
-            user = User(email=email)
-            if public_id is not None:
-                user.public_id = public_id
-            if password_hash:
-                user.password = password_hash
-            else:
-                user.set_unusable_password()
-            user.save()
-            return user
-    except IntegrityError:
-        raise CodeInvalid(field="code") from None
 
 
 def password_register_complete(request, *, code: str, client: Client) -> Step:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from rest_framework import permissions
 
 from accounts.models import ApiKey
-from config.problems import Problem
+from core.problems import Problem
 
 
 class MissingScope(Problem):

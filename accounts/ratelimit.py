@@ -33,7 +33,7 @@ from django.conf import settings
 from django.core.cache import cache
 
 from accounts.sessions import device_known
-from config.problems import TooManyRequests
+from core.problems import TooManyRequests
 
 logger = logging.getLogger("accounts.security")
 

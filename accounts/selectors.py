@@ -8,7 +8,7 @@ from django.db.models import QuerySet
 
 from accounts.models import ApiKey, User
 from accounts.services import KEY_PREFIX, PREFIX_LENGTH, hash_key
-from config.rows import RowReader
+from core.sql.rows import RowReader
 
 # Every request looks its key up: the statement (key joined to its user) is built once.
 _KEYS_BY_PREFIX = RowReader(ApiKey, by=["prefix"], related="user")

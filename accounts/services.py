@@ -9,13 +9,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from accounts.codes import CodeInvalid
 from accounts.models import ApiKey, User
 from accounts.scopes import ALL_SCOPES
-from config.problems import Conflict
+from core.problems import Conflict
 
 KEY_PREFIX = "pdk_"
 KEY_RANDOM_LENGTH = 40
@@ -90,3 +91,21 @@ def api_key_touch(*, api_key: ApiKey) -> None:
     if api_key.last_used_at is None or now - api_key.last_used_at >= LAST_USED_RESOLUTION:
         ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
         api_key.last_used_at = now
+
+
+def account_create(*, email: str, password_hash: str | None = None, public_id=None) -> User:
+    """A new account for a verified address. A concurrent registration of the same address
+    makes the code invalid rather than a 500."""
+    try:
+        with transaction.atomic():
+            user = User(email=email)
+            if public_id is not None:
+                user.public_id = public_id
+            if password_hash:
+                user.password = password_hash
+            else:
+                user.set_unusable_password()
+            user.save()
+            return user
+    except IntegrityError:
+        raise CodeInvalid(field="code") from None

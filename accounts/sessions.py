@@ -17,7 +17,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.models import KnownDevice, User
-from config.problems import PermissionDenied
+from core.problems import PermissionDenied
 from notifications import kinds
 from notifications.services import email_enqueue
 

@@ -20,7 +20,7 @@ from django.utils import timezone
 from accounts.models import RecoveryCode, TotpDevice, User
 from accounts.ratelimit import attempt_count
 from accounts.sessions import Client, notice_context
-from config.problems import Conflict, Problem
+from core.problems import Conflict, Problem
 from notifications import kinds
 from notifications.services import email_enqueue
 

@@ -7,7 +7,7 @@ from uuid import UUID
 from django.db.models import QuerySet
 
 from addressbook.models import AddressBookEntry, AddressDirection
-from config.problems import NotFound, Problem
+from core.problems import NotFound, Problem
 
 
 def address_book_list(*, user, network: str | None = None, direction: str | None = None) -> QuerySet:

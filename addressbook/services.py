@@ -6,7 +6,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import ProtectedError
 
 from addressbook.models import AddressBookEntry, AddressDirection
-from config.problems import Conflict, Problem
+from core.problems import Conflict, Problem
 from payments.addresses import validate_address
 from payments.registry import require_network_enabled
 

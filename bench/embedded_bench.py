@@ -12,7 +12,8 @@ there (what `make run` runs) on a free port, and:
   code takes to appear in the service's output (the console email backend, named for the run);
 - then waits up to 120 s for the webhooks still due, stops the service with SIGINT, and prints:
   drafts created, webhooks received (lost = created - received), sign-in code delay (p50 and
-  max), how many times run.sh restarted a process, tracebacks in the output, broker files set
+  max), how many times run.sh restarted a process, tracebacks in the output while it ran (and,
+  apart, at the Ctrl-C stop: a request cut short by it prints one), broker files set
   aside as damaged, and tasks per second the worker ran.
 
 Exits 0 when the run finished (the figures say whether it met the targets: nothing lost, no
@@ -45,6 +46,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 EMAIL = "soak@example.com"
 PASSWORD = "soak-" + "p" * 20  # noqa: S105 - a throwaway account of a throwaway run
+TRACEBACK = "Traceback (most recent call last)"
 RECEIVER = "0x8617E340B3D01FA5F11F306F4090FD50E238070D"
 
 
@@ -219,11 +221,13 @@ def main() -> int:
         stop.set()
         prober.join(timeout=120)
     finally:
+        stopped_at = log_path.stat().st_size if log_path.exists() else 0  # what the run wrote before the stop
         if service.poll() is None:
             os.killpg(service.pid, signal.SIGINT)
         service.wait(timeout=90)
         receiver.shutdown()
-    output = log_path.read_text(errors="replace")
+    raw = log_path.read_bytes()
+    output = raw.decode(errors="replace")
     received = len(Receiver.events & set(created))
     damaged = work / "var" / "broker" / "damaged"
     tasks = len(re.findall(r"Task \S+\[[0-9a-f-]+\] succeeded", output))
@@ -239,11 +243,18 @@ def main() -> int:
     else:
         print("sign-in code delay:    no code arrived")
     print(f"process restarts:      {output.count('run.sh: the ')}")
-    print(f"tracebacks in output:  {output.count('Traceback (most recent call last)')}")
+    running, stopping = raw[:stopped_at].decode(errors="replace"), raw[stopped_at:].decode(errors="replace")
+    print(f"tracebacks in output:  {running.count(TRACEBACK)}  (at the Ctrl-C stop: {stopping.count(TRACEBACK)})")
     print(f"damaged broker files:  {len(list(damaged.iterdir())) if damaged.exists() else 0}")
     print(f"worker tasks:          {tasks} ({tasks / drained_seconds:.2f}/s)")
     for line in refused[:5]:
         print(f"  refused: {line}")
+    for line in re.findall(r"^.*run\.sh: the .*$", output, re.M)[:5]:
+        print(f"  {line}")
+    first = running.find(TRACEBACK)
+    if first >= 0:  # the first one while running, to tell what went wrong
+        print("first traceback:")
+        print("\n".join("  " + line for line in running[first:].splitlines()[:40]))
     shutil.rmtree(work, ignore_errors=True)
     return 0
 

@@ -58,7 +58,7 @@ from django.test.utils import CaptureQueriesContext, override_settings  # noqa: 
 import outbound  # noqa: E402
 from accounts.models import User  # noqa: E402
 from bench.isolated_celery import app as celery_app  # noqa: E402
-from webhooks import services, tasks  # noqa: E402
+from webhooks import endpoints, services, tasks  # noqa: E402
 from webhooks.models import Delivery, DeliveryAttempt, DeliveryStatus, EventType  # noqa: E402
 
 RUN_TIMEOUT = 90.0
@@ -177,9 +177,9 @@ def run(*, concurrency: int, healthy_urls: list[str], dead_url: str | None, even
     user = User.objects.create_user(f"bench-{uuid.uuid4().hex[:8]}@example.com", uuid.uuid4().hex)
     worker = None
     try:
-        healthy = [services.webhook_create(user=user, url=url, events=None) for url in healthy_urls]
+        healthy = [endpoints.webhook_create(user=user, url=url, events=None) for url in healthy_urls]
         if dead_url:
-            services.webhook_create(user=user, url=dead_url, events=None)
+            endpoints.webhook_create(user=user, url=dead_url, events=None)
         # The outbox first (its dispatch task waits in Redis), then the workers: the rate is
         # the workers' alone, not how fast this script records events.
         for start in range(0, events, 50):
@@ -219,7 +219,7 @@ def count_one_lane(url: str, deliveries: int = 40) -> None:
     due deliveries, counted in-process. A commit is a COMMIT or a write outside a transaction."""
     user = User.objects.create_user(f"bench-{uuid.uuid4().hex[:8]}@example.com", uuid.uuid4().hex)
     try:
-        webhook = services.webhook_create(user=user, url=url, events=None)
+        webhook = endpoints.webhook_create(user=user, url=url, events=None)
         with transaction.atomic():
             for n in range(deliveries + 1):
                 services.event_record(user=user, type=EventType.DRAFT_SEEN, data={"draftId": str(n)})

@@ -22,9 +22,10 @@ from chainwatch import unmatched
 from chainwatch.models import LIGHTNING_INDEX, ObservedTransfer
 from chainwatch.networks import token_address
 from drafts import services as draft_services
+from drafts.enums import DraftStatus
 from drafts.models import OPEN_STATUSES, Draft
 from drafts.selectors import watched_drafts
-from payments.enums import DraftStatus, Method
+from payments.enums import Method
 
 logger = logging.getLogger(__name__)
 

@@ -14,8 +14,8 @@ from django.utils import timezone
 
 from chainwatch import networks, services
 from chainwatch.matching import match_network
-from config import metrics
-from config.dbconn import discard_broken_connections, is_connection_error
+from core import metrics
+from core.sql.dbconn import discard_broken_connections, is_connection_error
 
 logger = logging.getLogger(__name__)
 

@@ -22,8 +22,8 @@ from django.utils import timezone
 
 from chainwatch.models import LIGHTNING_INDEX, ObservedTransfer, UnmatchedTransfer
 from chainwatch.networks import token_address
-from config.problems import Conflict, NotFound, Problem
-from config.wire import json_datetime
+from core.problems import Conflict, NotFound, Problem
+from core.wire import json_datetime
 from drafts import services as draft_services
 from drafts.models import Draft
 from drafts.selectors import report_window

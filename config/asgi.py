@@ -2,7 +2,7 @@ import os
 
 from django.core.asgi import get_asgi_application
 
-from config.env import load_local_env
+from core.env import load_local_env
 
 load_local_env()
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")

@@ -8,7 +8,7 @@ import uuid
 
 from celery import Celery, Task, signals
 
-from config.env import load_local_env
+from core.env import load_local_env
 
 load_local_env()
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -16,7 +16,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 class ScheduledWorkTask(Task):
     """Every task's base. A run of a beat entry's work (the same task and arguments as an entry
-    of CELERY_BEAT_SCHEDULE) holds a lease on that work while it runs (config/leases.py): a
+    of CELERY_BEAT_SCHEDULE) holds a lease on that work while it runs (core/leases.py): a
     second send of the same work, from a second beat or a late message, finds it held and is
     skipped. A worker killed mid-run holds it until the task time limit passes."""
 
@@ -24,7 +24,7 @@ class ScheduledWorkTask(Task):
         work = None if self.request.called_directly else scheduled_work(self.name, args, kwargs)
         if work is None:
             return super().__call__(*args, **kwargs)
-        from config.leases import lease_release, lease_take
+        from core.leases import lease_release, lease_take
 
         holder = (self.request.id or uuid.uuid4().hex)[:64]
         seconds = self.time_limit or self.app.conf.task_time_limit or 300
@@ -71,35 +71,35 @@ logger = logging.getLogger(__name__)
 @signals.worker_process_init.connect
 @signals.beat_init.connect
 def _runtime_guards(**kwargs) -> None:
-    from config.runtime import apply_runtime_guards
+    from core.runtime import apply_runtime_guards
 
     apply_runtime_guards()
 
 
 @signals.task_failure.connect
 def _count_task_failure(sender=None, **kwargs) -> None:
-    from config import metrics
+    from core import metrics
 
     metrics.task_failures.labels(getattr(sender, "name", "unknown")).inc()
 
 
 @signals.worker_process_shutdown.connect
 def _metrics_process_dead(pid=None, **kwargs) -> None:
-    from config import metrics
+    from core import metrics
 
     metrics.process_dead(pid or os.getpid())
 
 
 @signals.task_prerun.connect
 def _task_in_logs(sender=None, task_id=None, **kwargs) -> None:
-    from config.requests import current_task
+    from core.requests import current_task
 
     current_task.set((getattr(sender, "name", "?"), task_id))
 
 
 @signals.task_postrun.connect
 def _task_out_of_logs(**kwargs) -> None:
-    from config.requests import current_task
+    from core.requests import current_task
 
     current_task.set(None)
 
@@ -166,7 +166,7 @@ def _close_broken_connections(sender=None, **kwargs) -> None:
 def _discard_connection_after_database_error(sender=None, exception=None, **kwargs) -> None:
     """A task that failed on the database leaves no broken connection for the next one. Logged at
     ERROR with a stable message ("task failed on the database"), one line per failure."""
-    from config.dbconn import discard_broken_connections, is_connection_error
+    from core.sql.dbconn import discard_broken_connections, is_connection_error
 
     if is_connection_error(exception):
         logger.error("task failed on the database: %s %s", getattr(sender, "name", "?"), type(exception).__name__)
@@ -176,7 +176,7 @@ def _discard_connection_after_database_error(sender=None, exception=None, **kwar
 @app.task(name="config.heartbeat", ignore_result=True)
 def heartbeat() -> None:
     """Run by a worker: it is alive and reaches the queue (read by /healthz)."""
-    from config.heartbeats import WORKER, heartbeat_note
+    from core.heartbeats import WORKER, heartbeat_note
 
     heartbeat_note(WORKER)
 
@@ -184,7 +184,7 @@ def heartbeat() -> None:
 @signals.before_task_publish.connect(sender="config.heartbeat")
 def _beat_tick(**kwargs) -> None:
     """In beat, as it sends the heartbeat: beat is alive and ticking (read by /healthz)."""
-    from config.heartbeats import BEAT, heartbeat_note
+    from core.heartbeats import BEAT, heartbeat_note
 
     try:
         heartbeat_note(BEAT)

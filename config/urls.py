@@ -1,10 +1,11 @@
 from django.contrib import admin
 from django.urls import include, path
 
-import config.routing  # noqa: F401 - registers the <id:...> converter
-from config.metrics import metrics_view
-from config.views import SchemaView, healthz, livez, llms_txt, readyz, swagger
-from dashboard.views import home
+import core.routing  # noqa: F401 - registers the <id:...> converter
+from about.api.views import SchemaView, swagger
+from about.metrics import metrics_view
+from about.views import healthz, livez, llms_txt, readyz
+from dashboard.views.common import home
 
 # Django tries patterns in order: drafts, the busiest routes, first (no route of another app
 # shares their prefixes).
@@ -39,8 +40,8 @@ urlpatterns = [
     path("", home, name="home"),
 ]
 
-# Django's error answers: problem+json unless the client asks for HTML (config/errors.py).
-handler400 = "config.errors.bad_request"
-handler403 = "config.errors.permission_denied"
-handler404 = "config.errors.not_found"
-handler500 = "config.errors.server_error"
+# Django's error answers: problem+json unless the client asks for HTML (core/errors.py).
+handler400 = "core.errors.bad_request"
+handler403 = "core.errors.permission_denied"
+handler404 = "core.errors.not_found"
+handler500 = "core.errors.server_error"

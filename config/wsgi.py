@@ -2,8 +2,8 @@ import os
 
 from django.core.wsgi import get_wsgi_application
 
-from config.env import load_local_env
-from config.runtime import apply_runtime_guards
+from core.env import load_local_env
+from core.runtime import apply_runtime_guards
 
 load_local_env()
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")

@@ -11,8 +11,8 @@ from decimal import Decimal
 from django.utils import timezone
 from django.utils.html import escape
 
+from drafts.enums import DraftStatus
 from drafts.models import Draft
-from payments.enums import DraftStatus
 from payments.rates import get_rate
 from payments.registry import get_asset
 

@@ -15,8 +15,8 @@ from django import forms
 from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
-from config.problems import Problem
-from config.text import PlainTextForm
+from core.problems import Problem
+from core.text import PlainTextForm
 from payments.enums import Method, Network
 from payments.rates.fiat import FIAT_CURRENCIES
 from payments.registry import Asset, all_assets, get_asset, to_base_units

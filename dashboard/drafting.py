@@ -13,7 +13,7 @@ from django.utils.translation import gettext_lazy
 
 from addressbook.selectors import default_receiver, receiving_addresses
 from dashboard.draft_forms import base_units_text
-from drafts import services as draft_services
+from drafts.creation import fee_placement_estimate
 from drafts.planning import draft_plan
 from drafts.requests import DraftRequest
 from payments.enums import FeePlacement
@@ -83,7 +83,7 @@ def fee_preview_text(request: DraftRequest, user) -> str:
     }
     if plan.fee is None:
         return f"{sends} {_('No fee.')}"
-    placement = draft_services.fee_placement_estimate(plan=plan, user=user)
+    placement = fee_placement_estimate(plan=plan, user=user)
     fee = _("Fee: %(fee)s %(cur)s (%(pct)s%%, %(usd)s USD), %(where)s.") % {
         "fee": format_amount(plan.fee.fee_base_units, asset),
         "cur": asset.currency,

@@ -8,10 +8,11 @@ from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
 from accounts.scopes import Scope
-from config.text import PlainTextForm
+from core.text import PlainTextForm
 from dashboard.draft_forms import CreateDraftForm, TaggedSelect
+from drafts.enums import DraftStatus
 from drafts.settlement import SETTLEMENT_CURRENCIES
-from payments.enums import Currency, DraftStatus, Method, Network
+from payments.enums import Currency, Method, Network
 from payments.rates.fiat import FIAT_CURRENCIES, fiat_format
 from payments.registry import all_assets, format_amount, get_asset
 from webhooks.models import EventType

@@ -11,8 +11,8 @@ from django.contrib.auth.views import redirect_to_login
 from django.http import Http404, HttpRequest, HttpResponse
 from django.utils import timezone
 
-from config.problems import NotFound, TooManyRequests
-from config.ratelimits import cost_take
+from core.problems import NotFound, TooManyRequests
+from core.ratelimits import cost_take
 from dashboard.preferences import display_of
 
 CONTENT_SECURITY_POLICY = "; ".join(
@@ -60,7 +60,7 @@ def merchant_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespon
 
 def costly_refusal(request: HttpRequest, cost: str) -> HttpResponse | None:
     """Count a costly page request (a PDF, an export) against its account's budget of that
-    class, shared with the account's API keys (config.ratelimits): a 429 with Retry-After once
+    class, shared with the account's API keys (core.ratelimits): a 429 with Retry-After once
     the budget is spent, else None."""
     try:
         cost_take(cost=cost, account_id=request.user.pk)

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.conf import settings
 
-from config.wire import json_datetime
+from core.wire import json_datetime
 from demo.selectors import DemoNetwork
 from drafts.models import Draft
 from payments.registry import format_amount, get_asset

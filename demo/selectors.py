@@ -8,7 +8,7 @@ from uuid import UUID
 from django.conf import settings
 from django.db.models import QuerySet
 
-from config.problems import NotFound
+from core.problems import NotFound
 from drafts.models import OPEN_STATUSES, Draft
 from drafts.requests import OriginKind
 from payments.registry import all_assets

@@ -19,12 +19,13 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from config.problems import Problem, ServiceUnavailable
+from core.problems import Problem, ServiceUnavailable
 from demo.selectors import demo_drafts, demo_networks, demo_open_draft_count
+from drafts.creation import draft_create_from_request
+from drafts.enums import DraftStatus
 from drafts.models import Draft
 from drafts.requests import DraftRequest, Origin
-from drafts.services import PaymentObservation, draft_create_from_request, draft_payment_apply
-from payments.enums import DraftStatus
+from drafts.services import PaymentObservation, draft_payment_apply
 
 SIMULATION_BATCH = 200
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 from datetime import datetime
 
 from accounts.closure import account_closer
+from drafts.enums import DraftStatus
 from drafts.models import Draft, IdempotencyKey
 from drafts.services import draft_cancel
-from payments.enums import DraftStatus
 
 
 @account_closer

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from config.wire import json_datetime, json_number
+from core.wire import json_datetime, json_number
 from drafts.models import Draft
 from payments.registry import format_amount, get_asset
 

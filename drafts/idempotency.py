@@ -2,7 +2,7 @@
 
 The key is written with the answer, in the same statement or transaction as the work's
 result (`INSERT ... ON CONFLICT DO NOTHING`). A draft's creation writes it first in the
-draft's own statement (config.rows.insert_then_fetch): a key already taken writes nothing,
+draft's own statement (core.sql.rows.insert_then_fetch): a key already taken writes nothing,
 neither the draft nor its event. The unique constraint on (user, key) decides who was first:
 a concurrent request with the same key waits on that INSERT until the first commits, finds the
 key taken, drops its own work and replays the first answer; a later retry does the same. So
@@ -24,8 +24,9 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from config.problems import Conflict, Problem, Unprocessable
-from config.rows import RowInserter
+from core.problems import Conflict, Problem, Unprocessable
+from core.sql.rows import RowInserter
+from core.sql.state import unwritten
 from drafts.models import IdempotencyKey
 
 MAX_KEY_LENGTH = 255
@@ -55,6 +56,15 @@ class _KeyTaken(Exception):
     """The key already holds an answer: roll back the work that made another one."""
 
 
+@dataclass(frozen=True)
+class KeyTaken:
+    """A write's refused result: the key already held an answer, so nothing was written (the
+    first answer is replayed)."""
+
+
+KEY_TAKEN = KeyTaken()
+
+
 _KEY_INSERT = RowInserter(IdempotencyKey, on_conflict=["user", "key"])
 
 
@@ -62,13 +72,15 @@ class Record:
     """Stores a creation's answer under its Idempotency-Key, with the creation's result.
 
     Either in the creation's own statement: `rows(outcome)` gives the row to write first
-    (drafts.services.draft_create's `along`), and `check()`, once it ran, raises _KeyTaken if
-    the key already held an answer (then nothing was written). Or on its own, in the
-    creation's transaction: `record(outcome)`. Without a key both do nothing."""
+    (drafts.creation.draft_create's `along`), and `result()`, once it ran, is the answer
+    stored, or KEY_TAKEN if the key already held one (then nothing was written). Or on its
+    own, in the creation's transaction: `record(outcome)`, after which `stored` is the answer.
+    Without a key nothing is written and the answer is still kept."""
 
     def __init__(self, *, user, key: str | None, fingerprint: str = "") -> None:
         self.user, self.key, self.fingerprint = user, key, fingerprint
         self._row: IdempotencyKey | None = None
+        self.stored: Outcome | None = None
 
     def _row_of(self, outcome: Outcome) -> IdempotencyKey:
         return IdempotencyKey(
@@ -81,16 +93,21 @@ class Record:
         )
 
     def rows(self, outcome: Outcome) -> list[tuple[RowInserter, IdempotencyKey]]:
+        self.stored = outcome
         if self.key is None:
             return []
         self._row = self._row_of(outcome)
         return [(_KEY_INSERT, self._row)]
 
-    def check(self) -> None:
-        if self._row is not None and self._row._state.adding:  # refused: the key is taken
-            raise _KeyTaken
+    def result(self) -> Outcome | KeyTaken:
+        if self._row is not None and unwritten(self._row):  # refused: the key is taken
+            return KEY_TAKEN
+        assert self.stored is not None, "rows() gives the answer before the write"
+        return self.stored
 
     def __call__(self, outcome: Outcome) -> None:
+        """Store the answer in the caller's transaction; a taken key rolls that transaction back."""
+        self.stored = outcome
         if self.key is not None and not _KEY_INSERT.insert(self._row_of(outcome)):
             raise _KeyTaken
 
@@ -114,7 +131,7 @@ def _replay(*, user, key: str, fingerprint: str) -> Outcome | None:
     return Outcome(status=existing.response_status, body=existing.response_body, replayed=True)
 
 
-def run_idempotently(*, user, key: str | None, body: Any, work: Callable[[Record], Outcome]) -> Outcome:
+def run_idempotently(*, user, key: str | None, body: Any, work: Callable[[Record], Outcome | KeyTaken]) -> Outcome:
     """Run `work` once per (user, key, body); replay its stored outcome afterwards.
 
     `work` stores its successful outcome with the `Record` it is given, with the result it
@@ -123,19 +140,23 @@ def run_idempotently(*, user, key: str | None, body: Any, work: Callable[[Record
     failure (5xx or a crash) stores nothing, so the client can retry.
     """
     if key is None:
-        return work(Record(user=user, key=None))
+        outcome = work(Record(user=user, key=None))
+        assert isinstance(outcome, Outcome), "without a key nothing can be refused"
+        return outcome
     fingerprint = request_fingerprint(body)
     for _ in range(3):  # again only after deleting a stale key (another request may take it)
         try:
-            outcome = _run_once(user=user, key=key, fingerprint=fingerprint, work=work)
+            result = _run_once(user=user, key=key, fingerprint=fingerprint, work=work)
         except _KeyTaken:
-            outcome = _replay(user=user, key=key, fingerprint=fingerprint)
-        if outcome is not None:
-            return outcome
+            result = KEY_TAKEN
+        if isinstance(result, KeyTaken):
+            result = _replay(user=user, key=key, fingerprint=fingerprint)
+        if result is not None:
+            return result
     raise Conflict("A request with this Idempotency-Key is still in progress.", code="idempotency_in_progress")
 
 
-def _run_once(*, user, key: str, fingerprint: str, work: Callable[[Record], Outcome]) -> Outcome:
+def _run_once(*, user, key: str, fingerprint: str, work: Callable[[Record], Outcome | KeyTaken]) -> Outcome | KeyTaken:
     try:
         return work(Record(user=user, key=key, fingerprint=fingerprint))
     except Problem as problem:

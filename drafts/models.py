@@ -7,8 +7,9 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from drafts.enums import DraftStatus
 from drafts.requests import OriginKind
-from payments.enums import Currency, DraftStatus, FeePlacement, Method, Network
+from payments.enums import Currency, FeePlacement, Method, Network
 from payments.money import MoneyField
 
 OPEN_STATUSES = (DraftStatus.PENDING, DraftStatus.SEEN, DraftStatus.AMOUNT_MISMATCH)

@@ -13,7 +13,7 @@ from typing import Any
 
 from django.conf import settings
 
-from config.problems import Problem
+from core.problems import Problem
 from drafts.requests import DraftRequest
 from fees.calculator import FeeQuote, fee_quote
 from payments.addresses import check_receivable, validate_address

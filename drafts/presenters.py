@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from config.wire import json_datetime, json_number
+from core.wire import json_datetime, json_number
 from drafts.models import Draft
 from payments.enums import Currency, FeePlacement, Method
 from payments.registry import format_amount, get_asset

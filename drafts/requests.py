@@ -2,7 +2,7 @@
 
 Every surface (REST, MCP, pay-link checkout, recurring templates, the demo, fee
 settlement, requote) fills a ``DraftRequest`` and hands it to
-``drafts.services.draft_create_from_request``: one typed door, snake_case, no API dicts.
+``drafts.creation.draft_create_from_request``: one typed door, snake_case, no API dicts.
 """
 
 from __future__ import annotations

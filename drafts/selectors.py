@@ -12,9 +12,9 @@ from django.db.models import Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
 
-from config.rows import RowReader
+from core.sql.rows import RowReader
+from drafts.enums import DraftStatus
 from drafts.models import OPEN_STATUSES, Draft
-from payments.enums import DraftStatus
 
 
 @dataclass(frozen=True)

@@ -3,31 +3,26 @@ row and records the event in the same transaction."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from contextlib import nullcontext
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
 
-from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 
-from config import metrics
-from config.problems import Conflict
-from config.rows import RowInserter, Select, rows_together, writes_in_one_statement
-from config.wire import json_datetime
+from core import metrics
+from core.problems import Conflict
+from core.wire import json_datetime
+from drafts.amounts import free_amount, with_unique_amount
+from drafts.creation import count_on_commit, payment_uri
+from drafts.enums import DraftStatus as S
 from drafts.events import draft_event_data
-from drafts.models import OPEN_STATUSES, TUPLE_MATCHED_NETWORKS, Draft
-from drafts.planning import DraftPlan, draft_plan
-from drafts.requests import DraftRequest, Origin
+from drafts.models import Draft
+from drafts.planning import draft_plan
+from drafts.requests import DraftRequest
 from fees import ledger
-from fees.calculator import is_dust
-from fees.services import dust_waiver_claim, dust_waivers_left
-from payments.enums import DraftStatus as S
-from payments.enums import FeePlacement, Method
-from payments.registry import format_amount
-from payments.uris import bip21_uri, eip681_uri, new_solana_reference, solana_pay_uri
+from payments.enums import FeePlacement
 from webhooks.models import EventType
 from webhooks.services import event_record
 
@@ -78,7 +73,7 @@ def _transition(draft: Draft, to: str, *, event: str | None, now: datetime) -> N
     if to == S.CONFIRMED:
         for listener in _confirmed_listeners:
             listener(draft=draft, now=now)
-        _count_on_commit(metrics.drafts_confirmed, draft)
+        count_on_commit(metrics.drafts_confirmed, draft)
 
 
 def _settle_fees_on(draft: Draft, to: str, now: datetime) -> None:
@@ -163,22 +158,6 @@ def draft_payment_apply(*, draft_id: UUID, observation: PaymentObservation, now:
         }
         _transition(draft, S.AMOUNT_MISMATCH, event=EventType.DRAFT_AMOUNT_MISMATCH, now=now)
         return draft
-
-
-def draft_payment_observed(
-    *,
-    draft_id: UUID,
-    tx_id: str,
-    received_base_units: int,
-    confirmations: int,
-    amount_exact: bool = True,
-    now: datetime | None = None,
-) -> Draft:
-    """Shorthand of `draft_payment_apply` for a plain transfer (tests, the demo's simulator)."""
-    observation = PaymentObservation(
-        tx_id=tx_id, received_base_units=received_base_units, confirmations=confirmations, amount_exact=amount_exact
-    )
-    return draft_payment_apply(draft_id=draft_id, observation=observation, now=now)
 
 
 def _update_confirmations(draft: Draft, confirmations: int, now: datetime, *, final: bool = False) -> Draft:
@@ -325,423 +304,6 @@ def draft_supersede(*, draft: Draft, now: datetime | None = None, announce: bool
         return locked
 
 
-# --- Creation ---------------------------------------------------------------------------
-
-MAX_NUDGE_BASE_UNITS = 1000
-MAX_AMOUNT_PICKS = 25
-
-
-class AmountCollision(Conflict):
-    default_code = "amount_collision"
-
-
-class InvoiceAlreadyAttached(Conflict):
-    default_code = "invoice_already_attached"
-
-
-def _invoice_holder(plan: DraftPlan, *, exclude: UUID | None = None) -> Draft | None:
-    """The draft (of any account, not cancelled) that already carries this plan's invoice."""
-    if plan.payment_hash is None:
-        return None
-    holders = Draft.objects.filter(payment_hash=plan.payment_hash).exclude(status=S.CANCELLED).exclude(pk=exclude)
-    return holders.only("id", "user_id").first()
-
-
-def _invoice_attached_problem(holder: Draft, *, user) -> InvoiceAlreadyAttached:
-    # Name the draft only to its own account: another account's draft ids stay unknown.
-    if holder.user_id == user.pk:
-        return InvoiceAlreadyAttached(
-            f"This invoice is already attached to your draft {holder.id}: one invoice pays one draft.",
-            field="bolt11",
-            extra={"draftId": str(holder.id)},
-        )
-    return InvoiceAlreadyAttached(
-        "This invoice is already attached to another draft: one invoice pays one draft.", field="bolt11"
-    )
-
-
-def fee_placement_estimate(*, plan: DraftPlan, user=None) -> str:
-    """Where a draft's fee would go, claiming nothing (a dust fee: waived while the daily allowance
-    lasts; given the account, only if its allowance for today is not spent)."""
-    placement = _fee_placement(user=None, plan=plan, draft_id=None)[0]
-    if placement == FeePlacement.WAIVED and user is not None and _claims_dust_waiver(plan):
-        return FeePlacement.WAIVED if dust_waivers_left(user=user) > 0 else FeePlacement.ACCRUED
-    return placement
-
-
-def _fee_placement(*, user, plan: DraftPlan, draft_id: UUID | None) -> tuple[str, str | None]:
-    """Where the fee goes: an output of the payer's transaction, the accrued balance, or waived.
-
-    Without a draft (an estimate) a dust fee is not claimed against the daily waiver allowance.
-    """
-    if plan.fee is None:
-        return FeePlacement.WAIVED, None
-    if plan.method != Method.MULTI_OUTPUT:
-        return FeePlacement.ACCRUED, None
-    if _claims_dust_waiver(plan):
-        if draft_id is None:
-            return FeePlacement.WAIVED, None
-        waived = dust_waiver_claim(user=user, draft_id=draft_id, fee_base_units=plan.fee.fee_base_units)
-        return (FeePlacement.WAIVED if waived else FeePlacement.ACCRUED), None
-    fee_address = settings.PLATFORM_FEE_ADDRESSES.get(plan.asset.network)
-    if not fee_address:
-        return FeePlacement.ACCRUED, None  # no operator address for this network: the fee accrues instead
-    return FeePlacement.OUTPUT, fee_address
-
-
-def _claims_dust_waiver(plan: DraftPlan) -> bool:
-    """A MultiOutput dust fee: creating the draft also claims the day's waiver allowance."""
-    return (
-        plan.fee is not None
-        and plan.method == Method.MULTI_OUTPUT
-        and is_dust(asset=plan.asset, fee_base_units=plan.fee.fee_base_units)
-    )
-
-
-def _payment_uri(draft: Draft, plan: DraftPlan) -> str:
-    asset = plan.asset
-    label = settings.PAYMENT_URI_LABEL or None
-    if draft.method == Method.LIGHTNING:
-        return f"lightning:{draft.bolt11}"
-    if asset.family == "bitcoin":
-        return bip21_uri(
-            address=draft.receiver_address, amount_sats=draft.amount_base_units, label=label, message=draft.memo
-        )
-    if asset.family == "solana":
-        return solana_pay_uri(
-            recipient=draft.receiver_address,
-            amount=format_amount(draft.amount_base_units, asset),
-            spl_token=asset.token_address if asset.kind == "token" else None,
-            reference=draft.solana_reference,
-            label=label,
-            message=draft.memo,
-        )
-    return eip681_uri(
-        chain_id=asset.chain_id,
-        recipient=draft.receiver_address,
-        amount_base_units=draft.amount_base_units,
-        token_address=asset.token_address if asset.kind == "token" else None,
-    )
-
-
-def _open_amounts(plan: DraftPlan, *, user=None, exclude: UUID | None = None):
-    """Open drafts billing near this amount to the same (network, address, asset)."""
-    drafts = Draft.objects.filter(
-        status__in=OPEN_STATUSES,
-        network=plan.asset.network,
-        receiver_address=plan.receiver_address,
-        currency=plan.asset.currency,
-        amount_base_units__gte=plan.amount_base_units,
-        amount_base_units__lte=plan.amount_base_units + MAX_NUDGE_BASE_UNITS,
-    ).exclude(pk=exclude)
-    return drafts.filter(user=user) if user is not None else drafts
-
-
-# The same look-up as _open_amounts for every account, as a creation makes it: built once.
-_OPEN_AMOUNTS_NEAR = Select(
-    Draft,
-    columns=["amount_base_units"],
-    where=[
-        ("status", "in", tuple(OPEN_STATUSES)),
-        ("network", "="),
-        ("receiver_address", "="),
-        ("currency", "="),
-        ("amount_base_units", ">="),
-        ("amount_base_units", "<="),
-    ],
-)
-
-
-def _matched_by_amount(plan: DraftPlan) -> bool:
-    """Whether a payment to this draft is told apart by its amount, which must then be unique
-    among the open drafts to that address (not a Lightning invoice, a tuple-matched network)."""
-    return plan.asset.network in TUPLE_MATCHED_NETWORKS and plan.method != Method.LIGHTNING
-
-
-def _open_amounts_read(plan: DraftPlan) -> tuple[Select, tuple] | None:
-    """The read of the open amounts a new draft's may be nudged past; None if it keeps its own."""
-    if not _matched_by_amount(plan) or not plan.fiat_priced:
-        return None
-    low = plan.amount_base_units
-    return _OPEN_AMOUNTS_NEAR, (
-        plan.asset.network,
-        plan.receiver_address,
-        plan.asset.currency,
-        low,
-        low + MAX_NUDGE_BASE_UNITS,
-    )
-
-
-def _taken_amounts(plan: DraftPlan, *, exclude: UUID | None) -> set[int]:
-    if exclude is not None:
-        return set(_open_amounts(plan, exclude=exclude).values_list("amount_base_units", flat=True))
-    select, values = _open_amounts_read(plan)
-    return {amount for (amount,) in select.rows(*values)}
-
-
-def _free_amount(
-    plan: DraftPlan,
-    *,
-    user,
-    exclude: UUID | None = None,
-    optimistic: bool = False,
-    taken: set[int] | None = None,
-) -> tuple[int, int]:
-    """The amount to bill, so that a payment can be told apart from every other open draft's.
-
-    Exact drafts keep their amount; the same amount in another open draft of the same account
-    is a 409 naming it. Another account's open draft at that amount does not block it (the
-    matcher refuses to guess between accounts; docs/decisions.md). Fiat-priced drafts are
-    nudged up by the fewest base units that make the amount unique among every account's open
-    drafts to that address.
-
-    `optimistic` (exact drafts only) skips the look-up and proposes the amount as asked: the
-    per-account unique index refuses it if needed, and the caller then asks again without.
-    `taken` (fiat-priced drafts) are the open amounts when the caller read them already.
-    """
-    amount = plan.amount_base_units
-    if not _matched_by_amount(plan):
-        return amount, 0
-    if not plan.fiat_priced:
-        if optimistic:
-            return amount, 0
-        clash = _open_amounts(plan, user=user, exclude=exclude).filter(amount_base_units=amount).first()
-        if clash is not None:
-            raise AmountCollision(
-                f"Your open draft {clash.id} already bills exactly this amount to this address; payments could "
-                "not be told apart. Change the amount by one base unit or cancel that draft.",
-                field="amountSats",
-                extra={"openDraftId": str(clash.id)},
-            )
-        return amount, 0
-    if taken is None:
-        taken = _taken_amounts(plan, exclude=exclude)
-    for nudge in range(0, MAX_NUDGE_BASE_UNITS + 1):
-        if amount + nudge not in taken:
-            return amount + nudge, nudge
-    raise AmountCollision("Too many open drafts bill nearly this amount to this address.", field="fiatAmount")
-
-
-def _is_amount_clash(plan: DraftPlan, *, user, amount: int | None = None, exclude: UUID | None = None) -> bool:
-    """After an IntegrityError: was it the per-account unique amount? (Read anew, so it works on
-    every database: SQLite names columns in the error, PostgreSQL the constraint.)"""
-    if not _matched_by_amount(plan):
-        return False
-    return (
-        Draft.objects.filter(
-            user=user,
-            status__in=OPEN_STATUSES,
-            network=plan.asset.network,
-            receiver_address=plan.receiver_address,
-            currency=plan.asset.currency,
-            amount_base_units__gte=plan.amount_base_units,
-            amount_base_units__lte=(amount or plan.amount_base_units) + MAX_NUDGE_BASE_UNITS,
-        )
-        .exclude(pk=exclude)
-        .exists()
-    )
-
-
-def draft_create_from_request(
-    *,
-    user,
-    request: DraftRequest,
-    origin: Origin | None = None,
-    now: datetime | None = None,
-    on_created: Callable[[Draft], None] | None = None,
-    along: Callable[[Draft], Sequence[tuple]] | None = None,
-) -> Draft:
-    """The one door to create a draft, for every surface (REST, MCP, checkout, templates, demo).
-
-    Plans first (rates, Lightning-address invoices: network I/O outside any transaction), then
-    writes the draft and its draft.created event in one transaction.
-    """
-    origin = origin or Origin.api()
-    now = now or timezone.now()
-    plan = draft_plan(
-        request=request, now=now, is_fee_settlement=origin.is_fee_settlement, charges_fee=origin.charges_fee
-    )
-    return draft_create(user=user, plan=plan, origin=origin, now=now, on_created=on_created, along=along)
-
-
-def draft_create(
-    *,
-    user,
-    plan: DraftPlan,
-    origin: Origin,
-    now: datetime | None = None,
-    on_created: Callable[[Draft], None] | None = None,
-    along: Callable[[Draft], Sequence[tuple]] | None = None,
-) -> Draft:
-    """Write a planned draft and its draft.created event (and its deliveries) at once.
-
-    `along(draft)` runs once the draft is complete and before it is written: the
-    (RowInserter, instance) pairs it returns go into the same statement, before the draft (the
-    idempotency record with its answer; one its on_conflict refuses stops the draft and the
-    event: they keep `_state.adding` True). `on_created` runs after, inside the transaction
-    (a pay link is linked to the draft). Without it, on PostgreSQL the whole creation is one
-    statement and needs no transaction of its own (webhooks.services.event_record).
-    """
-    now = now or timezone.now()
-
-    def write(attempt: int) -> Draft:
-        # The first try of an exact draft takes the amount as asked (clashes are rare, and the
-        # unique index catches them); later tries look up the open amounts first. The fee cap
-        # and a fiat-priced draft's open amounts are read in one round trip.
-        accrues = plan.method != Method.MULTI_OUTPUT and plan.fee is not None  # a fee that would accrue
-        fee_cap = ledger.outstanding_read(user) if accrues else None
-        reads = [read for read in (fee_cap, _open_amounts_read(plan)) if read is not None]
-        found = rows_together(*reads) if reads else []
-        if accrues:
-            ledger.ensure_not_blocked(user, totals=found.pop(0))
-        taken = {amount for (amount,) in found[0]} if found else None
-        draft = _draft_insert(
-            user=user, plan=plan, now=now, origin=origin, optimistic=attempt == 0, along=along, taken=taken
-        )
-        if on_created is not None:
-            on_created(draft)
-        return draft
-
-    draft = _with_unique_amount(
-        plan,
-        user=user,
-        write=write,
-        field="amountSats",
-        one_statement=on_created is None and not _claims_dust_waiver(plan),  # else a second write
-    )
-    if not draft._state.adding:  # written (a replayed idempotency key writes nothing)
-        _count_on_commit(metrics.drafts_created, draft)
-    return draft
-
-
-def _count_on_commit(counter, draft: Draft) -> None:
-    """An in-process counter, moved once the draft's transaction (if any) has committed."""
-    if transaction.get_connection().in_atomic_block:
-        transaction.on_commit(lambda: metrics.draft_counted(counter, draft))
-    else:
-        metrics.draft_counted(counter, draft)
-
-
-def _with_unique_amount(
-    plan: DraftPlan,
-    *,
-    user,
-    write: Callable[[int], Draft],
-    field: str,
-    exclude: UUID | None = None,
-    one_statement: bool = False,
-) -> Draft:
-    """Run `write(attempt)` in a transaction until the amount it picks is unique among the
-    account's open drafts: the one retry loop of creation and requote (a concurrent draft may
-    take the same amount between the look-up and the INSERT; the unique index refuses it).
-    A `write` that is `one_statement` (reads, then a single statement that writes) needs no
-    transaction where that statement is all or nothing by itself: PostgreSQL outside any
-    transaction (inside one, a savepoint keeps the caller's transaction usable for a retry)."""
-    connection = transaction.get_connection()
-    alone = one_statement and writes_in_one_statement(connection) and not connection.in_atomic_block
-    for attempt in range(MAX_AMOUNT_PICKS):
-        try:
-            with nullcontext() if alone else transaction.atomic():
-                return write(attempt)
-        except IntegrityError:
-            holder = _invoice_holder(plan, exclude=exclude)
-            if holder is not None:
-                raise _invoice_attached_problem(holder, user=user) from None
-            if not _is_amount_clash(plan, user=user, exclude=exclude):
-                raise
-    raise AmountCollision("Could not find a unique amount for this address; try again.", field=field)
-
-
-_DRAFT_INSERT = RowInserter(Draft)  # every creation: the 40-column INSERT is built once
-
-
-def _draft_insert(
-    *,
-    user,
-    plan: DraftPlan,
-    now: datetime,
-    origin: Origin,
-    optimistic: bool,
-    along: Callable | None = None,
-    taken: set[int] | None = None,
-) -> Draft:
-    amount, nudge = _free_amount(plan, user=user, optimistic=optimistic, taken=taken)
-    asset = plan.asset
-    draft = Draft(
-        user=user,
-        network=asset.network,
-        currency=asset.currency,
-        method=plan.method,
-        token_address=asset.token_address if asset.kind == "token" else None,
-        receiver_address=plan.receiver_address,
-        sender_address=plan.sender_address,
-        lightning_address=plan.lightning_address,
-        memo=plan.memo,
-        amount_base_units=amount,
-        fiat_currency=plan.fiat_currency,
-        fiat_amount=plan.fiat_amount,
-        rate=plan.quote.rate,
-        usd_rate=plan.usd_rate,
-        rate_source=plan.quote.source,
-        quote_sources=plan.quote.sources,
-        quote_locked_at=plan.quote.locked_at,
-        quote_expires_at=plan.quote.expires_at,
-        quote_nudge_base_units=nudge,
-        sek=plan.sek,
-        bolt11=plan.bolt11,
-        payment_hash=plan.payment_hash,
-        invoice_expires_at=plan.invoice_expires_at,
-        lnurl_verify_url=plan.lnurl_verify_url,
-        required_confirmations=plan.required_confirmations,
-        expires_at=plan.expires_at,
-        created_at=now,
-        updated_at=now,  # a new draft's: so an answer built before the INSERT shows what it stores
-        is_fee_settlement=plan.is_fee_settlement,
-        solana_reference=new_solana_reference() if asset.family == "solana" else None,
-        origin=origin.kind,
-        payment_request_id=origin.payment_request_id,
-        order_id=origin.order_id,
-        template_id=origin.template_id,
-    )
-    placement, fee_address = _fee_placement(user=user, plan=plan, draft_id=draft.id)
-    draft.fee_placement, draft.platform_fee_address = placement, fee_address
-    if plan.fee is not None:
-        draft.fee_usd, draft.fee_base_units = plan.fee.fee_usd, plan.fee.fee_base_units
-        draft.platform_fee = plan.fee.as_json(placement)
-    else:
-        draft.platform_fee = _no_fee_json(plan)
-    draft.payment_uri = _payment_uri(draft, plan)
-    rows = [*(along(draft) if along is not None else ()), (_DRAFT_INSERT, draft)]
-    if not origin.announce:  # written without its draft.created event
-        for inserter, instance in rows:
-            if not inserter.insert(instance):
-                break
-        return draft
-    event_record(  # the draft, its draft.created event and the rows along go in one statement
-        user=user,
-        type=EventType.DRAFT_CREATED,
-        data=draft_event_data(draft, occurred_at=now),
-        draft_id=draft.id,
-        along=rows,
-    )
-    return draft
-
-
-def _no_fee_json(plan: DraftPlan) -> dict:
-    return {
-        "percent": 0,
-        "feeUsd": 0,
-        "feeFiat": 0,
-        "fiatCurrency": plan.quote.fiat_currency,
-        "feeBaseUnits": 0,
-        "feeAmount": "0",
-        "currency": plan.asset.currency,
-        "placement": FeePlacement.WAIVED,
-        "accrued": False,
-        "waived": True,
-    }
-
-
 def draft_requote(*, draft: Draft, now: datetime | None = None) -> Draft:
     """Lock a new rate for a Pending fiat-priced draft whose quote expired; re-price amount and fee."""
     now = now or timezone.now()
@@ -761,7 +323,7 @@ def draft_requote(*, draft: Draft, now: datetime | None = None) -> Draft:
     def write(attempt: int) -> Draft:
         locked = _locked(draft.id)
         _check_requotable(locked, now)
-        amount, nudge = _free_amount(plan, user=locked.user, exclude=locked.id)
+        amount, nudge = free_amount(plan, user=locked.user, exclude=locked.id)
         locked.amount_base_units, locked.quote_nudge_base_units = amount, nudge
         locked.rate, locked.usd_rate, locked.rate_source = plan.quote.rate, plan.usd_rate, plan.quote.source
         locked.quote_sources = plan.quote.sources
@@ -771,11 +333,11 @@ def draft_requote(*, draft: Draft, now: datetime | None = None) -> Draft:
             placement = locked.fee_placement
             locked.fee_usd, locked.fee_base_units = plan.fee.fee_usd, plan.fee.fee_base_units
             locked.platform_fee = plan.fee.as_json(placement)
-        locked.payment_uri = _payment_uri(locked, plan)
+        locked.payment_uri = payment_uri(locked, plan)
         locked.save()
         return locked
 
-    return _with_unique_amount(plan, user=draft.user, write=write, field="fiatAmount", exclude=draft.id)
+    return with_unique_amount(plan, user=draft.user, write=write, field="fiatAmount", exclude=draft.id)
 
 
 def _check_requotable(draft: Draft, now: datetime) -> None:

@@ -13,11 +13,11 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from config.problems import Conflict, Problem
+from core.problems import Conflict, Problem
+from drafts.creation import draft_create
 from drafts.models import Draft
 from drafts.planning import draft_plan
 from drafts.requests import DraftRequest, Origin
-from drafts.services import draft_create
 from fees.ledger import Balance, balance_of
 from fees.models import AccruedFee
 from payments.enums import Method

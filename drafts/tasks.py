@@ -4,8 +4,8 @@ from celery import shared_task
 from django.utils import timezone
 
 from drafts import idempotency, services
+from drafts.enums import DraftStatus
 from drafts.models import Draft
-from payments.enums import DraftStatus
 
 EXPIRY_BATCH = 500
 

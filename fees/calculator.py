@@ -14,7 +14,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from config.wire import json_number
+from core.wire import json_number
 from payments.enums import FeePlacement
 from payments.registry import Asset, format_amount
 

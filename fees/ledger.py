@@ -16,9 +16,9 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from config.problems import PaymentRequired
-from config.rows import Select
-from config.wire import json_datetime, json_number
+from core.problems import PaymentRequired
+from core.sql.rows import Select
+from core.wire import json_datetime, json_number
 from fees.models import AccruedFee
 
 Status = AccruedFee.Status
@@ -66,7 +66,7 @@ _OUTSTANDING_TOTALS = Select(
 
 def outstanding_read(user) -> tuple[Select, tuple]:
     """The one read `ensure_not_blocked` makes, for a caller that sends it along with its own
-    (config.rows.rows_together); its rows go back as `ensure_not_blocked(user, totals=...)`."""
+    (core.sql.rows.rows_together); its rows go back as `ensure_not_blocked(user, totals=...)`."""
     return _OUTSTANDING_TOTALS, (user.pk,)
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import django
 
-from config.env import load_local_env
+from core.env import load_local_env
 
 load_local_env()
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -27,9 +27,9 @@ from django.conf import settings  # noqa: E402
 from mcp_types import PARSE_ERROR  # noqa: E402
 from rest_framework import exceptions  # noqa: E402
 
-from config.api.parsers import MAX_INT_DIGITS, LongInteger, is_json_media_type, parse_json  # noqa: E402
-from config.api.throttling import ApiRateThrottle  # noqa: E402
-from config.runtime import apply_runtime_guards  # noqa: E402
+from core.api.parsers import MAX_INT_DIGITS, LongInteger, is_json_media_type, parse_json  # noqa: E402
+from core.api.throttling import ApiRateThrottle  # noqa: E402
+from core.runtime import apply_runtime_guards  # noqa: E402
 from mcp_server.server import PATH, build_app, problem_of, request_state  # noqa: E402
 
 PROBLEM = b"application/problem+json"
@@ -71,7 +71,7 @@ class McpApplication:
             request_state.reset(token)
 
     async def _read_strictly(self, scope: dict[str, Any], receive, send):
-        """Read a JSON body as REST does (config.api.parsers: no duplicate keys, no NaN, bounded
+        """Read a JSON body as REST does (core.api.parsers: no duplicate keys, no NaN, bounded
         nesting) before the SDK parses it leniently (a repeated key's last value would win).
         Returns the receive callable that gives the body to the SDK, or None once refused."""
         limit = settings.API_MAX_BODY_BYTES
@@ -155,7 +155,7 @@ class McpApplication:
 
 
 def _long_integer_key(value: Any, key: str = "") -> str | None:
-    """The key holding an integer too long to convert (config.api.parsers.LongInteger), if any."""
+    """The key holding an integer too long to convert (core.api.parsers.LongInteger), if any."""
     if isinstance(value, LongInteger):
         return key
     items = (

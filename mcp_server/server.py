@@ -37,11 +37,11 @@ from starlette.applications import Starlette
 from accounts.authentication import KeyRefused, api_key_authenticate
 from accounts.models import ApiKey
 from accounts.permissions import MissingScope
-from config.api.parsers import parse_json
-from config.api.problems import problem_exception_handler
-from config.api.throttling import rate_limit_take
-from config.problems import Problem
-from config.ratelimits import cost_take
+from core.api.parsers import parse_json
+from core.api.problems import problem_exception_handler
+from core.api.throttling import rate_limit_take
+from core.problems import Problem
+from core.ratelimits import cost_take
 from drafts.presenters import draft_json
 from drafts.selectors import draft_get
 from fees.calculator import fee_schedule

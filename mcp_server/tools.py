@@ -17,19 +17,20 @@ from mcp_types import Tool, ToolAnnotations
 from accounts.models import ApiKey, User
 from drafts import services as draft_services
 from drafts.api.creation import create_draft_outcome
-from drafts.api.views import draft_batch_json, draft_page_json, fee_quote_json, settlement_json, tx_template_json
+from drafts.api.edge import draft_batch_json, draft_page_json, tx_template_json
 from drafts.documents import draft_fees_json
 from drafts.presenters import draft_json, draft_status_json
 from drafts.selectors import draft_get
+from fees.api.edge import fee_quote_json, settlement_json
 from fees.calculator import fee_schedule
 from fees.ledger import balance_of
 from mcp_server import schemas
 from paylinks import services as paylink_services
-from paylinks.api.views import payment_request_create_outcome, payment_request_page
+from paylinks.api.edge import payment_request_create_outcome, payment_request_page
 from paylinks.presenters import payment_request_json
 from paylinks.selectors import payment_request_get
-from payments.api.views import rates_json
-from webhooks.api.views import webhook_page_json
+from payments.api.edge import rates_json
+from webhooks.api.edge import webhook_page_json
 
 
 class ProblemBody(Exception):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from config.wire import json_datetime, json_number
+from core.wire import json_datetime, json_number
 from drafts.models import Draft
 from paylinks.models import PaymentRequest
 from payments.registry import format_amount, get_asset

@@ -12,8 +12,8 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
-from config.text import shown
-from config.wire import json_datetime, json_number
+from core.text import shown
+from core.wire import json_datetime, json_number
 from drafts.models import Draft
 from paylinks.models import PaymentRequest, PaymentRequestStatus
 from paylinks.services import PaymentOption, merchant_name

@@ -22,11 +22,13 @@ from django.db import transaction
 from django.utils import timezone
 
 from addressbook.selectors import address_book_receiver, receiver_or_default
-from config.problems import Conflict, Problem
+from core.problems import Conflict, Problem
+from drafts.creation import draft_create, draft_plan_for
+from drafts.enums import DraftStatus as D
 from drafts.models import Draft
 from drafts.presenters import quote_is_live
 from drafts.requests import DraftRequest, Origin
-from drafts.services import draft_cancel, draft_create_from_request, draft_supersede
+from drafts.services import draft_cancel, draft_supersede
 from fees import ledger
 from fees.ledger import FeesOutstanding
 from notifications import kinds as email_kinds
@@ -36,7 +38,6 @@ from paylinks.models import PayLinkPreference, PaymentRequest, PaymentRequestSta
 from paylinks.selectors import announces_checkout_drafts
 from payments.addresses import validate_address
 from payments.enums import Currency, Method, Network
-from payments.enums import DraftStatus as D
 from payments.lightning import lightning_address_check
 from payments.rates import normalise_fiat
 from payments.rates.fiat import fiat_minor_units
@@ -361,13 +362,6 @@ def _in_progress(draft: Draft | None) -> None:
         )
 
 
-class _AlreadyChosen(Exception):
-    """Another payer chose the same option first: roll back our draft, use theirs."""
-
-    def __init__(self, draft_id: UUID) -> None:
-        self.draft_id = draft_id
-
-
 def _draft_request(payment_request: PaymentRequest, option: PaymentOption) -> DraftRequest:
     lightning = option.method == Method.LIGHTNING
     return DraftRequest(
@@ -396,33 +390,26 @@ def checkout_select(
         return payment_request.draft
     _in_progress(payment_request.draft)
     announce = announces_checkout_drafts(user_id=payment_request.user_id)
-
-    def link(draft: Draft) -> None:  # inside the new draft's transaction
-        locked = _locked(payment_request.id)
-        _check_open(locked, now)
-        current = locked.draft
-        if _reusable(current, option, now):
-            raise _AlreadyChosen(current.id)
-        _in_progress(current)
-        if current is not None and current.status in (D.PENDING, D.EXPIRED):
-            # Left for another option: cancelled, or expired when past its time (a payment may
-            # still be on its way, and expired drafts stay watched for the grace window).
-            draft_supersede(draft=current, now=now, announce=announce)
-        locked.draft = draft
-        locked.save(update_fields=["draft", "updated_at"])
-
+    origin = Origin.payment_request(payment_request.id, payment_request.order_id, announce=announce)
     try:
-        # The door prices it (rates, a Lightning-address invoice through the outbound guard)
-        # before its transaction opens; `link` runs inside that transaction.
-        return draft_create_from_request(
-            user=payment_request.user,
-            request=_draft_request(payment_request, option),
-            origin=Origin.payment_request(payment_request.id, payment_request.order_id, announce=announce),
-            now=now,
-            on_created=link,
-        )
-    except _AlreadyChosen as chosen:
-        return Draft.objects.get(pk=chosen.draft_id)
+        # Priced first (rates, a Lightning-address invoice through the outbound guard), outside
+        # any transaction; then the request's own row is locked before anything is written.
+        plan = draft_plan_for(request=_draft_request(payment_request, option), origin=origin, now=now)
+        with transaction.atomic():
+            locked = _locked(payment_request.id)
+            _check_open(locked, now)
+            current = locked.draft
+            if _reusable(current, option, now):  # another payer chose the same option first
+                return current
+            _in_progress(current)
+            draft = draft_create(user=payment_request.user, plan=plan, origin=origin, now=now)
+            if current is not None and current.status in (D.PENDING, D.EXPIRED):
+                # Left for another option: cancelled, or expired when past its time (a payment may
+                # still be on its way, and expired drafts stay watched for the grace window).
+                draft_supersede(draft=current, now=now, announce=announce)
+            locked.draft = draft
+            locked.save(update_fields=["draft", "updated_at"])
+            return draft
     except FeesOutstanding as exc:
         # The payer needs no view of the owner's fee balance.
         raise Conflict(

@@ -29,8 +29,9 @@ from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
-from config.problems import Problem
-from config.text import shown
+from core.problems import Problem
+from core.text import shown
+from drafts.enums import DraftStatus
 from drafts.presenters import quote_is_live
 from paylinks import services
 from paylinks.api.views import CheckoutThrottle
@@ -38,7 +39,7 @@ from paylinks.models import PaymentRequest, PaymentRequestStatus
 from paylinks.presenters import checkout_options, checkout_selection_json, option_label, payer_status
 from paylinks.selectors import payment_request_by_token
 from paylinks.services import PaymentOption, merchant_name
-from payments.enums import DraftStatus, Method, Network
+from payments.enums import Method, Network
 from payments.qr import qr_svg_responsive
 from payments.rates.fiat import fiat_format
 

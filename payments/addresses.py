@@ -24,7 +24,7 @@ from bitcointx.wallet import (
 from solders.pubkey import Pubkey
 from web3 import Web3
 
-from config.problems import Problem
+from core.problems import Problem
 from payments.enums import Network
 
 # Longest valid form is a 62-character bech32 P2WSH/P2TR address; anything much

@@ -32,15 +32,6 @@ class Method(models.TextChoices):
     LIGHTNING = "Lightning", "BOLT11 invoice"
 
 
-class DraftStatus(models.TextChoices):
-    PENDING = "Pending"
-    SEEN = "Seen"
-    AMOUNT_MISMATCH = "AmountMismatch"
-    CONFIRMED = "Confirmed"
-    EXPIRED = "Expired"
-    CANCELLED = "Cancelled"
-
-
 class FeePlacement(models.TextChoices):
     OUTPUT = "Output"
     ACCRUED = "Accrued"

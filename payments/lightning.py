@@ -22,7 +22,7 @@ from django.conf import settings
 from django.utils import timezone
 
 import outbound
-from config.problems import Problem
+from core.problems import Problem
 from payments.enums import Network
 
 # BOLT11 currency prefixes per network. Testnet is testnet4, whose invoices use

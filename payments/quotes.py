@@ -10,7 +10,7 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
-from config.wire import json_datetime, json_number
+from core.wire import json_datetime, json_number
 from payments.rates import get_rate
 from payments.registry import Asset
 

@@ -34,7 +34,7 @@ from typing import Literal
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from config.problems import Problem
+from core.problems import Problem
 from payments.enums import Currency, Method, Network
 
 Family = Literal["bitcoin", "evm", "solana"]

@@ -5,7 +5,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from config.wire import json_datetime, json_number
+from core.wire import json_datetime, json_number
 from payments.rates import CRYPTO_ASSETS, get_rate, normalise_asset, normalise_fiat
 
 

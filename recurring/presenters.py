@@ -6,7 +6,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from config.wire import json_datetime, json_number
+from core.wire import json_datetime, json_number
 from recurring.models import RecurringTemplate
 
 

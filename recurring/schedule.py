@@ -14,7 +14,7 @@ import calendar
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from config.problems import Problem
+from core.problems import Problem
 
 DAILY, WEEKLY, MONTHLY = "Daily", "Weekly", "Monthly"
 

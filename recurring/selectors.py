@@ -6,7 +6,7 @@ from uuid import UUID
 
 from django.db.models import QuerySet
 
-from config.problems import NotFound
+from core.problems import NotFound
 from recurring.models import RecurringTemplate
 
 

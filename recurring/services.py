@@ -26,12 +26,12 @@ from django.db.models import Q
 from django.utils import timezone
 
 from addressbook.selectors import address_book_receiver, default_receiver
-from config.problems import Problem
-from config.wire import json_datetime
+from core.problems import Problem
+from core.wire import json_datetime
+from drafts.creation import draft_create, draft_plan_for
 from drafts.models import Draft
 from drafts.planning import draft_plan
 from drafts.requests import DraftRequest, Origin
-from drafts.services import draft_create_from_request
 from notifications.kinds import RECURRING_RUN_REFUSED
 from notifications.services import email_enqueue
 from recurring.models import RecurrenceInterval, RecurringTemplate
@@ -43,10 +43,6 @@ logger = logging.getLogger(__name__)
 # an unpaid exact-amount draft does not block the next one (amount_collision).
 DAILY_DEFAULT_EXPIRY_HOURS = 23
 _TICK = timedelta(microseconds=1)
-
-
-class RunAlreadyMade(Exception):
-    """Another worker made this run first (its lease ran out meanwhile): drop this draft."""
 
 
 def _prefixed(problem: Problem, prefix: str) -> Problem:
@@ -204,24 +200,22 @@ def recurring_template_run(*, template_id: UUID, run_index: int, now: datetime |
         return None
     run_at = template.next_run_at
 
-    def advance(draft: Draft) -> None:  # inside the draft's transaction
-        locked = RecurringTemplate.objects.select_for_update().filter(pk=template_id).first()
-        if locked is None or locked.next_run_index != run_index or locked.paused:
-            raise RunAlreadyMade()
-        _move_to(locked, run_index + 1)
-        locked.claimed_until, locked.last_run_at, locked.last_draft_id = None, now, draft.id
-        locked.last_refusal = None
-        locked.save()
-
+    origin = Origin.template(template.id)
     try:
         request = _draft_request(
             user=template.user, draft=template.draft, interval=template.interval, entry_field="addressBookId"
         )
-        return draft_create_from_request(
-            user=template.user, request=request, origin=Origin.template(template.id), now=now, on_created=advance
-        )
-    except RunAlreadyMade:
-        return None
+        plan = draft_plan_for(request=request, origin=origin, now=now)  # network I/O, before the lock
+        with transaction.atomic():
+            locked = RecurringTemplate.objects.select_for_update().filter(pk=template_id).first()
+            if locked is None or locked.next_run_index != run_index or locked.paused:
+                return None  # made meanwhile by another worker, paused or deleted
+            draft = draft_create(user=template.user, plan=plan, origin=origin, now=now)
+            _move_to(locked, run_index + 1)
+            locked.claimed_until, locked.last_run_at, locked.last_draft_id = None, now, draft.id
+            locked.last_refusal = None
+            locked.save()
+            return draft
     except Problem as problem:
         if problem.status_code >= 500:  # rates or a Lightning server unavailable: try again a bit later
             retry_at = now + timedelta(seconds=settings.RECURRING_RETRY_SECONDS)

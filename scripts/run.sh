@@ -124,8 +124,10 @@ supervise() {  # supervise NAME COMMAND...
       wait "$child" || status=$?
       child=""
       if [ $((SECONDS - started)) -ge 30 ]; then delay=1; fi
-      echo "run.sh: the ${name} stopped (exit status ${status}); starting it again in ${delay} s." >&2
+      # Wait first: on Ctrl-C every process gets the signal and exits, and the stop's TERM
+      # reaches this supervisor during the wait (`finish`), so a stop is never reported as a crash.
       sleep "$delay" & wait $! || true
+      echo "run.sh: the ${name} stopped (exit status ${status}); started it again after ${delay} s." >&2
       delay=$((delay * 2 > 30 ? 30 : delay * 2))
     done
   ) &

@@ -3,12 +3,14 @@ consumes drafts (watchers, webhooks); tests of draft creation go through the API
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
+from uuid import UUID
 
 from django.utils import timezone
 
 from drafts.models import Draft
+from drafts.services import PaymentObservation, draft_payment_apply
 from payments.enums import Currency, FeePlacement, Method, Network
 
 
@@ -29,3 +31,19 @@ def make_draft(user, **overrides: Any) -> Draft:
     }
     fields.update(overrides)
     return Draft.objects.create(**fields)
+
+
+def draft_payment_observed(
+    *,
+    draft_id: UUID,
+    tx_id: str,
+    received_base_units: int,
+    confirmations: int,
+    amount_exact: bool = True,
+    now: datetime | None = None,
+) -> Draft:
+    """A plain transfer seen on chain, through the watchers' one door (`draft_payment_apply`)."""
+    observation = PaymentObservation(
+        tx_id=tx_id, received_base_units=received_base_units, confirmations=confirmations, amount_exact=amount_exact
+    )
+    return draft_payment_apply(draft_id=draft_id, observation=observation, now=now)

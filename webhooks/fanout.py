@@ -1,7 +1,7 @@
 """An event's deliveries, written by the statement that records the event.
 
 `DELIVERIES` is the read `webhooks.services.event_record` hands to
-`config.rows.insert_then_fetch` after the event's INSERT: one Delivery for every endpoint of
+`core.sql.rows.insert_then_fetch` after the event's INSERT: one Delivery for every endpoint of
 the event's owner that wants its type (`Webhook.wants`; disabled endpoints too: theirs wait
 until it is re-enabled), read back as the endpoints that got one.
 
@@ -20,7 +20,8 @@ from typing import Any
 
 from django.db import router
 
-from config.rows import BuiltOnce, RowReader
+from core.sql.rows import BuiltOnce, RowReader
+from core.sql.state import table
 from webhooks.models import OPT_IN_EVENT_TYPES, Delivery, Event, Webhook
 
 _WEBHOOKS_OF = RowReader(Webhook, by=["user"])
@@ -38,7 +39,7 @@ class _DeliveryFanOut(BuiltOnce):
         meta = Delivery._meta
         if meta.pk.default is not uuid.uuid4:  # gen_random_uuid() stands for it below
             raise TypeError("Delivery's primary key must default to uuid.uuid4")
-        endpoint = quote(Webhook._meta.db_table)
+        endpoint = table(Webhook, connection)
         columns, selected, given = [], [], []  # given: "event", "at", or a fixed value
         for field in meta.concrete_fields:
             columns.append(quote(field.column))
@@ -65,7 +66,7 @@ class _DeliveryFanOut(BuiltOnce):
         )
         owner = f"{endpoint}.{quote(Webhook._meta.get_field('user').column)}"
         insert = (
-            f"INSERT INTO {quote(meta.db_table)} ({', '.join(columns)}) SELECT {', '.join(selected)}"  # noqa: S608
+            f"INSERT INTO {table(Delivery, connection)} ({', '.join(columns)}) SELECT {', '.join(selected)}"  # noqa: S608
             f" FROM {endpoint}{{guard}} WHERE {owner} = %s AND {wants} ON CONFLICT DO NOTHING"
             f" RETURNING {quote(meta.get_field('webhook').column)}"
         )

@@ -32,8 +32,9 @@ from uuid import UUID
 from django.db import connection
 from django.utils import timezone
 
+from core.sql.state import table_name
 from webhooks import services
-from webhooks.models import AttemptState, Delivery, DeliveryAttempt, DeliveryStatus, Webhook
+from webhooks.models import AttemptState, Delivery, DeliveryAttempt, DeliveryStatus, Event, Webhook
 
 LANE_MAX_ATTEMPTS = 200
 LANE_MAX_SECONDS = 10.0
@@ -56,27 +57,30 @@ class Leased:
     until: datetime
 
 
-_CLAIM_SQL = """
+# Table names from the models (raw SQL below).
+_DELIVERIES, _ATTEMPTS, _ENDPOINTS, _EVENTS = map(table_name, (Delivery, DeliveryAttempt, Webhook, Event))
+
+_CLAIM_SQL = f"""
 WITH due AS (
     SELECT d.id, d.next_attempt_at, d.created_at
-    FROM webhooks_delivery AS d
-    JOIN webhooks_webhook AS w ON w.id = d.webhook_id
-    WHERE d.webhook_id = %(webhook)s AND d.status = 'Pending' AND d.next_attempt_at <= %(now)s
+    FROM {_DELIVERIES} AS d
+    JOIN {_ENDPOINTS} AS w ON w.id = d.webhook_id
+    WHERE d.webhook_id = %(webhook)s AND d.status = '{DeliveryStatus.PENDING}' AND d.next_attempt_at <= %(now)s
       AND d.attempt_count < %(max_attempts)s AND w.active AND w.last_failure_at IS NULL
       AND NOT EXISTS (
-          SELECT 1 FROM webhooks_deliveryattempt AS a
-          WHERE a.delivery_id = d.id AND a.state IN ('Claimed', 'Sending')
+          SELECT 1 FROM {_ATTEMPTS} AS a
+          WHERE a.delivery_id = d.id AND a.state IN ('{AttemptState.CLAIMED}', '{AttemptState.SENDING}')
       )
     ORDER BY d.next_attempt_at, d.created_at
     LIMIT %(limit)s
     FOR UPDATE OF d SKIP LOCKED
 )
-UPDATE webhooks_delivery AS d
+UPDATE {_DELIVERIES} AS d
 SET next_attempt_at = %(until)s
-FROM due, webhooks_event AS e
+FROM due, {_EVENTS} AS e
 WHERE d.id = due.id AND e.id = d.event_id
 RETURNING d.id, d.attempt_count, e.type, e.data, due.next_attempt_at, due.created_at
-"""
+"""  # noqa: S608 (names and values from the models)
 
 
 def deliveries_lease(*, webhook_id: UUID, limit: int) -> list[Leased]:
@@ -101,23 +105,23 @@ def deliveries_lease(*, webhook_id: UUID, limit: int) -> list[Leased]:
     return [Leased(row[0], row[1], row[2], json.loads(row[3]), until) for row in rows]
 
 
-_START_SQL = """
+_START_SQL = f"""
 WITH counted AS (
-    UPDATE webhooks_delivery AS d
+    UPDATE {_DELIVERIES} AS d
     SET attempt_count = d.attempt_count + 1, total_attempts = d.total_attempts + 1,
         next_attempt_at = %(next_attempt_at)s
-    FROM webhooks_webhook AS w
-    WHERE d.id = %(delivery)s AND d.status = 'Pending' AND d.next_attempt_at = %(until)s
+    FROM {_ENDPOINTS} AS w
+    WHERE d.id = %(delivery)s AND d.status = '{DeliveryStatus.PENDING}' AND d.next_attempt_at = %(until)s
       AND w.id = d.webhook_id AND w.active AND w.last_failure_at IS NULL
     RETURNING d.id, d.total_attempts, w.id AS webhook_id, w.url, w.secret,
               w.previous_secret, w.previous_secret_expires_at
 ), started AS (
-    INSERT INTO webhooks_deliveryattempt
+    INSERT INTO {_ATTEMPTS}
         (id, delivery_id, number, state, claimed_at, started_at, error, response_excerpt)
-    SELECT %(attempt)s, id, total_attempts, 'Sending', %(now)s, %(now)s, '', '' FROM counted
+    SELECT %(attempt)s, id, total_attempts, '{AttemptState.SENDING}', %(now)s, %(now)s, '', '' FROM counted
 )
 SELECT total_attempts, webhook_id, url, secret, previous_secret, previous_secret_expires_at FROM counted
-"""
+"""  # noqa: S608 (names and values from the models)
 
 
 _SECRET = Webhook._meta.get_field("secret")

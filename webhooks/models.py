@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from config.encryption import EncryptedTextField
+from core.encryption import EncryptedTextField
 
 
 class EventType(models.TextChoices):

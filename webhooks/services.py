@@ -27,10 +27,9 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 import outbound
-from config import metrics
-from config.problems import Conflict, Problem
-from config.rows import RowInserter, insert_then_fetch, writes_in_one_statement
-from config.wire import json_datetime
+from core import metrics
+from core.sql.rows import RowInserter, insert_then_fetch, writes_in_one_statement
+from core.sql.state import in_transaction, on_commit_once, table_name, unwritten
 from notifications import kinds as email_kinds
 from notifications.services import email_enqueue
 from webhooks import signing
@@ -73,11 +72,6 @@ def _enqueue(task_name: str, *args: Any) -> None:
     from webhooks import tasks
 
     task = getattr(tasks, task_name)
-    key = (task_name, args)
-    connection = transaction.get_connection()
-    # One send per distinct task and arguments per transaction (a batch of events needs one dispatch).
-    if any(getattr(func, "webhooks_task_key", None) == key for _, func, _ in connection.run_on_commit):
-        return
 
     def send() -> None:
         try:
@@ -85,8 +79,8 @@ def _enqueue(task_name: str, *args: Any) -> None:
         except Exception:  # the broker is down; the row waits for the next tick
             logger.warning("Could not enqueue %s; the beat tick will pick it up", task_name, exc_info=True)
 
-    send.webhooks_task_key = key  # type: ignore[attr-defined]
-    transaction.on_commit(send)
+    # One send per distinct task and arguments per transaction (a batch of events needs one dispatch).
+    on_commit_once(("webhooks", task_name, args), send)
 
 
 # --- Events (the outbox) -------------------------------------------------------------------
@@ -104,15 +98,13 @@ def event_record(
 
     `along` holds (RowInserter, instance) pairs: the change itself (the new row the event
     reports) and other rows of it, written before the event in the same statement where the
-    database allows (config.rows.insert_then_fetch, with webhooks.fanout for the deliveries).
+    database allows (core.sql.rows.insert_then_fetch, with webhooks.fanout for the deliveries).
     A row its inserter's on_conflict refuses stops the rest: its instance, the later rows' and
-    the event keep `_state.adding` True and nothing more is written. With the change in
+    the event stay unwritten (core.sql.state.unwritten) and nothing more is written. With the change in
     `along` and all of it one statement, no transaction is needed; otherwise call this inside
     the transaction that makes the change, never after it."""
     connection = transaction.get_connection()
-    if not connection.in_atomic_block and not (
-        along and type not in EMAIL_KIND_OF_EVENT and writes_in_one_statement(connection)
-    ):
+    if not in_transaction() and not (along and type not in EMAIL_KIND_OF_EVENT and writes_in_one_statement(connection)):
         raise RuntimeError("event_record must run inside the transaction of the change it reports")
     event = Event(user=user, type=type, data=data, draft_id=draft_id)
     inserts = list(along)
@@ -122,7 +114,7 @@ def event_record(
         return event
     # the rows, the event and its deliveries in one round trip where the database allows
     webhooks = insert_then_fetch([*inserts, (_EVENT_INSERT, event)], DELIVERIES, event)
-    if event._state.adding:  # a row along was refused: nothing was written
+    if unwritten(event):  # a row along was refused: nothing was written
         return event
     if any(w.active for w in webhooks):
         _enqueue("dispatch_due")
@@ -134,121 +126,6 @@ def event_record(
             dedup_key=f"event:{event.id}",
         )
     return event
-
-
-# --- Endpoints ---------------------------------------------------------------------------
-
-
-class WebhookUrlNotAllowed(Problem):
-    default_code = "webhook_url_not_allowed"
-
-
-def _url_check(url: str) -> None:
-    try:
-        outbound.target_resolve(url)
-    except outbound.UrlNotAllowed as exc:
-        raise WebhookUrlNotAllowed(str(exc), field="url") from exc
-
-
-def webhook_create(*, user, url: str, events: list[str] | None) -> Webhook:
-    """Register an endpoint. Its URL must be HTTPS and resolve only to public addresses.
-    The returned row carries the secret; the API shows it this once."""
-    _url_check(url)
-    return Webhook.objects.create(
-        user=user, url=url, events=sorted(set(events or [])), secret=signing.secret_generate()
-    )
-
-
-def webhook_update(
-    *,
-    webhook: Webhook,
-    active: bool | None = None,
-    events: list[str] | None = None,
-    url: str | None = None,
-) -> Webhook:
-    """Change the URL or the event filter, or disable / re-enable the endpoint. A new URL
-    passes the same check as at registration; deliveries still owed go to it. Re-enabling
-    re-checks the URL and sends the deliveries that waited while it was off."""
-    # DNS: before the transaction, never while holding the row
-    if url is not None:
-        _url_check(url)
-    elif active is True and not webhook.active:
-        _url_check(webhook.url)
-    with transaction.atomic():
-        webhook = Webhook.objects.select_for_update().get(pk=webhook.pk)
-        if url is not None:
-            webhook.url = url
-        if events is not None:
-            webhook.events = sorted(set(events))
-        if active is True and not webhook.active:
-            webhook.active, webhook.disabled_at, webhook.disabled_reason = True, None, ""
-            webhook.consecutive_failures, webhook.last_failure_at = 0, None
-            _enqueue("dispatch_due")
-        elif active is False and webhook.active:
-            webhook.active, webhook.disabled_at, webhook.disabled_reason = False, timezone.now(), "Disabled by owner."
-        webhook.save()
-        return webhook
-
-
-def webhook_rotate_secret(
-    *, webhook: Webhook, overlap_hours: int | None = None, now: datetime | None = None
-) -> Webhook:
-    """Give the endpoint a new signing secret; the returned row carries it (shown this once).
-    For `overlap_hours` (default WEBHOOKS_SECRET_OVERLAP_HOURS) deliveries are signed with
-    the replaced secret too, so the receiver can switch without dropping any; 0 retires it
-    at once (a leaked secret). A rotation during an overlap retires the older secret."""
-    now = now or timezone.now()
-    hours = settings.WEBHOOKS_SECRET_OVERLAP_HOURS if overlap_hours is None else overlap_hours
-    with transaction.atomic():
-        webhook = Webhook.objects.select_for_update().get(pk=webhook.pk)
-        if hours > 0:
-            webhook.previous_secret, webhook.previous_secret_expires_at = webhook.secret, now + timedelta(hours=hours)
-        else:
-            webhook.previous_secret, webhook.previous_secret_expires_at = "", None
-        webhook.secret = signing.secret_generate()
-        webhook.save(update_fields=["secret", "previous_secret", "previous_secret_expires_at"])
-        return webhook
-
-
-def webhook_delete(*, webhook: Webhook) -> None:
-    webhook.delete()
-
-
-def webhook_send_test(*, webhook: Webhook, now: datetime | None = None) -> Delivery:
-    """Record a `test` event and deliver it to this endpoint only."""
-    if not webhook.active:
-        raise Conflict("The endpoint is disabled; re-enable it first.", code="webhook_disabled")
-    now = now or timezone.now()
-    with transaction.atomic():
-        event = event_record(
-            user=webhook.user,
-            type=EventType.TEST,
-            data={
-                "webhookId": str(webhook.id),
-                "message": "This is a test event from the payment drafts service.",
-                "occurredAt": json_datetime(now),
-            },
-        )
-        delivery = Delivery.objects.create(webhook=webhook, event=event, next_attempt_at=now)
-        _enqueue("dispatch_due")
-        return delivery
-
-
-def delivery_redeliver(*, delivery: Delivery, now: datetime | None = None) -> Delivery:
-    """Send a delivery again (same id, so receivers still recognise it), with a fresh round
-    of attempts."""
-    now = now or timezone.now()
-    with transaction.atomic():
-        delivery = Delivery.objects.select_for_update().select_related("webhook").get(pk=delivery.pk)
-        if not delivery.webhook.active:
-            raise Conflict("The endpoint is disabled; re-enable it first.", code="webhook_disabled")
-        if delivery.attempts.filter(state__in=OPEN_STATES, claimed_at__gte=now - attempt_lease()).exists():
-            raise Conflict("An attempt of this delivery is under way.", code="delivery_in_progress")
-        delivery.status, delivery.attempt_count = DeliveryStatus.PENDING, 0
-        delivery.next_attempt_at, delivery.delivered_at = now, None
-        delivery.save()
-        _enqueue("dispatch_due")
-        return delivery
 
 
 # --- Dispatch: claim due deliveries ------------------------------------------------------
@@ -437,25 +314,28 @@ def attempt_send(
     return _attempt_finish(attempt=attempt, outcome=outcome, now=now)
 
 
+# Table names from the models (raw SQL below).
+_DELIVERIES, _ATTEMPTS, _ENDPOINTS, _EVENTS = map(table_name, (Delivery, DeliveryAttempt, Webhook, Event))
+
 # A success in one statement (one round trip, one commit): the attempt is recorded even when
 # another round already settled the delivery; the delivery is Succeeded only if still Pending;
 # the endpoint's row is touched (and locked) only when there is a failure streak to end.
-_SUCCEEDED_SQL = """
+_SUCCEEDED_SQL = f"""
 WITH done AS (
-    UPDATE webhooks_deliveryattempt
-    SET state = 'Done', finished_at = %(now)s, status_code = %(status_code)s,
+    UPDATE {_ATTEMPTS}
+    SET state = '{AttemptState.DONE}', finished_at = %(now)s, status_code = %(status_code)s,
         duration_ms = %(duration_ms)s, error = %(error)s, response_excerpt = %(excerpt)s
     WHERE id = %(attempt)s
     RETURNING delivery_id
 ), delivered AS (
-    UPDATE webhooks_delivery
-    SET status = 'Succeeded', delivered_at = %(now)s, next_attempt_at = NULL
-    WHERE id IN (SELECT delivery_id FROM done) AND status = 'Pending'
+    UPDATE {_DELIVERIES}
+    SET status = '{DeliveryStatus.SUCCEEDED}', delivered_at = %(now)s, next_attempt_at = NULL
+    WHERE id IN (SELECT delivery_id FROM done) AND status = '{DeliveryStatus.PENDING}'
     RETURNING webhook_id
 )
-UPDATE webhooks_webhook SET consecutive_failures = 0, last_failure_at = NULL
+UPDATE {_ENDPOINTS} SET consecutive_failures = 0, last_failure_at = NULL
 WHERE id IN (SELECT webhook_id FROM delivered) AND (consecutive_failures > 0 OR last_failure_at IS NOT NULL)
-"""
+"""  # noqa: S608 (names and values from the models)
 
 
 def _attempt_finish(*, attempt: DeliveryAttempt, outcome: outbound.Response, now: datetime | None) -> DeliveryAttempt:

@@ -4,7 +4,7 @@ from django.utils import timezone
 from rest_framework import serializers
 
 from accounts.scopes import ALL_SCOPES
-from config.api.serializers import PlainTextField, StrictSerializer
+from core.api.serializers import PlainTextField, StrictSerializer
 
 
 class CreateApiKeyRequestSerializer(StrictSerializer):

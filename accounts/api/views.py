@@ -12,8 +12,8 @@ from accounts.api.serializers import (
 )
 from accounts.selectors import api_key_list
 from accounts.services import api_key_create, api_key_revoke
-from config.api.pagination import PageQuerySerializer, paged_envelope_serializer, paginate
-from config.routing import UUID_PATTERN
+from core.api.pagination import PageQuerySerializer, paged_envelope_serializer, paginate
+from core.routing import UUID_PATTERN
 
 
 class ApiKeyViewSet(viewsets.ViewSet):

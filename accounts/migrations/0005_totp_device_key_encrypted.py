@@ -3,7 +3,7 @@ accounts.TotpDevice (the key encrypted at rest). The old table, where an earlier
 one, is emptied: no key stays in clear. Backwards, the devices go back if that table exists."""
 
 import accounts.models
-import config.encryption
+import core.encryption
 import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
@@ -85,7 +85,7 @@ class Migration(migrations.Migration):
                         blank=True, help_text="The most recent date and time this device was used.", null=True
                     ),
                 ),
-                ("key", config.encryption.EncryptedTextField(default=accounts.models.totp_key_new)),
+                ("key", core.encryption.EncryptedTextField(default=accounts.models.totp_key_new)),
                 ("step", models.PositiveSmallIntegerField(default=30)),
                 ("t0", models.BigIntegerField(default=0)),
                 ("digits", models.PositiveSmallIntegerField(choices=[(6, 6), (8, 8)], default=6)),

@@ -3,8 +3,8 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from addressbook.models import AddressDirection
-from config.api.pagination import PageQuerySerializer
-from config.api.serializers import StrictSerializer
+from core.api.pagination import PageQuerySerializer
+from core.api.serializers import StrictSerializer
 from payments.enums import Network
 
 

@@ -11,8 +11,8 @@ from addressbook.api.serializers import (
     AddressBookUpsertRequestSerializer,
 )
 from addressbook.selectors import address_book_entry_get, address_book_list
-from config.api.pagination import page_of, paged_envelope_serializer
-from config.routing import UUID_PATTERN
+from core.api.pagination import page_of, paged_envelope_serializer
+from core.routing import UUID_PATTERN
 
 
 def _fields(request) -> dict:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from config.api.pagination import PageQuerySerializer, paged_envelope_serializer
-from config.api.serializers import StrictSerializer
+from core.api.pagination import PageQuerySerializer, paged_envelope_serializer
+from core.api.serializers import StrictSerializer
 from payments.enums import Currency, Network
 
 

@@ -11,8 +11,8 @@ from chainwatch.api.serializers import (
     TransferListResponseSerializer,
 )
 from chainwatch.unmatched import transfer_attach, unmatched_json, unmatched_list
-from config.api.pagination import page_of
-from config.routing import UUID_PATTERN
+from core.api.pagination import page_of
+from core.routing import UUID_PATTERN
 from drafts.api.serializers import DraftResponseSerializer
 from drafts.presenters import draft_json
 

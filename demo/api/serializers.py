@@ -2,8 +2,9 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from config.api.serializers import StrictSerializer
-from payments.enums import Currency, DraftStatus, Network
+from core.api.serializers import StrictSerializer
+from drafts.enums import DraftStatus
+from payments.enums import Currency, Network
 
 
 class CreateDemoDraftRequestSerializer(StrictSerializer):

@@ -7,8 +7,8 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api.responses import created_response, resource_url
-from config.api.throttling import PerIpThrottle
+from core.api.responses import created_response, resource_url
+from core.api.throttling import PerIpThrottle
 from demo.api.serializers import (
     CreateDemoDraftRequestSerializer,
     DemoConfigResponseSerializer,

@@ -13,12 +13,12 @@ from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
 from addressbook.selectors import address_book_receiver, default_receiver
-from config.api.problems import problem_from_validation
+from core.api.problems import problem_from_validation
 from drafts.api.serializers import CreateDraftRequestSerializer
-from drafts.idempotency import Outcome, Record, run_idempotently, validate_key
+from drafts.creation import draft_create_from_request
+from drafts.idempotency import KeyTaken, Outcome, Record, run_idempotently, validate_key
 from drafts.presenters import draft_json
 from drafts.requests import DraftRequest, Origin
-from drafts.services import draft_create_from_request
 
 
 def draft_request_from_body(body: Any, *, user) -> DraftRequest:
@@ -51,16 +51,16 @@ def create_draft_outcome(
     if idempotency_key is not None:
         validate_key(idempotency_key, field=key_field)
 
-    def work(record: Record) -> Outcome:
+    def work(record: Record) -> Outcome | KeyTaken:
         request = draft_request_from_body(body, user=user)
-
-        def answer(draft) -> list:  # the stored response goes into the draft's own statement
-            created["outcome"] = Outcome(status=201, body=draft_json(draft))
-            return record.rows(created["outcome"])
-
-        created: dict[str, Outcome] = {}
-        draft_create_from_request(user=user, request=request, origin=Origin.api(), now=timezone.now(), along=answer)
-        record.check()  # the key was taken: nothing was written, the first answer is replayed
-        return created["outcome"]
+        draft_create_from_request(
+            user=user,
+            request=request,
+            origin=Origin.api(),
+            now=timezone.now(),
+            # the answer, stored in the draft's own statement, once the draft is complete
+            along=lambda draft: record.rows(Outcome(status=201, body=draft_json(draft))),
+        )
+        return record.result()  # the answer, or KEY_TAKEN: nothing written, the first answer replayed
 
     return run_idempotently(user=user, key=idempotency_key, body=body, work=work)

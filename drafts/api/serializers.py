@@ -5,8 +5,8 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from config.api.pagination import PageQuerySerializer
-from config.api.serializers import (
+from core.api.pagination import PageQuerySerializer
+from core.api.serializers import (
     CurrencyCodeField,
     PlainTextField,
     StrictBooleanField,
@@ -15,8 +15,9 @@ from config.api.serializers import (
     StrictIntegerField,
     StrictSerializer,
 )
+from drafts.enums import DraftStatus
 from drafts.settlement import SETTLEMENT_CURRENCIES
-from payments.enums import Currency, DraftStatus, FeePlacement, Method, Network
+from payments.enums import Currency, FeePlacement, Method, Network
 
 INT64_MAX = 2**63 - 1
 MAX_EXPIRY_HOURS = 720

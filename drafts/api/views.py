@@ -1,27 +1,19 @@
 from __future__ import annotations
 
 from django.http import HttpResponse
-from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from config.api.pagination import page_of
-from config.api.problems import problem_from_validation
-from config.api.responses import created_response, outcome_response, resource_url
-from config.problems import Conflict, Problem
-from config.routing import UUID_PATTERN
-from config.wire import json_number
+from core.api.responses import outcome_response
+from core.routing import UUID_PATTERN
 from drafts import services
 from drafts.api.creation import create_draft_outcome
+from drafts.api.edge import draft_batch_json, draft_page_json, tx_template_json
 from drafts.api.serializers import (
-    AccruedFeesResponseSerializer,
     BatchCreateDraftsRequestSerializer,
-    BatchDraftItemSerializer,
     BatchDraftResultSerializer,
     CreateDraftRequestSerializer,
     DraftFeesResponseSerializer,
@@ -29,21 +21,11 @@ from drafts.api.serializers import (
     DraftListResponseSerializer,
     DraftResponseSerializer,
     DraftStatusResponseSerializer,
-    FeeQuoteRequestSerializer,
-    FeeQuoteResponseSerializer,
-    SettleAccruedFeesRequestSerializer,
     TxTemplateResponseSerializer,
 )
-from drafts.documents import draft_fees_json, draft_pdf, draft_tx_template
-from drafts.idempotency import Outcome
-from drafts.planning import fee_estimate
+from drafts.documents import draft_fees_json, draft_pdf
 from drafts.presenters import draft_json, draft_status_json
-from drafts.requests import DraftRequest
-from drafts.selectors import draft_get, draft_list
-from drafts.services import fee_placement_estimate
-from drafts.settlement import settlement_open
-from fees.ledger import balance_of
-from payments.registry import format_amount
+from drafts.selectors import draft_get
 
 CREATE_DRAFT_EXAMPLES = [
     OpenApiExample(
@@ -102,7 +84,7 @@ class DraftViewSet(viewsets.ViewSet):
         "pdf": "drafts:read",
         "tx_template": "drafts:read",
     }
-    # Their own rate limits per key and per account (config.ratelimits), besides the read/write one.
+    # Their own rate limits per key and per account (core.ratelimits), besides the read/write one.
     cost_classes = {"batch": "batch", "pdf": "pdf", "tx_template": "tx-template"}
     problem_statuses = {
         "create": (402, 409, 422, 503),
@@ -202,123 +184,3 @@ class DraftViewSet(viewsets.ViewSet):
     @action(detail=True, methods=["get"], url_path="tx-template")
     def tx_template(self, request, pk=None):
         return Response(tx_template_json(draft=draft_get(user=request.user, draft_id=pk)))
-
-
-# Edge functions: the bodies of the operations above, shared by the REST views and the MCP tools.
-
-
-def draft_page_json(*, user, query: dict) -> dict:
-    """GET /drafts: one page of the account's drafts for the (unvalidated) query parameters."""
-    params = DraftListQuerySerializer(data=query)
-    params.is_valid(raise_exception=True)
-    filters = params.validated_data
-    page = page_of(draft_list(user=user, filters=filters), page=filters["page"], page_size=filters["pageSize"])
-    return page.envelope([draft_json(d) for d in page.items])
-
-
-def draft_batch_json(*, user, body) -> list[dict]:
-    """POST /drafts/batch: one result per item, each created (or refused) on its own."""
-    request = BatchCreateDraftsRequestSerializer(data=body)
-    request.is_valid(raise_exception=True)
-    return [_batch_item(user, index, raw) for index, raw in enumerate(request.validated_data["items"])]
-
-
-def _batch_item(user, index: int, raw: dict) -> dict:
-    item = BatchDraftItemSerializer(data=raw)
-    if not item.is_valid():
-        return {"index": index, "error": _error_text(_item_problem(item).document())}
-    try:
-        outcome = create_draft_outcome(
-            user=user,
-            body=item.validated_data["draft"],
-            idempotency_key=item.validated_data.get("idempotencyKey"),
-            key_field="idempotencyKey",
-        )
-    except Problem as exc:
-        outcome = Outcome(status=exc.status_code, body=exc.document())
-    if outcome.status >= 400:
-        return {"index": index, "error": _error_text(outcome.body)}
-    return {"index": index, "draft": outcome.body, "error": None}
-
-
-def tx_template_json(*, draft) -> dict:
-    """GET /drafts/{id}/tx-template: a 409 for drafts that are not paid by an on-chain Bitcoin transaction."""
-    template = draft_tx_template(draft)
-    if template is None:
-        raise Conflict(
-            "Transaction templates are for on-chain Bitcoin drafts; pay this draft with its paymentUri.",
-            code="tx_template_not_applicable",
-        )
-    return template
-
-
-def _error_text(problem: dict) -> str:
-    fields = [e["field"] for e in problem.get("errors", []) if e.get("field")]
-    where = f" ({', '.join(fields)})" if fields else ""
-    return f"{problem['code']}: {problem['detail']}{where}"
-
-
-def _item_problem(item: BatchDraftItemSerializer) -> Problem:
-    return problem_from_validation(ValidationError(item.errors))
-
-
-class AccruedFeesView(APIView):
-    required_scopes = {"GET": "fees:read"}
-
-    @extend_schema(
-        summary="Fees accrued by single-output and Lightning payments, and whether the account is blocked",
-        responses=AccruedFeesResponseSerializer,
-    )
-    def get(self, request):
-        return Response(balance_of(request.user).as_json())
-
-
-class SettleAccruedFeesView(APIView):
-    required_scopes = {"POST": "fees:write"}
-    problem_statuses = {"POST": (409, 503)}
-
-    @extend_schema(
-        summary="Open one draft that pays all accrued fees to the operator",
-        request=SettleAccruedFeesRequestSerializer,
-        responses={201: DraftResponseSerializer},
-    )
-    def post(self, request):
-        body = settlement_json(user=request.user, body=request.data)
-        return created_response(body, location=resource_url("draft-detail", pk=body["id"]))
-
-
-def settlement_json(*, user, body) -> dict:
-    """POST /fees/accrued/settle: the settlement draft; shared by REST and MCP."""
-    request = SettleAccruedFeesRequestSerializer(data=body)
-    request.is_valid(raise_exception=True)
-    return draft_json(settlement_open(user=user, **request.validated_data))
-
-
-class FeeQuoteView(APIView):
-    required_scopes = {"POST": "fees:read"}
-
-    @extend_schema(
-        summary="The platform fee for an amount, currency and network, without creating anything",
-        request=FeeQuoteRequestSerializer,
-        responses=FeeQuoteResponseSerializer,
-    )
-    def post(self, request):
-        return Response(fee_quote_json(body=request.data))
-
-
-def fee_quote_json(*, body) -> dict:
-    """POST /fees/quote: what a draft of this amount would be charged now; shared by REST and MCP."""
-    request = FeeQuoteRequestSerializer(data=body)
-    request.is_valid(raise_exception=True)
-    plan = fee_estimate(request=DraftRequest.from_api(request.validated_data), now=timezone.now())
-    return {
-        "network": str(plan.asset.network),
-        "currency": str(plan.asset.currency),
-        "paymentMethod": str(plan.method),
-        "amountSats": plan.amount_base_units,
-        "amount": format_amount(plan.amount_base_units, plan.asset),
-        "fiatCurrency": plan.fiat_currency,
-        "fiatAmount": json_number(plan.fiat_amount),
-        "quote": plan.quote.as_json() | {"nudgeBaseUnits": 0},
-        "platformFee": plan.fee.as_json(fee_placement_estimate(plan=plan)),
-    }

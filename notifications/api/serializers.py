@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from config.api.serializers import StrictBooleanField, StrictSerializer
+from core.api.serializers import StrictBooleanField, StrictSerializer
 
 
 class NotificationPreferenceSerializer(serializers.Serializer):

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from config.api.pagination import PageQuerySerializer
-from config.api.serializers import StrictSerializer
+from core.api.pagination import PageQuerySerializer
+from core.api.serializers import StrictSerializer
+from drafts.enums import DraftStatus
 from paylinks.models import PaymentRequestStatus
-from payments.enums import Currency, DraftStatus, Method, Network
+from payments.enums import Currency, Method, Network
 
 MAX_EXPIRY_HOURS = 720
 

@@ -7,17 +7,14 @@ from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api.pagination import page_of
-from config.api.problems import problem_from_validation
-from config.api.responses import outcome_response
-from config.api.throttling import ApiRateThrottle
+from core.api.responses import outcome_response
+from core.api.throttling import ApiRateThrottle
 from drafts.api.views import IDEMPOTENCY_HEADER, UUID_PATTERN
-from drafts.idempotency import Outcome, run_idempotently, validate_key
 from paylinks import services
+from paylinks.api.edge import payment_request_create_outcome, payment_request_page
 from paylinks.api.serializers import (
     CheckoutReceiptSerializer,
     CheckoutResponseSerializer,
@@ -29,7 +26,7 @@ from paylinks.api.serializers import (
     PaymentRequestResponseSerializer,
 )
 from paylinks.presenters import checkout_json, checkout_selection_json, checkout_status_json, payment_request_json
-from paylinks.selectors import payment_request_by_token, payment_request_get, payment_request_list
+from paylinks.selectors import payment_request_by_token, payment_request_get
 
 TOKEN_PATTERN = r"[A-Za-z0-9_-]{20,64}"
 
@@ -77,61 +74,6 @@ class PaymentRequestViewSet(viewsets.ViewSet):
     def cancel(self, request, pk=None):
         payment_request = payment_request_get(user=request.user, payment_request_id=pk)
         return Response(payment_request_json(services.payment_request_cancel(payment_request=payment_request)))
-
-
-# Edge functions: the bodies of the operations above, shared by the REST views and the MCP tools.
-
-
-def payment_request_page(*, user, query: dict) -> tuple[list[dict], int]:
-    """GET /payment-requests: one page (a plain array) and the total for X-Total-Count."""
-    params = PaymentRequestListQuerySerializer(data=query)
-    params.is_valid(raise_exception=True)
-    filters = params.validated_data
-    found = payment_request_list(user=user, filters=filters)
-    page = page_of(found, page=filters["page"], page_size=filters["pageSize"])
-    return [payment_request_json(p) for p in page.items], page.total
-
-
-def payment_request_create_outcome(
-    *, user, body, idempotency_key: str | None, key_field: str = "Idempotency-Key"
-) -> Outcome:
-    """POST /payment-requests: create once per (account, key, body); 201 and the request, or a problem."""
-    if idempotency_key is not None:
-        validate_key(idempotency_key, field=key_field)
-    # Keys are per account and shared with draft creation: the body is namespaced so a
-    # key reused across the two endpoints is a 422, never the other endpoint's answer.
-    return run_idempotently(
-        user=user,
-        key=idempotency_key,
-        body={"paymentRequest": body},
-        work=lambda record: _create(user, body, record),
-    )
-
-
-def _create(user, body, record) -> Outcome:
-    data = CreatePaymentRequestSerializer(data=body)
-    try:
-        data.is_valid(raise_exception=True)
-    except ValidationError as exc:  # as a Problem, so the idempotency record keeps the 400
-        raise problem_from_validation(exc) from None
-    fields = data.validated_data
-    created: dict[str, Outcome] = {}
-
-    def store(payment_request) -> None:  # inside the request's transaction
-        created["outcome"] = Outcome(status=201, body=payment_request_json(payment_request))
-        record(created["outcome"])
-
-    services.payment_request_create(
-        user=user,
-        fiat_currency=fields["fiatCurrency"],
-        fiat_amount=fields["fiatAmount"],
-        options=fields["options"],
-        order_id=fields.get("orderId"),
-        memo=fields.get("memo"),
-        expiry_hours=fields.get("expiryHours"),
-        on_created=store,
-    )
-    return created["outcome"]
 
 
 # --- Checkout (payer side) -------------------------------------------------------------

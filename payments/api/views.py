@@ -4,8 +4,8 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from payments.api.serializers import RatesQuerySerializer, RatesResponseSerializer
-from payments.selectors import rates_list
+from payments.api.edge import rates_json
+from payments.api.serializers import RatesResponseSerializer
 
 
 class RatesView(APIView):
@@ -22,10 +22,3 @@ class RatesView(APIView):
     )
     def get(self, request):
         return Response(rates_json(query=request.query_params))
-
-
-def rates_json(*, query) -> dict:
-    """GET /rates for the (unvalidated) query parameters; shared by REST and MCP."""
-    params = RatesQuerySerializer(data=query)
-    params.is_valid(raise_exception=True)
-    return rates_list(ccy=params.validated_data["ccy"], asset=params.validated_data.get("asset"))

@@ -25,8 +25,8 @@ from django.conf import settings
 from django.core.cache import cache
 from django.utils import timezone
 
-from config.problems import Problem, ServiceUnavailable
-from config.wire import json_datetime
+from core.problems import Problem, ServiceUnavailable
+from core.wire import json_datetime
 from payments.rates import health
 from payments.rates.combine import SourcePrice, combine
 from payments.rates.fiat import FIAT_CURRENCIES

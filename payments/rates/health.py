@@ -9,7 +9,7 @@ from __future__ import annotations
 from django.core.cache import cache
 from django.utils import timezone
 
-from config.wire import json_datetime
+from core.wire import json_datetime
 
 EVENTS = ("failures", "outliers")
 _PREFIX = "payments:rates"

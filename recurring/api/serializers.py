@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from config.api.serializers import StrictSerializer
+from core.api.serializers import StrictSerializer
 from drafts.api.serializers import CreateDraftRequestSerializer
 from recurring.models import RecurrenceInterval
 

@@ -5,8 +5,8 @@ from rest_framework import viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from config.api.pagination import PageQuerySerializer, paged_envelope_serializer, paginate
-from config.routing import UUID_PATTERN
+from core.api.pagination import PageQuerySerializer, paged_envelope_serializer, paginate
+from core.routing import UUID_PATTERN
 from recurring import services
 from recurring.api.serializers import CreateRecurringTemplateRequestSerializer, RecurringTemplateSerializer
 from recurring.presenters import recurring_template_json

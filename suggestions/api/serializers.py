@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from config.api.serializers import PlainTextField, StrictSerializer
+from core.api.serializers import PlainTextField, StrictSerializer
 from suggestions.models import MAX_TEXT_LENGTH
 
 

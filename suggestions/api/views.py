@@ -5,7 +5,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api.throttling import PerIpThrottle
+from core.api.throttling import PerIpThrottle
 from suggestions.api.serializers import SuggestionRequestSerializer, SuggestionResponseSerializer
 from suggestions.services import suggestion_create
 

@@ -12,9 +12,9 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from accounts.models import User
+from drafts.enums import DraftStatus
 from drafts.models import Draft
 from notifications.services import emails_send_due
-from payments.enums import DraftStatus
 from tests.accounts.conftest import PASSWORD, csrf_call, csrf_post, sign_in
 from tests.factories import make_draft
 from webhooks.models import Event, Webhook

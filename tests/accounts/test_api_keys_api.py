@@ -161,7 +161,7 @@ def test_the_dashboard_and_the_command_refuse_a_key_past_the_cap(owner, make_key
 @pytest.mark.django_db(transaction=True)
 def test_keys_created_at_once_stop_at_the_cap(owner, settings):
     from accounts.services import api_key_create
-    from config.problems import Conflict
+    from core.problems import Conflict
     from tests.concurrency import run_at_once
 
     settings.API_KEYS_PER_ACCOUNT_MAX = 2

@@ -17,7 +17,7 @@ from django.db import connection
 
 from accounts.models import TotpDevice
 from accounts.totp import totp_verify
-from config.encryption import fernet_key
+from core.encryption import fernet_key
 from tests.accounts.conftest import csrf_post
 from tests.accounts.test_totp import code_at, setup
 

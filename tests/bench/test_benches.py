@@ -154,12 +154,14 @@ def test_mcp_bench_prints_tool_call_and_rest_figures():
 def test_embedded_bench_soaks_make_run_and_loses_nothing():
     """`make run`'s embedded default (SQLite, the embedded broker) under drafts, their webhooks and
     sign-ins: nothing lost, no process restarted, every emailed code within 30 s."""
-    out = _run("embedded_bench.py", "--drafts", "12", "--seconds", "12", "--probe-every", "3")
-    assert re.search(r"^drafts created: +12 \(refused 0\)", out, re.M), out
-    assert re.search(r"^webhooks received: +12 \(lost 0\)", out, re.M), out
+    # 8 drafts a second: the old filesystem broker (about 2 tasks a second, beat using 1.3) left
+    # the codes minutes behind at this rate.
+    out = _run("embedded_bench.py", "--drafts", "120", "--seconds", "15", "--probe-every", "3")
+    assert re.search(r"^drafts created: +120 \(refused 0\)", out, re.M), out
+    assert re.search(r"^webhooks received: +120 \(lost 0\)", out, re.M), out
     codes = re.search(r"^sign-in code delay: +p50 ([\d.]+) s +max ([\d.]+) s +\((\d+) codes\)", out, re.M)
     assert codes and int(codes[3]) >= 2 and float(codes[2]) < 30, out
     assert re.search(r"^process restarts: +0$", out, re.M), out
-    assert re.search(r"^tracebacks in output: +0$", out, re.M), out
+    assert re.search(r"^tracebacks in output: +0 ", out, re.M), out
     assert re.search(r"^damaged broker files: +0$", out, re.M), out
     assert re.search(r"^worker tasks: +\d+ \([\d.]+/s\)$", out, re.M), out

@@ -10,8 +10,9 @@ from django.utils import timezone
 
 from chainwatch.models import Cursor, ObservedTransfer
 from chainwatch.tasks import watcher_run
+from drafts.enums import DraftStatus
 from fees.models import AccruedFee
-from payments.enums import Currency, DraftStatus, FeePlacement, Method, Network
+from payments.enums import Currency, FeePlacement, Method, Network
 from tests.factories import make_draft
 from webhooks.models import Event
 

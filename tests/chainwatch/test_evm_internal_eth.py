@@ -12,7 +12,8 @@ import requests
 
 from chainwatch.models import INTERNAL_CALL_INDEX, Cursor, ObservedTransfer
 from chainwatch.tasks import watcher_run
-from payments.enums import Currency, DraftStatus, Network
+from drafts.enums import DraftStatus
+from payments.enums import Currency, Network
 from tests.chainwatch import payer_contract
 from tests.chainwatch.conftest import rpc_proxy
 from tests.factories import make_draft

@@ -9,7 +9,8 @@ from django.utils import timezone
 
 from chainwatch.models import Cursor, ObservedTransfer
 from chainwatch.tasks import chainwatch_run, watcher_pass, watcher_run
-from payments.enums import Currency, DraftStatus, Network
+from drafts.enums import DraftStatus
+from payments.enums import Currency, Network
 from tests.chainwatch.conftest import rpc_proxy
 from tests.concurrency import run_at_once
 from tests.factories import make_draft

@@ -11,8 +11,9 @@ import pytest
 
 from chainwatch.models import Cursor
 from chainwatch.tasks import watcher_run
-from payments.enums import Currency, DraftStatus, FeePlacement, Method, Network
-from tests.chainwatch.fakes import FakeLightning
+from drafts.enums import DraftStatus
+from payments.enums import Currency, FeePlacement, Method, Network
+from tests.chainwatch.fakes_lightning import FakeLightning
 from tests.factories import make_draft
 from webhooks.models import Event
 

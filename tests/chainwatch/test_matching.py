@@ -11,8 +11,9 @@ from chainwatch.evm import wei_to_gwei
 from chainwatch.matching import match_network
 from chainwatch.models import ObservedTransfer
 from chainwatch.networks import token_address
-from config.env import network_env_suffix
-from payments.enums import Currency, DraftStatus, Network
+from core.env import network_env_suffix
+from drafts.enums import DraftStatus
+from payments.enums import Currency, Network
 from tests.factories import make_draft
 
 pytestmark = pytest.mark.django_db

@@ -10,8 +10,9 @@ from solders.keypair import Keypair
 from chainwatch.models import Cursor, ObservedTransfer
 from chainwatch.solana import associated_token_address
 from chainwatch.tasks import watcher_run
+from drafts.enums import DraftStatus
 from drafts.models import Draft
-from payments.enums import Currency, DraftStatus, Network
+from payments.enums import Currency, Network
 from payments.registry import get_asset
 from tests.factories import make_draft
 from webhooks.models import Event

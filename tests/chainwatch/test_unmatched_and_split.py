@@ -10,9 +10,10 @@ from django.utils import timezone
 
 from chainwatch.matching import match_network
 from chainwatch.models import ObservedTransfer, UnmatchedTransfer
+from drafts.enums import DraftStatus
 from notifications.emails import email_render
 from notifications.models import EmailNotification
-from payments.enums import Currency, DraftStatus, Network
+from payments.enums import Currency, Network
 from tests.factories import make_draft
 from webhooks.models import Event
 

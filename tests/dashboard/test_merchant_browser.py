@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from accounts.services import api_key_create
 from addressbook.models import AddressBookEntry
-from payments.enums import DraftStatus
+from drafts.enums import DraftStatus
 from tests.dashboard.test_browser import (
     SHOTS,
     _axe_serious,

@@ -18,8 +18,8 @@ from addressbook.models import AddressBookEntry
 from dashboard import charts
 from dashboard.forms import SettleForm
 from dashboard.preferences import Display, display_of
+from drafts.enums import DraftStatus
 from drafts.models import Draft
-from payments.enums import DraftStatus
 from tests.drafts.conftest import ADDRESSES, FEE_ADDRESSES
 from tests.factories import make_draft
 from tests.formats.conftest import make_invoice, node_key  # noqa: F401 - Lightning fixtures

@@ -10,8 +10,8 @@ import pytest
 from django.test import Client, override_settings
 
 from accounts.models import ApiKey
+from drafts.enums import DraftStatus
 from drafts.models import Draft
-from payments.enums import DraftStatus
 from tests.drafts.conftest import ADDRESSES, FEE_ADDRESSES
 from tests.factories import make_draft
 from webhooks.models import Webhook

@@ -1,6 +1,6 @@
 """Run as a script against an SQLite database (see test_collisions_on_sqlite.py): creates the
 same exact-amount draft twice and the same fiat-priced draft twice, and prints the answers;
-then (the statements built once per process, config/rows.py, on SQLite) reads a draft back,
+then (the statements built once per process, core/sql/rows.py, on SQLite) reads a draft back,
 repeats an idempotent creation and totals accrued fees."""
 
 from __future__ import annotations

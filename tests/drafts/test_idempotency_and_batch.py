@@ -212,8 +212,8 @@ def test_a_batch_of_25_is_accepted(api_client):
 def test_a_creation_outside_any_transaction_is_one_statement_and_a_retry_writes_nothing(make_key, owner, settings):
     from django.test.utils import CaptureQueriesContext
 
+    from webhooks.endpoints import webhook_create
     from webhooks.models import Delivery, Event
-    from webhooks.services import webhook_create
 
     settings.OUTBOUND_ALLOW_LOOPBACK = True
     webhook = webhook_create(user=owner, url="https://127.0.0.1/hooks", events=["draft.created"])

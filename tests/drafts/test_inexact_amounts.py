@@ -2,16 +2,16 @@
 
 import pytest
 
-from drafts import services
-from payments.enums import Currency, DraftStatus
-from tests.factories import make_draft
+from drafts.enums import DraftStatus
+from payments.enums import Currency
+from tests.factories import draft_payment_observed, make_draft
 
 pytestmark = pytest.mark.django_db
 
 
 def test_an_amount_that_only_rounds_to_the_billed_one_is_a_mismatch_not_a_payment(owner):
     draft = make_draft(owner, currency=Currency.ETH, amount_base_units=1_000_000_000, required_confirmations=1)
-    services.draft_payment_observed(
+    draft_payment_observed(
         draft_id=draft.id, tx_id="0xabc", received_base_units=1_000_000_000, confirmations=5, amount_exact=False
     )
     draft.refresh_from_db()
@@ -21,8 +21,6 @@ def test_an_amount_that_only_rounds_to_the_billed_one_is_a_mismatch_not_a_paymen
 
 def test_an_exact_amount_is_still_a_payment_by_default(owner):
     draft = make_draft(owner, currency=Currency.ETH, amount_base_units=1_000_000_000, required_confirmations=1)
-    services.draft_payment_observed(
-        draft_id=draft.id, tx_id="0xabc", received_base_units=1_000_000_000, confirmations=1
-    )
+    draft_payment_observed(draft_id=draft.id, tx_id="0xabc", received_base_units=1_000_000_000, confirmations=1)
     draft.refresh_from_db()
     assert draft.status == DraftStatus.CONFIRMED

@@ -6,10 +6,10 @@ import pytest
 import time_machine
 from django.utils import timezone
 
-from drafts import services
 from drafts.models import Draft
 from drafts.tasks import expire_drafts
 from tests.drafts.conftest import ADDRESSES
+from tests.factories import draft_payment_observed
 from tests.openapi import errors_against
 from webhooks.models import Event
 
@@ -111,9 +111,7 @@ def test_accept_received_is_only_for_amount_mismatch(api_client, create):
     draft = usdc_on_base(create)
     assert "amountMismatch" not in draft  # not nullable in the spec: absent until a mismatch arrives
     assert api_client.post(f"/api/v1/drafts/{draft['id']}/accept-received").status_code == 409
-    services.draft_payment_observed(
-        draft_id=draft["id"], tx_id="0xfeed", received_base_units=9_500_000, confirmations=0
-    )
+    draft_payment_observed(draft_id=draft["id"], tx_id="0xfeed", received_base_units=9_500_000, confirmations=0)
     body = api_client.get(f"/api/v1/drafts/{draft['id']}").json()
     assert body["status"] == "AmountMismatch"
     mismatch = body["amountMismatch"]

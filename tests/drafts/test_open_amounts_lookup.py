@@ -10,8 +10,8 @@ import re
 import pytest
 from django.db import connection
 
+from drafts.amounts import _OPEN_AMOUNTS_NEAR
 from drafts.models import Draft, DraftStatus
-from drafts.services import _OPEN_AMOUNTS_NEAR
 from tests.factories import make_draft
 
 pytestmark = pytest.mark.django_db

@@ -6,8 +6,9 @@ import pytest
 
 from chainwatch.matching import match_network
 from chainwatch.models import ObservedTransfer
+from drafts.enums import DraftStatus
 from drafts.models import Draft
-from payments.enums import Currency, DraftStatus, Network
+from payments.enums import Currency, Network
 from tests.drafts.conftest import ADDRESSES
 from tests.factories import make_draft
 

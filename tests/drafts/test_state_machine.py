@@ -6,8 +6,8 @@ import pytest
 from django.utils import timezone
 
 from drafts import services
-from payments.enums import DraftStatus
-from tests.factories import make_draft
+from drafts.enums import DraftStatus
+from tests.factories import draft_payment_observed, make_draft
 from webhooks.models import Event
 
 pytestmark = pytest.mark.django_db
@@ -19,13 +19,13 @@ def events_of(draft) -> list[str]:
 
 def test_an_exact_payment_is_seen_then_confirmed_at_the_required_count(owner):
     draft = make_draft(owner, required_confirmations=3)
-    services.draft_payment_observed(draft_id=draft.id, tx_id="0xabc", received_base_units=25_000_000, confirmations=0)
+    draft_payment_observed(draft_id=draft.id, tx_id="0xabc", received_base_units=25_000_000, confirmations=0)
     draft.refresh_from_db()
     assert draft.status == DraftStatus.SEEN and draft.paid_tx_id == "0xabc"
-    services.draft_payment_observed(draft_id=draft.id, tx_id="0xabc", received_base_units=25_000_000, confirmations=2)
+    draft_payment_observed(draft_id=draft.id, tx_id="0xabc", received_base_units=25_000_000, confirmations=2)
     draft.refresh_from_db()
     assert draft.status == DraftStatus.SEEN and draft.confirmations == 2
-    services.draft_payment_observed(draft_id=draft.id, tx_id="0xabc", received_base_units=25_000_000, confirmations=3)
+    draft_payment_observed(draft_id=draft.id, tx_id="0xabc", received_base_units=25_000_000, confirmations=3)
     draft.refresh_from_db()
     assert draft.status == DraftStatus.CONFIRMED
     assert events_of(draft) == ["draft.seen", "draft.confirmed"]
@@ -37,9 +37,7 @@ def test_an_exact_payment_is_seen_then_confirmed_at_the_required_count(owner):
 def test_observing_the_same_payment_twice_emits_nothing_new(owner):
     draft = make_draft(owner, required_confirmations=1)
     for _ in range(3):
-        services.draft_payment_observed(
-            draft_id=draft.id, tx_id="0xabc", received_base_units=25_000_000, confirmations=1
-        )
+        draft_payment_observed(draft_id=draft.id, tx_id="0xabc", received_base_units=25_000_000, confirmations=1)
     assert events_of(draft) == ["draft.seen", "draft.confirmed"]
 
 
@@ -49,16 +47,16 @@ def test_observing_the_same_payment_twice_emits_nothing_new(owner):
 )
 def test_the_ten_percent_window_is_inclusive(owner, received, expected_status):
     draft = make_draft(owner)
-    services.draft_payment_observed(draft_id=draft.id, tx_id="0x1", received_base_units=received, confirmations=0)
+    draft_payment_observed(draft_id=draft.id, tx_id="0x1", received_base_units=received, confirmations=0)
     draft.refresh_from_db()
     assert draft.status == expected_status
 
 
 def test_accepting_a_short_payment_sends_seen_with_accepted_by_owner_then_confirms(owner):
     draft = make_draft(owner, required_confirmations=2)
-    services.draft_payment_observed(draft_id=draft.id, tx_id="0x1", received_base_units=24_000_000, confirmations=0)
+    draft_payment_observed(draft_id=draft.id, tx_id="0x1", received_base_units=24_000_000, confirmations=0)
     services.draft_accept_received(draft=draft)
-    services.draft_payment_observed(draft_id=draft.id, tx_id="0x1", received_base_units=24_000_000, confirmations=2)
+    draft_payment_observed(draft_id=draft.id, tx_id="0x1", received_base_units=24_000_000, confirmations=2)
     draft.refresh_from_db()
     assert draft.status == DraftStatus.CONFIRMED
     assert events_of(draft) == ["draft.amount_mismatch", "draft.seen", "draft.confirmed"]
@@ -70,12 +68,12 @@ def test_accepting_a_short_payment_sends_seen_with_accepted_by_owner_then_confir
 
 def test_a_reorged_payment_returns_the_draft_to_pending_and_can_be_seen_again(owner):
     draft = make_draft(owner, required_confirmations=12)
-    services.draft_payment_observed(draft_id=draft.id, tx_id="0x1", received_base_units=25_000_000, confirmations=1)
+    draft_payment_observed(draft_id=draft.id, tx_id="0x1", received_base_units=25_000_000, confirmations=1)
     vanished = services.PaymentObservation(tx_id="0x1", received_base_units=25_000_000, vanished=True)
     services.draft_payment_apply(draft_id=draft.id, observation=vanished)
     draft.refresh_from_db()
     assert draft.status == DraftStatus.PENDING and draft.paid_tx_id is None
-    services.draft_payment_observed(draft_id=draft.id, tx_id="0x1", received_base_units=25_000_000, confirmations=1)
+    draft_payment_observed(draft_id=draft.id, tx_id="0x1", received_base_units=25_000_000, confirmations=1)
     draft.refresh_from_db()
     assert draft.status == DraftStatus.SEEN
 
@@ -83,7 +81,7 @@ def test_a_reorged_payment_returns_the_draft_to_pending_and_can_be_seen_again(ow
 def test_a_late_payment_moves_an_expired_draft_on_and_says_so(owner):
     draft = make_draft(owner, expires_at=timezone.now() - timedelta(hours=1), required_confirmations=1)
     assert services.draft_expire(draft_id=draft.id) is not None
-    services.draft_payment_observed(draft_id=draft.id, tx_id="0x9", received_base_units=25_000_000, confirmations=1)
+    draft_payment_observed(draft_id=draft.id, tx_id="0x9", received_base_units=25_000_000, confirmations=1)
     draft.refresh_from_db()
     assert draft.status == DraftStatus.CONFIRMED and draft.paid_late
     assert events_of(draft) == ["draft.expired", "draft.seen", "draft.confirmed"]
@@ -101,7 +99,7 @@ def test_expiring_twice_or_too_early_does_nothing(owner):
 
 def test_a_confirmed_draft_cannot_be_cancelled(owner):
     draft = make_draft(owner, required_confirmations=0)
-    services.draft_payment_observed(draft_id=draft.id, tx_id="0x1", received_base_units=25_000_000, confirmations=0)
+    draft_payment_observed(draft_id=draft.id, tx_id="0x1", received_base_units=25_000_000, confirmations=0)
     with pytest.raises(services.TransitionNotAllowed):
         services.draft_cancel(draft=draft)
 

@@ -2,7 +2,7 @@
 
 psycopg converts each statement's placeholders and caches the result, but leaves out
 statements with more than 50 parameters; the creation's statement that writes the draft, its
-event and reads the owner's webhooks has more. config.rows raises that bound: parsing the
+event and reads the owner's webhooks has more. core.sql.rows raises that bound: parsing the
 statement anew cost 8% of a creation's instructions. This test fails if a psycopg upgrade
 drops the bound or a statement outgrows it.
 """

@@ -19,6 +19,7 @@ from payments.rates import get_rate
 from tests.concurrency import run_at_once
 from tests.conftest import operator_sign_in
 from tests.drafts.conftest import ADDRESSES
+from tests.factories import draft_payment_observed
 
 OPERATOR = {
     "Mainnet": "bc1qc7slrfxkknqcq2jevvvkdgvrt8080852dfjewde450xdlk4ugp7szw5tk9",
@@ -44,9 +45,7 @@ def usdc_draft(client, amount: int = 25_000_000, network: str = "Base") -> dict:
 
 
 def pay(draft: dict, *, tx: str = "0xpaid") -> None:
-    services.draft_payment_observed(
-        draft_id=draft["id"], tx_id=tx, received_base_units=draft["amountSats"], confirmations=100
-    )
+    draft_payment_observed(draft_id=draft["id"], tx_id=tx, received_base_units=draft["amountSats"], confirmations=100)
 
 
 @pytest.mark.django_db

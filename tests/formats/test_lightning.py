@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from bech32 import bech32_decode, bech32_encode
 
-from config.problems import Problem
+from core.problems import Problem
 from payments.lightning import check_invoice_amount, decode_invoice, fetch_invoice_for_lightning_address
 from tests.formats.conftest import INVOICE_DATE, METADATA
 

@@ -12,10 +12,9 @@ import pytest
 from aiosmtpd.controller import Controller
 from django.core import mail
 
-from drafts.services import draft_payment_observed
 from notifications.models import EmailNotification
 from notifications.services import email_enqueue, emails_send_due, notification_preference_update
-from tests.factories import make_draft
+from tests.factories import draft_payment_observed, make_draft
 from tests.webhooks.conftest import record
 from webhooks.models import EventType
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from config.api.problems import Problem
+from core.api.problems import Problem
 from payments.lightning import fetch_invoice_for_lightning_address
 from tests.outbound.hostile import HOSTILE_URLS, PUBLIC_DNS, admitted_by_the_loopback_setting
 

@@ -4,9 +4,9 @@ import pytest
 from django.test import override_settings
 
 from drafts.models import Draft
-from drafts.services import draft_payment_observed
 from tests.chainwatch.conftest import anvil_factory, ethereum  # noqa: F401 - anvil for the browser test
 from tests.drafts.conftest import ADDRESSES
+from tests.factories import draft_payment_observed
 from tests.formats.conftest import lnurl_server, node_key  # noqa: F401 - Lightning fixtures
 
 BTC_LIGHTNING_ADDRESS = "alice@pay.example.com"

@@ -124,7 +124,7 @@ def test_no_banner_while_live_rates_are_fresh(owner, live):
 
 
 def test_the_start_up_notice_says_it_even_with_the_shared_cache_down(settings):
-    from config.notices import setup_notices
+    from about.notices import setup_notices
 
     settings.CACHES = {
         "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://127.0.0.1:1/0"}

@@ -6,7 +6,7 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 from web3 import Web3
 
-from config.problems import Problem
+from core.problems import Problem
 from payments.enums import Currency, Method, Network
 from payments.registry import (
     all_assets,

@@ -1,4 +1,5 @@
-"""The layers of docs/architecture.md, kept: DRF at the edge, no import circle between apps."""
+"""The layers of docs/architecture.md, kept: each app imports only the layers below it, DRF at
+the edge, private database internals in core/sql/ only."""
 
 from __future__ import annotations
 
@@ -7,12 +8,29 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-# `config` is the ground (settings, problems, wire formats) and also wires the URLs of every
-# app together, so it is left out of the circle check; its domain modules import no app.
 APPS = sorted(
-    p.name for p in ROOT.iterdir() if (p / "apps.py").exists() or (p.is_dir() and p.name in ("outbound", "mcp_server"))
+    p.name
+    for p in ROOT.iterdir()
+    if (p / "apps.py").exists() or (p.is_dir() and p.name in ("outbound", "mcp_server", "config"))
 )
-GROUND_MODULES = ("config/problems.py", "config/wire.py", "config/env.py")
+# From the ground up (docs/architecture.md). A package imports only packages of lower layers.
+# An app's api/ modules are its REST edge: they sit above every domain app (they may call any
+# of them, and share serializers with each other); importing one counts as importing its app.
+REST = "*/api"
+LAYERS: list[tuple[str, ...]] = [
+    ("core", "outbound"),  # ground: problems, wire formats, SQL machinery, API base classes
+    ("notifications", "payments", "suggestions"),  # base
+    ("accounts", "addressbook"),
+    ("fees", "webhooks"),
+    ("drafts",),
+    ("chainwatch", "paylinks", "recurring", "demo"),
+    (REST,),  # every app's api/ (core/api/ excepted: base classes): the REST edge
+    ("dashboard", "mcp_server"),  # surfaces
+    ("about",),  # what the service says of itself (llms.txt lists the MCP tools)
+    ("config",),  # wiring: settings, URLs, WSGI/ASGI, Celery
+]
+LAYER_OF = {app: n for n, layer in enumerate(LAYERS) for app in layer}
+GROUND_MODULES = ("core/problems.py", "core/wire.py", "core/env.py")
 # The MCP server renders through REST's own serializers and exception handler (one schema, one problem body).
 DRF_ALLOWED = ("/api/", "config/", "accounts/authentication.py", "accounts/permissions.py", "mcp_server/")
 
@@ -28,7 +46,7 @@ def _imports(path: Path) -> list[str]:
 
 
 def _source_files():
-    for app in [*APPS, "config"]:
+    for app in APPS:
         for path in (ROOT / app).rglob("*.py"):
             if "migrations" not in path.parts:
                 yield path
@@ -44,16 +62,57 @@ def test_rest_framework_is_imported_only_at_the_edge():
     assert offenders == []
 
 
-def test_no_two_apps_import_each_other():
+def _package_of(path: Path) -> str:
+    """The app a module belongs to, or `<app>/api` for its REST edge."""
+    parts = path.relative_to(ROOT).parts
+    return f"{parts[0]}/api" if len(parts) > 2 and parts[1] == "api" and parts[0] != "core" else parts[0]
+
+
+def _layer_of(package: str) -> int:
+    return LAYER_OF[REST] if package.endswith("/api") else LAYER_OF[package]
+
+
+def _edges() -> dict[str, set[str]]:
     edges: dict[str, set[str]] = defaultdict(set)
     for path in _source_files():
-        app = path.relative_to(ROOT).parts[0]
-        if app == "config":
-            continue
+        package = _package_of(path)
         for module in _imports(path):
             target = module.split(".")[0]
-            if target in APPS and target != app:
-                edges[app].add(target)
+            if target in APPS and target != package.split("/")[0]:
+                edges[package].add(target)
+    return edges
+
+
+def _against_the_layers(edges: dict[str, set[str]]) -> list[str]:
+    return sorted(
+        f"{package} -> {target}"
+        for package, targets in edges.items()
+        for target in targets
+        if LAYER_OF[target] >= _layer_of(package)
+    )
+
+
+def test_every_package_has_a_layer():
+    assert sorted(set(APPS) - set(LAYER_OF)) == []
+
+
+def test_each_package_imports_only_lower_layers():
+    assert _against_the_layers(_edges()) == []
+
+
+def test_the_layer_check_finds_an_upward_import():
+    edges = {
+        "core": {"drafts"},
+        "drafts": {"fees"},
+        "fees": {"webhooks"},
+        "fees/api": {"drafts"},
+        "drafts/api": {"mcp_server"},
+    }
+    assert _against_the_layers(edges) == ["core -> drafts", "drafts/api -> mcp_server", "fees -> webhooks"]
+
+
+def test_no_two_apps_import_each_other():
+    edges = _edges()
 
     def reaches(start: str, goal: str, seen: set[str]) -> bool:
         return any(n == goal or (n not in seen and reaches(n, goal, seen | {n})) for n in edges[start])
@@ -66,3 +125,44 @@ def test_the_ground_modules_import_no_app():
     for name in GROUND_MODULES:
         imported = {m.split(".")[0] for m in _imports(ROOT / name)}
         assert not imported & set(APPS), name
+
+
+# Django's private state of rows and connections, psycopg itself and tables named in raw SQL:
+# only core/sql/ touches them, behind its public functions (core.sql.state, core.sql.rows).
+PRIVATE_ATTRIBUTES = frozenset(
+    {
+        "_state",
+        "run_on_commit",
+        "in_atomic_block",
+        "needs_rollback",
+        "savepoint_ids",
+        "execute_wrappers",
+        "queries_logged",
+        "db_table",
+    }
+)
+PRIVATE_MODULES = ("psycopg", "django.db.backends", "django.db.models.sql")
+
+
+def _private_uses(path: Path) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Attribute) and node.attr in PRIVATE_ATTRIBUTES:
+            found.append(f"{node.lineno}: .{node.attr}")
+    found += [m for m in _imports(path) if m.startswith(PRIVATE_MODULES)]
+    return found
+
+
+def test_private_database_internals_are_used_only_in_core_sql():
+    offenders = {
+        str(path.relative_to(ROOT)): uses
+        for path in _source_files()
+        if path.relative_to(ROOT).parts[:2] != ("core", "sql") and (uses := _private_uses(path))
+    }
+    assert offenders == {}
+
+
+def test_the_private_names_check_finds_them(tmp_path):
+    sample = tmp_path / "sample.py"
+    sample.write_text("from psycopg import _queries\nx = row._state.adding\nc.run_on_commit\n")
+    assert sorted(_private_uses(sample)) == ["2: ._state", "3: .run_on_commit", "psycopg"]

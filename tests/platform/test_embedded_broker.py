@@ -1,4 +1,4 @@
-"""The embedded default's broker (config/broker.py): files under VAR_DIR/broker that several
+"""The embedded default's broker (core/broker.py): files under VAR_DIR/broker that several
 processes share. A file being written is never taken half-written, a damaged file is set aside
 instead of stopping the consumer, and a busy worker looks again within a fraction of a second."""
 
@@ -11,7 +11,7 @@ import time
 import pytest
 from kombu import Connection, Exchange, Queue
 
-from config import broker
+from core import broker
 
 
 def _connection(root) -> Connection:
@@ -19,7 +19,7 @@ def _connection(root) -> Connection:
         (root / folder).mkdir(parents=True, exist_ok=True)
     return Connection(
         "filesystem://",
-        transport="config.broker:Transport",
+        transport="core.broker:Transport",
         transport_options={
             "data_folder_in": str(root / "queue"),
             "data_folder_out": str(root / "queue"),

@@ -9,7 +9,7 @@ from django.test import Client, override_settings
 from django.urls import path
 
 from config import urls as project_urls
-from config.problems import Problem
+from core.problems import Problem
 
 pytestmark = pytest.mark.django_db
 BROWSER = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"

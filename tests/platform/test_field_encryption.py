@@ -15,7 +15,7 @@ from django.db import connection
 
 from accounts.models import TotpDevice
 from accounts.totp import totp_verify
-from config.encryption import FieldDecryptionError, fernet_key
+from core.encryption import FieldDecryptionError, fernet_key
 from tests.accounts.test_totp import code_at
 from webhooks import signing
 from webhooks.models import Webhook

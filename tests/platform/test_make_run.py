@@ -374,7 +374,7 @@ def test_a_process_that_dies_under_make_run_is_started_again_and_the_rest_keeps_
         while "the worker stopped" not in log.read_text() and time.monotonic() < deadline:
             time.sleep(0.5)
         output = log.read_text()
-        assert "run.sh: the worker stopped (exit status 137); starting it again in 1 s." in output, output[-3000:]
+        assert "run.sh: the worker stopped (exit status 137); started it again after 1 s." in output, output[-3000:]
         assert fetch(f"{base}/healthz")[0] == 200  # the others kept running
 
         # The new worker does the work: the demo draft walks to Confirmed (beat ticks, worker runs).

@@ -32,7 +32,7 @@ def _all_patterns(resolver, prefix=""):
 
 
 def test_every_id_in_a_url_uses_the_one_uuid_pattern():
-    from config.routing import UUID_PATTERN
+    from core.routing import UUID_PATTERN
 
     patterns = list(_all_patterns(get_resolver()))
     with_ids = [p for p in patterns if re.search(r"\(\?P<(pk|\w+_id)>|<\w+:\w+_id>", p) and "admin/" not in p]

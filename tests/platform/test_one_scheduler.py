@@ -1,4 +1,4 @@
-"""One scheduler: beats share a lease in the database (config/beat.py), and a beat entry's work
+"""One scheduler: beats share a lease in the database (core/beat.py), and a beat entry's work
 holds a lease while it runs (config/celery.py), so neither a second beat nor a duplicate send
 runs the same periodic work twice at once."""
 
@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.core.cache import cache
 from django.db import connection
 
-from config.beat import BEAT_LEASE
 from config.celery import app as celery_app
 from config.celery import scheduled_work
-from config.leases import lease_holder, lease_release, lease_take
+from core.beat import BEAT_LEASE
+from core.leases import lease_holder, lease_release, lease_take
 from webhooks.tasks import dispatch_due
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,6 +64,7 @@ def _beat(tmp_path: Path, name: str) -> tuple[subprocess.Popen, Path]:
         "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
         "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
         "BEAT_LEASE_SECONDS": "6",
+        "HEARTBEAT_INTERVAL_SECONDS": "1",
         "DEMO_SIMULATE_PAYMENTS": "false",
     }
     log = tmp_path / f"{name}.log"
@@ -85,6 +87,10 @@ def _beat(tmp_path: Path, name: str) -> tuple[subprocess.Popen, Path]:
     return process, log
 
 
+def _healthz_failed(client) -> list[str]:
+    return client.get("/healthz").json()["failed"]
+
+
 def _wait(condition, timeout: float, what: str) -> float:
     started = time.monotonic()
     while not condition():
@@ -95,7 +101,9 @@ def _wait(condition, timeout: float, what: str) -> float:
 
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
-def test_two_beats_send_from_one_and_the_second_takes_over_when_the_first_is_killed(tmp_path):
+def test_two_beats_send_from_one_and_the_second_takes_over_when_the_first_is_killed(tmp_path, client, settings):
+    settings.HEALTHZ_BEAT_STALE_SECONDS = 3  # the beats tick every second (HEARTBEAT_INTERVAL_SECONDS)
+    cache.delete_many(["heartbeat:beat", "heartbeat:worker"])
     first, first_log = _beat(tmp_path, "first")
     second = None
     try:
@@ -111,13 +119,19 @@ def test_two_beats_send_from_one_and_the_second_takes_over_when_the_first_is_kil
         assert first_log.read_text().count(SENDING) > sent_before
         assert SENDING not in second_log.read_text(), second_log.read_text()
 
+        assert "beat" not in _healthz_failed(client)
+
         # When the active beat dies without a word
         os.killpg(first.pid, signal.SIGKILL)
         first.wait(10)
-        # Then the second takes over within a minute (here: the 6 s lease and a 2 s check)
+        # Then /healthz names the beat once its last tick is older than HEALTHZ_BEAT_STALE_SECONDS
+        _wait(lambda: "beat" in _healthz_failed(client), 60, "/healthz to name the dead beat")
+        # And the second takes over within a minute (here: the 6 s lease and a 2 s check)
         took = _wait(lambda: SENDING in second_log.read_text(), 60, "the second beat to take over")
         assert took < 20, took
         assert lease_holder(BEAT_LEASE).split(":")[1] == str(second.pid)
+        # Its ticks make /healthz well again
+        _wait(lambda: "beat" not in _healthz_failed(client), 30, "/healthz to see the new beat's ticks")
 
         # A beat stopped cleanly gives the lease up at once
         second.send_signal(signal.SIGTERM)

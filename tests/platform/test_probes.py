@@ -7,12 +7,12 @@ import pytest
 from django.db.migrations.recorder import MigrationRecorder
 from django.utils import timezone
 
-import config.views
+import about.views
 from chainwatch.models import Cursor
 from config.celery import heartbeat
-from config.heartbeats import BEAT, WORKER, heartbeat_age, heartbeat_note
+from core.heartbeats import BEAT, WORKER, heartbeat_age, heartbeat_note
 from notifications.models import EmailNotification
-from webhooks.services import webhook_create, webhook_send_test
+from webhooks.endpoints import webhook_create, webhook_send_test
 
 pytestmark = pytest.mark.django_db
 
@@ -36,7 +36,7 @@ def test_readyz_is_ok_when_everything_answers_and_every_migration_is_applied(ano
 
 
 def test_readyz_is_503_while_a_migration_is_not_applied(anon_client, monkeypatch):
-    monkeypatch.setattr(config.views, "_migrated", False)
+    monkeypatch.setattr(about.views, "_migrated", False)
     # As a new release's migration not yet run (the test's transaction puts the record back).
     MigrationRecorder.Migration.objects.filter(app="webhooks").order_by("-name").first().delete()
     response = anon_client.get("/readyz")

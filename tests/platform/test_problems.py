@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from django.apps import apps
 
-from config.api.problems import problem_exception_handler
-from config.problems import Problem, problem_document
+from core.api.problems import problem_exception_handler
+from core.problems import Problem, problem_document
 from tests.factories import make_draft
 
 RFC_MEMBERS = {"type", "title", "status", "detail", "instance"}

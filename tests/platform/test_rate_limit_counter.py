@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.core.cache import caches
 from redis.connection import AbstractConnection
 
-from config.api.throttling import rate_limit_take
-from config.cache import window_count
+from core.api.throttling import rate_limit_take
+from core.cache import window_count
 
 
 def _round_trips(monkeypatch, action) -> int:

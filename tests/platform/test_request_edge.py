@@ -36,7 +36,7 @@ def test_a_malformed_client_request_id_is_replaced(api_client, offered):
 
 
 def test_log_lines_written_during_a_request_carry_its_id(api_client, caplog):
-    from config.requests import RequestIdFilter
+    from core.requests import RequestIdFilter
 
     with caplog.at_level("WARNING", logger="django.request"):
         api_client.post("/api/v1/drafts", {}, format="json", HTTP_X_REQUEST_ID="trace-77")

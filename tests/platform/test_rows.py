@@ -1,4 +1,4 @@
-"""config.rows builds an INSERT's parameters faster than the ORM, and must send the same ones."""
+"""core.sql.rows builds an INSERT's parameters faster than the ORM, and must send the same ones."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from django.db import connection
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
-from config.rows import RowInserter
+from core.sql.rows import RowInserter
 from tests.factories import make_draft
 from webhooks.models import Event
 
@@ -58,7 +58,7 @@ def test_values_the_database_cannot_take_as_they_are_are_still_prepared(owner):
 def test_a_row_refused_by_its_conflict_stops_the_rows_after_it_and_the_read(owner):
     """insert_then_fetch: the idempotency key first, then the event; a key already taken
     writes neither, on every database (on PostgreSQL within the one statement)."""
-    from config.rows import RowReader, insert_then_fetch
+    from core.sql.rows import RowReader, insert_then_fetch
     from drafts.models import IdempotencyKey
     from webhooks.models import Webhook
 
@@ -81,7 +81,7 @@ def test_a_row_refused_by_its_conflict_stops_the_rows_after_it_and_the_read(owne
 
 
 def test_reads_sent_together_give_each_the_rows_it_gives_alone(owner, other_account):
-    from config.rows import Select, rows_together
+    from core.sql.rows import Select, rows_together
     from drafts.models import Draft
 
     amounts = Select(Draft, columns=["amount_base_units", "created_at"], where=[("user", "=")])

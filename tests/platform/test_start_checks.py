@@ -147,7 +147,7 @@ def test_the_embedded_cache_counts_together_across_processes(tmp_path):
 
 
 def test_a_cache_counter_keeps_its_expiry_when_incremented(tmp_path, settings):
-    from config.cache import LockedFileCache
+    from core.cache import LockedFileCache
 
     cache = LockedFileCache(str(tmp_path / "cache"), {})
     cache.add("window", 0, timeout=1)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import redis
 from celery import Celery
+from prometheus_client import CollectorRegistry, multiprocess
 
 from tests.ownservers import own_postgres, own_redis, stop_group
 
@@ -20,6 +21,8 @@ PROCESSES = 3
 def test_every_worker_process_succeeds_again_within_10_s_of_a_postgresql_restart(tmp_path):
     with own_postgres() as database, own_redis() as broker:
         results = redis.Redis.from_url(broker.url(2))
+        metrics_dir = tmp_path / "metrics"
+        metrics_dir.mkdir()
         env = dict(os.environ) | {
             "DJANGO_SETTINGS_MODULE": "tests.settings",
             "ENV_FILE": "",
@@ -27,6 +30,7 @@ def test_every_worker_process_succeeds_again_within_10_s_of_a_postgresql_restart
             "CELERY_BROKER_URL": broker.url(0),
             "CACHE_URL": broker.url(1),
             "HEAL_RESULTS_URL": broker.url(2),
+            "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir),
         }
         log = tmp_path / "worker.log"
         worker = subprocess.Popen(
@@ -89,9 +93,18 @@ def test_every_worker_process_succeeds_again_within_10_s_of_a_postgresql_restart
             late = {pid: first - back for pid, first in after.items() if first - back > 10}
             assert set(after) >= pids and not late, (pids, after, late, log.read_text()[-4000:])
             assert "task failed on the database" in log.read_text()  # the failures were reported
+            assert _failures_counted(metrics_dir, "tests.heal.touch") >= 1  # and counted for /metrics
         finally:
             stop.set()
             stop_group(worker)
+
+
+def _failures_counted(metrics_dir: Path, task: str) -> float:
+    """celery_task_failures_total for `task`, summed over the worker processes' files as a
+    /metrics scrape sums them."""
+    registry = CollectorRegistry()
+    multiprocess.MultiProcessCollector(registry, path=str(metrics_dir))
+    return registry.get_sample_value("celery_task_failures_total", {"task": task}) or 0.0
 
 
 def _answered(results: redis.Redis, since: float = 0.0) -> dict[int, float]:

@@ -5,7 +5,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api.serializers import StrictSerializer
+from core.api.serializers import StrictSerializer
 
 
 class EchoRequest(StrictSerializer):

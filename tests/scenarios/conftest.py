@@ -18,9 +18,10 @@ from rest_framework.test import APIClient
 from chainwatch import traces
 from chainwatch.models import Cursor, ObservedTransfer, UnmatchedTransfer
 from chainwatch.tasks import chainwatch_run
+from drafts.enums import DraftStatus
 from drafts.models import Draft
 from fees.models import AccruedFee
-from payments.enums import DraftStatus, FeePlacement
+from payments.enums import FeePlacement
 from tests.chainwatch.conftest import (  # noqa: F401 - bitcoin, fake_server, solana: the local servers
     Anvil,
     _start_anvil,

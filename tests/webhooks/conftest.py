@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from django.db import transaction
 
-from webhooks import services
+from webhooks import endpoints, services
 from webhooks.models import DeliveryAttempt, Webhook
 
 
@@ -132,7 +132,7 @@ def refusing_url() -> Iterator[str]:
 @pytest.fixture
 def make_webhook(owner, loopback):
     def make(url: str, *, user=None, events: list[str] | None = None) -> Webhook:
-        return services.webhook_create(user=user or owner, url=url, events=events)
+        return endpoints.webhook_create(user=user or owner, url=url, events=events)
 
     return make
 

@@ -21,7 +21,7 @@ from django.db import transaction  # noqa: E402
 
 from accounts.models import User  # noqa: E402
 from tests.webhooks.conftest import refusing_endpoint  # noqa: E402
-from webhooks import services  # noqa: E402
+from webhooks import endpoints, services  # noqa: E402
 from webhooks.models import DeliveryAttempt, EventType  # noqa: E402
 
 received: list[str] = []
@@ -44,8 +44,8 @@ call_command("migrate", verbosity=0)
 backlogged = User.objects.create_user("c@example.com", "a long enough passphrase")
 other = User.objects.create_user("b@example.com", "a long enough passphrase")
 with refusing_endpoint() as refusing_url:
-    refusing = services.webhook_create(user=backlogged, url=refusing_url, events=[])
-    services.webhook_create(user=other, url=f"http://127.0.0.1:{server.server_port}/hooks", events=[])
+    refusing = endpoints.webhook_create(user=backlogged, url=refusing_url, events=[])
+    endpoints.webhook_create(user=other, url=f"http://127.0.0.1:{server.server_port}/hooks", events=[])
     for n in range(250):  # one transaction each, as 250 drafts would
         with transaction.atomic():
             services.event_record(user=backlogged, type=EventType.DRAFT_SEEN, data={"draftId": f"c{n}"})

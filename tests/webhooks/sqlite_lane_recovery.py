@@ -20,7 +20,7 @@ from django.core.management import call_command  # noqa: E402
 from django.db import transaction  # noqa: E402
 
 from accounts.models import User  # noqa: E402
-from webhooks import lanes, services  # noqa: E402
+from webhooks import endpoints, lanes, services  # noqa: E402
 from webhooks.models import Delivery, DeliveryAttempt, EventType  # noqa: E402
 
 received: list[str] = []
@@ -41,7 +41,7 @@ server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
 threading.Thread(target=server.serve_forever, daemon=True).start()
 call_command("migrate", verbosity=0)
 user = User.objects.create_user("hooks@example.com", "a long enough passphrase")
-webhook = services.webhook_create(user=user, url=f"http://127.0.0.1:{server.server_port}/hooks", events=[])
+webhook = endpoints.webhook_create(user=user, url=f"http://127.0.0.1:{server.server_port}/hooks", events=[])
 with transaction.atomic():
     for n in range(4):
         services.event_record(user=user, type=EventType.DRAFT_SEEN, data={"draftId": f"d{n}"})

@@ -4,7 +4,7 @@ from django.urls import reverse
 from accounts.models import User
 from tests.conftest import operator_sign_in
 from tests.webhooks.conftest import deliver_due, record
-from webhooks import services
+from webhooks import endpoints
 from webhooks.models import Delivery, EventType
 
 pytestmark = pytest.mark.django_db
@@ -19,7 +19,7 @@ def operator_client(client):
 def test_the_admin_never_shows_a_webhook_secret(operator_client, make_webhook, receiver, owner):
     webhook = make_webhook(receiver.url)
     replaced = webhook.secret
-    webhook = services.webhook_rotate_secret(webhook=webhook, overlap_hours=24)  # both secrets sign
+    webhook = endpoints.webhook_rotate_secret(webhook=webhook, overlap_hours=24)  # both secrets sign
     record(owner, EventType.DRAFT_SEEN, {"draftId": "d"})
     deliver_due()
     delivery = Delivery.objects.get()

@@ -7,7 +7,7 @@ import pytest
 from django.db import connection, transaction
 from django.utils import timezone
 
-from config.rows import RowInserter, insert_then_fetch
+from core.sql.rows import RowInserter, insert_then_fetch
 from webhooks.fanout import DELIVERIES
 from webhooks.models import Delivery, Event, EventType
 

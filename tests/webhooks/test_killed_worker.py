@@ -19,7 +19,7 @@ from django.db.models import F
 
 from config.celery import app as celery_app
 from tests.webhooks.conftest import record
-from webhooks import services
+from webhooks import endpoints
 from webhooks.models import AttemptState, Delivery, DeliveryAttempt, DeliveryStatus, EventType
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -83,7 +83,7 @@ def test_a_worker_killed_mid_delivery_loses_nothing_and_a_fresh_worker_posts_exa
     owner, make_receiver, loopback, tmp_path
 ):
     receiver = make_receiver(hold=True)
-    services.webhook_create(user=owner, url=receiver.url, events=None)
+    endpoints.webhook_create(user=owner, url=receiver.url, events=None)
     celery_app.control.purge()
     log = tmp_path / "worker.log"
     worker = _start_worker(log)

@@ -12,7 +12,7 @@ import time_machine
 
 from tests.concurrency import run_at_once
 from tests.webhooks.conftest import deliver_due, record
-from webhooks import lanes, services, signing
+from webhooks import endpoints, lanes, services, signing
 from webhooks.models import AttemptState, Delivery, DeliveryAttempt, DeliveryStatus, EventType
 
 START = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)  # in the past, so rows stay due afterwards
@@ -102,7 +102,7 @@ def test_a_redelivery_requested_while_a_lane_holds_the_delivery_is_sent_once(mak
     _events(owner, 1)
     batch = lanes.deliveries_lease(webhook_id=webhook.id, limit=20)
 
-    services.delivery_redeliver(delivery=Delivery.objects.get())
+    endpoints.delivery_redeliver(delivery=Delivery.objects.get())
     made, _ = lanes.leased_send(batch, deadline=time.monotonic() + 10)
     deliver_due()
 
@@ -144,7 +144,7 @@ def test_a_secret_rotated_while_a_lane_holds_a_batch_signs_its_next_attempt(make
     _events(owner, 1)
     batch = lanes.deliveries_lease(webhook_id=webhook.id, limit=20)
 
-    rotated = services.webhook_rotate_secret(webhook=webhook, overlap_hours=0)
+    rotated = endpoints.webhook_rotate_secret(webhook=webhook, overlap_hours=0)
     lanes.leased_send(batch, deadline=time.monotonic() + 10)
 
     [request] = receiver.requests

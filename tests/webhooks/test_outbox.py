@@ -5,13 +5,12 @@ from __future__ import annotations
 import pytest
 from django.db import transaction
 
-from drafts.services import draft_payment_observed
 from notifications import tasks as email_tasks
 from notifications.models import EmailNotification
 from notifications.services import emails_send_due
-from tests.factories import make_draft
+from tests.factories import draft_payment_observed, make_draft
 from tests.webhooks.conftest import deliver_due
-from webhooks import services, tasks
+from webhooks import endpoints, services, tasks
 from webhooks.models import Delivery
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -81,7 +80,7 @@ def test_deleting_an_endpoint_while_its_attempt_is_claimed_is_harmless(make_webh
         services.event_record(user=owner, type="draft.seen", data={"draftId": "d"})
     [attempt_id] = services.deliveries_dispatch(enqueue=False)
 
-    services.webhook_delete(webhook=webhook)
+    endpoints.webhook_delete(webhook=webhook)
 
     assert services.delivery_attempt(attempt_id=attempt_id) is None
     assert receiver.requests == []

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.webhooks.conftest import deliver_due, record
-from webhooks import services
+from webhooks import endpoints, services
 from webhooks.models import Delivery, EventType
 
 pytestmark = pytest.mark.django_db
@@ -65,7 +65,7 @@ def example(owner, loopback):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    webhook = services.webhook_create(user=owner, url=f"http://127.0.0.1:{port}/webhooks", events=None)
+    webhook = endpoints.webhook_create(user=owner, url=f"http://127.0.0.1:{port}/webhooks", events=None)
     receiver = ExampleReceiver(webhook.secret, port)
     yield webhook, receiver
     receiver.stop()
@@ -95,7 +95,7 @@ def test_the_example_receiver_ignores_a_duplicate_delivery_id(example, owner):
     deliver_due()
     delivery = Delivery.objects.get()
 
-    services.delivery_redeliver(delivery=delivery)
+    endpoints.delivery_redeliver(delivery=delivery)
     deliver_due()
     receiver.wait_for(lambda: any("duplicate" in line for line in receiver.lines))
 

@@ -1,4 +1,4 @@
-"""Webhook signing secrets are stored encrypted (config/encryption.py): the columns hold Fernet
+"""Webhook signing secrets are stored encrypted (core/encryption.py): the columns hold Fernet
 tokens under FIELD_ENCRYPTION_KEY, reads and signatures use the secret itself, and the
 migration encrypts secrets stored in clear while leaving encrypted ones alone."""
 
@@ -15,7 +15,7 @@ from django.apps import apps
 from django.conf import settings
 from django.db import connection
 
-from config.encryption import fernet_key
+from core.encryption import fernet_key
 from tests.webhooks.conftest import deliver_due, record
 from webhooks.models import EventType, Webhook
 

@@ -5,8 +5,8 @@ from datetime import datetime
 from django.utils import timezone
 from rest_framework import serializers
 
-from config.api.pagination import paged_envelope_serializer
-from config.api.serializers import StrictBooleanField, StrictSerializer
+from core.api.pagination import paged_envelope_serializer
+from core.api.serializers import StrictBooleanField, StrictSerializer
 from outbound import MAX_URL_LENGTH
 from webhooks.models import EventType
 

@@ -6,9 +6,10 @@ from rest_framework import viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from config.api.pagination import PageQuerySerializer, paginate
-from config.routing import UUID_PATTERN
-from webhooks import services
+from core.api.pagination import PageQuerySerializer, paginate
+from core.routing import UUID_PATTERN
+from webhooks import endpoints
+from webhooks.api.edge import webhook_page_json
 from webhooks.api.serializers import (
     CreateWebhookRequestSerializer,
     DeliveryPageSerializer,
@@ -62,7 +63,7 @@ class WebhookViewSet(viewsets.ViewSet):
     def create(self, request):
         body = CreateWebhookRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        webhook = services.webhook_create(
+        webhook = endpoints.webhook_create(
             user=request.user, url=body.validated_data["url"], events=body.validated_data.get("events")
         )
         return Response(WebhookCreatedSerializer(webhook).data)
@@ -81,7 +82,7 @@ class WebhookViewSet(viewsets.ViewSet):
         body = UpdateWebhookRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         events = body.validated_data.get("events")
-        webhook = services.webhook_update(
+        webhook = endpoints.webhook_update(
             webhook=webhook,
             url=body.validated_data.get("url"),
             active=body.validated_data.get("active"),
@@ -95,7 +96,7 @@ class WebhookViewSet(viewsets.ViewSet):
     def destroy(self, request, pk=None):
         webhook = self._webhook(request, pk)
         body = WebhookSerializer(webhook).data
-        services.webhook_delete(webhook=webhook)
+        endpoints.webhook_delete(webhook=webhook)
         return Response(body)
 
     @extend_schema(
@@ -108,13 +109,15 @@ class WebhookViewSet(viewsets.ViewSet):
         webhook = self._webhook(request, pk)
         body = RotateWebhookSecretRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        webhook = services.webhook_rotate_secret(webhook=webhook, overlap_hours=body.validated_data.get("overlapHours"))
+        webhook = endpoints.webhook_rotate_secret(
+            webhook=webhook, overlap_hours=body.validated_data.get("overlapHours")
+        )
         return Response(WebhookCreatedSerializer(webhook).data)
 
     @extend_schema(summary="Send a test event to a webhook endpoint", request=None, responses=DeliverySerializer)
     @action(detail=True, methods=["post"])
     def test(self, request, pk=None):
-        delivery = services.webhook_send_test(webhook=self._webhook(request, pk))
+        delivery = endpoints.webhook_send_test(webhook=self._webhook(request, pk))
         return Response(DeliverySerializer(delivery).data)
 
     @extend_schema(
@@ -131,12 +134,6 @@ class WebhookViewSet(viewsets.ViewSet):
     @action(detail=True, methods=["post"], url_path=f"deliveries/(?P<delivery_id>{UUID_PATTERN})/redeliver")
     def redeliver(self, request, pk=None, delivery_id=None):
         delivery = get_object_or_404(Delivery, pk=delivery_id, webhook=self._webhook(request, pk))
-        delivery = services.delivery_redeliver(delivery=delivery)
+        delivery = endpoints.delivery_redeliver(delivery=delivery)
         delivery = delivery_list(webhook=delivery.webhook).get(pk=delivery.pk)
         return Response(DeliverySerializer(delivery).data)
-
-
-def webhook_page_json(*, user, query) -> dict:
-    """GET /webhooks: one page of the account's endpoints; shared by REST and MCP."""
-    page = paginate(webhook_list(user=user), query)
-    return page.envelope(WebhookSerializer(page.items, many=True).data)

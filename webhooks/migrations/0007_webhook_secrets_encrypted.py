@@ -1,10 +1,10 @@
-"""Signing secrets are stored encrypted (config/encryption.py). Values stored before are
+"""Signing secrets are stored encrypted (core/encryption.py). Values stored before are
 encrypted here; values already encrypted are recognised and left alone, so running it again
 (or after `rotate_encryption_keys`) changes nothing. Backwards, the values are decrypted."""
 
 from django.db import migrations
 
-import config.encryption
+import core.encryption
 
 COLUMNS = ("secret", "previous_secret")
 
@@ -12,13 +12,13 @@ COLUMNS = ("secret", "previous_secret")
 def encrypt_secrets(apps, schema_editor):
     table = apps.get_model("webhooks", "Webhook")._meta.db_table
     for column in COLUMNS:
-        config.encryption.column_reencrypt(schema_editor.connection, table=table, pk="id", column=column)
+        core.encryption.column_reencrypt(schema_editor.connection, table=table, pk="id", column=column)
 
 
 def decrypt_secrets(apps, schema_editor):
     table = apps.get_model("webhooks", "Webhook")._meta.db_table
     for column in COLUMNS:
-        config.encryption.column_decrypt(schema_editor.connection, table=table, pk="id", column=column)
+        core.encryption.column_decrypt(schema_editor.connection, table=table, pk="id", column=column)
 
 
 class Migration(migrations.Migration):
@@ -30,12 +30,12 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name="webhook",
             name="secret",
-            field=config.encryption.EncryptedTextField(),
+            field=core.encryption.EncryptedTextField(),
         ),
         migrations.AlterField(
             model_name="webhook",
             name="previous_secret",
-            field=config.encryption.EncryptedTextField(blank=True, default=""),
+            field=core.encryption.EncryptedTextField(blank=True, default=""),
         ),
         migrations.RunPython(encrypt_secrets, decrypt_secrets),
     ]

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from accounts.scopes import ALL_SCOPES
 from accounts.services import api_key_create, user_get_or_create
-from config.problems import Problem
+from core.problems import Problem
 
 
 class Command(BaseCommand):

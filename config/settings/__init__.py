@@ -1,0 +1,4 @@
+"""Settings for the service. Every value comes from the environment (README lists them)."""
+
+from config.settings.base import *  # noqa: F403
+from config.settings.per_app import *  # noqa: F403

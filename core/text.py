@@ -1,0 +1,58 @@
+"""Text people type: no control characters, wherever it comes in.
+
+What a user types ends up in payment URIs, PDFs, emails, the pay page and terminals, so a
+control character (C0, DEL, C1), a bidirectional override or a line/paragraph separator is
+refused with a field error rather than stored. Multiline text (a suggestion) may hold tab and
+newline. One check serves every surface: strict REST serializers (and so MCP tools) run it on
+every string field (`core.api.serializers.StrictSerializer`), forms through `PlainTextForm`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from django import forms
+from django.core.exceptions import ValidationError
+
+CODE = "control_characters"
+MESSAGE = "Must not contain control characters."
+_BIDI_AND_SEPARATORS = "\u202a-\u202e\u2066-\u2069\u2028\u2029"
+_CONTROLS = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI_AND_SEPARATORS}]")
+_CONTROLS_MULTILINE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI_AND_SEPARATORS}]")
+
+
+def has_control_characters(text: str, *, multiline: bool = False) -> bool:
+    """Whether text holds a character a user's text may not (tab and newline allowed when multiline;
+    a browser's CRLF line ends count as newlines)."""
+    if multiline:
+        return _CONTROLS_MULTILINE.search(text.replace("\r\n", "\n")) is not None
+    return _CONTROLS.search(text) is not None
+
+
+def shown(text: str | None) -> str | None:
+    """text with each control character replaced by U+FFFD, for text stored before it was refused."""
+    return _CONTROLS.sub("\ufffd", text) if text else text
+
+
+class PlainTextForm(forms.Form):
+    """A form whose every text field refuses control characters (a Textarea may hold newlines),
+    checked before the field strips whitespace, so none is dropped unnoticed."""
+
+    def full_clean(self) -> None:
+        # Here rather than in __init__: a form may add fields after its own __init__ ran.
+        for field in self.fields.values():
+            if isinstance(field, forms.CharField) and not getattr(field, "refuses_controls", False):
+                field.to_python = _refusing_controls(
+                    field.to_python, multiline=isinstance(field.widget, forms.Textarea)
+                )
+                field.refuses_controls = True
+        super().full_clean()
+
+
+def _refusing_controls(to_python, *, multiline: bool):
+    def checked(value):
+        if isinstance(value, str) and has_control_characters(value, multiline=multiline):
+            raise ValidationError(MESSAGE, code=CODE)
+        return to_python(value)
+
+    return checked

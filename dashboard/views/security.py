@@ -1,0 +1,100 @@
+"""Dashboard: account security and notifications."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+
+from accounts.closure import account_delete
+from accounts.passkeys import passkey_delete
+from accounts.passwords import password_change
+from accounts.sessions import client_of
+from accounts.totp import totp_disable, totp_enable, totp_enabled, totp_setup
+from core.problems import Problem
+from dashboard.forms import (
+    CodeForm,
+    DeleteAccountForm,
+    NotificationsForm,
+    PasswordChangeForm,
+)
+from dashboard.security import merchant_page
+from dashboard.views.common import show_problem
+from notifications.selectors import notification_email_enabled
+from notifications.services import notification_preference_update
+
+
+def _security_context(request: HttpRequest, **extra) -> dict:
+    return {
+        "password_form": PasswordChangeForm(),
+        "code_form": CodeForm(),
+        "delete_form": DeleteAccountForm(),
+        "totp_on": totp_enabled(user=request.user),
+        "passkeys": request.user.passkeys.order_by("created_at"),
+        "devices": request.user.known_devices.order_by("-last_seen_at")[:20],
+        "has_password": request.user.has_usable_password(),
+        **extra,
+    }
+
+
+@merchant_page
+def security(request: HttpRequest) -> HttpResponse:
+    if request.method != "POST":
+        return render(request, "dashboard/security.html", _security_context(request))
+    action, client = request.POST.get("action"), client_of(request)
+    extra: dict = {}
+    try:
+        if action == "password":
+            form = extra["password_form"] = PasswordChangeForm(request.POST)
+            if form.is_valid():
+                password_change(request, user=request.user, client=client, **{
+                    "current_password": form.cleaned_data["currentPassword"],
+                    "new_password": form.cleaned_data["newPassword"],
+                })  # fmt: skip
+                messages.success(request, _("Password changed. Other sessions were signed out."))
+                return redirect("dashboard:security")
+        elif action == "totp_setup":
+            extra["totp_setup"] = totp_setup(user=request.user)
+        elif action in ("totp_enable", "totp_disable"):
+            form = extra["code_form"] = CodeForm(request.POST)
+            if form.is_valid():
+                if action == "totp_enable":
+                    extra["recovery_codes"] = totp_enable(
+                        user=request.user, code=form.cleaned_data["code"], client=client
+                    )
+                    extra["code_form"] = CodeForm()
+                else:
+                    totp_disable(user=request.user, code=form.cleaned_data["code"], client=client)
+                    messages.success(request, _("The authenticator app is off."))
+                    return redirect("dashboard:security")
+        elif action == "passkey_delete":
+            passkey_delete(user=request.user, passkey_id=request.POST.get("passkey"))
+            messages.success(request, _("Passkey removed."))
+            return redirect("dashboard:security")
+        elif action == "delete_account":
+            form = extra["delete_form"] = DeleteAccountForm(request.POST)
+            if form.is_valid():
+                account_delete(request, user=request.user, client=client)
+                return redirect(settings.LOGIN_URL)
+        else:
+            raise Http404
+    except Problem as problem:
+        target = next((f for f in extra.values() if hasattr(f, "add_error")), None)
+        if target is not None:
+            show_problem(target, problem)
+        else:
+            messages.error(request, problem.detail)
+    return render(request, "dashboard/security.html", _security_context(request, **extra))
+
+
+@merchant_page
+def notifications(request: HttpRequest) -> HttpResponse:
+    bound = request.POST if request.method == "POST" else None  # an unticked box posts nothing
+    form = NotificationsForm(bound, initial={"emailEnabled": notification_email_enabled(user=request.user)})
+    if request.method == "POST" and form.is_valid():
+        notification_preference_update(user=request.user, email_enabled=form.cleaned_data["emailEnabled"])
+        messages.success(request, _("Saved."))
+        return redirect("dashboard:notifications")
+    return render(request, "dashboard/notifications.html", {"form": form})

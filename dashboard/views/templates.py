@@ -1,0 +1,140 @@
+"""Dashboard: recurring templates and the address book."""
+
+from __future__ import annotations
+
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from addressbook.selectors import address_book_entry_get, address_book_list
+from addressbook.services import (
+    address_book_default_clear,
+    address_book_default_set,
+    address_book_entry_create,
+    address_book_entry_delete,
+)
+from core.problems import Problem
+from dashboard.drafting import api_draft_body, draft_form_context
+from dashboard.forms import (
+    AddressBookForm,
+    RecurringTemplateForm,
+)
+from dashboard.security import merchant_page
+from dashboard.views.common import show_problem
+from recurring.schedule import run_time
+from recurring.selectors import recurring_template_get, recurring_template_list
+from recurring.services import (
+    recurring_template_create,
+    recurring_template_delete,
+    recurring_template_pause,
+    recurring_template_resume,
+)
+
+
+@merchant_page
+def templates(request: HttpRequest) -> HttpResponse:
+    form = RecurringTemplateForm(
+        request.POST or None,
+        initial={"pricing": "fiat", "timezone": request.display.time_zone, "fiatCurrency": request.display.currency},
+    )
+    if request.method == "POST" and "refresh" in request.POST:
+        form.errors.clear()  # only the lists change with the network
+    elif request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        first = data.get("firstRunAt")
+        try:
+            zone = ZoneInfo(data["timezone"])
+        except (ZoneInfoNotFoundError, ValueError):
+            form.add_error("timezone", _("Not an IANA time zone (e.g. Europe/Stockholm)."))
+        else:
+            try:
+                recurring_template_create(
+                    user=request.user,
+                    interval=data["interval"],
+                    draft=api_draft_body(data),
+                    name=data.get("name") or "",
+                    first_run_at=first.replace(tzinfo=zone) if first else None,
+                    tz=data["timezone"],
+                )
+                messages.success(request, _("Template saved."))
+                return redirect("dashboard:templates")
+            except Problem as problem:
+                show_problem(form, problem)
+    rows = [(t, _next_runs(t)) for t in recurring_template_list(user=request.user)]
+    return render(request, "dashboard/templates.html", draft_form_context(request, form, rows=rows))
+
+
+def _next_runs(template, count: int = 3) -> list:
+    if template.paused:
+        return []
+    return [
+        run_time(first_run_at=template.first_run_at, interval=template.interval, tz=template.time_zone, index=i)
+        for i in range(template.next_run_index, template.next_run_index + count)
+    ]
+
+
+@merchant_page
+@require_POST
+def template_action(request: HttpRequest, template_id, action: str) -> HttpResponse:
+    template = recurring_template_get(user=request.user, template_id=template_id)
+    operations = {
+        "pause": recurring_template_pause,
+        "resume": recurring_template_resume,
+        "delete": recurring_template_delete,
+    }
+    if action not in operations:
+        raise Http404
+    try:
+        operations[action](template=template)
+        messages.success(request, _("Done."))
+    except Problem as problem:
+        messages.error(request, problem.detail)
+    return redirect("dashboard:templates")
+
+
+@merchant_page
+def address_book(request: HttpRequest) -> HttpResponse:
+    form = AddressBookForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            address_book_entry_create(user=request.user, **form.cleaned_data)
+            messages.success(request, _("Address saved."))
+            return redirect("dashboard:address_book")
+        except Problem as problem:
+            show_problem(form, problem)
+    return render(
+        request, "dashboard/address_book.html", {"form": form, "entries": address_book_list(user=request.user)}
+    )
+
+
+@merchant_page
+@require_POST
+def address_book_default(request: HttpRequest, entry_id) -> HttpResponse:
+    entry = address_book_entry_get(user=request.user, entry_id=entry_id)
+    try:
+        if request.POST.get("clear"):
+            address_book_default_clear(entry=entry)
+            done = _("No default receiving address on %(network)s now.")
+        else:
+            address_book_default_set(entry=entry)
+            done = _("Default receiving address on %(network)s set.")
+        messages.success(request, done % {"network": entry.network})
+    except Problem as problem:
+        messages.error(request, problem.detail)
+    return redirect("dashboard:address_book")
+
+
+@merchant_page
+@require_POST
+def address_book_delete(request: HttpRequest, entry_id) -> HttpResponse:
+    entry = address_book_entry_get(user=request.user, entry_id=entry_id)
+    try:
+        address_book_entry_delete(entry=entry)
+        messages.success(request, _("Address removed."))
+    except Problem as problem:
+        messages.error(request, problem.detail)
+    return redirect("dashboard:address_book")

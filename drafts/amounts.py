@@ -1,0 +1,198 @@
+"""The unique-amount rule: a matched-by-amount draft's amount is unique among the open drafts
+billing the same address and asset, nudged by a few base units when a fiat-priced amount clashes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import nullcontext
+from uuid import UUID
+
+from django.db import IntegrityError, transaction
+
+from core.problems import Conflict
+from core.sql.rows import Select, writes_in_one_statement
+from core.sql.state import in_transaction
+from drafts.enums import DraftStatus as S
+from drafts.models import OPEN_STATUSES, TUPLE_MATCHED_NETWORKS, Draft
+from drafts.planning import DraftPlan
+from payments.enums import Method
+
+MAX_NUDGE_BASE_UNITS = 1000
+MAX_AMOUNT_PICKS = 25
+
+
+class AmountCollision(Conflict):
+    default_code = "amount_collision"
+
+
+class InvoiceAlreadyAttached(Conflict):
+    default_code = "invoice_already_attached"
+
+
+def _invoice_holder(plan: DraftPlan, *, exclude: UUID | None = None) -> Draft | None:
+    """The draft (of any account, not cancelled) that already carries this plan's invoice."""
+    if plan.payment_hash is None:
+        return None
+    holders = Draft.objects.filter(payment_hash=plan.payment_hash).exclude(status=S.CANCELLED).exclude(pk=exclude)
+    return holders.only("id", "user_id").first()
+
+
+def _invoice_attached_problem(holder: Draft, *, user) -> InvoiceAlreadyAttached:
+    # Name the draft only to its own account: another account's draft ids stay unknown.
+    if holder.user_id == user.pk:
+        return InvoiceAlreadyAttached(
+            f"This invoice is already attached to your draft {holder.id}: one invoice pays one draft.",
+            field="bolt11",
+            extra={"draftId": str(holder.id)},
+        )
+    return InvoiceAlreadyAttached(
+        "This invoice is already attached to another draft: one invoice pays one draft.", field="bolt11"
+    )
+
+
+def _open_amounts(plan: DraftPlan, *, user=None, exclude: UUID | None = None):
+    """Open drafts billing near this amount to the same (network, address, asset)."""
+    drafts = Draft.objects.filter(
+        status__in=OPEN_STATUSES,
+        network=plan.asset.network,
+        receiver_address=plan.receiver_address,
+        currency=plan.asset.currency,
+        amount_base_units__gte=plan.amount_base_units,
+        amount_base_units__lte=plan.amount_base_units + MAX_NUDGE_BASE_UNITS,
+    ).exclude(pk=exclude)
+    return drafts.filter(user=user) if user is not None else drafts
+
+
+# The same look-up as _open_amounts for every account, as a creation makes it: built once.
+_OPEN_AMOUNTS_NEAR = Select(
+    Draft,
+    columns=["amount_base_units"],
+    where=[
+        ("status", "in", tuple(OPEN_STATUSES)),
+        ("network", "="),
+        ("receiver_address", "="),
+        ("currency", "="),
+        ("amount_base_units", ">="),
+        ("amount_base_units", "<="),
+    ],
+)
+
+
+def _matched_by_amount(plan: DraftPlan) -> bool:
+    """Whether a payment to this draft is told apart by its amount, which must then be unique
+    among the open drafts to that address (not a Lightning invoice, a tuple-matched network)."""
+    return plan.asset.network in TUPLE_MATCHED_NETWORKS and plan.method != Method.LIGHTNING
+
+
+def open_amounts_read(plan: DraftPlan) -> tuple[Select, tuple] | None:
+    """The read of the open amounts a new draft's may be nudged past; None if it keeps its own."""
+    if not _matched_by_amount(plan) or not plan.fiat_priced:
+        return None
+    low = plan.amount_base_units
+    return _OPEN_AMOUNTS_NEAR, (
+        plan.asset.network,
+        plan.receiver_address,
+        plan.asset.currency,
+        low,
+        low + MAX_NUDGE_BASE_UNITS,
+    )
+
+
+def _taken_amounts(plan: DraftPlan, *, exclude: UUID | None) -> set[int]:
+    if exclude is not None:
+        return set(_open_amounts(plan, exclude=exclude).values_list("amount_base_units", flat=True))
+    select, values = open_amounts_read(plan)
+    return {amount for (amount,) in select.rows(*values)}
+
+
+def free_amount(
+    plan: DraftPlan,
+    *,
+    user,
+    exclude: UUID | None = None,
+    optimistic: bool = False,
+    taken: set[int] | None = None,
+) -> tuple[int, int]:
+    """The amount to bill, so that a payment can be told apart from every other open draft's.
+
+    Exact drafts keep their amount; the same amount in another open draft of the same account
+    is a 409 naming it. Another account's open draft at that amount does not block it (the
+    matcher refuses to guess between accounts; docs/decisions.md). Fiat-priced drafts are
+    nudged up by the fewest base units that make the amount unique among every account's open
+    drafts to that address.
+
+    `optimistic` (exact drafts only) skips the look-up and proposes the amount as asked: the
+    per-account unique index refuses it if needed, and the caller then asks again without.
+    `taken` (fiat-priced drafts) are the open amounts when the caller read them already.
+    """
+    amount = plan.amount_base_units
+    if not _matched_by_amount(plan):
+        return amount, 0
+    if not plan.fiat_priced:
+        if optimistic:
+            return amount, 0
+        clash = _open_amounts(plan, user=user, exclude=exclude).filter(amount_base_units=amount).first()
+        if clash is not None:
+            raise AmountCollision(
+                f"Your open draft {clash.id} already bills exactly this amount to this address; payments could "
+                "not be told apart. Change the amount by one base unit or cancel that draft.",
+                field="amountSats",
+                extra={"openDraftId": str(clash.id)},
+            )
+        return amount, 0
+    if taken is None:
+        taken = _taken_amounts(plan, exclude=exclude)
+    for nudge in range(0, MAX_NUDGE_BASE_UNITS + 1):
+        if amount + nudge not in taken:
+            return amount + nudge, nudge
+    raise AmountCollision("Too many open drafts bill nearly this amount to this address.", field="fiatAmount")
+
+
+def _is_amount_clash(plan: DraftPlan, *, user, amount: int | None = None, exclude: UUID | None = None) -> bool:
+    """After an IntegrityError: was it the per-account unique amount? (Read anew, so it works on
+    every database: SQLite names columns in the error, PostgreSQL the constraint.)"""
+    if not _matched_by_amount(plan):
+        return False
+    return (
+        Draft.objects.filter(
+            user=user,
+            status__in=OPEN_STATUSES,
+            network=plan.asset.network,
+            receiver_address=plan.receiver_address,
+            currency=plan.asset.currency,
+            amount_base_units__gte=plan.amount_base_units,
+            amount_base_units__lte=(amount or plan.amount_base_units) + MAX_NUDGE_BASE_UNITS,
+        )
+        .exclude(pk=exclude)
+        .exists()
+    )
+
+
+def with_unique_amount(
+    plan: DraftPlan,
+    *,
+    user,
+    write: Callable[[int], Draft],
+    field: str,
+    exclude: UUID | None = None,
+    one_statement: bool = False,
+) -> Draft:
+    """Run `write(attempt)` in a transaction until the amount it picks is unique among the
+    account's open drafts: the one retry loop of creation and requote (a concurrent draft may
+    take the same amount between the look-up and the INSERT; the unique index refuses it).
+    A `write` that is `one_statement` (reads, then a single statement that writes) needs no
+    transaction where that statement is all or nothing by itself: PostgreSQL outside any
+    transaction (inside one, a savepoint keeps the caller's transaction usable for a retry)."""
+    connection = transaction.get_connection()
+    alone = one_statement and writes_in_one_statement(connection) and not in_transaction()
+    for attempt in range(MAX_AMOUNT_PICKS):
+        try:
+            with nullcontext() if alone else transaction.atomic():
+                return write(attempt)
+        except IntegrityError:
+            holder = _invoice_holder(plan, exclude=exclude)
+            if holder is not None:
+                raise _invoice_attached_problem(holder, user=user) from None
+            if not _is_amount_clash(plan, user=user, exclude=exclude):
+                raise
+    raise AmountCollision("Could not find a unique amount for this address; try again.", field=field)

@@ -1,0 +1,269 @@
+"""Creating a draft: plan it (drafts.planning), then write it with its draft.created event."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from uuid import UUID
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from core import metrics
+from core.sql.rows import RowInserter, rows_together
+from core.sql.state import in_transaction, unwritten
+from drafts.amounts import free_amount, open_amounts_read, with_unique_amount
+from drafts.events import draft_event_data
+from drafts.models import Draft
+from drafts.planning import DraftPlan, draft_plan
+from drafts.requests import DraftRequest, Origin
+from fees import ledger
+from fees.calculator import is_dust
+from fees.services import dust_waiver_claim, dust_waivers_left
+from payments.enums import FeePlacement, Method
+from payments.registry import format_amount
+from payments.uris import bip21_uri, eip681_uri, new_solana_reference, solana_pay_uri
+from webhooks.models import EventType
+from webhooks.services import event_record
+
+
+def fee_placement_estimate(*, plan: DraftPlan, user=None) -> str:
+    """Where a draft's fee would go, claiming nothing (a dust fee: waived while the daily allowance
+    lasts; given the account, only if its allowance for today is not spent)."""
+    placement = _fee_placement(user=None, plan=plan, draft_id=None)[0]
+    if placement == FeePlacement.WAIVED and user is not None and _claims_dust_waiver(plan):
+        return FeePlacement.WAIVED if dust_waivers_left(user=user) > 0 else FeePlacement.ACCRUED
+    return placement
+
+
+def _fee_placement(*, user, plan: DraftPlan, draft_id: UUID | None) -> tuple[str, str | None]:
+    """Where the fee goes: an output of the payer's transaction, the accrued balance, or waived.
+
+    Without a draft (an estimate) a dust fee is not claimed against the daily waiver allowance.
+    """
+    if plan.fee is None:
+        return FeePlacement.WAIVED, None
+    if plan.method != Method.MULTI_OUTPUT:
+        return FeePlacement.ACCRUED, None
+    if _claims_dust_waiver(plan):
+        if draft_id is None:
+            return FeePlacement.WAIVED, None
+        waived = dust_waiver_claim(user=user, draft_id=draft_id, fee_base_units=plan.fee.fee_base_units)
+        return (FeePlacement.WAIVED if waived else FeePlacement.ACCRUED), None
+    fee_address = settings.PLATFORM_FEE_ADDRESSES.get(plan.asset.network)
+    if not fee_address:
+        return FeePlacement.ACCRUED, None  # no operator address for this network: the fee accrues instead
+    return FeePlacement.OUTPUT, fee_address
+
+
+def _claims_dust_waiver(plan: DraftPlan) -> bool:
+    """A MultiOutput dust fee: creating the draft also claims the day's waiver allowance."""
+    return (
+        plan.fee is not None
+        and plan.method == Method.MULTI_OUTPUT
+        and is_dust(asset=plan.asset, fee_base_units=plan.fee.fee_base_units)
+    )
+
+
+def payment_uri(draft: Draft, plan: DraftPlan) -> str:
+    asset = plan.asset
+    label = settings.PAYMENT_URI_LABEL or None
+    if draft.method == Method.LIGHTNING:
+        return f"lightning:{draft.bolt11}"
+    if asset.family == "bitcoin":
+        return bip21_uri(
+            address=draft.receiver_address, amount_sats=draft.amount_base_units, label=label, message=draft.memo
+        )
+    if asset.family == "solana":
+        return solana_pay_uri(
+            recipient=draft.receiver_address,
+            amount=format_amount(draft.amount_base_units, asset),
+            spl_token=asset.token_address if asset.kind == "token" else None,
+            reference=draft.solana_reference,
+            label=label,
+            message=draft.memo,
+        )
+    return eip681_uri(
+        chain_id=asset.chain_id,
+        recipient=draft.receiver_address,
+        amount_base_units=draft.amount_base_units,
+        token_address=asset.token_address if asset.kind == "token" else None,
+    )
+
+
+def draft_create_from_request(
+    *,
+    user,
+    request: DraftRequest,
+    origin: Origin | None = None,
+    now: datetime | None = None,
+    on_created: Callable[[Draft], None] | None = None,
+    along: Callable[[Draft], Sequence[tuple]] | None = None,
+) -> Draft:
+    """The one door to create a draft, for every surface (REST, MCP, checkout, templates, demo).
+
+    Plans first (rates, Lightning-address invoices: network I/O outside any transaction), then
+    writes the draft and its draft.created event in one transaction.
+    """
+    origin = origin or Origin.api()
+    now = now or timezone.now()
+    plan = draft_plan_for(request=request, origin=origin, now=now)
+    return draft_create(user=user, plan=plan, origin=origin, now=now, on_created=on_created, along=along)
+
+
+def draft_plan_for(*, request: DraftRequest, origin: Origin, now: datetime) -> DraftPlan:
+    """Plan a draft of this origin: rates, Lightning-address invoices (network I/O, so outside
+    any transaction). A caller that must lock a row of its own before writing plans with this,
+    then calls `draft_create` under its lock."""
+    return draft_plan(
+        request=request, now=now, is_fee_settlement=origin.is_fee_settlement, charges_fee=origin.charges_fee
+    )
+
+
+def draft_create(
+    *,
+    user,
+    plan: DraftPlan,
+    origin: Origin,
+    now: datetime | None = None,
+    on_created: Callable[[Draft], None] | None = None,
+    along: Callable[[Draft], Sequence[tuple]] | None = None,
+) -> Draft:
+    """Write a planned draft and its draft.created event (and its deliveries) at once.
+
+    `along(draft)` runs once the draft is complete and before it is written: the
+    (RowInserter, instance) pairs it returns go into the same statement, before the draft (the
+    idempotency record with its answer; one its on_conflict refuses stops the draft and the
+    event: they stay unwritten: core.sql.state.unwritten). `on_created` runs after, inside the transaction
+    (a pay link is linked to the draft). Without it, on PostgreSQL the whole creation is one
+    statement and needs no transaction of its own (webhooks.services.event_record).
+    """
+    now = now or timezone.now()
+
+    def write(attempt: int) -> Draft:
+        # The first try of an exact draft takes the amount as asked (clashes are rare, and the
+        # unique index catches them); later tries look up the open amounts first. The fee cap
+        # and a fiat-priced draft's open amounts are read in one round trip.
+        accrues = plan.method != Method.MULTI_OUTPUT and plan.fee is not None  # a fee that would accrue
+        fee_cap = ledger.outstanding_read(user) if accrues else None
+        reads = [read for read in (fee_cap, open_amounts_read(plan)) if read is not None]
+        found = rows_together(*reads) if reads else []
+        if accrues:
+            ledger.ensure_not_blocked(user, totals=found.pop(0))
+        taken = {amount for (amount,) in found[0]} if found else None
+        draft = _draft_insert(
+            user=user, plan=plan, now=now, origin=origin, optimistic=attempt == 0, along=along, taken=taken
+        )
+        if on_created is not None:
+            on_created(draft)
+        return draft
+
+    draft = with_unique_amount(
+        plan,
+        user=user,
+        write=write,
+        field="amountSats",
+        one_statement=on_created is None and not _claims_dust_waiver(plan),  # else a second write
+    )
+    if not unwritten(draft):  # written (a replayed idempotency key writes nothing)
+        count_on_commit(metrics.drafts_created, draft)
+    return draft
+
+
+def count_on_commit(counter, draft: Draft) -> None:
+    """An in-process counter, moved once the draft's transaction (if any) has committed."""
+    if in_transaction():
+        transaction.on_commit(lambda: metrics.draft_counted(counter, draft))
+    else:
+        metrics.draft_counted(counter, draft)
+
+
+_DRAFT_INSERT = RowInserter(Draft)  # every creation: the 40-column INSERT is built once
+
+
+def _draft_insert(
+    *,
+    user,
+    plan: DraftPlan,
+    now: datetime,
+    origin: Origin,
+    optimistic: bool,
+    along: Callable | None = None,
+    taken: set[int] | None = None,
+) -> Draft:
+    amount, nudge = free_amount(plan, user=user, optimistic=optimistic, taken=taken)
+    asset = plan.asset
+    draft = Draft(
+        user=user,
+        network=asset.network,
+        currency=asset.currency,
+        method=plan.method,
+        token_address=asset.token_address if asset.kind == "token" else None,
+        receiver_address=plan.receiver_address,
+        sender_address=plan.sender_address,
+        lightning_address=plan.lightning_address,
+        memo=plan.memo,
+        amount_base_units=amount,
+        fiat_currency=plan.fiat_currency,
+        fiat_amount=plan.fiat_amount,
+        rate=plan.quote.rate,
+        usd_rate=plan.usd_rate,
+        rate_source=plan.quote.source,
+        quote_sources=plan.quote.sources,
+        quote_locked_at=plan.quote.locked_at,
+        quote_expires_at=plan.quote.expires_at,
+        quote_nudge_base_units=nudge,
+        sek=plan.sek,
+        bolt11=plan.bolt11,
+        payment_hash=plan.payment_hash,
+        invoice_expires_at=plan.invoice_expires_at,
+        lnurl_verify_url=plan.lnurl_verify_url,
+        required_confirmations=plan.required_confirmations,
+        expires_at=plan.expires_at,
+        created_at=now,
+        updated_at=now,  # a new draft's: so an answer built before the INSERT shows what it stores
+        is_fee_settlement=plan.is_fee_settlement,
+        solana_reference=new_solana_reference() if asset.family == "solana" else None,
+        origin=origin.kind,
+        payment_request_id=origin.payment_request_id,
+        order_id=origin.order_id,
+        template_id=origin.template_id,
+    )
+    placement, fee_address = _fee_placement(user=user, plan=plan, draft_id=draft.id)
+    draft.fee_placement, draft.platform_fee_address = placement, fee_address
+    if plan.fee is not None:
+        draft.fee_usd, draft.fee_base_units = plan.fee.fee_usd, plan.fee.fee_base_units
+        draft.platform_fee = plan.fee.as_json(placement)
+    else:
+        draft.platform_fee = _no_fee_json(plan)
+    draft.payment_uri = payment_uri(draft, plan)
+    rows = [*(along(draft) if along is not None else ()), (_DRAFT_INSERT, draft)]
+    if not origin.announce:  # written without its draft.created event
+        for inserter, instance in rows:
+            if not inserter.insert(instance):
+                break
+        return draft
+    event_record(  # the draft, its draft.created event and the rows along go in one statement
+        user=user,
+        type=EventType.DRAFT_CREATED,
+        data=draft_event_data(draft, occurred_at=now),
+        draft_id=draft.id,
+        along=rows,
+    )
+    return draft
+
+
+def _no_fee_json(plan: DraftPlan) -> dict:
+    return {
+        "percent": 0,
+        "feeUsd": 0,
+        "feeFiat": 0,
+        "fiatCurrency": plan.quote.fiat_currency,
+        "feeBaseUnits": 0,
+        "feeAmount": "0",
+        "currency": plan.asset.currency,
+        "placement": FeePlacement.WAIVED,
+        "accrued": False,
+        "waived": True,
+    }

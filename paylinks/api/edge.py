@@ -1,0 +1,63 @@
+"""The bodies of the pay-link operations, shared by the REST views (paylinks.api.views) and the MCP tools."""
+
+from __future__ import annotations
+
+from rest_framework.exceptions import ValidationError
+
+from core.api.pagination import page_of
+from core.api.problems import problem_from_validation
+from drafts.idempotency import Outcome, run_idempotently, validate_key
+from paylinks import services
+from paylinks.api.serializers import (
+    CreatePaymentRequestSerializer,
+    PaymentRequestListQuerySerializer,
+)
+from paylinks.presenters import payment_request_json
+from paylinks.selectors import payment_request_list
+
+
+def payment_request_page(*, user, query: dict) -> tuple[list[dict], int]:
+    """GET /payment-requests: one page (a plain array) and the total for X-Total-Count."""
+    params = PaymentRequestListQuerySerializer(data=query)
+    params.is_valid(raise_exception=True)
+    filters = params.validated_data
+    found = payment_request_list(user=user, filters=filters)
+    page = page_of(found, page=filters["page"], page_size=filters["pageSize"])
+    return [payment_request_json(p) for p in page.items], page.total
+
+
+def payment_request_create_outcome(
+    *, user, body, idempotency_key: str | None, key_field: str = "Idempotency-Key"
+) -> Outcome:
+    """POST /payment-requests: create once per (account, key, body); 201 and the request, or a problem."""
+    if idempotency_key is not None:
+        validate_key(idempotency_key, field=key_field)
+    # Keys are per account and shared with draft creation: the body is namespaced so a
+    # key reused across the two endpoints is a 422, never the other endpoint's answer.
+    return run_idempotently(
+        user=user,
+        key=idempotency_key,
+        body={"paymentRequest": body},
+        work=lambda record: _create(user, body, record),
+    )
+
+
+def _create(user, body, record) -> Outcome:
+    data = CreatePaymentRequestSerializer(data=body)
+    try:
+        data.is_valid(raise_exception=True)
+    except ValidationError as exc:  # as a Problem, so the idempotency record keeps the 400
+        raise problem_from_validation(exc) from None
+    fields = data.validated_data
+    services.payment_request_create(
+        user=user,
+        fiat_currency=fields["fiatCurrency"],
+        fiat_amount=fields["fiatAmount"],
+        options=fields["options"],
+        order_id=fields.get("orderId"),
+        memo=fields.get("memo"),
+        expiry_hours=fields.get("expiryHours"),
+        # the answer, stored inside the request's transaction (a taken key rolls it back)
+        on_created=lambda payment_request: record(Outcome(status=201, body=payment_request_json(payment_request))),
+    )
+    return record.stored

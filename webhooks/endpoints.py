@@ -1,0 +1,133 @@
+"""A merchant's webhook endpoints: create, change, rotate the secret, delete, send a test, redeliver."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+import outbound
+from core.problems import Conflict, Problem
+from core.wire import json_datetime
+from webhooks import signing
+from webhooks.models import (
+    Delivery,
+    DeliveryStatus,
+    EventType,
+    Webhook,
+)
+from webhooks.services import OPEN_STATES, _enqueue, attempt_lease, event_record
+
+
+class WebhookUrlNotAllowed(Problem):
+    default_code = "webhook_url_not_allowed"
+
+
+def _url_check(url: str) -> None:
+    try:
+        outbound.target_resolve(url)
+    except outbound.UrlNotAllowed as exc:
+        raise WebhookUrlNotAllowed(str(exc), field="url") from exc
+
+
+def webhook_create(*, user, url: str, events: list[str] | None) -> Webhook:
+    """Register an endpoint. Its URL must be HTTPS and resolve only to public addresses.
+    The returned row carries the secret; the API shows it this once."""
+    _url_check(url)
+    return Webhook.objects.create(
+        user=user, url=url, events=sorted(set(events or [])), secret=signing.secret_generate()
+    )
+
+
+def webhook_update(
+    *,
+    webhook: Webhook,
+    active: bool | None = None,
+    events: list[str] | None = None,
+    url: str | None = None,
+) -> Webhook:
+    """Change the URL or the event filter, or disable / re-enable the endpoint. A new URL
+    passes the same check as at registration; deliveries still owed go to it. Re-enabling
+    re-checks the URL and sends the deliveries that waited while it was off."""
+    # DNS: before the transaction, never while holding the row
+    if url is not None:
+        _url_check(url)
+    elif active is True and not webhook.active:
+        _url_check(webhook.url)
+    with transaction.atomic():
+        webhook = Webhook.objects.select_for_update().get(pk=webhook.pk)
+        if url is not None:
+            webhook.url = url
+        if events is not None:
+            webhook.events = sorted(set(events))
+        if active is True and not webhook.active:
+            webhook.active, webhook.disabled_at, webhook.disabled_reason = True, None, ""
+            webhook.consecutive_failures, webhook.last_failure_at = 0, None
+            _enqueue("dispatch_due")
+        elif active is False and webhook.active:
+            webhook.active, webhook.disabled_at, webhook.disabled_reason = False, timezone.now(), "Disabled by owner."
+        webhook.save()
+        return webhook
+
+
+def webhook_rotate_secret(
+    *, webhook: Webhook, overlap_hours: int | None = None, now: datetime | None = None
+) -> Webhook:
+    """Give the endpoint a new signing secret; the returned row carries it (shown this once).
+    For `overlap_hours` (default WEBHOOKS_SECRET_OVERLAP_HOURS) deliveries are signed with
+    the replaced secret too, so the receiver can switch without dropping any; 0 retires it
+    at once (a leaked secret). A rotation during an overlap retires the older secret."""
+    now = now or timezone.now()
+    hours = settings.WEBHOOKS_SECRET_OVERLAP_HOURS if overlap_hours is None else overlap_hours
+    with transaction.atomic():
+        webhook = Webhook.objects.select_for_update().get(pk=webhook.pk)
+        if hours > 0:
+            webhook.previous_secret, webhook.previous_secret_expires_at = webhook.secret, now + timedelta(hours=hours)
+        else:
+            webhook.previous_secret, webhook.previous_secret_expires_at = "", None
+        webhook.secret = signing.secret_generate()
+        webhook.save(update_fields=["secret", "previous_secret", "previous_secret_expires_at"])
+        return webhook
+
+
+def webhook_delete(*, webhook: Webhook) -> None:
+    webhook.delete()
+
+
+def webhook_send_test(*, webhook: Webhook, now: datetime | None = None) -> Delivery:
+    """Record a `test` event and deliver it to this endpoint only."""
+    if not webhook.active:
+        raise Conflict("The endpoint is disabled; re-enable it first.", code="webhook_disabled")
+    now = now or timezone.now()
+    with transaction.atomic():
+        event = event_record(
+            user=webhook.user,
+            type=EventType.TEST,
+            data={
+                "webhookId": str(webhook.id),
+                "message": "This is a test event from the payment drafts service.",
+                "occurredAt": json_datetime(now),
+            },
+        )
+        delivery = Delivery.objects.create(webhook=webhook, event=event, next_attempt_at=now)
+        _enqueue("dispatch_due")
+        return delivery
+
+
+def delivery_redeliver(*, delivery: Delivery, now: datetime | None = None) -> Delivery:
+    """Send a delivery again (same id, so receivers still recognise it), with a fresh round
+    of attempts."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        delivery = Delivery.objects.select_for_update().select_related("webhook").get(pk=delivery.pk)
+        if not delivery.webhook.active:
+            raise Conflict("The endpoint is disabled; re-enable it first.", code="webhook_disabled")
+        if delivery.attempts.filter(state__in=OPEN_STATES, claimed_at__gte=now - attempt_lease()).exists():
+            raise Conflict("An attempt of this delivery is under way.", code="delivery_in_progress")
+        delivery.status, delivery.attempt_count = DeliveryStatus.PENDING, 0
+        delivery.next_attempt_at, delivery.delivered_at = now, None
+        delivery.save()
+        _enqueue("dispatch_due")
+        return delivery
