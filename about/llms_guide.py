@@ -21,7 +21,37 @@ def verify(secret: str, headers: dict, body: bytes, tolerance: int = 300) -> boo
 
 
 def agent_guide_lines(base: str) -> list[str]:
-    return [*_asset_lines(), *_draft_lines(base), *_webhook_lines(base)]
+    return [*_asset_lines(), *_draft_lines(base), *_test_mode_lines(base), *_webhook_lines(base)]
+
+
+def _test_mode_lines(base: str) -> list[str]:
+    from accounts.modes import test_networks
+    from drafts.simulation import Outcome
+
+    return [
+        "",
+        "## Test mode: payments on demand",
+        "",
+        "A test key (`pdk_test_...`: `manage.py issue_api_key --test-mode`, the dashboard's key form, or "
+        'POST /api/v1/api-keys with `"testMode": true`) sees and makes only test objects (drafts, pay links, '
+        "templates, webhooks), only on test networks "
+        f"({', '.join(test_networks())}); a main network is refused (`live_network_in_test_mode`). Test fees never "
+        "accrue. A live key never sees test objects, nor a test key live ones. Every object says `livemode`, and "
+        "so does a draft event's `data`. Register a webhook with the test key: only it gets the test objects' events.",
+        "",
+        "Pay a test draft as a chain watcher would see it (test keys only; a live key gets 403 `test_mode_only`):",
+        "",
+        f'- POST {base}/api/v1/test-helpers/drafts/{{id}}/pay, body `{{"outcome": "exact", "confirmations": n}}` '
+        "(both optional; `confirmations` defaults to the draft's `requiredConfirmations`, 0 leaves it Seen):",
+        *[f"  - `{outcome.value}`: {outcome.label}" for outcome in Outcome],
+        f"- POST {base}/api/v1/test-helpers/drafts/{{id}}/expire: a Pending draft expires now (`draft.expired`).",
+        f"- POST {base}/api/v1/test-helpers/drafts/{{id}}/reorg: the payment of a Seen or AmountMismatch draft "
+        "leaves the chain; back to Pending (`draft.payment_reverted`, opt-in).",
+        "",
+        "They answer the draft and go through the same door as real payments: `draft.seen` and "
+        "`draft.confirmed` reach your test webhook as they would in production. MCP: `test_pay_draft`, "
+        '`test_expire_draft`, `test_reorg_draft`. A test-mode pay link\'s page has a "Simulate payment" button.',
+    ]
 
 
 def _asset_lines() -> list[str]:

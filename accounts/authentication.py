@@ -14,6 +14,7 @@ from django.core.cache import cache
 from rest_framework import authentication, exceptions
 
 from accounts.models import ApiKey
+from accounts.modes import mode_set
 from accounts.selectors import api_key_find
 from accounts.services import api_key_touch
 from core.api.throttling import ApiRateThrottle
@@ -68,6 +69,7 @@ def api_key_authenticate(
     if not api_key.user.is_active:
         raise KeyRefused("The account is disabled.")
     api_key_touch(api_key=api_key)
+    mode_set(api_key.user, livemode=api_key.livemode)  # what it sees and makes (accounts.modes)
     return api_key, ({counter[0]: count} if counter else {})
 
 

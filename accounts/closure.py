@@ -24,7 +24,16 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts import sessions
-from accounts.models import ApiKey, EmailCode, KnownDevice, Passkey, RecoveryCode, TotpDevice, User
+from accounts.models import (
+    ApiKey,
+    EmailCode,
+    KnownDevice,
+    MerchantProfile,
+    Passkey,
+    RecoveryCode,
+    TotpDevice,
+    User,
+)
 from accounts.sessions import Client
 from notifications import kinds
 from notifications.models import EmailNotification, NotificationPreference
@@ -54,7 +63,8 @@ def account_delete(request, *, user: User, client: Client, now: datetime | None 
         for closer in _closers:
             closer(user=user, now=now)
         ApiKey.objects.filter(user=user, revoked_at__isnull=True).update(revoked_at=now)
-        for model in (Passkey, RecoveryCode, EmailCode, KnownDevice, TotpDevice, EmailNotification):
+        # The merchant profile goes too: its name, logo and support contact are what payers saw.
+        for model in (Passkey, RecoveryCode, EmailCode, KnownDevice, TotpDevice, EmailNotification, MerchantProfile):
             model.objects.filter(user=user).delete()
         NotificationPreference.objects.filter(user=user).delete()
         user.email = f"deleted-{user.public_id}@deleted.invalid"

@@ -65,6 +65,8 @@ class ApiKey(models.Model):
     prefix = models.CharField(max_length=16, db_index=True, help_text="First characters of the key, for recognising it")
     key_hash = models.CharField(max_length=64, unique=True)
     scopes = models.JSONField(default=list)
+    # A test key (pdk_test_...) sees and makes only test objects, on test networks (accounts.modes).
+    livemode = models.BooleanField(default=True)
     expires_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
@@ -232,3 +234,24 @@ class TotpDevice(TimestampMixin, ThrottlingMixin, Device):
             label = f"{issuer}:{label}"
             params += f"&issuer={quote(issuer)}"  # RFC 3986 quoting, as django-otp does
         return f"otpauth://totp/{quote(label)}?{params}"
+
+
+class MerchantProfile(models.Model):
+    """What payers see of an account (name, logo, support contact) and how the account reads
+    amounts and times (display currency, IANA time zone, language). Written only through
+    `accounts.profiles.merchant_profile_update`; an account without a row reads the defaults."""
+
+    user = models.OneToOneField(User, on_delete=models.CASCADE, related_name="merchant_profile", primary_key=True)
+    display_name = models.CharField(max_length=80, blank=True)
+    # The logo as we re-encoded it (PNG, no metadata); served at /merchant-logos/<digest>.png.
+    logo_png = models.BinaryField(null=True, blank=True)
+    logo_digest = models.CharField(max_length=32, blank=True, db_index=True)
+    support_email = models.EmailField(blank=True)
+    support_url = models.URLField(max_length=300, blank=True)
+    display_currency = models.CharField(max_length=3, default="USD")
+    time_zone = models.CharField(max_length=64, default="UTC")
+    language = models.CharField(max_length=16, default="en")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"profile of {self.user_id}"

@@ -19,6 +19,8 @@ from accounts.scopes import ALL_SCOPES
 from core.problems import Conflict
 
 KEY_PREFIX = "pdk_"
+# A test key (accounts.modes) says so in its first characters, as Stripe's sk_test_ do.
+TEST_KEY_PREFIX = "pdk_test_"
 KEY_RANDOM_LENGTH = 40
 PREFIX_LENGTH = len(KEY_PREFIX) + 8
 _BASE62 = string.ascii_letters + string.digits
@@ -41,11 +43,15 @@ def user_get_or_create(*, email: str) -> User:
     return user or User.objects.create_user(email)
 
 
-def api_key_create(*, user: User, name: str, scopes: list[str], expires_at: datetime | None = None) -> IssuedKey:
+def api_key_create(
+    *, user: User, name: str, scopes: list[str], expires_at: datetime | None = None, livemode: bool = True
+) -> IssuedKey:
     unknown = sorted(set(scopes) - set(ALL_SCOPES))
     if unknown:
         raise ValueError(f"Unknown scopes: {', '.join(unknown)}")
-    key = KEY_PREFIX + "".join(secrets.choice(_BASE62) for _ in range(KEY_RANDOM_LENGTH))
+    key = (KEY_PREFIX if livemode else TEST_KEY_PREFIX) + "".join(
+        secrets.choice(_BASE62) for _ in range(KEY_RANDOM_LENGTH)
+    )
     with transaction.atomic():
         # The account's row lock makes concurrent creations count one after another.
         User.objects.select_for_update().filter(pk=user.pk).first()
@@ -57,6 +63,7 @@ def api_key_create(*, user: User, name: str, scopes: list[str], expires_at: date
             key_hash=hash_key(key),
             scopes=sorted(set(scopes), key=ALL_SCOPES.index),
             expires_at=expires_at,
+            livemode=livemode,
         )
     return IssuedKey(api_key=api_key, key=key)
 

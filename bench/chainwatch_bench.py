@@ -210,7 +210,7 @@ def bench_lightning(user, n: int, node: str = "lud21") -> tuple[int, int, float]
     from chainwatch.tasks import watcher_pass
     from payments.enums import Currency, Method, Network
     from tests.chainwatch.conftest import FakeServer
-    from tests.chainwatch.fakes import FakeLightning
+    from tests.chainwatch.fakes_lightning import FakeLightning
 
     provider = FakeLightning()
     server = FakeServer(provider.handler)

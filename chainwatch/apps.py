@@ -4,3 +4,10 @@ from django.apps import AppConfig
 class ChainwatchConfig(AppConfig):
     name = "chainwatch"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from chainwatch.selectors import unmatched_transfers_for
+        from drafts.transfers import unmatched_reader
+
+        # The pay page tells a payer of a transfer that pays nothing (drafts/transfers.py).
+        unmatched_reader(unmatched_transfers_for)

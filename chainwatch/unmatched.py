@@ -20,6 +20,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from accounts.modes import livemode_of, owned, test_networks
 from chainwatch.models import LIGHTNING_INDEX, ObservedTransfer, UnmatchedTransfer
 from chainwatch.networks import token_address
 from core.problems import Conflict, NotFound, Problem
@@ -149,6 +150,8 @@ def unmatched_event_data(report: UnmatchedTransfer, *, now: datetime) -> dict:
 
 def unmatched_list(*, user, matched: bool | None):
     reports = UnmatchedTransfer.objects.filter(user=user).select_related("transfer").order_by("-created_at", "-pk")
+    if not livemode_of(user):  # test mode: transfers seen on test networks only (accounts.modes)
+        reports = reports.filter(transfer__network__in=test_networks())
     if matched is not None:
         reports = reports.filter(matched_at__isnull=not matched)
     return reports
@@ -166,7 +169,7 @@ def transfer_attach(
     report = UnmatchedTransfer.objects.select_related("transfer").filter(pk=report_id, user=user).first()
     if report is None:
         raise NotFound("No such unmatched transfer.")
-    draft = Draft.objects.filter(pk=draft_id, user=user).first()
+    draft = owned(Draft, user).filter(pk=draft_id).first()
     if draft is None:
         raise NotFound("No such draft.", field="draftId")
     transfer = report.transfer

@@ -1,10 +1,11 @@
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 
 import core.routing  # noqa: F401 - registers the <id:...> converter
 from about.api.views import SchemaView, swagger
 from about.metrics import metrics_view
 from about.views import healthz, livez, llms_txt, readyz
+from accounts.logos import DIGEST_PATTERN, merchant_logo
 from dashboard.views.common import home
 
 # Django tries patterns in order: drafts, the busiest routes, first (no route of another app
@@ -30,6 +31,7 @@ urlpatterns = [
     path("swagger", swagger, name="swagger"),
     path("metrics", metrics_view, name="metrics"),
     path("pay/", include("paylinks.urls")),
+    re_path(rf"^merchant-logos/(?P<digest>{DIGEST_PATTERN})\.png$", merchant_logo, name="merchant-logo"),
     path("llms.txt", llms_txt, name="llms-txt"),
     path("healthz", healthz, name="healthz"),
     path("livez", livez, name="livez"),

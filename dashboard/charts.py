@@ -11,6 +11,7 @@ from decimal import Decimal
 from django.utils import timezone
 from django.utils.html import escape
 
+from accounts.modes import owned
 from drafts.enums import DraftStatus
 from drafts.models import Draft
 from payments.rates import get_rate
@@ -50,8 +51,10 @@ def confirmed_volume(*, user, days: int, display_currency: str) -> Volume:
         display_currency, usd_to_display = "USD", Decimal(1)
     values: dict[date, dict[str, Decimal]] = defaultdict(lambda: defaultdict(Decimal))
     assets: set[str] = set()
-    confirmed = Draft.objects.filter(user=user, status=DraftStatus.CONFIRMED, confirmed_at__date__gte=first).only(
-        "currency", "network", "amount_base_units", "received_base_units", "usd_rate", "confirmed_at"
+    confirmed = (
+        owned(Draft, user)
+        .filter(status=DraftStatus.CONFIRMED, confirmed_at__date__gte=first)
+        .only("currency", "network", "amount_base_units", "received_base_units", "usd_rate", "confirmed_at")
     )
     for draft in confirmed:
         asset = get_asset(draft.currency, draft.network)

@@ -16,6 +16,7 @@ NAV = [
     ("dashboard:fees", _("Fees")),
     ("dashboard:security", _("Security")),
     ("dashboard:notifications", _("Notifications")),
+    ("dashboard:profile", _("Profile")),
 ]
 # Pages that belong to a section of the navigation.
 SECTIONS = {
@@ -26,4 +27,11 @@ SECTIONS = {
 
 
 def navigation(request) -> dict:
-    return {"nav": NAV, "nav_sections": SECTIONS, "display": getattr(request, "display", None)}
+    from dashboard.security import test_mode_on
+
+    return {
+        "nav": NAV,
+        "nav_sections": SECTIONS,
+        "test_mode": hasattr(request, "session") and test_mode_on(request),
+        "display": getattr(request, "display", None),
+    }

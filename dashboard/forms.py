@@ -51,6 +51,11 @@ class ApiKeyForm(PlainTextForm):
     expiresInDays = forms.IntegerField(
         label=_("Expires after (days)"), min_value=1, max_value=3650, required=False, help_text=_("Empty: never")
     )
+    testMode = forms.BooleanField(
+        label=_("Test key"),
+        required=False,
+        help_text=_("Sees and makes only test objects, on test networks; payments simulated on demand"),
+    )
 
 
 class SettleForm(PlainTextForm):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from accounts.profiles import merchant_profile_get
 from payments.rates.fiat import FIAT_CURRENCIES
 
 DEFAULT_CURRENCY, DEFAULT_TIME_ZONE, DEFAULT_LANGUAGE = "USD", "UTC", "en"
@@ -25,10 +26,10 @@ class Display:
 def display_of(user) -> Display:
     """The account's display settings; USD, UTC and English for what it has not set (or for a
     value that is no longer valid, such as a withdrawn currency or zone)."""
-    settings = getattr(user, "profile", None)
-    currency = getattr(settings, "display_currency", None) or DEFAULT_CURRENCY
-    time_zone = getattr(settings, "time_zone", None) or DEFAULT_TIME_ZONE
-    language = getattr(settings, "language", None) or DEFAULT_LANGUAGE
+    profile = merchant_profile_get(user=user)
+    currency = profile.display_currency or DEFAULT_CURRENCY
+    time_zone = profile.time_zone or DEFAULT_TIME_ZONE
+    language = profile.language or DEFAULT_LANGUAGE
     if currency not in FIAT_CURRENCIES:
         currency = DEFAULT_CURRENCY
     try:

@@ -11,6 +11,7 @@ from django.contrib.auth.views import redirect_to_login
 from django.http import Http404, HttpRequest, HttpResponse
 from django.utils import timezone
 
+from accounts.modes import mode_set
 from core.problems import NotFound, TooManyRequests
 from core.ratelimits import cost_take
 from dashboard.preferences import display_of
@@ -38,6 +39,14 @@ def page_headers(response: HttpResponse) -> HttpResponse:
     return response
 
 
+# The dashboard's "Test mode" switch: while on, every page shows and makes test objects only.
+TEST_MODE_SESSION_KEY = "dashboard_test_mode"
+
+
+def test_mode_on(request: HttpRequest) -> bool:
+    return bool(request.session.get(TEST_MODE_SESSION_KEY, False))
+
+
 def merchant_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     """A signed-in merchant's page: anonymous visitors go to sign-in; strict headers always."""
 
@@ -45,6 +54,7 @@ def merchant_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespon
     def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
         if not request.user.is_authenticated:
             return page_headers(redirect_to_login(request.get_full_path(), settings.LOGIN_URL))
+        mode_set(request.user, livemode=not test_mode_on(request))  # what the pages show (accounts.modes)
         request.display = display_of(request.user)
         # Times on the page are shown in the account's zone (and labelled with it).
         timezone.activate(request.display.zone)

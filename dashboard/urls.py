@@ -1,11 +1,24 @@
 from django.urls import path
 
-from dashboard.views import api_keys, common, drafts, fees, overview, paylinks, security, templates, transfers, webhooks
+from dashboard.views import (
+    api_keys,
+    common,
+    drafts,
+    fees,
+    overview,
+    paylinks,
+    profile,
+    security,
+    templates,
+    transfers,
+    webhooks,
+)
 
 app_name = "dashboard"
 
 urlpatterns = [
     path("", overview.overview, name="overview"),
+    path("mode", common.mode_switch, name="mode"),
     path("drafts/", drafts.drafts, name="drafts"),
     path("drafts/new", drafts.draft_new, name="draft_new"),
     path("drafts/fee-preview", drafts.fee_preview, name="fee_preview"),
@@ -32,5 +45,6 @@ urlpatterns = [
     path("transfers/<id:report_id>/attach", transfers.transfer_attach_view, name="transfer_attach"),
     path("security/", security.security, name="security"),
     path("notifications/", security.notifications, name="notifications"),
+    path("profile/", profile.profile, name="profile"),
     path("signout", common.signout, name="signout"),
 ]

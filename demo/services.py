@@ -2,16 +2,16 @@
 and (with DEMO_SIMULATE_PAYMENTS) watch it pass Seen -> Confirmed within a minute, without a
 node or funds.
 
-Demo drafts are ordinary drafts made through the one creation door (origin = demo), owned by
-a dedicated system account that cannot sign in. They carry no platform fee and so never reach
-the fee ledger. The simulator applies its made-up transfers through the same
-payment-observation door the chain watchers use, so the draft's status, confirmations and
-events are exactly what a real payment would produce.
+Demo drafts are ordinary test-mode drafts (accounts.modes) made through the one creation door
+(origin = demo), owned by a dedicated system account that cannot sign in. They carry no
+platform fee and so never reach the fee ledger. The simulator is a caller of the test helpers
+(drafts.simulation), which apply made-up transfers through the same payment-observation door
+the chain watchers use, so the draft's status, confirmations and events are exactly what a
+real payment would produce.
 """
 
 from __future__ import annotations
 
-import hashlib
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -19,13 +19,14 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from accounts.modes import mode_set
 from core.problems import Problem, ServiceUnavailable
 from demo.selectors import demo_drafts, demo_networks, demo_open_draft_count
 from drafts.creation import draft_create_from_request
 from drafts.enums import DraftStatus
 from drafts.models import Draft
 from drafts.requests import DraftRequest, Origin
-from drafts.services import PaymentObservation, draft_payment_apply
+from drafts.simulation import Outcome, draft_payment_simulate, simulated_tx_id
 
 SIMULATION_BATCH = 200
 
@@ -100,13 +101,8 @@ def demo_draft_create(*, network: str, currency: str, now: datetime | None = Non
         memo="Demo draft (test network, no real funds)",
     )
     return draft_create_from_request(
-        user=account, request=request, origin=Origin.demo(), now=now, on_created=within_cap
+        user=mode_set(account, livemode=False), request=request, origin=Origin.demo(), now=now, on_created=within_cap
     )
-
-
-def _simulated_tx_id(draft: Draft) -> str:
-    digest = hashlib.sha256(f"demo-payment:{draft.id}".encode()).hexdigest()
-    return f"0x{digest}" if draft.network in ("Sepolia", "BaseSepolia", "Ethereum", "Base") else digest
 
 
 def demo_payments_simulate(*, now: datetime | None = None) -> int:
@@ -121,19 +117,15 @@ def demo_payments_simulate(*, now: datetime | None = None) -> int:
     paid_before = now - timedelta(seconds=settings.DEMO_SIMULATE_SEEN_AFTER_SECONDS)
     unpaid = demo_drafts().filter(status=DraftStatus.PENDING, created_at__lte=paid_before, expires_at__gt=now)
     for draft in unpaid.order_by("created_at")[:SIMULATION_BATCH]:
-        observation = PaymentObservation(tx_id=_simulated_tx_id(draft), received_base_units=draft.amount_base_units)
-        draft_payment_apply(draft_id=draft.id, observation=observation, now=now)
+        draft_payment_simulate(draft=draft, outcome=Outcome.EXACT, confirmations=0, now=now)
         applied += 1
     block = timedelta(seconds=settings.DEMO_SIMULATE_BLOCK_SECONDS)
     for draft in demo_drafts().filter(status=DraftStatus.SEEN).order_by("seen_at")[:SIMULATION_BATCH]:
-        if draft.paid_tx_id != _simulated_tx_id(draft):
+        if draft.paid_tx_id != simulated_tx_id(draft):
             continue  # a real payment to the demo address: the watchers follow it
         confirmations = min(int((now - draft.seen_at) / block), draft.required_confirmations)
         if confirmations <= draft.confirmations:
             continue
-        observation = PaymentObservation(
-            tx_id=draft.paid_tx_id, received_base_units=draft.received_base_units, confirmations=confirmations
-        )
-        draft_payment_apply(draft_id=draft.id, observation=observation, now=now)
+        draft_payment_simulate(draft=draft, outcome=Outcome.EXACT, confirmations=confirmations, now=now)
         applied += 1
     return applied

@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from accounts.modes import livemode_of, network_check
 from core import metrics
 from core.sql.rows import RowInserter, rows_together
 from core.sql.state import in_transaction, unwritten
@@ -47,7 +48,7 @@ def _fee_placement(*, user, plan: DraftPlan, draft_id: UUID | None) -> tuple[str
     if plan.method != Method.MULTI_OUTPUT:
         return FeePlacement.ACCRUED, None
     if _claims_dust_waiver(plan):
-        if draft_id is None:
+        if draft_id is None or not livemode_of(user):  # test mode never spends the live allowance
             return FeePlacement.WAIVED, None
         waived = dust_waiver_claim(user=user, draft_id=draft_id, fee_base_units=plan.fee.fee_base_units)
         return (FeePlacement.WAIVED if waived else FeePlacement.ACCRUED), None
@@ -108,6 +109,7 @@ def draft_create_from_request(
     """
     origin = origin or Origin.api()
     now = now or timezone.now()
+    network_check(user, request.network)  # a test-mode caller: test networks only
     plan = draft_plan_for(request=request, origin=origin, now=now)
     return draft_create(user=user, plan=plan, origin=origin, now=now, on_created=on_created, along=along)
 
@@ -145,7 +147,8 @@ def draft_create(
         # The first try of an exact draft takes the amount as asked (clashes are rare, and the
         # unique index catches them); later tries look up the open amounts first. The fee cap
         # and a fiat-priced draft's open amounts are read in one round trip.
-        accrues = plan.method != Method.MULTI_OUTPUT and plan.fee is not None  # a fee that would accrue
+        # a fee that would accrue (never in test mode)
+        accrues = plan.method != Method.MULTI_OUTPUT and plan.fee is not None and livemode_of(user)
         fee_cap = ledger.outstanding_read(user) if accrues else None
         reads = [read for read in (fee_cap, open_amounts_read(plan)) if read is not None]
         found = rows_together(*reads) if reads else []
@@ -229,6 +232,7 @@ def _draft_insert(
         payment_request_id=origin.payment_request_id,
         order_id=origin.order_id,
         template_id=origin.template_id,
+        livemode=livemode_of(user),
     )
     placement, fee_address = _fee_placement(user=user, plan=plan, draft_id=draft.id)
     draft.fee_placement, draft.platform_fee_address = placement, fee_address
@@ -249,6 +253,7 @@ def _draft_insert(
         type=EventType.DRAFT_CREATED,
         data=draft_event_data(draft, occurred_at=now),
         draft_id=draft.id,
+        livemode=draft.livemode,
         along=rows,
     )
     return draft

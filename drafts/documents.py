@@ -3,11 +3,16 @@ transaction template, PDF."""
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
+from django.conf import settings
+
+from accounts.profiles import merchant_logo_png, merchant_profile_get
 from drafts.models import Draft
 from drafts.presenters import fee_outputs_json, quote_is_live
 from drafts.txtemplate import TxOutput, build_tx_template
+from payments.display import fiat_text, method_name, network_name, rate_text, time_text
 from payments.enums import FeePlacement, Method
 from payments.registry import format_amount, get_asset
 
@@ -41,6 +46,8 @@ def draft_pdf(draft: Draft) -> bytes:
     from drafts.pdf import render_draft_pdf  # WeasyPrint loads native libraries: import on use
 
     asset = get_asset(draft.currency, draft.network)
+    profile = merchant_profile_get(user=draft.user)
+    zone = profile.time_zone
     fee = draft.platform_fee or {}
     fee_lines = []
     if fee.get("feeAmount"):
@@ -50,22 +57,27 @@ def draft_pdf(draft: Draft) -> bytes:
                 "amount": f"{fee['feeAmount']} {draft.currency}",
             }
         )
+    logo = merchant_logo_png(digest=profile.logo_digest) if profile.logo_digest else None
     return render_draft_pdf(
         {
             "draft_id": str(draft.id),
             "amount": format_amount(draft.amount_base_units, asset),
             "currency": draft.currency,
-            "network": draft.network,
+            "network": network_name(draft.network),
             "receiver_address": draft.receiver_address or draft.lightning_address or "Lightning invoice",
-            "fiat_amount": draft.fiat_amount,
+            "fiat": fiat_text(draft.fiat_amount, draft.fiat_currency),
             "fiat_currency": draft.fiat_currency,
-            "rate": draft.rate,
+            "rate": rate_text(draft.rate) if draft.rate else "",
             "rate_live": quote_is_live(draft),
-            "payment_method": draft.method,
+            "payment_method": method_name(draft.method),
             "memo": draft.memo,
             "fee_lines": fee_lines,
-            "expires_at": draft.expires_at,
-            "created_at": draft.created_at,
+            "expires_at": time_text(draft.expires_at, zone) if draft.expires_at else "",
+            "created_at": time_text(draft.created_at, zone) if draft.created_at else "",
             "payment_uri": draft.payment_uri,
+            "merchant": profile.display_name or settings.PAYMENT_URI_LABEL,
+            "support_email": profile.support_email,
+            "support_url": profile.support_url,
+            "logo_data_uri": f"data:image/png;base64,{base64.b64encode(logo).decode()}" if logo else "",
         }
     )

@@ -17,6 +17,7 @@ def draft_event_data(draft: Draft, *, occurred_at: datetime | None = None) -> di
     asset = get_asset(draft.currency, draft.network)
     data: dict[str, Any] = {
         "draftId": str(draft.id),
+        "livemode": draft.livemode,
         "status": draft.status,
         "txId": draft.paid_tx_id,
         "confirmations": draft.confirmations,

@@ -103,6 +103,8 @@ class Draft(models.Model):
     # A pay link's payer switched to another option: this draft was left (cancelled, or expired
     # when already past its time). Hidden from the default list, shown under its pay link.
     superseded_at = models.DateTimeField(null=True, blank=True)
+    # False for a draft made in test mode (accounts.modes): seen only by test keys, never in fees.
+    livemode = models.BooleanField(default=True)
 
     class Meta:
         ordering = ["-created_at"]

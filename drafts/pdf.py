@@ -2,20 +2,27 @@
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 from weasyprint import HTML
+from weasyprint.urls import URLFetcherResponse
 
 from payments.qr import qr_svg
 
 TEMPLATE = "drafts/draft_pdf.html"
+LOGO_DATA_PREFIX = "data:image/png;base64,"
 
 
-def _no_fetch(url: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
+def _no_fetch(url: str, *args: Any, **kwargs: Any) -> URLFetcherResponse:
     # Everything the page needs is inline; refusing fetches keeps a crafted memo
-    # or URI from making the renderer reach the network or the file system.
+    # or URI from making the renderer reach the network or the file system. The one
+    # exception is the merchant's logo, passed inline as a PNG we encoded ourselves.
+    if url.startswith(LOGO_DATA_PREFIX):
+        body = base64.b64decode(url[len(LOGO_DATA_PREFIX) :])
+        return URLFetcherResponse(url, body=body, headers={"Content-Type": "image/png"})
     raise ValueError(f"external resources are not loaded in draft PDFs: {url[:80]}")
 
 
@@ -23,11 +30,12 @@ def render_draft_pdf(context: dict[str, Any]) -> bytes:
     """Render ``templates/drafts/draft_pdf.html`` to PDF bytes.
 
     Context keys (strings already formatted for display unless noted):
-    ``draft_id``, ``amount``, ``currency``, ``network``, ``receiver_address``;
-    optional ``fiat_amount``, ``fiat_currency``, ``rate``, ``payment_method``,
-    ``memo``, ``fee_lines`` (list of ``{"label", "amount"}``), ``expires_at`` and
-    ``created_at`` (aware datetimes, shown in UTC), ``payment_uri`` (also drawn
-    as a QR code). Values are HTML-escaped by the template.
+    ``draft_id``, ``amount``, ``currency``, ``network`` (display name), ``receiver_address``;
+    optional ``fiat`` ("25.00 EUR"), ``fiat_currency``, ``rate``, ``payment_method`` (display
+    name), ``memo``, ``fee_lines`` (list of ``{"label", "amount"}``), ``expires_at`` and
+    ``created_at`` (texts in the account's zone, naming it), ``payment_uri`` (also drawn
+    as a QR code), ``merchant``, ``support_email``, ``support_url``, ``logo_data_uri``.
+    Values are HTML-escaped by the template.
     """
     values = dict(context)
     uri = values.get("payment_uri")

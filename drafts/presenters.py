@@ -96,6 +96,7 @@ def draft_json(draft: Draft) -> dict[str, Any]:
         "solanaReference": draft.solana_reference,
         "paymentRequestId": str(draft.payment_request_id) if draft.payment_request_id else None,
         "orderId": draft.order_id,
+        "livemode": draft.livemode,
     }
     mismatch = amount_mismatch_json(draft)
     if mismatch is not None:  # the spec's AmountMismatchInfo is not nullable: absent until there is one

@@ -12,6 +12,7 @@ from django.db.models import Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
 
+from accounts.modes import livemode_of, owned
 from core.sql.rows import RowReader
 from drafts.enums import DraftStatus
 from drafts.models import OPEN_STATUSES, Draft
@@ -90,7 +91,7 @@ def watch_targets(*, network: str, now: datetime | None = None, reportable: bool
 
 def draft_list(*, user, filters: dict) -> QuerySet[Draft]:
     """The account's drafts, newest first, filtered as GET /api/v1/drafts describes."""
-    drafts = Draft.objects.filter(user=user).order_by("-created_at", "-id")
+    drafts = owned(Draft, user).order_by("-created_at", "-id")
     for name in ("status", "network", "currency"):
         if filters.get(name):
             drafts = drafts.filter(**{name: filters[name]})
@@ -113,13 +114,14 @@ def draft_list(*, user, filters: dict) -> QuerySet[Draft]:
     return drafts
 
 
-_DRAFT_OF_ACCOUNT = RowReader(Draft, by=["pk", "user"])  # the API's most frequent read, built once
+_DRAFT_OF_ACCOUNT = RowReader(Draft, by=["pk", "user", "livemode"])  # the API's most frequent read, built once
 
 
 def draft_get(*, user, draft_id) -> Draft:
-    """One of the account's drafts; another account's draft is as unknown as a missing one."""
+    """One of the account's drafts in the caller's mode; another account's draft (or one of the
+    other mode) is as unknown as a missing one."""
     try:
-        draft = _DRAFT_OF_ACCOUNT.first(draft_id, user.pk)
+        draft = _DRAFT_OF_ACCOUNT.first(draft_id, user.pk, livemode_of(user))  # as accounts.modes.owned
     except ValidationError:  # not a UUID
         draft = None
     if draft is None:

@@ -69,7 +69,13 @@ def _transition(draft: Draft, to: str, *, event: str | None, now: datetime) -> N
     draft.save()
     _settle_fees_on(draft, to, now)
     if event:
-        event_record(user=draft.user, type=event, data=draft_event_data(draft, occurred_at=now), draft_id=draft.id)
+        event_record(
+            user=draft.user,
+            type=event,
+            data=draft_event_data(draft, occurred_at=now),
+            draft_id=draft.id,
+            livemode=draft.livemode,
+        )
     if to == S.CONFIRMED:
         for listener in _confirmed_listeners:
             listener(draft=draft, now=now)
@@ -81,7 +87,7 @@ def _settle_fees_on(draft: Draft, to: str, now: datetime) -> None:
     if to == S.CONFIRMED:
         if draft.is_fee_settlement:
             ledger.settlement_confirmed(settlement=draft, now=now)
-        elif draft.fee_placement == FeePlacement.ACCRUED:
+        elif draft.fee_placement == FeePlacement.ACCRUED and draft.livemode:  # test fees never accrue
             ledger.fee_accrue(draft=draft, now=now)
     elif to in (S.EXPIRED, S.CANCELLED) and draft.is_fee_settlement:
         ledger.settlement_abandoned(settlement=draft)
@@ -184,7 +190,9 @@ def _payment_vanished(draft: Draft, now: datetime) -> Draft:
     draft.amount_mismatch, draft.seen_at, draft.accepted_by_owner = None, None, False
     _transition(draft, S.PENDING, event=None, now=now)
     data = {**draft_event_data(draft, occurred_at=now), "txId": reverted_tx_id, "previousStatus": previous_status}
-    event_record(user=draft.user, type=EventType.DRAFT_PAYMENT_REVERTED, data=data, draft_id=draft.id)
+    event_record(
+        user=draft.user, type=EventType.DRAFT_PAYMENT_REVERTED, data=data, draft_id=draft.id, livemode=draft.livemode
+    )
     return draft
 
 

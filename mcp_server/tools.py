@@ -18,6 +18,7 @@ from accounts.models import ApiKey, User
 from drafts import services as draft_services
 from drafts.api.creation import create_draft_outcome
 from drafts.api.edge import draft_batch_json, draft_page_json, tx_template_json
+from drafts.api.test_helpers import simulate_expiry_json, simulate_payment_json, simulate_reorg_json
 from drafts.documents import draft_fees_json
 from drafts.presenters import draft_json, draft_status_json
 from drafts.selectors import draft_get
@@ -65,6 +66,8 @@ class ToolSpec:
     open_world: bool = False
     descriptions: dict[str, str] | None = None
     required_too: tuple[str, ...] = ()  # REST refuses a call without them (its serializer checks them itself)
+    # The result is what this other tool returns: its output schema is not repeated (tools/list stays small).
+    result_as: str | None = None
 
     @property
     def scope(self) -> str | None:
@@ -81,7 +84,8 @@ class ToolSpec:
     @property
     def description(self) -> str:
         scope = f" Needs the API key scope `{self.scope}`." if self.scope else ""
-        return f"{self.title}. {self.guidance}{scope}"
+        result = f" The result is the draft, as {self.result_as} returns it." if self.result_as else ""
+        return f"{self.title}. {self.guidance}{result}{scope}"
 
     @property
     def wraps_result(self) -> bool:
@@ -95,7 +99,7 @@ class ToolSpec:
             input_schema=schemas.input_schema(
                 self.method, self.path, descriptions=self.descriptions, required_too=self.required_too
             ),
-            output_schema=schemas.output_schema(self.method, self.path),
+            output_schema=None if self.result_as else schemas.output_schema(self.method, self.path),
             annotations=ToolAnnotations(
                 title=self.title,
                 read_only_hint=self.read_only,
@@ -355,6 +359,43 @@ TOOLS: tuple[ToolSpec, ...] = (
         guidance="The account's webhook endpoints (signing secrets are never shown again).",
         read_only=True,
         idempotent=True,
+    ),
+    ToolSpec(
+        name="test_pay_draft",
+        method="POST",
+        path="/api/v1/test-helpers/drafts/{id}/pay",
+        run=lambda c: simulate_payment_json(
+            user=c.user, draft_id=c.arguments["id"], body={k: v for k, v in c.arguments.items() if k != "id"}
+        ),
+        guidance=(
+            "Test keys (pdk_test_) only: pays a test draft as a watcher would see it; its events reach the "
+            "account's test webhooks. confirmations 0 leaves it Seen."
+        ),
+        read_only=False,
+        result_as="get_draft",
+        descriptions=DRAFT_ID,
+    ),
+    ToolSpec(
+        name="test_expire_draft",
+        method="POST",
+        path="/api/v1/test-helpers/drafts/{id}/expire",
+        run=lambda c: simulate_expiry_json(user=c.user, draft_id=c.arguments["id"]),
+        guidance="Test keys only: a Pending test draft expires now (draft.expired).",
+        read_only=False,
+        destructive=True,
+        result_as="get_draft",
+        descriptions=DRAFT_ID,
+    ),
+    ToolSpec(
+        name="test_reorg_draft",
+        method="POST",
+        path="/api/v1/test-helpers/drafts/{id}/reorg",
+        run=lambda c: simulate_reorg_json(user=c.user, draft_id=c.arguments["id"]),
+        guidance="Test keys only: the payment of a Seen test draft leaves the chain; back to Pending.",
+        read_only=False,
+        destructive=True,
+        result_as="get_draft",
+        descriptions=DRAFT_ID,
     ),
 )
 

@@ -2,16 +2,33 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 
 from notifications.models import EmailNotification
 
+# What apps above add to every email's context before it is rendered (the accounts app: the
+# account's time zone and the amounts and times as people read them), from their `ready`:
+# notifications imports no other app.
+_CONTEXT_PROVIDERS: list[Callable[[Any, dict[str, Any]], dict[str, Any]]] = []
+
+
+def email_context_provider(provider: Callable[[Any, dict[str, Any]], dict[str, Any]]) -> None:
+    """`provider(user or None, context) -> extra context`."""
+    if provider not in _CONTEXT_PROVIDERS:
+        _CONTEXT_PROVIDERS.append(provider)
+
 
 def email_render(notification: EmailNotification) -> tuple[str, str, str]:
     """(subject, plain text, HTML) of an outbox row."""
     context = {**notification.context, "base_url": settings.BASE_URL}
+    user = notification.user if notification.user_id is not None else None
+    for provider in _CONTEXT_PROVIDERS:
+        context |= provider(user, context)
     name = f"emails/{notification.kind}"
     subject = " ".join(render_to_string(f"{name}_subject.txt", context).split())
     return subject, render_to_string(f"{name}.txt", context), render_to_string(f"{name}.html", context)

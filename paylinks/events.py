@@ -21,6 +21,7 @@ def payment_request_event_data(
     draft = draft or payment_request.draft
     data: dict[str, Any] = {
         "paymentRequestId": str(payment_request.id),
+        "livemode": payment_request.livemode,
         "orderId": payment_request.order_id,
         "status": payment_request.status,
         "fiatCurrency": payment_request.fiat_currency,

@@ -33,6 +33,8 @@ class PaymentRequest(models.Model):
     options = models.JSONField()
     order_id = models.CharField(max_length=200, null=True, blank=True)
     memo = models.CharField(max_length=500, null=True, blank=True)
+    # Where "Back to <merchant>" leads once paid or cancelled (https only, checked at creation).
+    return_url = models.URLField(max_length=2000, null=True, blank=True)
 
     status = models.CharField(max_length=16, choices=PaymentRequestStatus.choices, default=PaymentRequestStatus.OPEN)
     expires_at = models.DateTimeField()
@@ -41,6 +43,7 @@ class PaymentRequest(models.Model):
     payer_email = models.EmailField(null=True, blank=True)
     paid_at = models.DateTimeField(null=True, blank=True)
     closed_at = models.DateTimeField(null=True, blank=True)
+    livemode = models.BooleanField(default=True)  # accounts.modes
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -12,6 +12,7 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
+from accounts.profiles import merchant_profile_get
 from core.text import shown
 from core.wire import json_datetime, json_number
 from drafts.models import Draft
@@ -40,10 +41,12 @@ def payment_request_json(payment_request: PaymentRequest) -> dict[str, Any]:
         ],
         "orderId": payment_request.order_id,
         "memo": payment_request.memo,
+        "returnUrl": payment_request.return_url,
         "status": payment_request.status,
         "expiresAt": json_datetime(payment_request.expires_at),
         "createdAt": json_datetime(payment_request.created_at),
         "draftId": str(payment_request.draft_id) if payment_request.draft_id else None,
+        "livemode": payment_request.livemode,
     }
 
 
@@ -67,10 +70,15 @@ def checkout_options(payment_request: PaymentRequest) -> list[PaymentOption]:
 
 
 def checkout_json(payment_request: PaymentRequest, *, now: datetime | None = None) -> dict[str, Any]:
-    """The checkout GET: what the payer needs to choose how to pay."""
+    """The checkout GET: what the payer needs to choose how to pay, and whom they pay."""
     draft = payment_request.draft
+    profile = merchant_profile_get(user=payment_request.user)
     return {
         "merchantName": merchant_name(payment_request) or None,
+        "merchantLogoUrl": f"{settings.BASE_URL}{profile.logo_url}" if profile.logo_url else None,
+        "supportEmail": profile.support_email or None,
+        "supportUrl": profile.support_url or None,
+        "returnUrl": payment_request.return_url,
         "fiatCurrency": payment_request.fiat_currency,
         "fiatAmount": json_number(payment_request.fiat_amount),
         "memo": shown(payment_request.memo),
@@ -82,6 +90,7 @@ def checkout_json(payment_request: PaymentRequest, *, now: datetime | None = Non
             for o in checkout_options(payment_request)
         ],
         "selection": checkout_selection_json(draft) if draft is not None else None,
+        "livemode": payment_request.livemode,
     }
 
 

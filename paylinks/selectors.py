@@ -8,17 +8,18 @@ from uuid import UUID
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
+from accounts.modes import owned
 from paylinks.models import PayLinkPreference, PaymentRequest
 
 
 def payment_request_get(*, user, payment_request_id: UUID) -> PaymentRequest:
     """One of the account's requests; another account's is a 404 like an unknown id."""
-    return get_object_or_404(PaymentRequest.objects.select_related("draft"), pk=payment_request_id, user=user)
+    return get_object_or_404(owned(PaymentRequest, user).select_related("draft"), pk=payment_request_id)
 
 
 def payment_request_list(*, user, filters: dict[str, Any]) -> QuerySet[PaymentRequest]:
     """The account's requests, newest first, by status and orderId when given."""
-    queryset = PaymentRequest.objects.filter(user=user).select_related("draft")
+    queryset = owned(PaymentRequest, user).select_related("draft")
     if filters.get("status"):
         queryset = queryset.filter(status=filters["status"])
     if filters.get("orderId"):

@@ -21,6 +21,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from accounts.modes import livemode_of, mode_set, network_check
+from accounts.profiles import https_url_check, merchant_profile_get
 from addressbook.selectors import address_book_receiver, receiver_or_default
 from core.problems import Conflict, Problem
 from drafts.creation import draft_create, draft_plan_for
@@ -38,6 +40,7 @@ from paylinks.models import PayLinkPreference, PaymentRequest, PaymentRequestSta
 from paylinks.selectors import announces_checkout_drafts
 from payments.addresses import validate_address
 from payments.enums import Currency, Method, Network
+from payments.explorers import explorer_tx_url
 from payments.lightning import lightning_address_check
 from payments.rates import normalise_fiat
 from payments.rates.fiat import fiat_minor_units
@@ -135,6 +138,7 @@ def payment_request_create(
     order_id: str | None = None,
     memo: str | None = None,
     expiry_hours: int | None = None,
+    return_url: str | None = None,
     now: datetime | None = None,
     on_created: Any = None,
 ) -> PaymentRequest:
@@ -143,6 +147,7 @@ def payment_request_create(
     now = now or timezone.now()
     fiat_currency = normalise_fiat(fiat_currency)
     fiat_amount = _fiat_amount_check(fiat_currency, fiat_amount)
+    return_url = https_url_check(return_url, field="returnUrl") if return_url else None
     if not options:
         raise Problem("Offer at least one option to pay with.", code="required", field="options")
     if len(options) > MAX_OPTIONS:
@@ -165,6 +170,7 @@ def payment_request_create(
             receiver_address=receiver,
             field=where,
         )
+        network_check(user, checked_option.network, field=f"{where}.network")
         if any(
             (o.currency, o.network, o.method)
             == (checked_option.currency, checked_option.network, checked_option.method)
@@ -177,7 +183,8 @@ def payment_request_create(
             )
         checked.append(checked_option)
     with transaction.atomic():
-        ledger.ensure_not_blocked(user)  # a pay link accrues its fee: 402 while fees are overdue
+        if livemode_of(user):  # a pay link accrues its fee: 402 while fees are overdue (test fees never do)
+            ledger.ensure_not_blocked(user)
         payment_request = PaymentRequest.objects.create(
             user=user,
             token=secrets.token_urlsafe(TOKEN_BYTES),
@@ -186,8 +193,10 @@ def payment_request_create(
             options=[o.as_json() for o in checked],
             order_id=order_id or None,
             memo=memo or None,
+            return_url=return_url,
             expires_at=now + timedelta(hours=expiry_hours or DEFAULT_EXPIRY_HOURS),
             created_at=now,
+            livemode=livemode_of(user),
         )
         if on_created is not None:
             on_created(payment_request)
@@ -246,6 +255,7 @@ def payment_request_expire(*, payment_request_id: UUID, now: datetime | None = N
             type=EventType.PAYMENT_REQUEST_EXPIRED,
             data=payment_request_event_data(locked, occurred_at=now),
             draft_id=locked.draft_id,
+            livemode=locked.livemode,
         )
         return locked
 
@@ -279,7 +289,13 @@ def payment_request_draft_confirmed(*, draft: Draft, now: datetime) -> None:
     for other in Draft.objects.filter(payment_request_id=payment_request.id, status=D.PENDING).exclude(pk=draft.pk):
         draft_cancel(draft=other, now=now)
     data = payment_request_event_data(payment_request, occurred_at=now, draft=draft, paid_late=paid_late)
-    event_record(user=payment_request.user, type=EventType.PAYMENT_REQUEST_PAID, data=data, draft_id=draft.id)
+    event_record(
+        user=payment_request.user,
+        type=EventType.PAYMENT_REQUEST_PAID,
+        data=data,
+        draft_id=draft.id,
+        livemode=payment_request.livemode,
+    )
     email_enqueue(
         user=payment_request.user,
         kind=email_kinds.PAYMENT_REQUEST_PAID,
@@ -296,10 +312,25 @@ def _receipt_send(payment_request: PaymentRequest, data: dict[str, Any], draft: 
         # The rate the amount was priced at, and whether it was live (the bundled table is not).
         rate = {"value": str(draft.rate.normalize()), "currency": draft.currency, "fiat": draft.fiat_currency}
         rate["live"] = quote_is_live(draft)
+    profile = merchant_profile_get(user=payment_request.user)
+    context = {
+        "data": data,
+        "memo": payment_request.memo,
+        "merchant": merchant_name(payment_request),
+        "rate": rate,
+        "method": draft.method,
+        # The payer has no account: the receipt reads in the merchant's zone, which it names.
+        "timeZone": profile.time_zone,
+        "logoUrl": f"{settings.BASE_URL}{profile.logo_url}" if profile.logo_url else None,
+        "supportEmail": profile.support_email or None,
+        "supportUrl": profile.support_url or None,
+        "explorerUrl": explorer_tx_url(network=draft.network, txid=draft.paid_tx_id, method=draft.method),
+        "returnUrl": payment_request.return_url,
+    }
     email_enqueue(
         to=payment_request.payer_email,
         kind=email_kinds.PAYMENT_RECEIPT,
-        context={"data": data, "memo": payment_request.memo, "merchant": merchant_name(payment_request), "rate": rate},
+        context=context,
         dedup_key=f"payment_receipt:{payment_request.id}",
     )
 
@@ -307,7 +338,7 @@ def _receipt_send(payment_request: PaymentRequest, data: dict[str, Any], draft: 
 def merchant_name(payment_request: PaymentRequest) -> str:
     """The name a payer sees: the account's display name when it has one, else the
     deployment's label (PAYMENT_URI_LABEL). Never the owner's email."""
-    name = getattr(payment_request.user, "display_name", "") or ""
+    name = merchant_profile_get(user=payment_request.user).display_name
     return name or settings.PAYMENT_URI_LABEL
 
 
@@ -402,7 +433,8 @@ def checkout_select(
             if _reusable(current, option, now):  # another payer chose the same option first
                 return current
             _in_progress(current)
-            draft = draft_create(user=payment_request.user, plan=plan, origin=origin, now=now)
+            owner = mode_set(payment_request.user, livemode=payment_request.livemode)  # a test link makes test drafts
+            draft = draft_create(user=owner, plan=plan, origin=origin, now=now)
             if current is not None and current.status in (D.PENDING, D.EXPIRED):
                 # Left for another option: cancelled, or expired when past its time (a payment may
                 # still be on its way, and expired drafts stay watched for the grace window).

@@ -29,13 +29,16 @@ from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
+from accounts.profiles import merchant_profile_get
 from core.problems import Problem
 from core.text import shown
 from drafts.enums import DraftStatus
 from drafts.presenters import quote_is_live
+from drafts.simulation import Outcome, draft_payment_simulate
 from paylinks import services
 from paylinks.api.views import CheckoutThrottle
 from paylinks.models import PaymentRequest, PaymentRequestStatus
+from paylinks.outcome import payment_outcome
 from paylinks.presenters import checkout_options, checkout_selection_json, option_label, payer_status
 from paylinks.selectors import payment_request_by_token
 from paylinks.services import PaymentOption, merchant_name
@@ -119,27 +122,22 @@ def _context(payment_request: PaymentRequest, *, error: str | None = None, recei
         for o in checkout_options(payment_request)
     ]
     draft_status = draft.status if draft is not None else None
-    if status == PaymentRequestStatus.PAID:
-        state = "paid"
-    elif status == PaymentRequestStatus.CANCELLED:
-        state = "cancelled"
-    elif draft_status == DraftStatus.AMOUNT_MISMATCH:
-        state = "mismatch"
-    elif draft_status == DraftStatus.SEEN:
-        state = "seen"
-    elif status == PaymentRequestStatus.EXPIRED:
-        state = "expired"
-    elif draft_status == DraftStatus.PENDING and draft.expires_at > now:
-        state = "pending"
-    else:
-        state = "choose"  # nothing chosen yet, or the chosen draft expired unpaid
+    outcome = payment_outcome(payment_request, now)
+    state = outcome.state
     qr = None
     if selection and selection["paymentUri"] and state == "pending":
         qr = qr_svg_responsive(selection["paymentUri"], title=_("QR code of the payment request for your wallet"))
+    profile = merchant_profile_get(user=payment_request.user)
+    merchant = merchant_name(payment_request)
     return {
         "request": payment_request,
         "token": payment_request.token,
-        "merchant": merchant_name(payment_request),
+        "merchant": merchant,
+        "logo_url": profile.logo_url,
+        "support_email": profile.support_email,
+        "support_url": profile.support_url,
+        "return_url": payment_request.return_url if state in ("paid", "cancelled", "expired") else None,
+        "outcome": outcome,
         "memo": shown(payment_request.memo),
         "order_id": shown(payment_request.order_id),
         "fiat": _fiat(payment_request.fiat_amount, payment_request.fiat_currency),
@@ -155,11 +153,15 @@ def _context(payment_request: PaymentRequest, *, error: str | None = None, recei
         "rate_live": draft is None or quote_is_live(draft),
         "confirmations": draft.confirmations if draft is not None else 0,
         "draft_expired": state == "choose" and draft_status in (DraftStatus.EXPIRED, DraftStatus.PENDING),
-        "polling": state in ("pending", "seen", "mismatch") or (state == "expired" and draft_status is not None),
+        "polling": outcome.polling or (state == "expired" and draft_status is not None),
         "status_url": reverse("checkout-status", kwargs={"token": payment_request.token}),
-        "state_key": f"{status}:{draft_status or ''}",
+        "state_key": f"{status}:{draft_status or ''}:{len(outcome.unmatched)}",
         "error": error,
         "receipt_asked": receipt or bool(payment_request.payer_email),
+        "receipt_sent": status == PaymentRequestStatus.PAID and bool(payment_request.payer_email),
+        "test_mode": not payment_request.livemode,
+        # A test-mode link: its pending (or seen) draft can be paid on demand (drafts.simulation).
+        "can_simulate": not payment_request.livemode and state in ("pending", "seen"),
     }
 
 
@@ -211,6 +213,28 @@ def pay_receipt(request: HttpRequest, token: str) -> HttpResponse:
         context = _context(payment_request, error=_("Enter a valid email address for the receipt."))
         return render(request, "paylinks/pay.html", context, status=200)
     return HttpResponseRedirect(reverse("pay-page", kwargs={"token": token}) + "?receipt=1", status=303)
+
+
+@csrf_exempt  # as the other forms here: the token in the path is the only authority (module docstring)
+@_page_headers
+@require_POST
+def pay_simulate(request: HttpRequest, token: str) -> HttpResponse:
+    """A test-mode link's "Simulate payment" button: its draft is paid through the watchers' door."""
+    if (busy := _throttled(request)) is not None:
+        return busy
+    payment_request = _request_or_none(token)
+    if payment_request is None or payment_request.livemode:
+        return render(request, "paylinks/not_found.html", status=404)
+    draft = payment_request.draft
+    if draft is None or draft.status not in (DraftStatus.PENDING, DraftStatus.SEEN):
+        context = _context(payment_request, error=_("There is no payment to simulate: choose how to pay first."))
+        return render(request, "paylinks/pay.html", context, status=200)
+    try:
+        draft_payment_simulate(draft=draft, outcome=Outcome.EXACT)
+    except Problem as problem:
+        payment_request.refresh_from_db()
+        return render(request, "paylinks/pay.html", _context(payment_request, error=problem.detail), status=200)
+    return HttpResponseRedirect(reverse("pay-page", kwargs={"token": token}), status=303)
 
 
 def _request_or_none(token: str) -> PaymentRequest | None:

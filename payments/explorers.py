@@ -1,28 +1,36 @@
-"""Where a person can look a transaction up: one public block explorer per network."""
+"""Links to a public block explorer for a transaction, per network.
+
+The defaults below can be replaced per network (BLOCK_EXPLORER_URL_<NETWORK>, an https URL
+with `{txid}` where the id goes; an empty value turns the link off for that network). Lightning payments have no public
+transaction to link to."""
 
 from __future__ import annotations
 
 from urllib.parse import quote
 
-from payments.enums import Method
+from django.conf import settings
 
-_TX_URLS = {
-    "Mainnet": "https://mempool.space/tx/{}",
-    "Testnet": "https://mempool.space/testnet4/tx/{}",
-    "Signet": "https://mempool.space/signet/tx/{}",
-    "Ethereum": "https://etherscan.io/tx/{}",
-    "Sepolia": "https://sepolia.etherscan.io/tx/{}",
-    "Base": "https://basescan.org/tx/{}",
-    "BaseSepolia": "https://sepolia.basescan.org/tx/{}",
-    "Solana": "https://explorer.solana.com/tx/{}",
-    "SolanaDevnet": "https://explorer.solana.com/tx/{}?cluster=devnet",
+from payments.enums import Method, Network
+
+DEFAULT_BLOCK_EXPLORERS: dict[str, str] = {
+    Network.MAINNET: "https://mempool.space/tx/{txid}",
+    Network.TESTNET: "https://mempool.space/testnet4/tx/{txid}",
+    Network.SIGNET: "https://mempool.space/signet/tx/{txid}",
+    Network.REGTEST: "",
+    Network.ETHEREUM: "https://etherscan.io/tx/{txid}",
+    Network.SEPOLIA: "https://sepolia.etherscan.io/tx/{txid}",
+    Network.BASE: "https://basescan.org/tx/{txid}",
+    Network.BASE_SEPOLIA: "https://sepolia.basescan.org/tx/{txid}",
+    Network.SOLANA: "https://explorer.solana.com/tx/{txid}",
+    Network.SOLANA_DEVNET: "https://explorer.solana.com/tx/{txid}?cluster=devnet",
 }
 
 
-def tx_url(*, network: str, method: str, tx_id: str) -> str | None:
-    """The explorer page of an on-chain transaction; None for Lightning (a payment hash is on
-    no chain) and for regtest (a local chain)."""
-    template = _TX_URLS.get(network)
-    if template is None or method == Method.LIGHTNING or not tx_id:
+def explorer_tx_url(*, network: str, txid: str | None, method: str | None = None) -> str | None:
+    """The explorer's page of this transaction, or None (no txid, Lightning, or turned off)."""
+    if not txid or method == Method.LIGHTNING:
         return None
-    return template.format(quote(tx_id, safe=""))
+    template = settings.BLOCK_EXPLORER_URLS.get(network, DEFAULT_BLOCK_EXPLORERS.get(network, ""))
+    if not template:
+        return None
+    return template.replace("{txid}", quote(txid, safe=""))

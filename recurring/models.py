@@ -50,6 +50,7 @@ class RecurringTemplate(models.Model):
     last_refusal = models.JSONField(null=True, blank=True)
     refused_runs = models.IntegerField(default=0)
     skipped_runs = models.IntegerField(default=0)
+    livemode = models.BooleanField(default=True)  # accounts.modes: its drafts are made in this mode
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

@@ -26,6 +26,7 @@ def recurring_template_json(template: RecurringTemplate) -> dict[str, Any]:
         "refusedRuns": template.refused_runs,
         "skippedRuns": template.skipped_runs,
         "createdAt": json_datetime(template.created_at),
+        "livemode": template.livemode,
     }
 
 

@@ -25,6 +25,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from accounts.modes import livemode_of, mode_set, network_check
 from addressbook.selectors import address_book_receiver, default_receiver
 from core.problems import Problem
 from core.wire import json_datetime
@@ -103,6 +104,7 @@ def recurring_template_create(
             field="draft.bolt11",
         )
     request = _draft_request(user=user, draft=draft, interval=interval, entry_field="draft.addressBookId")
+    network_check(user, request.network, field="draft.network")
     lightning = (
         request.payment_method == "Lightning" or request.lightning_address or "@" in (request.receiver_address or "")
     )
@@ -124,6 +126,7 @@ def recurring_template_create(
         next_run_index=index,
         next_run_at=run_time(first_run_at=first, interval=interval, tz=tz, index=index),
         created_at=now,
+        livemode=livemode_of(user),
     )
 
 
@@ -210,7 +213,8 @@ def recurring_template_run(*, template_id: UUID, run_index: int, now: datetime |
             locked = RecurringTemplate.objects.select_for_update().filter(pk=template_id).first()
             if locked is None or locked.next_run_index != run_index or locked.paused:
                 return None  # made meanwhile by another worker, paused or deleted
-            draft = draft_create(user=template.user, plan=plan, origin=origin, now=now)
+            owner = mode_set(template.user, livemode=template.livemode)  # a test template makes test drafts
+            draft = draft_create(user=owner, plan=plan, origin=origin, now=now)
             _move_to(locked, run_index + 1)
             locked.claimed_until, locked.last_run_at, locked.last_draft_id = None, now, draft.id
             locked.last_refusal = None

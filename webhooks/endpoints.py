@@ -9,6 +9,7 @@ from django.db import transaction
 from django.utils import timezone
 
 import outbound
+from accounts.modes import livemode_of
 from core.problems import Conflict, Problem
 from core.wire import json_datetime
 from webhooks import signing
@@ -37,7 +38,11 @@ def webhook_create(*, user, url: str, events: list[str] | None) -> Webhook:
     The returned row carries the secret; the API shows it this once."""
     _url_check(url)
     return Webhook.objects.create(
-        user=user, url=url, events=sorted(set(events or [])), secret=signing.secret_generate()
+        user=user,
+        url=url,
+        events=sorted(set(events or [])),
+        secret=signing.secret_generate(),
+        livemode=livemode_of(user),  # gets only the events of objects of its mode (accounts.modes)
     )
 
 
@@ -105,6 +110,7 @@ def webhook_send_test(*, webhook: Webhook, now: datetime | None = None) -> Deliv
         event = event_record(
             user=webhook.user,
             type=EventType.TEST,
+            livemode=webhook.livemode,
             data={
                 "webhookId": str(webhook.id),
                 "message": "This is a test event from the payment drafts service.",

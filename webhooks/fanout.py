@@ -2,8 +2,9 @@
 
 `DELIVERIES` is the read `webhooks.services.event_record` hands to
 `core.sql.rows.insert_then_fetch` after the event's INSERT: one Delivery for every endpoint of
-the event's owner that wants its type (`Webhook.wants`; disabled endpoints too: theirs wait
-until it is re-enabled), read back as the endpoints that got one.
+the event's owner in the event's mode (live or test, accounts.modes) that wants its type
+(`Webhook.wants`; disabled endpoints too: theirs wait until it is re-enabled), read back as
+the endpoints that got one.
 
 On PostgreSQL that is one more data-modifying WITH in the event's own statement
 (`INSERT INTO webhooks_delivery ... SELECT ... FROM webhooks_webhook`), so the change, its
@@ -24,7 +25,7 @@ from core.sql.rows import BuiltOnce, RowReader
 from core.sql.state import table
 from webhooks.models import OPT_IN_EVENT_TYPES, Delivery, Event, Webhook
 
-_WEBHOOKS_OF = RowReader(Webhook, by=["user"])
+_WEBHOOKS_OF = RowReader(Webhook, by=["user", "livemode"])  # an event goes to endpoints of its mode
 
 
 # A new delivery is due at once and made with its event: these fields take the event's time.
@@ -65,12 +66,13 @@ class _DeliveryFanOut(BuiltOnce):
             f" ELSE {events} @> jsonb_build_array(%s::text) END)"
         )
         owner = f"{endpoint}.{quote(Webhook._meta.get_field('user').column)}"
+        mode = f"{endpoint}.{quote(Webhook._meta.get_field('livemode').column)}"
         insert = (
             f"INSERT INTO {table(Delivery, connection)} ({', '.join(columns)}) SELECT {', '.join(selected)}"  # noqa: S608
-            f" FROM {endpoint}{{guard}} WHERE {owner} = %s AND {wants} ON CONFLICT DO NOTHING"
+            f" FROM {endpoint}{{guard}} WHERE {owner} = %s AND {mode} = %s AND {wants} ON CONFLICT DO NOTHING"
             f" RETURNING {quote(meta.get_field('webhook').column)}"
         )
-        reader_sql = _WEBHOOKS_OF.statement(connection, [None])[0]
+        reader_sql = _WEBHOOKS_OF.statement(connection, [None, None])[0]
         select = (
             f"{reader_sql} AND {endpoint}.{quote(Webhook._meta.pk.column)}"  # noqa: S608 (names from the models)
             f" IN (SELECT {quote(meta.get_field('webhook').column)} FROM deliveries_fanned_out)"
@@ -82,12 +84,13 @@ class _DeliveryFanOut(BuiltOnce):
         insert, given, select = self._built_for(connection)
         at = event.created_at
         params = [event.pk if value == "event" else at if value == "at" else value[0] for value in given]
-        params += [event.user_id, event.type not in OPT_IN_EVENT_TYPES, event.type, event.user_id]
+        params += [event.user_id, event.livemode, event.type not in OPT_IN_EVENT_TYPES, event.type]
+        params += [event.user_id, event.livemode]
         cte = "deliveries_fanned_out AS ({})".format(insert.replace("{guard}", f", {after}" if after else ""))
         return [cte], select, params
 
     def fetch(self, event: Event) -> list[Webhook]:
-        wanting = [w for w in _WEBHOOKS_OF.fetch(event.user_id) if w.wants(event.type)]
+        wanting = [w for w in _WEBHOOKS_OF.fetch(event.user_id, event.livemode) if w.wants(event.type)]
         if wanting:
             at = {name: event.created_at for name in AT_THE_EVENT}
             Delivery.objects.using(router.db_for_write(Delivery)).bulk_create(

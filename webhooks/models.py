@@ -36,6 +36,8 @@ class Event(models.Model):
     type = models.CharField(max_length=32, choices=EventType.choices)
     data = models.JSONField()
     draft_id = models.UUIDField(null=True, blank=True, db_index=True)
+    # An event of a test object goes only to the account's test endpoints (accounts.modes).
+    livemode = models.BooleanField(default=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:
@@ -65,6 +67,7 @@ class Webhook(models.Model):
     last_failure_at = models.DateTimeField(null=True, blank=True)
     disabled_at = models.DateTimeField(null=True, blank=True)
     disabled_reason = models.CharField(max_length=200, blank=True, default="")
+    livemode = models.BooleanField(default=True)  # accounts.modes: gets only events of its mode
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from django.db.models import Prefetch, QuerySet
 
+from accounts.modes import owned
 from webhooks.models import Delivery, DeliveryAttempt, Webhook
 
 
 def webhook_list(*, user) -> QuerySet[Webhook]:
-    return Webhook.objects.filter(user=user).order_by("-created_at")
+    return owned(Webhook, user).order_by("-created_at")
 
 
 def delivery_list(*, webhook: Webhook) -> QuerySet[Delivery]:

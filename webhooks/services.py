@@ -27,6 +27,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 import outbound
+from accounts.modes import livemode_of
 from core import metrics
 from core.sql.rows import RowInserter, insert_then_fetch, writes_in_one_statement
 from core.sql.state import in_transaction, on_commit_once, table_name, unwritten
@@ -91,7 +92,13 @@ _EVENT_INSERT = RowInserter(Event)
 
 
 def event_record(
-    *, user, type: str, data: dict[str, Any], draft_id: UUID | None = None, along: Sequence[tuple] = ()
+    *,
+    user,
+    type: str,
+    data: dict[str, Any],
+    draft_id: UUID | None = None,
+    along: Sequence[tuple] = (),
+    livemode: bool | None = None,
 ) -> Event:
     """Record an event in the transaction of the change it reports (the outbox), with one
     Delivery for each of the owner's endpoints that wants it.
@@ -102,11 +109,13 @@ def event_record(
     A row its inserter's on_conflict refuses stops the rest: its instance, the later rows' and
     the event stay unwritten (core.sql.state.unwritten) and nothing more is written. With the change in
     `along` and all of it one statement, no transaction is needed; otherwise call this inside
-    the transaction that makes the change, never after it."""
+    the transaction that makes the change, never after it. `livemode` is the mode of the object
+    it reports (default: the caller's, accounts.modes): only endpoints of that mode get it."""
     connection = transaction.get_connection()
     if not in_transaction() and not (along and type not in EMAIL_KIND_OF_EVENT and writes_in_one_statement(connection)):
         raise RuntimeError("event_record must run inside the transaction of the change it reports")
-    event = Event(user=user, type=type, data=data, draft_id=draft_id)
+    livemode = livemode_of(user) if livemode is None else livemode
+    event = Event(user=user, type=type, data=data, draft_id=draft_id, livemode=livemode)
     inserts = list(along)
     if type == EventType.TEST:  # a test event goes only to the endpoint it tests
         for inserter, instance in [*inserts, (_EVENT_INSERT, event)]:

@@ -4,7 +4,7 @@ from django.utils import timezone
 from rest_framework import serializers
 
 from accounts.scopes import ALL_SCOPES
-from core.api.serializers import PlainTextField, StrictSerializer
+from core.api.serializers import PlainTextField, StrictBooleanField, StrictSerializer
 
 
 class CreateApiKeyRequestSerializer(StrictSerializer):
@@ -13,6 +13,11 @@ class CreateApiKeyRequestSerializer(StrictSerializer):
         child=serializers.ChoiceField(choices=ALL_SCOPES), allow_null=True, required=False, allow_empty=False
     )
     expiresAt = serializers.DateTimeField(allow_null=True, required=False)
+    testMode = StrictBooleanField(
+        required=False,
+        default=False,
+        help_text="A test key (pdk_test_...): it sees and makes only test objects, on test networks.",
+    )
 
     def validate_expiresAt(self, value):
         if value is not None and value <= timezone.now():
@@ -40,6 +45,7 @@ class ApiKeySerializer(serializers.Serializer):
     expiresAt = serializers.DateTimeField(source="expires_at", allow_null=True)
     lastUsedAt = serializers.DateTimeField(source="last_used_at", allow_null=True)
     createdAt = serializers.DateTimeField(source="created_at")
+    livemode = serializers.BooleanField(help_text="False for a test key (pdk_test_...).")
 
 
 class ApiKeyCreatedSerializer(ApiKeySerializer):

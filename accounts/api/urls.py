@@ -2,6 +2,7 @@ from django.urls import path
 from rest_framework.routers import SimpleRouter
 
 from accounts.api import auth_views as auth
+from accounts.api.profile_views import MerchantLogoView, MerchantProfileView
 from accounts.api.views import ApiKeyViewSet
 
 router = SimpleRouter(trailing_slash=False)
@@ -33,5 +34,7 @@ urlpatterns = [
     path("auth/totp/disable", auth.TotpDisableView.as_view(), name="auth-totp-disable"),
     path("auth/passkeys", auth.PasskeyListView.as_view(), name="auth-passkeys"),
     path("auth/passkeys/<id:passkey_id>", auth.PasskeyDetailView.as_view(), name="auth-passkey"),
+    path("account/profile", MerchantProfileView.as_view(), name="account-profile"),
+    path("account/profile/logo", MerchantLogoView.as_view(), name="account-profile-logo"),
     *router.urls,
 ]

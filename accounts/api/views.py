@@ -45,6 +45,7 @@ class ApiKeyViewSet(viewsets.ViewSet):
             name=body.validated_data.get("name") or "",
             scopes=body.validated_data["scopes"],
             expires_at=body.validated_data.get("expiresAt"),
+            livemode=not body.validated_data["testMode"],
         )
         data = ApiKeySerializer(issued.api_key).data | {"key": issued.key}
         return Response(data)

@@ -333,7 +333,9 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "Non-custodial payment drafts and pay links",
     "DESCRIPTION": (
         "Prepares payment instructions that payers sign and send from their own wallets. "
-        "The service never holds keys or funds. Authenticate with `Authorization: Bearer <API key>`."
+        "The service never holds keys or funds. Authenticate with `Authorization: Bearer <API key>`. "
+        "A test key (`pdk_test_...`) sees and makes only test objects, on test networks, and may pay them "
+        "on demand with the test helpers; every object says `livemode`."
     ),
     "VERSION": "v1",
     "SERVE_INCLUDE_SCHEMA": False,

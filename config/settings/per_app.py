@@ -4,6 +4,7 @@ recurring templates, demo, suggestions), with their beat entries."""
 from __future__ import annotations
 
 import json
+import os
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -134,6 +135,18 @@ PLATFORM_FEE_ADDRESSES = {
     network: address for network, (_, address) in PLATFORM_FEE_ADDRESS_VARIABLES.items() if address
 }
 PAYMENT_URI_LABEL = env_str("PAYMENT_URI_LABEL", "")
+# Block-explorer links on the pay page and receipts: BLOCK_EXPLORER_URL_<NETWORK> overrides the
+# default of payments/explorers.py, with {txid} where the transaction id goes; empty turns it off.
+BLOCK_EXPLORER_URLS = {
+    _n: env_str(f"BLOCK_EXPLORER_URL_{network_env_suffix(_n)}", "")
+    for _n in MAINNET_NETWORKS + TEST_NETWORKS + ["Signet", "Regtest"]
+    if f"BLOCK_EXPLORER_URL_{network_env_suffix(_n)}" in os.environ
+}
+for _n, _url in BLOCK_EXPLORER_URLS.items():
+    if _url and not (_url.startswith("https://") and "{txid}" in _url):
+        raise ImproperlyConfigured(
+            f"BLOCK_EXPLORER_URL_{network_env_suffix(_n)} must be an https:// URL with {{txid}} in it (or empty)."
+        )
 IDEMPOTENCY_KEY_TTL_HOURS = env_int("IDEMPOTENCY_KEY_TTL_HOURS", 24, minimum=1)
 CELERY_BEAT_SCHEDULE["drafts-expire"] = {"task": "drafts.expire_drafts", "schedule": 60.0}
 CELERY_BEAT_SCHEDULE["drafts-idempotency-cleanup"] = {"task": "drafts.purge_idempotency_keys", "schedule": 3600.0}

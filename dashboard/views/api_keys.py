@@ -33,6 +33,7 @@ def api_keys(request: HttpRequest) -> HttpResponse:
                 name=form.cleaned_data["name"],
                 scopes=form.cleaned_data["scopes"],
                 expires_at=timezone.now() + timedelta(days=days) if days else None,
+                livemode=not form.cleaned_data.get("testMode"),
             )
             form = ApiKeyForm()
         except Problem as problem:

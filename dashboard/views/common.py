@@ -1,15 +1,18 @@
-"""What every dashboard page shares: the home redirect, sign-out and showing a Problem on a form."""
+"""What every dashboard page shares: the home redirect, sign-out, the Test mode switch and showing
+a Problem on a form."""
 
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from accounts.sessions import session_sign_out
 from core.problems import Problem
-from dashboard.security import page_headers
+from dashboard.security import TEST_MODE_SESSION_KEY, merchant_page, page_headers
 
 PAGE_SIZE = 20
 
@@ -25,6 +28,19 @@ def home(request: HttpRequest) -> HttpResponse:
 def signout(request: HttpRequest) -> HttpResponse:
     session_sign_out(request)
     return page_headers(redirect(settings.LOGIN_URL))
+
+
+@merchant_page
+@require_POST
+def mode_switch(request: HttpRequest) -> HttpResponse:
+    """The "Test mode" switch: on, every page shows and makes the account's test objects only."""
+    on = request.POST.get("testMode") == "on"
+    request.session[TEST_MODE_SESSION_KEY] = on
+    if on:
+        messages.info(request, _("Test mode on: you see and make test objects only, on test networks."))
+    else:
+        messages.info(request, _("Test mode off: you see and make live objects."))
+    return redirect("dashboard:overview")
 
 
 def show_problem(form, problem: Problem) -> None:

@@ -28,7 +28,7 @@ from drafts.models import Draft
 from drafts.presenters import quote_is_live
 from drafts.requests import Origin
 from drafts.selectors import draft_get, draft_list
-from payments.explorers import tx_url
+from payments.explorers import explorer_tx_url
 from payments.qr import qr_svg
 from payments.registry import format_amount, get_asset
 from webhooks.models import Delivery, Event
@@ -163,7 +163,7 @@ def draft_detail(request: HttpRequest, draft_id) -> HttpResponse:
             # Once paid, the page shows the payment, not a way to pay again.
             "paid": draft.status in PAID_STATUSES,
             "transactions": [
-                (tx, tx_url(network=draft.network, method=draft.method, tx_id=tx))
+                (tx, explorer_tx_url(network=draft.network, method=draft.method, txid=tx))
                 for tx in (draft.paid_tx_ids or ([draft.paid_tx_id] if draft.paid_tx_id else []))
             ],
             "qr": qr_svg(draft.payment_uri) if draft.payment_uri and draft.status in PAYABLE_STATUSES else None,

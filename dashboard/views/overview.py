@@ -6,6 +6,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from accounts.modes import owned
 from dashboard import charts
 from dashboard.security import merchant_page
 from drafts.models import Draft
@@ -27,7 +28,7 @@ def overview(request: HttpRequest) -> HttpResponse:
             "balance": balance,
             "cap_usd": settings.FEE_MAX_OUTSTANDING_USD,
             "cap_days": settings.FEE_MAX_AGE_DAYS,
-            "recent": Draft.objects.filter(user=request.user, superseded_at__isnull=True).order_by("-created_at")[:8],
+            "recent": owned(Draft, request.user).filter(superseded_at__isnull=True).order_by("-created_at")[:8],
             "chart": volume,
             "chart_svg": charts.volume_svg(volume, charts.WIDE),
             "chart_svg_narrow": charts.volume_svg(volume, charts.NARROW),

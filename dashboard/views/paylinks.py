@@ -9,6 +9,7 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from accounts.modes import owned
 from core.problems import Problem
 from dashboard.drafting import draft_form_context
 from dashboard.forms import (
@@ -67,9 +68,7 @@ def paylink_new(request: HttpRequest) -> HttpResponse:
 def paylink_detail(request: HttpRequest, payment_request_id) -> HttpResponse:
     payment_request = payment_request_get(user=request.user, payment_request_id=payment_request_id)
     url = pay_url(payment_request)
-    drafts = list(
-        Draft.objects.filter(user=request.user, payment_request_id=payment_request.id).order_by("-created_at")
-    )
+    drafts = list(owned(Draft, request.user).filter(payment_request_id=payment_request.id).order_by("-created_at"))
     return render(
         request,
         "dashboard/paylink_detail.html",

@@ -9,6 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from accounts.modes import owned
 from chainwatch.unmatched import transfer_attach, unmatched_json, unmatched_list
 from core.problems import Problem
 from dashboard.forms import (
@@ -23,7 +24,7 @@ ATTACHABLE_STATUSES = ("Pending", "Expired")  # what drafts.services.draft_payme
 
 def _attachable(request: HttpRequest, report):
     """The report's candidate drafts that can still take a payment."""
-    return Draft.objects.filter(user=request.user, id__in=report.candidate_draft_ids, status__in=ATTACHABLE_STATUSES)
+    return owned(Draft, request.user).filter(id__in=report.candidate_draft_ids, status__in=ATTACHABLE_STATUSES)
 
 
 @merchant_page

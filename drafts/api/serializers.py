@@ -266,6 +266,7 @@ class DraftResponseSerializer(serializers.Serializer):
     solanaReference = serializers.CharField(allow_null=True)
     paymentRequestId = serializers.UUIDField(allow_null=True)
     orderId = serializers.CharField(allow_null=True)
+    livemode = serializers.BooleanField(help_text="False for a test-mode object (made with a test key).")
 
 
 class DraftListResponseSerializer(serializers.Serializer):

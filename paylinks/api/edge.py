@@ -57,6 +57,7 @@ def _create(user, body, record) -> Outcome:
         order_id=fields.get("orderId"),
         memo=fields.get("memo"),
         expiry_hours=fields.get("expiryHours"),
+        return_url=fields.get("returnUrl"),
         # the answer, stored inside the request's transaction (a taken key rolls it back)
         on_created=lambda payment_request: record(Outcome(status=201, body=payment_request_json(payment_request))),
     )

@@ -50,6 +50,14 @@ class CreatePaymentRequestSerializer(StrictSerializer):
     orderId = serializers.CharField(max_length=200, allow_null=True, allow_blank=True, required=False)
     memo = serializers.CharField(max_length=500, allow_null=True, allow_blank=True, required=False)
     expiryHours = serializers.IntegerField(min_value=1, max_value=MAX_EXPIRY_HOURS, allow_null=True, required=False)
+    returnUrl = serializers.CharField(
+        max_length=2000,
+        allow_null=True,
+        allow_blank=True,
+        required=False,
+        trim_whitespace=False,
+        help_text='https:// URL of the shop; the pay page links "Back to <merchant>" there once paid or cancelled',
+    )
 
 
 class PaymentRequestListQuerySerializer(StrictSerializer, PageQuerySerializer):
@@ -85,10 +93,12 @@ class PaymentRequestResponseSerializer(serializers.Serializer):
     options = PaymentRequestOptionResponseSerializer(many=True)
     orderId = serializers.CharField(allow_null=True)
     memo = serializers.CharField(allow_null=True)
+    returnUrl = serializers.URLField(allow_null=True)
     status = serializers.ChoiceField(choices=PaymentRequestStatus.choices)
     expiresAt = serializers.DateTimeField()
     createdAt = serializers.DateTimeField()
     draftId = serializers.UUIDField(allow_null=True, help_text="The draft of the payer's current (or paying) choice")
+    livemode = serializers.BooleanField(help_text="False for a test-mode object (made with a test key).")
 
 
 class CheckoutOptionSerializer(serializers.Serializer):
@@ -125,6 +135,10 @@ class CheckoutSelectionSerializer(serializers.Serializer):
 
 class CheckoutResponseSerializer(serializers.Serializer):
     merchantName = serializers.CharField(allow_null=True)
+    merchantLogoUrl = serializers.URLField(allow_null=True)
+    supportEmail = serializers.EmailField(allow_null=True)
+    supportUrl = serializers.URLField(allow_null=True)
+    returnUrl = serializers.URLField(allow_null=True, help_text="Where to send the payer once paid or cancelled")
     fiatCurrency = serializers.CharField()
     fiatAmount = serializers.FloatField()
     memo = serializers.CharField(allow_null=True)
@@ -133,6 +147,7 @@ class CheckoutResponseSerializer(serializers.Serializer):
     expiresAt = serializers.DateTimeField()
     options = CheckoutOptionSerializer(many=True)
     selection = CheckoutSelectionSerializer(allow_null=True)
+    livemode = serializers.BooleanField(help_text="False for a test-mode pay link: no real funds move.")
 
 
 class CheckoutStatusSerializer(serializers.Serializer):
@@ -142,3 +157,6 @@ class CheckoutStatusSerializer(serializers.Serializer):
     confirmations = serializers.IntegerField()
     requiredConfirmations = serializers.IntegerField(allow_null=True)
     paidTxId = serializers.CharField(allow_null=True)
+    unmatchedTransfers = serializers.IntegerField(
+        help_text="Transfers to this request's address that pay nothing (too far off the amount, or a second payment)"
+    )

@@ -25,6 +25,7 @@ from paylinks.api.serializers import (
     PaymentRequestListQuerySerializer,
     PaymentRequestResponseSerializer,
 )
+from paylinks.outcome import unmatched_count
 from paylinks.presenters import checkout_json, checkout_selection_json, checkout_status_json, payment_request_json
 from paylinks.selectors import payment_request_by_token, payment_request_get
 
@@ -142,7 +143,10 @@ class CheckoutStatusView(CheckoutView):
         auth=[],
     )
     def get(self, request, token: str):
-        return Response(checkout_status_json(payment_request_by_token(token=token)))
+        payment_request = payment_request_by_token(token=token)
+        return Response(
+            checkout_status_json(payment_request) | {"unmatchedTransfers": unmatched_count(payment_request)}
+        )
 
 
 class CheckoutReceiptView(CheckoutView):

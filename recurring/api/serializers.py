@@ -44,3 +44,4 @@ class RecurringTemplateSerializer(serializers.Serializer):
     refusedRuns = serializers.IntegerField()
     skippedRuns = serializers.IntegerField(help_text="Runs missed beyond the catch-up window")
     createdAt = serializers.DateTimeField()
+    livemode = serializers.BooleanField(help_text="False for a test-mode object (made with a test key).")

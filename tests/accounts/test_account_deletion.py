@@ -11,7 +11,8 @@ from django.core import mail
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from accounts.models import User
+from accounts.models import MerchantProfile, User
+from accounts.profiles import merchant_profile_update
 from drafts.enums import DraftStatus
 from drafts.models import Draft
 from notifications.services import emails_send_due
@@ -40,6 +41,7 @@ def test_deleting_revokes_keys_and_webhooks_cancels_open_drafts_and_keeps_confir
     registered,
 ):
     user = User.objects.get(email="merchant@example.com")
+    merchant_profile_update(user=user, changes={"display_name": "Alice's Shop", "support_email": "alice@example.com"})
     key = csrf_post(registered, "/api/v1/api-keys", {"name": "ci", "scopes": ["drafts:read"]}).json()["key"]
     Webhook.objects.create(user=user, url="https://hooks.example.com/", secret="whsec_x")
     open_draft = make_draft(user, memo="Invoice for Alice Smith", order_id="order-1")
@@ -70,6 +72,7 @@ def test_deleting_revokes_keys_and_webhooks_cancels_open_drafts_and_keeps_confir
     user.refresh_from_db()
     assert user.email.endswith("@deleted.invalid") and not user.is_active and not user.has_usable_password()
     assert Draft.objects.filter(user=user).count() == 2
+    assert not MerchantProfile.objects.filter(user=user).exists()  # what payers saw of the account
     emails_send_due()
     assert [(m.to, m.subject) for m in mail.outbox] == [(["merchant@example.com"], "Your account was deleted")]
 

@@ -29,7 +29,7 @@ def test_a_session_creates_a_key_and_sees_it_once(owner):
     assert re.fullmatch(r"pdk_[A-Za-z0-9]{40}", body["key"])
     assert body["prefix"] == body["key"][:12]
     assert body["scopes"] == ["drafts:read", "drafts:write"]
-    assert set(body) == {"id", "name", "prefix", "scopes", "expiresAt", "lastUsedAt", "createdAt", "key"}
+    assert set(body) == {"id", "name", "prefix", "scopes", "expiresAt", "lastUsedAt", "createdAt", "livemode", "key"}
 
     listed = client.get("/api/v1/api-keys").json()
     assert listed["total"] == 1 and listed["page"] == 1 and listed["pageSize"] == 20

@@ -146,10 +146,12 @@ def test_a_merchant_creates_a_draft_and_a_webhook_in_the_browser(chromium, live_
             "/dashboard/transfers/",
             "/dashboard/security/",
             "/dashboard/notifications/",
+            "/dashboard/profile/",
         ):
             page.goto(f"{live_server.url}{path}")
             problems += _axe_serious(page)
             assert _no_horizontal_overflow(page), path
+        page.screenshot(path=str(SHOTS / f"dashboard-profile-{name}.png"), full_page=True)
         context.close()
     assert problems == []
 

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.django_db
 PAGES = ["/dashboard/", "/dashboard/drafts/", "/dashboard/drafts/new", "/dashboard/webhooks/",
          "/dashboard/api-keys/", "/dashboard/fees/", "/dashboard/pay-links/", "/dashboard/pay-links/new",
          "/dashboard/transfers/", "/dashboard/security/", "/dashboard/notifications/",
-         "/dashboard/templates/", "/dashboard/address-book/"]  # fmt: skip
+         "/dashboard/templates/", "/dashboard/address-book/", "/dashboard/profile/"]  # fmt: skip
 
 
 @pytest.fixture(autouse=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-from datetime import UTC, datetime
 
 import pytest
 import zxingcpp
@@ -26,13 +25,13 @@ def context(**overrides) -> dict:
         "currency": "BTC",
         "network": "Bitcoin",
         "receiver_address": RECEIVER,
-        "fiat_amount": "1,234.56",
+        "fiat": "1,234.56 SEK",
         "fiat_currency": "SEK",
-        "payment_method": "MultiOutput",
+        "payment_method": "Bitcoin transaction with a fee output",
         "memo": "Invoice <42> & co",
         "fee_lines": [{"label": "Service fee (0.14%)", "amount": "0.00001729 BTC"}],
-        "expires_at": datetime(2027, 1, 15, 9, 30, tzinfo=UTC),
-        "created_at": datetime(2027, 1, 14, 9, 30, tzinfo=UTC),
+        "expires_at": "2027-01-15 09:30 UTC",
+        "created_at": "2027-01-14 09:30 UTC",
         "payment_uri": bip21_uri(address=RECEIVER, amount_sats=1_234_567, label="Shop"),
     }
     return base | overrides
@@ -95,9 +94,64 @@ def test_the_renderer_loads_no_external_resources(tmp_path):
     assert '<img src="http://127.0.0.1:9/x.png">' in text
 
 
-def test_times_are_printed_in_utc_whatever_the_server_time_zone(tmp_path, settings):
+@pytest.mark.django_db
+def test_an_account_without_a_zone_reads_utc_whatever_the_server_time_zone(tmp_path, settings, owner):
+    from datetime import UTC, datetime
+
+    from drafts.documents import draft_pdf
+    from tests.factories import make_draft
+
     settings.TIME_ZONE = "America/New_York"
+    draft = make_draft(owner, expires_at=datetime(2027, 1, 15, 9, 30, tzinfo=UTC))
 
-    text = pdf_text(render_draft_pdf(context()), tmp_path)
+    text = pdf_text(draft_pdf(draft), tmp_path)
 
-    assert "2027-01-15 09:30:00 UTC" in text
+    assert "2027-01-15 09:30 UTC" in text and "04:30" not in text
+
+
+@pytest.mark.django_db
+def test_a_drafts_pdf_reads_like_a_bill_of_the_merchant_in_the_accounts_zone(tmp_path, owner):
+    """Not "25.000000000000000000 EUR at 0.851829600000000000", "Method SingleOutput",
+    "Network Mainnet" or a bare UTC time: the fiat's own precision, display names, the
+    account's time zone named, and who is paid with their support contact."""
+    import io
+    from datetime import UTC, datetime
+    from decimal import Decimal
+
+    from accounts.profiles import merchant_profile_update
+    from drafts.documents import draft_pdf
+    from tests.factories import make_draft
+
+    logo = io.BytesIO()
+    Image.new("RGB", (64, 64), (20, 90, 160)).save(logo, format="PNG")
+    merchant_profile_update(
+        user=owner,
+        changes={
+            "display_name": "Corner Coffee",
+            "support_email": "help@corner.example",
+            "time_zone": "Europe/Berlin",
+        },
+        logo=logo.getvalue(),
+    )
+    draft = make_draft(
+        owner,
+        network="Mainnet",
+        currency="BTC",
+        receiver_address=RECEIVER,
+        amount_base_units=27_123,
+        fiat_currency="EUR",
+        fiat_amount=Decimal("25.000000000000000000"),
+        rate=Decimal("92172.3456000000000000"),
+        expires_at=datetime(2027, 1, 15, 9, 30, tzinfo=UTC),
+    )
+
+    pdf = draft_pdf(draft)
+    text = pdf_text(pdf, tmp_path)
+
+    assert "≈ 25.00 EUR at 1 BTC = 92,172.3 EUR" in text and "25.0000" not in text
+    assert "0.00027123 BTC" in text
+    assert re.search(r"Network\s+Bitcoin\b", text) and "Mainnet" not in text
+    assert re.search(r"Method\s+Single transfer", text) and "SingleOutput" not in text
+    assert "2027-01-15 10:30 CET (Europe/Berlin)" in text and "09:30" not in text
+    assert "Payment to Corner Coffee" in text and "help@corner.example" in text
+    assert b"/Subtype /Image" in pdf  # the logo, embedded (nothing is fetched)

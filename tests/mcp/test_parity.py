@@ -10,6 +10,9 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
+from accounts.models import ApiKey
+from accounts.scopes import ALL_SCOPES
+from accounts.services import PREFIX_LENGTH, api_key_create
 from mcp_server.tools import TOOLS
 from tests.drafts.conftest import ADDRESSES
 from tests.mcp.conftest import call_tool
@@ -171,6 +174,59 @@ def cancel_payment_request(both: Both):
     ]
 
 
+SEPOLIA_USDC = {
+    "network": "Sepolia",
+    "currency": "USDC",
+    "receiverAddress": ADDRESSES["Sepolia"],
+    "amountSats": 5_000_000,
+}
+
+
+def in_test_mode(both: Both) -> Both:
+    """The same account through a test key (pdk_test_...)."""
+    user = ApiKey.objects.get(prefix=both.key[:PREFIX_LENGTH]).user
+    key = api_key_create(user=user, name="test", scopes=list(ALL_SCOPES), livemode=False).key
+    rest = APIClient()
+    rest.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+    return Both(both.url, key, rest)
+
+
+def helper_parity(name: str, path: str, **arguments: Any) -> Callable[[Both], list]:
+    """A live key's refusal is the same problem; a test draft changed through MCP answers what
+    REST then reads, and a repeat answers the same through both."""
+
+    def check(both: Both):
+        live = both.draft(SEPOLIA_USDC)
+        pairs = [(both.post(path.format(id=live["id"]), arguments), both.mcp(name, {"id": live["id"], **arguments}))]
+        test = in_test_mode(both)
+        draft = test.draft(SEPOLIA_USDC | {"amountSats": 6_000_000})
+        first = test.mcp(name, {"id": draft["id"], **arguments})
+        assert "type" not in first, first
+        pairs.append((test.get(f"/api/v1/drafts/{draft['id']}"), first))
+        pairs.append(
+            (test.post(path.format(id=draft["id"]), arguments), test.mcp(name, {"id": draft["id"], **arguments}))
+        )
+        return pairs
+
+    return check
+
+
+def paid_then(name: str, path: str) -> Callable[[Both], list]:
+    """For a reorg: a test draft paid with 0 confirmations (Seen) first."""
+
+    def check(both: Both):
+        test = in_test_mode(both)
+        draft = test.draft(SEPOLIA_USDC | {"amountSats": 7_000_000})
+        test.post(f"/api/v1/test-helpers/drafts/{draft['id']}/pay", {"confirmations": 0})
+        first = test.mcp(name, {"id": draft["id"]})
+        assert first["status"] == "Pending", first
+        pairs = [(test.get(f"/api/v1/drafts/{draft['id']}"), first)]
+        pairs.append((test.post(path.format(id=draft["id"])), test.mcp(name, {"id": draft["id"]})))
+        return pairs
+
+    return check
+
+
 PARITY: dict[str, Callable[[Both], list]] = {
     "create_payment_request": create_payment_request,
     "get_payment_request": get_payment_request,
@@ -192,6 +248,9 @@ PARITY: dict[str, Callable[[Both], list]] = {
     "get_accrued_fees": plain("get_accrued_fees", "/api/v1/fees/accrued"),
     "settle_accrued_fees": settle_accrued_fees,
     "list_webhooks": plain("list_webhooks", "/api/v1/webhooks", pageSize=5),
+    "test_pay_draft": helper_parity("test_pay_draft", "/api/v1/test-helpers/drafts/{id}/pay", outcome="split"),
+    "test_expire_draft": helper_parity("test_expire_draft", "/api/v1/test-helpers/drafts/{id}/expire"),
+    "test_reorg_draft": paid_then("test_reorg_draft", "/api/v1/test-helpers/drafts/{id}/reorg"),
 }
 
 

@@ -166,6 +166,7 @@ def test_the_status_endpoint_follows_the_payers_draft(anon_client, create_link, 
         "confirmations": 0,
         "requiredConfirmations": None,
         "paidTxId": None,
+        "unmatchedTransfers": 0,
     }
     draft_id = select(link["token"]).json()["draftId"]
 
@@ -181,6 +182,7 @@ def test_the_status_endpoint_follows_the_payers_draft(anon_client, create_link, 
         "confirmations": 3,
         "requiredConfirmations": 12,
         "paidTxId": "0xpaid",
+        "unmatchedTransfers": 0,
     }
     assert paid["status"] == "Paid" and paid["draftStatus"] == "Confirmed" and paid["confirmations"] == 12
 
@@ -227,7 +229,7 @@ def test_a_payer_who_asked_for_a_receipt_gets_one_when_it_is_paid(anon_client, c
     emails_send_due()
 
     (receipt,) = [m for m in mail.outbox if m.to == ["payer@example.net"]]
-    assert receipt.subject.startswith("Receipt: 25 EUR paid")
+    assert receipt.subject.startswith("Receipt: 25.00 EUR paid")
     assert "0xpaid" in receipt.body and "owner@example.com" not in receipt.body
 
 

@@ -122,7 +122,7 @@ def test_a_seen_payment_shows_its_confirmations(browser, create_link, select):
     _, html = page(browser, link["token"])
 
     text = text_of(html)
-    assert "Payment seen" in text and "Confirmations: 4 of 12" in text and "0xabc123" in text
+    assert "Payment seen" in text and "Confirming: 4 of 12 confirmations" in text and "0xabc123" in text
     assert 'data-poll="on"' in html
 
 
@@ -135,7 +135,7 @@ def test_a_wrong_amount_is_explained_in_plain_words(browser, create_link, select
     _, html = page(browser, link["token"])
 
     text = text_of(html)
-    assert f"We received {received / 10**6:.6f} USDC, but the request was for {chosen['amount']} USDC" in text
+    assert f"We received {received / 10**6:.6f} USDC; the request was for {chosen['amount']} USDC" in text
     assert "Do not send another payment" in text
 
 
@@ -169,7 +169,7 @@ def test_a_cancelled_request_says_so(browser, api_client, create_link):
 
     _, html = page(browser, link["token"])
 
-    assert "The merchant cancelled this payment request" in text_of(html) and 'name="option"' not in html
+    assert "This payment request was cancelled. Do not send a payment" in text_of(html) and 'name="option"' not in html
 
 
 def test_a_choice_whose_quote_ran_out_unpaid_asks_to_choose_again(browser, create_link, select):

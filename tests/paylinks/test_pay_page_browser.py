@@ -173,7 +173,7 @@ def test_a_payer_picks_usdc_scans_the_qr_pays_on_anvil_and_sees_it_confirmed(
     ethereum.pay_token(ethereum.token, receiver, int(Decimal(amount_text) * 10**6))
     ethereum.mine(1)
     watch_ethereum()
-    expect(page.get_by_text("Payment seen. Waiting for confirmations.")).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("Payment seen. Confirming:")).to_be_visible(timeout=30_000)
     shot(page, f"{width}-3-seen")
 
     ethereum.mine(12)
@@ -220,7 +220,7 @@ def test_every_other_state_reads_plainly_on_a_phone_in_light_and_dark(browser_en
     states["not-found"] = "n" * 43
 
     expected = {
-        "cancelled": "The merchant cancelled this payment request.",
+        "cancelled": "This payment request was cancelled.",
         "expired": "Do not send a payment for this request.",
         "mismatch": "Do not send another payment.",
         "quote-lapsed": "Choose a currency again to get a new quote.",

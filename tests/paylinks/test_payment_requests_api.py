@@ -32,8 +32,8 @@ def test_creating_a_payment_request_answers_201_with_its_location_and_a_pay_url(
     assert body["orderId"] == "order-1001" and body["memo"] == "Two coffees"
     assert body["expiresAt"].endswith("Z") and body["createdAt"].endswith("Z")
     assert set(body) == {
-        "id", "token", "payUrl", "fiatCurrency", "fiatAmount", "options", "orderId", "memo", "status",
-        "expiresAt", "createdAt", "draftId",
+        "id", "token", "payUrl", "fiatCurrency", "fiatAmount", "options", "orderId", "memo", "returnUrl", "status",
+        "expiresAt", "createdAt", "draftId", "livemode",
     }  # fmt: skip
     assert not Draft.objects.exists()  # the draft waits for the payer's choice
 

@@ -35,7 +35,7 @@ def test_the_pay_page_and_the_receipt_say_not_live_for_a_bundled_rate(anon_clien
     pay(draft_id, confirmations=6)
     emails_send_due()
     (receipt,) = [m for m in mail.outbox if m.to == ["payer@example.net"]]
-    assert "Rate:          1 BTC = 97128 EUR (not live" in receipt.body
+    assert "Rate:          1 BTC = 97,128.0 EUR (not live" in receipt.body
     html = receipt.alternatives[0][0]
     assert "not live" in html
 

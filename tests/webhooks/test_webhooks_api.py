@@ -26,13 +26,24 @@ def created(api_client, loopback, receiver):
 def test_creating_a_webhook_returns_its_shape_and_the_secret_once(api_client, created, receiver):
     listed = api_client.get("/api/v1/webhooks").json()["items"]
 
-    assert set(created) == {"id", "url", "events", "active", "createdAt", "previousSecretExpiresAt", "secret"}
+    assert set(created) == {
+        "id",
+        "url",
+        "events",
+        "active",
+        "createdAt",
+        "livemode",
+        "previousSecretExpiresAt",
+        "secret",
+    }
     assert created["url"] == receiver.url
     assert created["events"] == ["draft.confirmed", "draft.seen"]
     assert created["active"] is True
     assert created["secret"].startswith("whsec_")
     assert len(base64.b64decode(created["secret"][6:], validate=True)) == 32
-    assert [set(item) for item in listed] == [{"id", "url", "events", "active", "createdAt", "previousSecretExpiresAt"}]
+    assert [set(item) for item in listed] == [
+        {"id", "url", "events", "active", "createdAt", "livemode", "previousSecretExpiresAt"}
+    ]
     assert "secret" not in api_client.get(f"/api/v1/webhooks/{created['id']}").json()
 
 

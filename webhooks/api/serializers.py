@@ -49,6 +49,9 @@ class WebhookSerializer(serializers.Serializer):
     events = serializers.SerializerMethodField()
     active = serializers.BooleanField()
     createdAt = serializers.DateTimeField(source="created_at")
+    livemode = serializers.BooleanField(
+        help_text="False for a test-mode endpoint: it gets only events of test objects."
+    )
     previousSecretExpiresAt = serializers.SerializerMethodField(
         help_text="While a rotated-out secret still signs deliveries (beside the new one): until when; else null"
     )

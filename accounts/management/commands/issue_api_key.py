@@ -20,8 +20,15 @@ class Command(BaseCommand):
         parser.add_argument("--scopes", required=True, help=f"Comma-separated, from: {','.join(ALL_SCOPES)}")
         parser.add_argument("--name", default="")
         parser.add_argument("--expires-in-days", type=int, default=None)
+        parser.add_argument(
+            "--test-mode",
+            action="store_true",
+            help="A test key (pdk_test_...): only test objects, on test networks; payments simulated on demand",
+        )
 
-    def handle(self, *args, email: str, scopes: str, name: str, expires_in_days: int | None, **options) -> None:
+    def handle(
+        self, *args, email: str, scopes: str, name: str, expires_in_days: int | None, test_mode: bool = False, **options
+    ) -> None:
         try:
             validate_email(email)
         except ValidationError as exc:
@@ -35,7 +42,11 @@ class Command(BaseCommand):
         expires_at = timezone.now() + timedelta(days=expires_in_days) if expires_in_days else None
         try:
             issued = api_key_create(
-                user=user_get_or_create(email=email), name=name, scopes=wanted, expires_at=expires_at
+                user=user_get_or_create(email=email),
+                name=name,
+                scopes=wanted,
+                expires_at=expires_at,
+                livemode=not test_mode,
             )
         except Problem as problem:
             raise CommandError(problem.detail) from None

@@ -112,7 +112,7 @@
         var body;
         try { body = JSON.parse(request.responseText); } catch (e) { body = null; }
         if (body) {
-          var now = body.status + ":" + (body.draftStatus || "");
+          var now = body.status + ":" + (body.draftStatus || "") + ":" + (body.unmatchedTransfers || 0);
           if (now !== state) {
             window.location.reload();
             return;

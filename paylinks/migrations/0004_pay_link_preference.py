@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('accounts', '0005_totp_device_key_encrypted'),
-        ('paylinks', '0001_initial'),
+        ('paylinks', '0003_payment_request_livemode'),
     ]
 
     operations = [

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('drafts', '0010_quote_sources'),
+        ('drafts', '0011_livemode'),
     ]
 
     operations = [
