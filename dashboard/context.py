@@ -31,4 +31,9 @@ SECTIONS = {
 def navigation(request) -> dict:
     from dashboard.security import test_mode_on
 
-    return {"nav": NAV, "nav_sections": SECTIONS, "test_mode": hasattr(request, "session") and test_mode_on(request)}
+    return {
+        "nav": NAV,
+        "nav_sections": SECTIONS,
+        "test_mode": hasattr(request, "session") and test_mode_on(request),
+        "display": getattr(request, "display", None),
+    }

@@ -44,6 +44,7 @@ urlpatterns = [
     path("templates/", templates.templates, name="templates"),
     path("templates/<id:template_id>/<slug:action>", templates.template_action, name="template_action"),
     path("address-book/", templates.address_book, name="address_book"),
+    path("address-book/<id:entry_id>/default", templates.address_book_default, name="address_book_default"),
     path("address-book/<id:entry_id>/delete", templates.address_book_delete, name="address_book_delete"),
     path("transfers/", transfers.transfers, name="transfers"),
     path("transfers/<id:report_id>/attach", transfers.transfer_attach_view, name="transfer_attach"),

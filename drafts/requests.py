@@ -32,14 +32,19 @@ class Origin:
     payment_request_id: UUID | None = None
     order_id: str | None = None
     template_id: UUID | None = None
+    # False: the draft is written without a draft.created event (a pay link's checkout draft
+    # when the account keeps those quiet; its payment is still announced).
+    announce: bool = True
 
     @classmethod
     def api(cls) -> Origin:
         return cls(OriginKind.API)
 
     @classmethod
-    def payment_request(cls, payment_request_id: UUID, order_id: str | None = None) -> Origin:
-        return cls(OriginKind.PAYMENT_REQUEST, payment_request_id=payment_request_id, order_id=order_id)
+    def payment_request(cls, payment_request_id: UUID, order_id: str | None = None, *, announce: bool = True) -> Origin:
+        return cls(
+            OriginKind.PAYMENT_REQUEST, payment_request_id=payment_request_id, order_id=order_id, announce=announce
+        )
 
     @classmethod
     def template(cls, template_id: UUID) -> Origin:

@@ -24,6 +24,7 @@ def entry_fields(body) -> dict:
         "direction": data["direction"],
         "label": data.get("label") or "",
         "verified": data["verified"],
+        "is_default": data["isDefault"],
     }
 
 

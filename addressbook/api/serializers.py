@@ -14,6 +14,12 @@ class AddressBookUpsertRequestSerializer(StrictSerializer):
     network = StrictChoiceField(choices=Network.choices)
     verified = StrictBooleanField(required=False, default=False)
     direction = StrictChoiceField(choices=AddressDirection.choices)
+    isDefault = StrictBooleanField(
+        required=False,
+        default=False,
+        help_text="Make this Receiving entry the default receiving address of its network: drafts and "
+        "pay-link options that name no receiverAddress (nor addressBookId) are paid here",
+    )
 
 
 class AddressBookListQuerySerializer(StrictSerializer, PageQuerySerializer):
@@ -28,5 +34,6 @@ class AddressBookEntrySerializer(serializers.Serializer):
     network = serializers.ChoiceField(choices=Network.choices)
     direction = serializers.ChoiceField(choices=AddressDirection.choices)
     verified = serializers.BooleanField()
+    isDefault = serializers.BooleanField(source="is_default")
     createdAt = serializers.DateTimeField(source="created_at")
     updatedAt = serializers.DateTimeField(source="updated_at")

@@ -22,7 +22,13 @@ MAX_EXPIRY_HOURS = 720
 class PaymentRequestOptionSerializer(StrictSerializer):
     currency = StrictChoiceField(choices=Currency.choices)
     network = StrictChoiceField(choices=Network.choices)
-    receiverAddress = serializers.CharField(max_length=320, trim_whitespace=False, allow_null=True, required=False)
+    receiverAddress = serializers.CharField(
+        max_length=320,
+        trim_whitespace=False,
+        allow_null=True,
+        required=False,
+        help_text="Omitted (and no addressBookId): the account's default receiving address on the network",
+    )
     addressBookId = serializers.UUIDField(
         allow_null=True,
         required=False,
@@ -40,15 +46,7 @@ class PaymentRequestOptionSerializer(StrictSerializer):
                     ]
                 }
             )
-        if not has_address and not has_entry:
-            raise serializers.ValidationError(
-                {
-                    "receiverAddress": [
-                        serializers.ErrorDetail("Name the receiving address (or addressBookId).", "required")
-                    ]
-                }
-            )
-        return attrs
+        return attrs  # neither: the account's default receiving address on the network
 
 
 class CreatePaymentRequestSerializer(StrictSerializer):
