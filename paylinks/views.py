@@ -44,7 +44,7 @@ from paylinks.selectors import payment_request_by_token
 from paylinks.services import PaymentOption, merchant_name
 from payments.enums import Method, Network
 from payments.qr import qr_svg_responsive
-from payments.rates.fiat import fiat_minor_units
+from payments.rates.fiat import fiat_format
 
 CONTENT_SECURITY_POLICY = "; ".join(
     [
@@ -103,7 +103,7 @@ class Choice:
 
 
 def _fiat(amount, currency: str) -> str:
-    return f"{amount:,.{fiat_minor_units(currency)}f} {currency}"
+    return fiat_format(amount, currency)
 
 
 def _rate(rate: Decimal) -> str:

@@ -60,12 +60,14 @@ env.write_text(env.read_text().replace(old, new, 1))
 PY
   echo "Updated .env: emails now go to files under var/mail instead of this terminal."
 fi
+# Read from the last line up: a key set twice takes its last line, as manage.py reads the file
+# (core/env.py, which also warns about it); the real environment still wins.
 while IFS= read -r line || [ -n "$line" ]; do
   case "$line" in ''|'#'*) continue ;; esac
   name="${line%%=*}"; value="${line#*=}"
   [[ "$name" =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || continue
   [ -z "${!name+set}" ] && export "$name=$value"
-done < .env
+done < <(tac .env)
 
 PORT="${PORT:-8000}"
 export BASE_URL="${BASE_URL:-http://127.0.0.1:${PORT}}"

@@ -325,7 +325,9 @@ def attempt_send(
             max_bytes=settings.WEBHOOKS_RESPONSE_MAX_BYTES,
         )
     except outbound.UrlNotAllowed as exc:
-        outcome = outbound.Response(None, 0, f"Not sent: {exc}")
+        # "does not resolve" is a DNS failure; anything else the guard refused (a private address)
+        kind = "DNS" if "does not resolve" in str(exc) else "Not sent"
+        outcome = outbound.Response(None, 0, f"{kind}: {exc}")
     return _attempt_finish(attempt=attempt, outcome=outcome, now=now)
 
 

@@ -251,6 +251,13 @@ CELERY_BEAT_SCHEDULE["paylinks-expire-due"] = {
     "options": {"expires": float(PAYLINKS_EXPIRE_INTERVAL_SECONDS)},
 }
 
+# --- Refunds (refunds/) -------------------------------------------------------------------
+CELERY_BEAT_SCHEDULE["refunds-expire-due"] = {
+    "task": "refunds.expire_due",
+    "schedule": float(PAYLINKS_EXPIRE_INTERVAL_SECONDS),
+    "options": {"expires": float(PAYLINKS_EXPIRE_INTERVAL_SECONDS)},
+}
+
 # --- Outbound requests to user-supplied URLs (outbound/) ---------------------------------
 # One guard for webhook endpoints, Lightning addresses (LNURL-pay) and LUD-21 verify URLs,
 # so one setting: admit http(s)://127.0.0.1, [::1] and localhost on any port. Local

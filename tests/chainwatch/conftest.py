@@ -19,6 +19,7 @@ from eth_account import Account
 from web3 import Web3
 
 from chainwatch import listener, traces
+from chainwatch.devchain import TOKEN_ARTIFACT
 from payments.enums import Network
 from tests.chainwatch import payer_contract
 
@@ -44,7 +45,7 @@ class Anvil:
         self.token = None
 
     def deploy_token(self, symbol: str = "USDC", decimals: int = 6):
-        spec = json.loads((FIXTURES / "test_token.json").read_text())
+        spec = json.loads(TOKEN_ARTIFACT.read_text())
         factory = self.w3.eth.contract(abi=spec["abi"], bytecode=spec["bytecode"])
         tx = factory.constructor(f"Test {symbol}", symbol, decimals).transact({"from": self.payer})
         receipt = self.w3.eth.wait_for_transaction_receipt(tx)

@@ -143,7 +143,7 @@ def create_link(api_client, **extra) -> dict:
     receiver = extra.pop("receiver", ADDRESSES["Ethereum"])
     body = {
         "fiatCurrency": "EUR",
-        "fiatAmount": "18.50",
+        "fiatAmount": 18.50,
         "options": [
             {
                 "currency": "USDC",
