@@ -42,7 +42,7 @@ os.environ["ENABLED_NETWORKS"] = "Ethereum"
 os.environ.setdefault("BENCH_BROKER_PREFIX", f"detection-bench-{uuid.uuid4().hex[:8]}:")
 
 ANVIL = ROOT / "node_modules" / "@foundry-rs" / "anvil-linux-amd64" / "bin" / "anvil"
-TOKEN = ROOT / "tests" / "chainwatch" / "fixtures" / "test_token.json"
+TOKEN = ROOT / "chainwatch" / "test_token.json"  # the test ERC-20 (chainwatch/devchain.py)
 BIN = ROOT / ".venv" / "bin"
 PYTHON = str(BIN / "python")
 STEP_TIMEOUT = 20.0
