@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the web server (gunicorn), the MCP server (uvicorn), nginx in front of both on
-# PORT, a Celery worker, a Celery worker for emails and Celery beat; any of them that stops is
+# PORT, a Celery worker, a Celery worker for emails, Celery beat and the chain listener; any of them that stops is
 # started again; Ctrl-C stops them all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -176,6 +176,8 @@ supervise "worker" .venv/bin/celery -A config "${QUIET[@]}" worker --loglevel IN
   -Q celery,email -n "worker@%h"
 supervise "email worker" .venv/bin/celery -A config "${QUIET[@]}" worker --loglevel INFO --concurrency 1 -Q email -n "email@%h"
 supervise "scheduler (beat)" .venv/bin/celery -A config "${QUIET[@]}" beat --loglevel INFO
+# Reacts to new blocks as nodes announce them (eth_subscribe newHeads); beat's passes stay the fallback.
+supervise "chain listener" "$PY" manage.py chainwatch_listen
 # --- end of processes ----------------------------------------------------------------------
 
 cat <<TXT

@@ -125,7 +125,13 @@ def event_record(
     webhooks = insert_then_fetch([*inserts, (_EVENT_INSERT, event)], DELIVERIES, event)
     if unwritten(event):  # a row along was refused: nothing was written
         return event
-    if any(w.active for w in webhooks):
+    active = sorted(str(w.id) for w in webhooks if w.active)
+    if active and in_transaction():
+        # A change of a draft (a payment seen, confirmed): each endpoint's dispatch is sent the
+        # moment the transaction commits, as work of its own that a running tick cannot hold up.
+        for webhook_id in active:
+            _enqueue("dispatch_due", webhook_id)
+    elif active:
         _enqueue("dispatch_due")
     if type in EMAIL_KIND_OF_EVENT:  # unless the owner turned them off (an optional kind)
         email_enqueue(
