@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 
-.PHONY: run test lint system-deps test-services lnbits migrate bench clean
+.PHONY: run test lint system-deps test-services lnbits migrate bench clean devchain
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,10 @@ lnbits:
 
 run: system-deps $(VENV)/.runtime
 	scripts/run.sh
+
+# anvil as Sepolia and Base Sepolia with test tokens, written into .env (README, "A local chain").
+devchain: $(VENV)/.runtime node_modules/.installed
+	$(PY) manage.py devchain
 
 test: system-deps test-services lnbits $(VENV)/.dev node_modules/.installed
 	$(PY) -m pytest

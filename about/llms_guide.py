@@ -21,7 +21,77 @@ def verify(secret: str, headers: dict, body: bytes, tolerance: int = 300) -> boo
 
 
 def agent_guide_lines(base: str) -> list[str]:
-    return [*_asset_lines(), *_draft_lines(base), *_test_mode_lines(base), *_webhook_lines(base)]
+    return [
+        *_steps_lines(base),
+        *_asset_lines(),
+        *_draft_lines(base),
+        *_pay_link_lines(base),
+        *_rules_lines(),
+        *_webhook_lines(base),
+        *_test_payment_lines(),
+        *_test_mode_lines(base),
+    ]
+
+
+def _steps_lines(base: str) -> list[str]:
+    return [
+        "",
+        "## From nothing to draft.confirmed at your webhook",
+        "",
+        "1. An API key (`Authorization: Bearer pdk_...`) with the scopes drafts:read, drafts:write, "
+        "webhooks:manage (MCP: the same key on every call).",
+        f"2. Register your endpoint: POST {base}/api/v1/webhooks (MCP `create_webhook`); keep the `secret` it "
+        "shows once. POST /api/v1/webhooks/{id}/test (MCP `test_webhook`) checks your verification now.",
+        "3. Create a draft: POST /api/v1/drafts (MCP `create_draft`) with an `Idempotency-Key` header.",
+        "4. What to pay: GET /api/v1/drafts/{id}/tx-template (MCP `get_tx_template`) for on-chain Bitcoin, else "
+        "the draft's `paymentUri`.",
+        '5. A test payment: see "A test payment" and "Test mode" below.',
+        '6. `draft.seen`, then `draft.confirmed` arrive at your endpoint, signed as in "Webhooks"; '
+        "GET /api/v1/drafts/{id}/status (MCP `get_draft_status`) says the same.",
+    ]
+
+
+def _pay_link_lines(base: str) -> list[str]:
+    from mcp_server.tools import BY_NAME
+
+    schema = BY_NAME["create_payment_request"].as_mcp().input_schema
+    required = set(schema.get("required", []))
+    lines = ["", "## Pay links: POST /api/v1/payment-requests", ""]
+    for name, prop in schema["properties"].items():
+        if name != "idempotency_key":
+            must = "required" if name in required else "optional"
+            lines.append(f"- `{name}` ({must}): {prop.get('description', '')}")
+    lines += [
+        "",
+        "The answer's `payUrl` is the payer's page; when the payer picks an option a draft is made "
+        "(its events carry `paymentRequestId` and `orderId`).",
+    ]
+    return lines
+
+
+def _rules_lines() -> list[str]:
+    return [
+        "",
+        "## Body rules (every request body)",
+        "",
+        '- Numbers are JSON numbers: `19.99`, `20`; `"19.99"` is refused naming the field.',
+        "- Codes and enums exactly as listed: `USDC`, `Base`, `EUR` (upper case); `usdc` or `eur` is refused.",
+        "- Unknown fields are refused; an operation that takes no body (a cancel, a GET) refuses one "
+        "(`body_not_allowed`).",
+        "- Errors are `application/problem+json`: `code`, `detail`, and `errors[]` with `field`, `code`, `message`.",
+    ]
+
+
+def _test_payment_lines() -> list[str]:
+    return [
+        "",
+        "## A test payment on a local chain",
+        "",
+        "On the operator's machine: `manage.py devchain` runs anvil as Sepolia and Base Sepolia with test USDC, "
+        "USDT, EURC and WBTC and writes their settings into .env (restart the service once); "
+        "`manage.py devpay <draft id or pay link id>` then pays the draft exactly as it asks, from a funded "
+        "account. The watcher sees it within seconds: Pending -> Seen -> Confirmed, with the webhooks.",
+    ]
 
 
 def _test_mode_lines(base: str) -> list[str]:

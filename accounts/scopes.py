@@ -8,6 +8,8 @@ class Scope(models.TextChoices):
     DRAFTS_WRITE = "drafts:write", "Create, cancel and requote drafts"
     PAYLINKS_READ = "paylinks:read", "Read payment requests (pay links)"
     PAYLINKS_WRITE = "paylinks:write", "Create and cancel payment requests"
+    REFUNDS_READ = "refunds:read", "Read refunds"
+    REFUNDS_WRITE = "refunds:write", "Issue, approve and cancel refunds (paid from your own wallet)"
     FEES_READ = "fees:read", "Read the fee schedule and accrued fees"
     FEES_WRITE = "fees:write", "Settle accrued fees"
     RATES_READ = "rates:read", "Read exchange rates"

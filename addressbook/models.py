@@ -4,6 +4,7 @@ import uuid
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
 from django.utils import timezone
 
 from payments.enums import Network
@@ -26,6 +27,9 @@ class AddressBookEntry(models.Model):
     address = models.CharField(max_length=128)
     direction = models.CharField(max_length=16, choices=AddressDirection.choices)
     verified = models.BooleanField(default=False)
+    # The account's default receiving address on this network: pay links and drafts that name
+    # no address are paid here (one per account and network, Receiving entries only).
+    is_default = models.BooleanField(default=False)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -33,7 +37,13 @@ class AddressBookEntry(models.Model):
         ordering = ["-created_at"]
         verbose_name_plural = "address book entries"
         constraints = [
-            models.UniqueConstraint(fields=["user", "network", "address"], name="address_book_unique_per_account")
+            models.UniqueConstraint(fields=["user", "network", "address"], name="address_book_unique_per_account"),
+            models.UniqueConstraint(
+                fields=["user", "network"], condition=Q(is_default=True), name="address_book_one_default_per_network"
+            ),
+            models.CheckConstraint(
+                condition=Q(is_default=False) | Q(direction="Receiving"), name="address_book_default_is_receiving"
+            ),
         ]
 
     def __str__(self) -> str:

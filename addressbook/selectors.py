@@ -45,3 +45,35 @@ def address_book_receiver(*, user, entry_id: UUID | str, network: str, field: st
             field=field,
         )
     return entry.address
+
+
+def default_receiver(*, user, network: str) -> str | None:
+    """The account's default receiving address on `network`, or None."""
+    return (
+        AddressBookEntry.objects.filter(user=user, network=network, is_default=True)
+        .values_list("address", flat=True)
+        .first()
+    )
+
+
+def receiving_addresses(*, user) -> list[AddressBookEntry]:
+    """The account's Receiving entries, defaults first: what address fields offer."""
+    return list(
+        AddressBookEntry.objects.filter(user=user, direction=AddressDirection.RECEIVING).order_by(
+            "network", "-is_default", "label", "address"
+        )
+    )
+
+
+def receiver_or_default(*, user, network: str, receiver: str | None, field: str = "receiverAddress") -> str:
+    """The address given, else the account's default on the network; neither is a Problem naming `field`."""
+    if receiver:
+        return receiver
+    default = default_receiver(user=user, network=network)
+    if default is None:
+        raise Problem(
+            f"Name the receiving address, or set a default receiving address for {network} in the address book.",
+            code="required",
+            field=field,
+        )
+    return default

@@ -37,6 +37,8 @@ class Endpoints:
     rpc_url: str
     esplora_url: str
     bitcoin_rpc_url: str
+    ws_url: str = ""
+    zmq_url: str = ""
 
 
 def endpoints(network: str) -> Endpoints:
@@ -45,7 +47,19 @@ def endpoints(network: str) -> Endpoints:
         rpc_url=configured.get("rpc_url", ""),
         esplora_url=configured.get("esplora_url", ""),
         bitcoin_rpc_url=configured.get("bitcoin_rpc_url", ""),
+        ws_url=configured.get("ws_url", "") or websocket_url_of(configured.get("rpc_url", "")),
+        zmq_url=configured.get("zmq_url", ""),
     )
+
+
+def websocket_url_of(rpc_url: str) -> str:
+    """The WebSocket address a JSON-RPC node serves beside its HTTP one (same host and port, as
+    anvil and Solana's validator do; geth and most providers need WS_URL_<NETWORK> instead)."""
+    if rpc_url.startswith("https://"):
+        return "wss://" + rpc_url.removeprefix("https://")
+    if rpc_url.startswith("http://"):
+        return "ws://" + rpc_url.removeprefix("http://")
+    return ""
 
 
 def bitcoin_source(network: str) -> str | None:

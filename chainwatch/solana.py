@@ -177,6 +177,12 @@ def _listing_addresses(client: SolanaClient, network: str, receivers: set[tuple[
     return sorted({r if not mint else associated_token_address(r, mint, programs[mint]) for r, mint in receivers})
 
 
+def subscription_addresses(network: str, url: str) -> list[str]:
+    """The addresses a payment to a watched draft touches: the wallet (SOL) or its associated
+    token account (SPL), as listed by receiver; the listener subscribes to their logs."""
+    return _listing_addresses(SolanaClient(url), network, _receivers(network, watch_targets(network=network)))
+
+
 def _first_reference(tx: dict, by_reference: dict[str, WatchTarget]) -> WatchTarget | None:
     for key in _account_keys(tx):
         if key in by_reference:

@@ -8,6 +8,7 @@ Secrets may also be given as ``NAME_FILE`` pointing at a file holding the value
 from __future__ import annotations
 
 import os
+import sys
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
@@ -109,24 +110,79 @@ def load_env_file(path: Path) -> None:
     """Fill os.environ from a KEY=value file (`make run` writes `.env`); the real environment wins.
 
     Lines are `NAME=value`; blank lines and lines starting with # are skipped; a value may be
-    wrapped in single or double quotes. No variable expansion.
+    wrapped in single or double quotes. No variable expansion. A name set twice is used from its
+    last line, with a warning on stderr naming both lines.
     """
+    for name, value in env_file_values(path).items():
+        os.environ.setdefault(name, value)
+
+
+def env_file_values(path: Path) -> dict[str, str]:
+    """The NAME=value pairs of a settings file (none if it is missing); a name set twice is taken
+    from its last line, with a warning on stderr naming both lines."""
     try:
         text = path.read_text()
     except FileNotFoundError:
-        return
+        return {}
+    values: dict[str, str] = {}
+    lines: dict[str, int] = {}
     for number, line in enumerate(text.splitlines(), start=1):
-        line = line.strip()
-        if not line or line.startswith("#"):
+        name, value = _env_line(path, number, line)
+        if not name:
             continue
-        name, sep, value = line.partition("=")
-        name = name.strip().removeprefix("export ").strip()
-        if not sep or not name.isidentifier():
-            raise ImproperlyConfigured(f"{path}:{number} is not a NAME=value line.")
-        value = value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        os.environ.setdefault(name, value)
+        if name in lines:
+            # The last one wins, as where a shell sources the file; said, since one of them is ignored.
+            sys.stderr.write(
+                f"warning: {path}:{number} sets {name} again (also on line {lines[name]}); line {number} is used.\n"
+            )
+        values[name], lines[name] = value, number
+    return values
+
+
+def _env_line(path: Path, number: int, line: str) -> tuple[str, str]:
+    """(name, value) of one line of a settings file; ("", "") for a blank line or a comment."""
+    line = line.strip()
+    if not line or line.startswith("#"):
+        return "", ""
+    name, sep, value = line.partition("=")
+    name = name.strip().removeprefix("export ").strip()
+    if not sep or not name.isidentifier():
+        raise ImproperlyConfigured(f"{path}:{number} is not a NAME=value line.")
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        value = value[1:-1]
+    return name, value
+
+
+def env_file_set(path: Path, values: dict[str, str], *, comment: str = "") -> None:
+    """Set NAME=value lines in a settings file: each name's first line is replaced in place, any
+    later line of that name removed, names not yet there appended (under `comment`); every other
+    line stays as it was. The file keeps its permissions (a new one is readable by its owner only)."""
+    lines = path.read_text().splitlines() if path.exists() else []
+    out: list[str] = []
+    done: set[str] = set()
+    for number, line in enumerate(lines, start=1):
+        name, _ = _env_line(path, number, line)
+        if name in values:
+            if name not in done:
+                out.append(f"{name}={values[name]}")
+                done.add(name)
+            continue
+        out.append(line)
+    missing = [name for name in values if name not in done]
+    if missing:
+        if out and out[-1].strip():
+            out.append("")
+        if comment:
+            out += [f"# {text}" for text in comment.splitlines()]
+        out += [f"{name}={values[name]}" for name in missing]
+    text = "\n".join(out) + "\n"
+    if path.exists():
+        path.write_text(text)
+    else:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
 
 
 _RATE_PERIODS = ("s", "sec", "m", "min", "h", "hour", "d", "day")

@@ -19,7 +19,7 @@ from payments.registry import get_asset
 
 # One pattern per asset: stripes, dots, cross-hatch, solid... distinguishable in greyscale.
 PATTERNS = ["solid", "stripes", "dots", "cross", "grid", "diagonal"]
-WIDTH, HEIGHT, PAD_LEFT, PAD_BOTTOM, PAD_TOP = 640, 220, 48, 28, 8
+PAD_TOP = 8
 
 
 @dataclass
@@ -43,7 +43,7 @@ class Volume:
 
 
 def confirmed_volume(*, user, days: int, display_currency: str) -> Volume:
-    today = timezone.now().date()
+    today = timezone.localdate()  # days of the account's time zone (the page activates it)
     first = today - timedelta(days=days - 1)
     try:
         usd_to_display = Decimal(1) if display_currency == "USD" else _usd_in(display_currency)
@@ -60,7 +60,8 @@ def confirmed_volume(*, user, days: int, display_currency: str) -> Volume:
         asset = get_asset(draft.currency, draft.network)
         units = draft.received_base_units or draft.amount_base_units
         usd = Decimal(units) / asset.unit * (draft.usd_rate or Decimal(0))
-        values[draft.confirmed_at.date()][draft.currency] += (usd * usd_to_display).quantize(Decimal("0.01"))
+        day = timezone.localtime(draft.confirmed_at).date()
+        values[day][draft.currency] += (usd * usd_to_display).quantize(Decimal("0.01"))
         assets.add(draft.currency)
     return Volume(
         currency=display_currency,
@@ -76,7 +77,8 @@ def _usd_in(currency: str) -> Decimal:
     return get_rate("BTC", currency).rate / get_rate("BTC", "USD").rate
 
 
-def _pattern_defs() -> str:
+def _pattern_defs(prefix: str) -> str:
+    """The fill patterns, their ids prefixed: a pattern in a hidden drawing does not paint another."""
     shapes = {
         "solid": '<rect width="6" height="6" fill="currentColor"/>',
         "stripes": '<rect width="6" height="6" fill="none"/><path d="M0 0h6v2H0z" fill="currentColor"/>',
@@ -86,7 +88,7 @@ def _pattern_defs() -> str:
         "diagonal": '<path d="M0 6L6 0" stroke="currentColor" stroke-width="1.6"/>',
     }
     return "".join(
-        f'<pattern id="p-{name}" width="6" height="6" patternUnits="userSpaceOnUse">{body}</pattern>'
+        f'<pattern id="{prefix}-{name}" width="6" height="6" patternUnits="userSpaceOnUse">{body}</pattern>'
         for name, body in shapes.items()
     )
 
@@ -99,29 +101,72 @@ def legend_swatch(index: int) -> str:
     name = pattern_of(index)
     return (
         f'<svg width="18" height="14" viewBox="0 0 18 14" aria-hidden="true" focusable="false">'
-        f"<defs>{_pattern_defs()}</defs>"
-        f'<rect x="0.5" y="0.5" width="17" height="13" fill="url(#p-{name})" stroke="currentColor"/></svg>'
+        f"<defs>{_pattern_defs(f'swatch{index}')}</defs>"
+        f'<rect x="0.5" y="0.5" width="17" height="13" fill="url(#swatch{index}-{name})" stroke="currentColor"/></svg>'
     )
 
 
-def volume_svg(volume: Volume) -> str:
+@dataclass(frozen=True)
+class Layout:
+    """One drawing of the chart. Text is in the SVG's own units, so a layout meant for a phone
+    has a narrow viewBox: drawn about as wide as the screen, its text keeps its size."""
+
+    width: int
+    height: int
+    font: int
+    css_class: str
+
+
+WIDE = Layout(width=640, height=220, font=11, css_class="chart-wide")
+NARROW = Layout(width=340, height=200, font=13, css_class="chart-narrow")
+
+
+def label_width(font: int) -> float:
+    """The drawn width of a day label ("01 Nov": six characters at about 0.62 em, generous)."""
+    return 6 * font * 0.62
+
+
+def day_labels(centres: list[float], *, font: int, left: float, right: float) -> list[tuple[int, float]]:
+    """(day index, x of the label's centre) for the days that get a label: evenly spaced, each
+    kept inside [left, right] and at least a gap clear of the one before (so labels never
+    overlap, whatever the width), the last day labelled only when it has room."""
+    width, gap = label_width(font), font * 0.5
+    slot = centres[1] - centres[0] if len(centres) > 1 else width
+    step = max(1, int(-(-(width + gap) // slot)))  # ceil
+    wanted = list(range(0, len(centres), step))
+    if wanted[-1] != len(centres) - 1:
+        wanted.append(len(centres) - 1)
+    placed: list[tuple[int, float]] = []
+    for index in wanted:
+        x = min(max(centres[index], left + width / 2), right - width / 2)
+        if placed and x - width / 2 < placed[-1][1] + width / 2 + gap:
+            continue
+        placed.append((index, x))
+    return placed
+
+
+def volume_svg(volume: Volume, layout: Layout = WIDE) -> str:
+    width, height, font = layout.width, layout.height, layout.font
+    pad_left, pad_bottom = font * 4, font * 2 + 6
     peak = max((volume.total(d) for d in volume.days), default=Decimal(0)) or Decimal(1)
-    inner_w, inner_h = WIDTH - PAD_LEFT - 8, HEIGHT - PAD_BOTTOM - PAD_TOP
+    inner_w, inner_h = width - pad_left - 8, height - pad_bottom - PAD_TOP
     slot = inner_w / len(volume.days)
     bar = max(slot * 0.7, 2)
+    suffix = layout.css_class
     parts = [
-        f'<svg viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-labelledby="chart-title chart-desc" '
-        f'xmlns="http://www.w3.org/2000/svg">',
-        f'<title id="chart-title">Confirmed volume per day, last {len(volume.days)} days, in {escape(volume.currency)}'
-        "</title>",
-        '<desc id="chart-desc">Stacked bars by asset; the table below lists the same figures.</desc>',
-        f"<defs>{_pattern_defs()}</defs>",
-        f'<line class="axis" x1="{PAD_LEFT}" y1="{PAD_TOP + inner_h}" x2="{WIDTH - 8}" y2="{PAD_TOP + inner_h}"/>',
-        f'<text x="{PAD_LEFT - 4}" y="{PAD_TOP + 8}" text-anchor="end">{_short(peak)}</text>',
-        f'<text x="{PAD_LEFT - 4}" y="{PAD_TOP + inner_h}" text-anchor="end">0</text>',
+        f'<svg viewBox="0 0 {width} {height}" role="img" aria-labelledby="title-{suffix} desc-{suffix}" '
+        f'class="{layout.css_class}" font-size="{font}" xmlns="http://www.w3.org/2000/svg">',
+        f'<title id="title-{suffix}">Confirmed volume per day, last {len(volume.days)} days, in '
+        f"{escape(volume.currency)}</title>",
+        f'<desc id="desc-{suffix}">Stacked bars by asset; the table below lists the same figures.</desc>',
+        f"<defs>{_pattern_defs(suffix)}</defs>",
+        f'<line class="axis" x1="{pad_left}" y1="{PAD_TOP + inner_h}" x2="{width - 8}" y2="{PAD_TOP + inner_h}"/>',
+        f'<text x="{pad_left - 4}" y="{PAD_TOP + font}" text-anchor="end">{_short(peak)}</text>',
+        f'<text x="{pad_left - 4}" y="{PAD_TOP + inner_h}" text-anchor="end">0</text>',
     ]
+    centres = [pad_left + i * slot + slot / 2 for i in range(len(volume.days))]
     for i, day in enumerate(volume.days):
-        x = PAD_LEFT + i * slot + (slot - bar) / 2
+        x = centres[i] - bar / 2
         y = PAD_TOP + inner_h
         for index, asset in enumerate(volume.assets):
             value = volume.values.get(day, {}).get(asset, Decimal(0))
@@ -129,13 +174,14 @@ def volume_svg(volume: Volume) -> str:
                 continue
             h = float(value / peak) * inner_h
             y -= h
+            fill = f"url(#{suffix}-{pattern_of(index)})"
             parts.append(
-                f'<rect x="{x:.1f}" y="{y:.1f}" width="{bar:.1f}" height="{h:.1f}" fill="url(#p-{pattern_of(index)})" '
+                f'<rect x="{x:.1f}" y="{y:.1f}" width="{bar:.1f}" height="{h:.1f}" fill="{fill}" '
                 f'stroke="currentColor" stroke-width="0.6"><title>{day.isoformat()} {escape(asset)}: '
                 f"{value} {escape(volume.currency)}</title></rect>"
             )
-        if i % 7 == 0 or i == len(volume.days) - 1:
-            parts.append(f'<text x="{x + bar / 2:.1f}" y="{HEIGHT - 10}" text-anchor="middle">{day:%d %b}</text>')
+    for i, at in day_labels(centres, font=font, left=pad_left, right=width - 2):
+        parts.append(f'<text x="{at:.1f}" y="{height - 6}" text-anchor="middle">{volume.days[i]:%d %b}</text>')
     parts.append("</svg>")
     return "".join(parts)
 

@@ -8,6 +8,7 @@ NAV = [
     ("dashboard:overview", _("Overview")),
     ("dashboard:drafts", _("Drafts")),
     ("dashboard:paylinks", _("Pay links")),
+    ("dashboard:refunds", _("Refunds")),
     ("dashboard:templates", _("Recurring")),
     ("dashboard:address_book", _("Address book")),
     ("dashboard:webhooks", _("Webhooks")),
@@ -23,10 +24,16 @@ SECTIONS = {
     "dashboard:drafts": ("dashboard:draft", "dashboard:draft_new"),
     "dashboard:webhooks": ("dashboard:webhook",),
     "dashboard:paylinks": ("dashboard:paylink", "dashboard:paylink_new"),
+    "dashboard:refunds": ("dashboard:refund", "dashboard:refund_new"),
 }
 
 
 def navigation(request) -> dict:
     from dashboard.security import test_mode_on
 
-    return {"nav": NAV, "nav_sections": SECTIONS, "test_mode": hasattr(request, "session") and test_mode_on(request)}
+    return {
+        "nav": NAV,
+        "nav_sections": SECTIONS,
+        "test_mode": hasattr(request, "session") and test_mode_on(request),
+        "display": getattr(request, "display", None),
+    }

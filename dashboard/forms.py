@@ -4,13 +4,17 @@ land next to the right input without a mapping table."""
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
 from accounts.scopes import Scope
 from core.text import PlainTextForm
+from dashboard.draft_forms import CreateDraftForm, TaggedSelect
 from drafts.enums import DraftStatus
 from drafts.settlement import SETTLEMENT_CURRENCIES
 from payments.enums import Currency, Method, Network
+from payments.rates.fiat import FIAT_CURRENCIES, fiat_format
+from payments.registry import all_assets, format_amount, get_asset
 from webhooks.models import EventType
 
 BLANK = [("", "—")]
@@ -25,42 +29,7 @@ class DraftFilterForm(PlainTextForm):
         label=_("Search"), max_length=200, required=False, help_text=_("Memo, address, tx id, order id")
     )
     page = forms.IntegerField(min_value=1, max_value=1_000_000, required=False)
-
-
-class CreateDraftForm(PlainTextForm):
-    network = forms.ChoiceField(label=_("Network"), choices=Network.choices)
-    currency = forms.ChoiceField(label=_("Currency"), choices=[(c, c) for c in Currency.values])
-    paymentMethod = forms.ChoiceField(
-        label=_("Method"), choices=BLANK + Method.choices, required=False, help_text=_("Empty: the network's default")
-    )
-    receiverAddress = forms.CharField(label=_("Receiving address"), max_length=320)
-    pricing = forms.ChoiceField(
-        label=_("Price"),
-        choices=[("fiat", _("In a fiat currency")), ("exact", _("Exact amount of the asset"))],
-        widget=forms.RadioSelect,
-        initial="fiat",
-    )
-    fiatCurrency = forms.CharField(label=_("Fiat currency"), max_length=3, required=False, initial="USD")
-    fiatAmount = forms.DecimalField(label=_("Fiat amount"), max_digits=20, decimal_places=8, required=False)
-    amountSats = forms.IntegerField(
-        label=_("Amount in base units"), min_value=1, required=False, help_text=_("Sats, token units, lamports or gwei")
-    )
-    memo = forms.CharField(label=_("Memo"), max_length=500, required=False)
-    expiryHours = forms.IntegerField(label=_("Expires after (hours)"), min_value=1, max_value=720, initial=24)
-
-    def clean(self):
-        data = super().clean()
-        if data.get("pricing") == "fiat":
-            if not data.get("fiatCurrency"):
-                self.add_error("fiatCurrency", _("Name the fiat currency."))
-            if data.get("fiatAmount") is None:
-                self.add_error("fiatAmount", _("Give the amount."))
-            data["amountSats"] = None
-        else:
-            if data.get("amountSats") is None:
-                self.add_error("amountSats", _("Give the amount in base units."))
-            data["fiatCurrency"] = data["fiatAmount"] = None
-        return data
+    superseded = forms.BooleanField(label=_("Include drafts a payer switched away from"), required=False)
 
 
 class WebhookForm(PlainTextForm):
@@ -93,6 +62,27 @@ class SettleForm(PlainTextForm):
     currency = forms.ChoiceField(label=_("Pay in"), choices=[(c, c) for c in SETTLEMENT_CURRENCIES])
     network = forms.ChoiceField(label=_("Network"), choices=Network.choices)
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Only the networks the operator takes settlements on (an enabled network with a fee
+        # address), the first one chosen, with an asset it carries.
+        allowed = [
+            (value, label)
+            for value, label in Network.choices
+            if value in settings.ENABLED_NETWORKS and settings.PLATFORM_FEE_ADDRESSES.get(value)
+        ]
+        if allowed:
+            self.fields["network"].choices = allowed
+            first = allowed[0][0]
+            self.fields["network"].initial = first
+            self.fields["currency"].initial = next(
+                (c for c in SETTLEMENT_CURRENCIES if _carries(c, first)), SETTLEMENT_CURRENCIES[0]
+            )
+
+
+def _carries(currency: str, network: str) -> bool:
+    return any(a.currency == currency and a.network == network for a in all_assets())
+
 
 OPTION_SLOTS = 4
 PAY_CURRENCIES = [("", "—"), ("BTC", "BTC"), ("USDC", "USDC"), ("USDT", "USDT"), ("EURC", "EURC")]
@@ -102,7 +92,9 @@ class PaymentRequestForm(PlainTextForm):
     """A pay link: a fiat amount and up to four ways to pay it (asset, network, receiving address).
     Field names follow the API so `options[0].receiverAddress` lands on `option0_receiverAddress`."""
 
-    fiatCurrency = forms.CharField(label=_("Currency"), max_length=3, initial="USD")
+    fiatCurrency = forms.CharField(
+        label=_("Currency"), max_length=3, initial="USD", help_text=_("ISO code; type to search")
+    )
     fiatAmount = forms.DecimalField(label=_("Amount"), max_digits=20, decimal_places=8)
     orderId = forms.CharField(label=_("Order id"), max_length=200, required=False)
     memo = forms.CharField(label=_("Memo"), max_length=500, required=False, help_text=_("Shown to the payer"))
@@ -110,15 +102,27 @@ class PaymentRequestForm(PlainTextForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        networks = [(v, label) for v, label in Network.choices if v in settings.ENABLED_NETWORKS]
+        carriers: dict[str, list[str]] = {}
+        for asset in all_assets():
+            carriers.setdefault(asset.currency, []).append(asset.network)
+        self.fields["fiatCurrency"].widget.attrs.update({"list": "fiat-currencies", "autocomplete": "off"})
         for i in range(OPTION_SLOTS):
             self.fields[f"option{i}_currency"] = forms.ChoiceField(
-                label=_("Asset"), choices=PAY_CURRENCIES, required=False
+                label=_("Asset"),
+                choices=PAY_CURRENCIES,
+                required=False,
+                widget=TaggedSelect(option_data={c: {"data-networks": " ".join(n)} for c, n in carriers.items()}),
             )
             self.fields[f"option{i}_network"] = forms.ChoiceField(
-                label=_("Network"), choices=BLANK + Network.choices, required=False
+                label=_("Network"), choices=BLANK + networks, required=False
             )
             self.fields[f"option{i}_receiverAddress"] = forms.CharField(
-                label=_("Receiving address"), max_length=320, required=False
+                label=_("Receiving address"),
+                max_length=320,
+                required=False,
+                widget=forms.TextInput(attrs={"list": "receiving-addresses", "autocomplete": "off"}),
+                help_text=_("Empty: your default receiving address on the network") if i == 0 else "",
             )
 
     @property
@@ -140,12 +144,18 @@ class PaymentRequestForm(PlainTextForm):
             if data.get(f"option{i}_currency") or data.get(f"option{i}_receiverAddress")
         ]
 
+    def clean_fiatCurrency(self) -> str:
+        code = self.cleaned_data["fiatCurrency"].strip().upper()
+        if code not in FIAT_CURRENCIES:
+            raise forms.ValidationError(_("Not a supported currency: pick one from the list (e.g. EUR)."))
+        return code
+
     def clean(self):
         data = super().clean()
         for i in range(OPTION_SLOTS):
             row = [data.get(f"option{i}_{name}") for name in ("currency", "network", "receiverAddress")]
-            if any(row) and not all(row):
-                self.add_error(f"option{i}_receiverAddress", _("Give the asset, the network and the address."))
+            if any(row) and not all(row[:2]):  # an empty address: the default on the network
+                self.add_error(f"option{i}_network", _("Give the asset and the network."))
         return data
 
     def field_for(self, api_field: str) -> str | None:
@@ -192,7 +202,18 @@ class AttachForm(PlainTextForm):
 
     def __init__(self, *args, drafts=(), **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["draftId"].choices = [(str(d.id), f"{str(d.id)[:8]} · {d.status} · {d.memo or ''}") for d in drafts]
+        self.fields["draftId"].choices = [(str(d.id), _attach_label(d)) for d in drafts]
+
+
+def _attach_label(draft) -> str:
+    """ "3f2a9c1e · 25.000000 USDC (49.90 EUR) · Pending · Invoice 7": what tells drafts apart."""
+    amount = f"{format_amount(draft.amount_base_units, get_asset(draft.currency, draft.network))} {draft.currency}"
+    if draft.fiat_amount is not None and draft.fiat_currency:
+        amount += f" ({fiat_format(draft.fiat_amount, draft.fiat_currency)})"
+    parts = [str(draft.id)[:8], amount, draft.get_status_display()]
+    if draft.memo:
+        parts.append(draft.memo)
+    return " · ".join(parts)
 
 
 class AddressBookForm(PlainTextForm):
@@ -203,6 +224,13 @@ class AddressBookForm(PlainTextForm):
         label=_("Direction"), choices=[("Receiving", _("Receiving")), ("Sending", _("Sending"))]
     )
     verified = forms.BooleanField(label=_("I have checked this address"), required=False)
+    is_default = forms.BooleanField(
+        label=_("Default receiving address on this network (drafts and pay links without an address use it)"),
+        required=False,
+    )
+
+    def field_for(self, api_field: str) -> str | None:
+        return {"isDefault": "is_default"}.get(api_field, api_field if api_field in self.fields else None)
 
 
 class RecurringTemplateForm(CreateDraftForm):
@@ -222,5 +250,14 @@ class RecurringTemplateForm(CreateDraftForm):
 
     def field_for(self, api_field: str) -> str | None:
         """The template's draft fields come back as `draft.receiverAddress`."""
-        name = api_field.removeprefix("draft.")
-        return name if name in self.fields else None
+        return super().field_for(api_field.removeprefix("draft."))
+
+
+class PayLinkPreferenceForm(PlainTextForm):
+    quietCheckoutDrafts = forms.BooleanField(
+        label=_(
+            "Quiet pay-link drafts: no draft.created when a payer picks a way to pay, no draft.cancelled when "
+            "they switch to another"
+        ),
+        required=False,
+    )

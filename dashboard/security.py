@@ -9,10 +9,12 @@ from functools import wraps
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.http import Http404, HttpRequest, HttpResponse
+from django.utils import timezone
 
 from accounts.modes import mode_set
 from core.problems import NotFound, TooManyRequests
 from core.ratelimits import cost_take
+from dashboard.preferences import display_of
 
 CONTENT_SECURITY_POLICY = "; ".join(
     [
@@ -53,10 +55,15 @@ def merchant_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespon
         if not request.user.is_authenticated:
             return page_headers(redirect_to_login(request.get_full_path(), settings.LOGIN_URL))
         mode_set(request.user, livemode=not test_mode_on(request))  # what the pages show (accounts.modes)
+        request.display = display_of(request.user)
+        # Times on the page are shown in the account's zone (and labelled with it).
+        timezone.activate(request.display.zone)
         try:
             return page_headers(view(request, *args, **kwargs))
         except NotFound as missing:  # a selector's "not yours or not there" is a plain 404 page
             raise Http404(missing.detail) from None
+        finally:
+            timezone.deactivate()
 
     return wrapped
 

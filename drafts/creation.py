@@ -21,7 +21,7 @@ from drafts.planning import DraftPlan, draft_plan
 from drafts.requests import DraftRequest, Origin
 from fees import ledger
 from fees.calculator import is_dust
-from fees.services import dust_waiver_claim
+from fees.services import dust_waiver_claim, dust_waivers_left
 from payments.enums import FeePlacement, Method
 from payments.registry import format_amount
 from payments.uris import bip21_uri, eip681_uri, new_solana_reference, solana_pay_uri
@@ -29,9 +29,13 @@ from webhooks.models import EventType
 from webhooks.services import event_record
 
 
-def fee_placement_estimate(*, plan: DraftPlan) -> str:
-    """Where a draft's fee would go, claiming nothing (a dust fee: waived while the daily allowance lasts)."""
-    return _fee_placement(user=None, plan=plan, draft_id=None)[0]
+def fee_placement_estimate(*, plan: DraftPlan, user=None) -> str:
+    """Where a draft's fee would go, claiming nothing (a dust fee: waived while the daily allowance
+    lasts; given the account, only if its allowance for today is not spent)."""
+    placement = _fee_placement(user=None, plan=plan, draft_id=None)[0]
+    if placement == FeePlacement.WAIVED and user is not None and _claims_dust_waiver(plan):
+        return FeePlacement.WAIVED if dust_waivers_left(user=user) > 0 else FeePlacement.ACCRUED
+    return placement
 
 
 def _fee_placement(*, user, plan: DraftPlan, draft_id: UUID | None) -> tuple[str, str | None]:
@@ -238,13 +242,19 @@ def _draft_insert(
     else:
         draft.platform_fee = _no_fee_json(plan)
     draft.payment_uri = payment_uri(draft, plan)
+    rows = [*(along(draft) if along is not None else ()), (_DRAFT_INSERT, draft)]
+    if not origin.announce:  # written without its draft.created event
+        for inserter, instance in rows:
+            if not inserter.insert(instance):
+                break
+        return draft
     event_record(  # the draft, its draft.created event and the rows along go in one statement
         user=user,
         type=EventType.DRAFT_CREATED,
         data=draft_event_data(draft, occurred_at=now),
         draft_id=draft.id,
         livemode=draft.livemode,
-        along=[*(along(draft) if along is not None else ()), (_DRAFT_INSERT, draft)],
+        along=rows,
     )
     return draft
 

@@ -100,6 +100,9 @@ class Draft(models.Model):
     payment_request_id = models.UUIDField(null=True, blank=True, db_index=True)
     order_id = models.CharField(max_length=200, null=True, blank=True)
     template_id = models.UUIDField(null=True, blank=True)
+    # A pay link's payer switched to another option: this draft was left (cancelled, or expired
+    # when already past its time). Hidden from the default list, shown under its pay link.
+    superseded_at = models.DateTimeField(null=True, blank=True)
     # False for a draft made in test mode (accounts.modes): seen only by test keys, never in fees.
     livemode = models.BooleanField(default=True)
 

@@ -127,7 +127,12 @@ def draft_plan(
         if amount is None:
             raise Problem("Give amountSats or fiatCurrency with fiatAmount.", code="required", field="amountSats")
         if not request.receiver_address:
-            raise Problem("Name the address that receives the payment.", code="required", field="receiverAddress")
+            raise Problem(
+                "Name the address that receives the payment (or set a default receiving address for "
+                f"{network} in the address book).",
+                code="required",
+                field="receiverAddress",
+            )
         plan_fields["receiver_address"] = validate_address(network, request.receiver_address, field="receiverAddress")
         fee_address = settings.PLATFORM_FEE_ADDRESSES.get(network)
         if not is_fee_settlement and plan_fields["receiver_address"] == fee_address:

@@ -21,6 +21,7 @@ class OriginKind(models.TextChoices):
     RECURRING_TEMPLATE = "RecurringTemplate"
     DEMO = "Demo"
     SETTLEMENT = "Settlement"
+    REFUND = "Refund"
 
 
 @dataclass(frozen=True)
@@ -31,14 +32,19 @@ class Origin:
     payment_request_id: UUID | None = None
     order_id: str | None = None
     template_id: UUID | None = None
+    # False: the draft is written without a draft.created event (a pay link's checkout draft
+    # when the account keeps those quiet; its payment is still announced).
+    announce: bool = True
 
     @classmethod
     def api(cls) -> Origin:
         return cls(OriginKind.API)
 
     @classmethod
-    def payment_request(cls, payment_request_id: UUID, order_id: str | None = None) -> Origin:
-        return cls(OriginKind.PAYMENT_REQUEST, payment_request_id=payment_request_id, order_id=order_id)
+    def payment_request(cls, payment_request_id: UUID, order_id: str | None = None, *, announce: bool = True) -> Origin:
+        return cls(
+            OriginKind.PAYMENT_REQUEST, payment_request_id=payment_request_id, order_id=order_id, announce=announce
+        )
 
     @classmethod
     def template(cls, template_id: UUID) -> Origin:
@@ -52,14 +58,20 @@ class Origin:
     def settlement(cls) -> Origin:
         return cls(OriginKind.SETTLEMENT)
 
+    @classmethod
+    def refund(cls) -> Origin:
+        """A merchant's payment back to a customer (refunds/): it owes no fee."""
+        return cls(OriginKind.REFUND)
+
     @property
     def is_fee_settlement(self) -> bool:
         return self.kind == OriginKind.SETTLEMENT
 
     @property
     def charges_fee(self) -> bool:
-        """Settlements pay fees, and demo drafts (the operator's own, on test networks) owe none."""
-        return self.kind not in (OriginKind.SETTLEMENT, OriginKind.DEMO)
+        """Settlements pay fees, demo drafts (the operator's own, on test networks) and refunds
+        (money going back) owe none."""
+        return self.kind not in (OriginKind.SETTLEMENT, OriginKind.DEMO, OriginKind.REFUND)
 
 
 @dataclass(frozen=True)

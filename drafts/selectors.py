@@ -95,6 +95,8 @@ def draft_list(*, user, filters: dict) -> QuerySet[Draft]:
     for name in ("status", "network", "currency"):
         if filters.get(name):
             drafts = drafts.filter(**{name: filters[name]})
+    if filters.get("hideSuperseded"):  # drafts a pay link's payer switched away from
+        drafts = drafts.filter(superseded_at__isnull=True)
     if filters.get("method"):
         drafts = drafts.filter(method=filters["method"])
     if filters.get("from"):

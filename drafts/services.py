@@ -291,6 +291,27 @@ def draft_expire(*, draft_id: UUID, now: datetime | None = None) -> Draft | None
         return draft
 
 
+def draft_supersede(*, draft: Draft, now: datetime | None = None, announce: bool = True) -> Draft | None:
+    """A pay link's payer chose another option: the Pending draft they left is cancelled (or
+    expired, when past its time: a payment may still be on its way and stays watched) and
+    marked superseded. Without `announce` no draft.cancelled/draft.expired event is recorded."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        locked = _locked(draft.id)
+        if locked.status == S.EXPIRED and locked.superseded_at is None:  # left after it expired
+            locked.superseded_at = now
+            locked.save(update_fields=["superseded_at", "updated_at"])
+            return locked
+        if locked.status != S.PENDING:
+            return None
+        locked.superseded_at = now
+        if locked.expires_at <= now:
+            _transition(locked, S.EXPIRED, event=EventType.DRAFT_EXPIRED if announce else None, now=now)
+        else:
+            _transition(locked, S.CANCELLED, event=EventType.DRAFT_CANCELLED if announce else None, now=now)
+        return locked
+
+
 def draft_requote(*, draft: Draft, now: datetime | None = None) -> Draft:
     """Lock a new rate for a Pending fiat-priced draft whose quote expired; re-price amount and fee."""
     now = now or timezone.now()

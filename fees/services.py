@@ -25,3 +25,9 @@ def dust_waiver_claim(*, user, draft_id: uuid.UUID | str, fee_base_units: int, n
             return False
         DustWaiver.objects.create(user=user, draft_id=draft_id, day=day, fee_base_units=fee_base_units)
         return True
+
+
+def dust_waivers_left(*, user, now: datetime | None = None) -> int:
+    """How many dust fees the account may still have waived today (UTC), claiming none."""
+    day = (now or datetime.now(UTC)).astimezone(UTC).date()
+    return max(0, settings.FEE_DUST_WAIVERS_PER_DAY - DustWaiver.objects.filter(user=user, day=day).count())

@@ -1,6 +1,7 @@
 """ASGI entry point of the MCP process: ``uvicorn mcp_server.asgi:application``.
 
-It serves only ``/mcp``; ``make run`` and docker-compose put it behind the same address
+It serves ``/mcp`` and the pay page's long poll ``/pay/{token}/live`` (paylinks/live.py);
+``make run`` and docker-compose put it behind the same address
 as the WSGI REST server. Lifespan events go to the SDK's app (its session manager needs
 them). Refused keys answer the REST API's problem documents: 401 with WWW-Authenticate,
 or 429 while the address is guessing keys. A body is read as strictly as REST reads one
@@ -31,6 +32,7 @@ from core.api.parsers import MAX_INT_DIGITS, LongInteger, is_json_media_type, pa
 from core.api.throttling import ApiRateThrottle  # noqa: E402
 from core.runtime import apply_runtime_guards  # noqa: E402
 from mcp_server.server import PATH, build_app, problem_of, request_state  # noqa: E402
+from paylinks import live  # noqa: E402
 
 PROBLEM = b"application/problem+json"
 
@@ -55,6 +57,9 @@ class McpApplication:
                 }
             )
             await send({"type": "http.response.body", "body": body})
+            return
+        if live.LIVE_PATH.match(scope["path"]):  # the pay page's long poll (nginx sends it here)
+            await live.application(scope, receive, send)
             return
         if scope["path"] != PATH:
             await self._send_problem(send, problem_of(exceptions.NotFound("No resource at this address.")), [])

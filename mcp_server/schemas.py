@@ -69,9 +69,11 @@ def input_schema(
     for parameter in op.get("parameters", []):
         name = argument_name(parameter)
         schema = dict(parameter.get("schema", {}))
-        if parameter.get("description"):
+        # DRF's "* `X` - X" list of an enum's values says nothing the enum does not: the common text does
+        if parameter.get("description") and not parameter["description"].startswith("* `"):
             schema["description"] = parameter["description"]
         if parameter["in"] == "path" and name == "id":
+            schema.pop("pattern", None)  # format: uuid says it (the path's pattern repeated in every tool)
             schema["format"] = "uuid"
         properties[name] = schema
         if parameter.get("required"):
@@ -109,9 +111,15 @@ def output_schema(method: str, path: str) -> dict[str, Any] | None:
     return None
 
 
-# Output schemas say what a result holds down to this many levels of objects; deeper objects
-# (a quote's per-source audit trail) say only their type: tools/list stays small.
-_OUTPUT_DEPTH = 3
+# Output schemas name each field of a result (and of each item of a list in it) with its type;
+# objects nested deeper (a draft's quote, its fee breakdown) say only "object": the REST
+# document describes them, and tools/list, read into every agent session, stays small.
+_OUTPUT_DEPTH = 1
+
+
+def _is_list(schema: Any) -> bool:
+    types = schema.get("type") if isinstance(schema, dict) else None
+    return types == "array" or (isinstance(types, list) and "array" in types)
 
 
 def _shallow(schema: dict[str, Any], depth: int = 0) -> dict[str, Any]:
@@ -121,7 +129,10 @@ def _shallow(schema: dict[str, Any], depth: int = 0) -> dict[str, Any]:
         return {"type": schema.get("type", "object")}
     out = dict(schema)
     if "properties" in out:
-        out["properties"] = {name: _shallow(sub, depth + 1) for name, sub in out["properties"].items()}
+        # a list's items are read as fields of the object holding the list (a page's items)
+        out["properties"] = {
+            name: _shallow(sub, depth if _is_list(sub) else depth + 1) for name, sub in out["properties"].items()
+        }
     for key in ("items",):
         if isinstance(out.get(key), dict):
             out[key] = _shallow(out[key], depth)
@@ -227,6 +238,14 @@ FIELD_DESCRIPTIONS: dict[str, str] = {
     "status": "Only items in this status.",
     "method": "Only drafts with this payment method.",
     "id": "The object's id (a UUID).",
+    "url": "The endpoint's public HTTPS URL that receives signed POSTs.",
+    "events": "Event types to send (e.g. draft.confirmed); omitted or null: every event.",
+    "name": "A name for your own reference.",
+    "interval": "How often a draft is made: Daily, Weekly or Monthly.",
+    "direction": "Receiving (may be a draft's receiver, addressBookId) or Sending (an address you pay from).",
+    "label": "A name for the address, for your own reference.",
+    "address": "The address, checked with the network's rules.",
+    "verified": "Your own mark that the address is confirmed (e.g. after a test payment); default false.",
 }
 
 # What an output schema keeps: the types and values a result has (prose, ranges, which properties

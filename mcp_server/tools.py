@@ -8,107 +8,33 @@ calls what the REST view calls, so the JSON a tool returns is the REST body.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-from mcp_types import Tool, ToolAnnotations
+from mcp_types import Tool
 
-from accounts.models import ApiKey, User
+from accounts.models import User
 from drafts import services as draft_services
 from drafts.api.creation import create_draft_outcome
 from drafts.api.edge import draft_batch_json, draft_page_json, tx_template_json
 from drafts.api.test_helpers import simulate_expiry_json, simulate_payment_json, simulate_reorg_json
 from drafts.documents import draft_fees_json
 from drafts.presenters import draft_json, draft_status_json
-from drafts.selectors import draft_get
 from fees.api.edge import fee_quote_json, settlement_json
 from fees.calculator import fee_schedule
 from fees.ledger import balance_of
-from mcp_server import schemas
+from mcp_server.account_tools import ACCOUNT_TOOLS
+from mcp_server.spec import Call, ProblemBody, ToolSpec
 from paylinks import services as paylink_services
 from paylinks.api.edge import payment_request_create_outcome, payment_request_page
 from paylinks.presenters import payment_request_json
 from paylinks.selectors import payment_request_get
 from payments.api.edge import rates_json
+from refunds import services as refund_services
+from refunds.presenters import refund_json
+from refunds.selectors import refund_get
 from webhooks.api.edge import webhook_page_json
 
-
-class ProblemBody(Exception):
-    """A problem document already rendered (an idempotent replay of a failed creation)."""
-
-    def __init__(self, body: dict[str, Any]) -> None:
-        super().__init__(body.get("detail"))
-        self.body = body
-
-
-@dataclass(frozen=True)
-class Call:
-    user: User
-    api_key: ApiKey
-    arguments: dict[str, Any]
-
-    @property
-    def draft(self):
-        return draft_get(user=self.user, draft_id=self.arguments["id"])
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    name: str
-    method: str
-    path: str  # the REST operation this tool is
-    run: Callable[[Call], Any]
-    guidance: str
-    read_only: bool
-    destructive: bool = False
-    idempotent: bool = False
-    open_world: bool = False
-    descriptions: dict[str, str] | None = None
-    required_too: tuple[str, ...] = ()  # REST refuses a call without them (its serializer checks them itself)
-    # The result is what this other tool returns: its output schema is not repeated (tools/list stays small).
-    result_as: str | None = None
-
-    @property
-    def scope(self) -> str | None:
-        return schemas.required_scope(self.method, self.path)
-
-    @property
-    def cost(self) -> str | None:
-        return schemas.cost_class(self.method, self.path)
-
-    @property
-    def title(self) -> str:
-        return schemas.operation(self.method, self.path).get("summary", self.name)
-
-    @property
-    def description(self) -> str:
-        scope = f" Needs the API key scope `{self.scope}`." if self.scope else ""
-        result = f" The result is the draft, as {self.result_as} returns it." if self.result_as else ""
-        return f"{self.title}. {self.guidance}{result}{scope}"
-
-    @property
-    def wraps_result(self) -> bool:
-        return schemas.wraps_result(self.method, self.path)
-
-    def as_mcp(self) -> Tool:
-        return Tool(
-            name=self.name,
-            title=self.title,
-            description=self.description,
-            input_schema=schemas.input_schema(
-                self.method, self.path, descriptions=self.descriptions, required_too=self.required_too
-            ),
-            output_schema=None if self.result_as else schemas.output_schema(self.method, self.path),
-            annotations=ToolAnnotations(
-                title=self.title,
-                read_only_hint=self.read_only,
-                destructive_hint=self.destructive,
-                idempotent_hint=self.idempotent,
-                open_world_hint=self.open_world,
-            ),
-            _meta={"requiredScope": self.scope, "restOperation": f"{self.method} {self.path}"},
-        )
+__all__ = ["BY_NAME", "TOOLS", "Call", "ProblemBody", "ToolSpec", "tool_list"]
 
 
 def create_draft_outcome_for(*, user: User, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -129,6 +55,10 @@ def create_payment_request_for(*, user: User, arguments: dict[str, Any]) -> dict
     if outcome.status >= 400:
         raise ProblemBody(outcome.body)
     return outcome.body
+
+
+def refund_of(call: Call):
+    return refund_get(user=call.user, refund_id=call.arguments["id"])
 
 
 def payment_request_of(call: Call):
@@ -210,6 +140,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         destructive=True,
         idempotent=True,
         descriptions=DRAFT_ID,
+        same_result_as="get_draft",
     ),
     ToolSpec(
         name="accept_received",
@@ -220,6 +151,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         read_only=False,
         idempotent=True,
         descriptions=DRAFT_ID,
+        same_result_as="get_draft",
     ),
     ToolSpec(
         name="requote_draft",
@@ -230,6 +162,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         read_only=False,
         destructive=True,
         descriptions=DRAFT_ID,
+        same_result_as="get_draft",
     ),
     ToolSpec(
         name="get_tx_template",
@@ -296,11 +229,21 @@ TOOLS: tuple[ToolSpec, ...] = (
         run=lambda c: payment_request_json(
             paylink_services.payment_request_cancel(payment_request=payment_request_of(c))
         ),
+        same_result_as="get_payment_request",
         guidance="Closes an Open pay link (and cancels its pending draft); a paid one cannot be cancelled.",
         read_only=False,
         destructive=True,
         idempotent=True,
         descriptions={"id": "The payment request's id (a UUID)."},
+    ),
+    ToolSpec(
+        name="approve_refund",
+        method="POST",
+        path="/api/v1/refunds/{id}/approve",
+        run=lambda c: refund_json(refund_services.refund_approve(refund=refund_of(c))),
+        guidance="The result's payout is the payment to make; the refund becomes Paid when the chain confirms it.",
+        read_only=False,
+        descriptions={"id": "The refund's id (a UUID)."},
     ),
     ToolSpec(
         name="get_rates",
@@ -350,6 +293,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         run=lambda c: settlement_json(user=c.user, body=c.arguments),
         guidance="Opens one draft paying every accrued fee to the operator; pay it like any other draft.",
         read_only=False,
+        same_result_as="get_draft",
     ),
     ToolSpec(
         name="list_webhooks",
@@ -372,7 +316,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             "account's test webhooks. confirmations 0 leaves it Seen."
         ),
         read_only=False,
-        result_as="get_draft",
+        same_result_as="get_draft",
         descriptions=DRAFT_ID,
     ),
     ToolSpec(
@@ -383,7 +327,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         guidance="Test keys only: a Pending test draft expires now (draft.expired).",
         read_only=False,
         destructive=True,
-        result_as="get_draft",
+        same_result_as="get_draft",
         descriptions=DRAFT_ID,
     ),
     ToolSpec(
@@ -394,9 +338,10 @@ TOOLS: tuple[ToolSpec, ...] = (
         guidance="Test keys only: the payment of a Seen test draft leaves the chain; back to Pending.",
         read_only=False,
         destructive=True,
-        result_as="get_draft",
+        same_result_as="get_draft",
         descriptions=DRAFT_ID,
     ),
+    *ACCOUNT_TOOLS,
 )
 
 BY_NAME: dict[str, ToolSpec] = {tool.name: tool for tool in TOOLS}

@@ -25,6 +25,9 @@ SECURITY_NOTICE = "security_notice"
 PAYMENT_REQUEST_PAID = "payment_request_paid"
 PAYMENT_RECEIPT = "payment_receipt"
 RECURRING_RUN_REFUSED = "recurring_run_refused"
+REFUND_CLAIM_LINK = "refund_claim_link"
+REFUND_CLAIMED = "refund_claimed"
+REFUND_PAID = "refund_paid"
 
 KINDS: dict[str, EmailKind] = {
     kind.name: kind
@@ -38,6 +41,10 @@ KINDS: dict[str, EmailKind] = {
         # To a payer who asked for it on the pay page (no account, so no preference).
         EmailKind(PAYMENT_RECEIPT),
         EmailKind(RECURRING_RUN_REFUSED),
+        # To the customer a refund is for (no account, so no preference): the claim link.
+        EmailKind(REFUND_CLAIM_LINK),
+        EmailKind(REFUND_CLAIMED, optional=True),
+        EmailKind(REFUND_PAID, optional=True),
     )
 }
 

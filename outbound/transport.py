@@ -14,6 +14,7 @@ from __future__ import annotations
 import http.client
 import ipaddress
 import socket
+import ssl
 import threading
 import time
 from dataclasses import dataclass
@@ -198,9 +199,31 @@ def _ms(started: float) -> int:
 
 
 def _describe(exc: Exception) -> str:
+    """What failed, in words a receiver's operator acts on: the delivery log shows it."""
     if isinstance(exc, ConnectionRefusedError):
         return "Connection refused."
-    if isinstance(exc, CertificateError):
-        return f"TLS certificate: {exc}"[:300]
+    tls = _tls_failure(exc)
+    if tls is not None:
+        return f"TLS: {tls}"[:300]
     reason = getattr(exc, "reason", None) or exc
     return f"{exc.__class__.__name__}: {reason}"[:300]
+
+
+def _tls_failure(exc: BaseException | None) -> str | None:
+    """The TLS handshake's own words (bad certificate, wrong name, no shared protocol), however
+    urllib3 wrapped them."""
+    seen = 0
+    while exc is not None and seen < 5:
+        if isinstance(exc, CertificateError):
+            return f"certificate: {exc}"
+        if isinstance(exc, ssl.SSLCertVerificationError):
+            return f"certificate not trusted: {exc.verify_message or exc.reason}"
+        if isinstance(exc, ssl.SSLError | urllib3.exceptions.SSLError):
+            return str(getattr(exc, "reason", None) or exc)
+        exc = (
+            exc.__cause__
+            or exc.__context__
+            or (exc.args[0] if exc.args and isinstance(exc.args[0], BaseException) else None)
+        )
+        seen += 1
+    return None

@@ -66,3 +66,19 @@ class PaymentRequest(models.Model):
     @property
     def is_open(self) -> bool:
         return self.status == PaymentRequestStatus.OPEN
+
+
+class PayLinkPreference(models.Model):
+    """How loudly an account's pay links speak through draft events. By default every checkout
+    draft sends draft.created and a draft the payer switched away from sends draft.cancelled
+    (the interface's contract); `quiet_checkout_drafts` opts out of both: the pay link's own
+    events and the chosen draft's payment events still say what happened."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="pay_link_preference"
+    )
+    quiet_checkout_drafts = models.BooleanField(default=False)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"pay-link preference of {self.user_id}"

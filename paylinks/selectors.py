@@ -9,7 +9,7 @@ from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
 from accounts.modes import owned
-from paylinks.models import PaymentRequest
+from paylinks.models import PayLinkPreference, PaymentRequest
 
 
 def payment_request_get(*, user, payment_request_id: UUID) -> PaymentRequest:
@@ -30,3 +30,9 @@ def payment_request_list(*, user, filters: dict[str, Any]) -> QuerySet[PaymentRe
 def payment_request_by_token(*, token: str) -> PaymentRequest:
     """The request a pay link names; 404 for any other token."""
     return get_object_or_404(PaymentRequest.objects.select_related("draft", "user"), token=token)
+
+
+def announces_checkout_drafts(*, user_id) -> bool:
+    """Whether the account's pay-link checkout drafts send draft.created (and draft.cancelled
+    when a payer switches): yes, unless it opted out."""
+    return not PayLinkPreference.objects.filter(user_id=user_id, quiet_checkout_drafts=True).exists()

@@ -24,20 +24,21 @@ from django.utils.translation import gettext as _
 
 from accounts.modes import livemode_of, mode_set, network_check
 from accounts.profiles import https_url_check, merchant_profile_get
-from addressbook.selectors import address_book_receiver
+from addressbook.selectors import address_book_receiver, receiver_or_default
 from core.problems import Conflict, Problem
 from drafts.creation import draft_create, draft_plan_for
 from drafts.enums import DraftStatus as D
 from drafts.models import Draft
 from drafts.presenters import quote_is_live
 from drafts.requests import DraftRequest, Origin
-from drafts.services import draft_cancel, draft_expire
+from drafts.services import draft_cancel, draft_supersede
 from fees import ledger
 from fees.ledger import FeesOutstanding
 from notifications import kinds as email_kinds
 from notifications.services import email_enqueue
 from paylinks.events import payment_request_event_data
-from paylinks.models import PaymentRequest, PaymentRequestStatus
+from paylinks.models import PayLinkPreference, PaymentRequest, PaymentRequestStatus
+from paylinks.selectors import announces_checkout_drafts
 from payments.addresses import validate_address
 from payments.enums import Currency, Method, Network
 from payments.explorers import explorer_tx_url
@@ -159,6 +160,10 @@ def payment_request_create(
         if option.get("addressBookId"):  # the entry's address now; later edits of the entry do not move it
             receiver = address_book_receiver(
                 user=user, entry_id=option["addressBookId"], network=option["network"], field=f"{where}.addressBookId"
+            )
+        elif not receiver:
+            receiver = receiver_or_default(
+                user=user, network=option["network"], receiver=None, field=f"{where}.receiverAddress"
             )
         checked_option = payment_option_check(
             currency=option["currency"],
@@ -421,8 +426,8 @@ def checkout_select(
     if _reusable(payment_request.draft, option, now):
         return payment_request.draft
     _in_progress(payment_request.draft)
-
-    origin = Origin.payment_request(payment_request.id, payment_request.order_id)
+    announce = announces_checkout_drafts(user_id=payment_request.user_id)
+    origin = Origin.payment_request(payment_request.id, payment_request.order_id, announce=announce)
     try:
         # Priced first (rates, a Lightning-address invoice through the outbound guard), outside
         # any transaction; then the request's own row is locked before anything is written.
@@ -436,13 +441,10 @@ def checkout_select(
             _in_progress(current)
             owner = mode_set(payment_request.user, livemode=payment_request.livemode)  # a test link makes test drafts
             draft = draft_create(user=owner, plan=plan, origin=origin, now=now)
-            if current is not None and current.status == D.PENDING:
-                if current.expires_at <= now:
-                    # Past its time, a payment may still be on its way: expired drafts stay watched
-                    # for the grace window, cancelled ones do not.
-                    draft_expire(draft_id=current.id, now=now)
-                else:
-                    draft_cancel(draft=current, now=now)
+            if current is not None and current.status in (D.PENDING, D.EXPIRED):
+                # Left for another option: cancelled, or expired when past its time (a payment may
+                # still be on its way, and expired drafts stay watched for the grace window).
+                draft_supersede(draft=current, now=now, announce=announce)
             locked.draft = draft
             locked.save(update_fields=["draft", "updated_at"])
             return draft
@@ -467,3 +469,10 @@ def checkout_receipt_request(*, token: str, email: str, language: str = "") -> P
             data = payment_request_event_data(payment_request, occurred_at=payment_request.paid_at, draft=draft)
             _receipt_send(payment_request, data, draft)
         return payment_request
+
+
+def pay_link_preference_update(*, user, quiet_checkout_drafts: bool) -> PayLinkPreference:
+    preference, _created = PayLinkPreference.objects.update_or_create(
+        user=user, defaults={"quiet_checkout_drafts": quiet_checkout_drafts}
+    )
+    return preference

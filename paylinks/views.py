@@ -156,6 +156,9 @@ def _context(payment_request: PaymentRequest, *, error: str | None = None, recei
         "polling": outcome.polling or (state == "expired" and draft_status is not None),
         "status_url": reverse("checkout-status", kwargs={"token": payment_request.token}),
         "state_key": f"{status}:{draft_status or ''}:{len(outcome.unmatched)}",
+        # What the long poll compares (paylinks/live.py): the state key and the confirmations.
+        "live_url": f"/pay/{payment_request.token}/live",
+        "live_state": f"{status}:{draft_status or ''}:{len(outcome.unmatched)}:{draft.confirmations if draft else 0}",
         "error": error,
         "receipt_asked": receipt or bool(payment_request.payer_email),
         "receipt_sent": status == PaymentRequestStatus.PAID and bool(payment_request.payer_email),

@@ -260,6 +260,12 @@ def all_assets() -> list[Asset]:
     return [asset for asset in _current_matrix().values() if asset is not None]
 
 
+def token_slots(network: str) -> list[tuple[str, int]]:
+    """(currency, decimals) of every token the matrix has on `network`, configured or not (a local
+    test chain deploys one contract per slot and names them in TOKEN_ADDRESSES)."""
+    return [(e.currency.value, e.decimals) for e in _ENTRIES if e.network == network and e.kind == "token"]
+
+
 def enabled_networks() -> list[Network]:
     return [Network(name) for name in settings.ENABLED_NETWORKS]
 

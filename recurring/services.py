@@ -26,7 +26,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from accounts.modes import livemode_of, mode_set, network_check
-from addressbook.selectors import address_book_receiver
+from addressbook.selectors import address_book_receiver, default_receiver
 from core.problems import Problem
 from core.wire import json_datetime
 from drafts.creation import draft_create, draft_plan_for
@@ -62,6 +62,10 @@ def _draft_request(*, user, draft: dict[str, Any], interval: str, entry_field: s
         data["receiverAddress"] = address_book_receiver(
             user=user, entry_id=data["addressBookId"], network=data["network"], field=entry_field
         )
+    elif not data.get("receiverAddress") and not (
+        data.get("paymentMethod") == "Lightning" or data.get("bolt11") or data.get("lightningAddress")
+    ):  # each run pays the default receiving address the account has then
+        data["receiverAddress"] = default_receiver(user=user, network=data["network"])
     if interval == RecurrenceInterval.DAILY and not data.get("expiryHours"):
         data["expiryHours"] = DAILY_DEFAULT_EXPIRY_HOURS
     return DraftRequest.from_api(data)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the web server (gunicorn), the MCP server (uvicorn), nginx in front of both on
-# PORT, a Celery worker, a Celery worker for emails and Celery beat; any of them that stops is
+# PORT, a Celery worker, a Celery worker for emails, Celery beat and the chain listener; any of them that stops is
 # started again; Ctrl-C stops them all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -60,12 +60,14 @@ env.write_text(env.read_text().replace(old, new, 1))
 PY
   echo "Updated .env: emails now go to files under var/mail instead of this terminal."
 fi
+# Read from the last line up: a key set twice takes its last line, as manage.py reads the file
+# (core/env.py, which also warns about it); the real environment still wins.
 while IFS= read -r line || [ -n "$line" ]; do
   case "$line" in ''|'#'*) continue ;; esac
   name="${line%%=*}"; value="${line#*=}"
   [[ "$name" =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || continue
   [ -z "${!name+set}" ] && export "$name=$value"
-done < .env
+done < <(tac .env)
 
 PORT="${PORT:-8000}"
 export BASE_URL="${BASE_URL:-http://127.0.0.1:${PORT}}"
@@ -174,6 +176,8 @@ supervise "worker" .venv/bin/celery -A config "${QUIET[@]}" worker --loglevel IN
   -Q celery,email -n "worker@%h"
 supervise "email worker" .venv/bin/celery -A config "${QUIET[@]}" worker --loglevel INFO --concurrency 1 -Q email -n "email@%h"
 supervise "scheduler (beat)" .venv/bin/celery -A config "${QUIET[@]}" beat --loglevel INFO
+# Reacts to new blocks as nodes announce them (eth_subscribe newHeads); beat's passes stay the fallback.
+supervise "chain listener" "$PY" manage.py chainwatch_listen
 # --- end of processes ----------------------------------------------------------------------
 
 cat <<TXT

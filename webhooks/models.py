@@ -20,12 +20,29 @@ class EventType(models.TextChoices):
     TRANSFER_UNMATCHED = "transfer.unmatched"
     PAYMENT_REQUEST_PAID = "payment_request.paid"
     PAYMENT_REQUEST_EXPIRED = "payment_request.expired"
+    REFUND_CREATED = "refund.created"
+    REFUND_CLAIMED = "refund.claimed"
+    REFUND_APPROVED = "refund.approved"
+    REFUND_PAID = "refund.paid"
+    REFUND_CANCELLED = "refund.cancelled"
+    REFUND_EXPIRED = "refund.expired"
     TEST = "test"
 
 
 # Events beyond the interface spec's list: sent only to endpoints that name them in `events`,
 # so a receiver subscribed to "everything" keeps getting exactly what the spec promised.
-OPT_IN_EVENT_TYPES = frozenset({EventType.TRANSFER_UNMATCHED, EventType.DRAFT_PAYMENT_REVERTED})
+OPT_IN_EVENT_TYPES = frozenset(
+    {
+        EventType.TRANSFER_UNMATCHED,
+        EventType.DRAFT_PAYMENT_REVERTED,
+        EventType.REFUND_CREATED,
+        EventType.REFUND_CLAIMED,
+        EventType.REFUND_APPROVED,
+        EventType.REFUND_PAID,
+        EventType.REFUND_CANCELLED,
+        EventType.REFUND_EXPIRED,
+    }
+)
 
 
 class Event(models.Model):

@@ -125,7 +125,13 @@ def event_record(
     webhooks = insert_then_fetch([*inserts, (_EVENT_INSERT, event)], DELIVERIES, event)
     if unwritten(event):  # a row along was refused: nothing was written
         return event
-    if any(w.active for w in webhooks):
+    active = sorted(str(w.id) for w in webhooks if w.active)
+    if active and in_transaction():
+        # A change of a draft (a payment seen, confirmed): each endpoint's dispatch is sent the
+        # moment the transaction commits, as work of its own that a running tick cannot hold up.
+        for webhook_id in active:
+            _enqueue("dispatch_due", webhook_id)
+    elif active:
         _enqueue("dispatch_due")
     if type in EMAIL_KIND_OF_EVENT:  # unless the owner turned them off (an optional kind)
         email_enqueue(
@@ -319,7 +325,9 @@ def attempt_send(
             max_bytes=settings.WEBHOOKS_RESPONSE_MAX_BYTES,
         )
     except outbound.UrlNotAllowed as exc:
-        outcome = outbound.Response(None, 0, f"Not sent: {exc}")
+        # "does not resolve" is a DNS failure; anything else the guard refused (a private address)
+        kind = "DNS" if "does not resolve" in str(exc) else "Not sent"
+        outcome = outbound.Response(None, 0, f"{kind}: {exc}")
     return _attempt_finish(attempt=attempt, outcome=outcome, now=now)
 
 

@@ -4,16 +4,22 @@ from rest_framework import serializers
 
 from addressbook.models import AddressDirection
 from core.api.pagination import PageQuerySerializer
-from core.api.serializers import StrictSerializer
+from core.api.serializers import StrictBooleanField, StrictChoiceField, StrictSerializer
 from payments.enums import Network
 
 
 class AddressBookUpsertRequestSerializer(StrictSerializer):
     label = serializers.CharField(max_length=200, allow_null=True, allow_blank=True, required=False)
     address = serializers.CharField(max_length=128, trim_whitespace=False)
-    network = serializers.ChoiceField(choices=Network.choices)
-    verified = serializers.BooleanField(required=False, default=False)
-    direction = serializers.ChoiceField(choices=AddressDirection.choices)
+    network = StrictChoiceField(choices=Network.choices)
+    verified = StrictBooleanField(required=False, default=False)
+    direction = StrictChoiceField(choices=AddressDirection.choices)
+    isDefault = StrictBooleanField(
+        required=False,
+        default=False,
+        help_text="Make this Receiving entry the default receiving address of its network: drafts and "
+        "pay-link options that name no receiverAddress (nor addressBookId) are paid here",
+    )
 
 
 class AddressBookListQuerySerializer(StrictSerializer, PageQuerySerializer):
@@ -28,5 +34,6 @@ class AddressBookEntrySerializer(serializers.Serializer):
     network = serializers.ChoiceField(choices=Network.choices)
     direction = serializers.ChoiceField(choices=AddressDirection.choices)
     verified = serializers.BooleanField()
+    isDefault = serializers.BooleanField(source="is_default")
     createdAt = serializers.DateTimeField(source="created_at")
     updatedAt = serializers.DateTimeField(source="updated_at")

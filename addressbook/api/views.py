@@ -5,27 +5,20 @@ from rest_framework import viewsets
 from rest_framework.response import Response
 
 from addressbook import services
+from addressbook.api.edge import (
+    address_book_create_json,
+    address_book_delete_json,
+    address_book_page_json,
+    entry_fields,
+)
 from addressbook.api.serializers import (
     AddressBookEntrySerializer,
     AddressBookListQuerySerializer,
     AddressBookUpsertRequestSerializer,
 )
-from addressbook.selectors import address_book_entry_get, address_book_list
-from core.api.pagination import page_of, paged_envelope_serializer
+from addressbook.selectors import address_book_entry_get
+from core.api.pagination import paged_envelope_serializer
 from core.routing import UUID_PATTERN
-
-
-def _fields(request) -> dict:
-    body = AddressBookUpsertRequestSerializer(data=request.data)
-    body.is_valid(raise_exception=True)
-    data = body.validated_data
-    return {
-        "network": data["network"],
-        "address": data["address"],
-        "direction": data["direction"],
-        "label": data.get("label") or "",
-        "verified": data["verified"],
-    }
 
 
 class AddressBookViewSet(viewsets.ViewSet):
@@ -44,12 +37,7 @@ class AddressBookViewSet(viewsets.ViewSet):
         responses=paged_envelope_serializer("AddressBookList", AddressBookEntrySerializer),
     )
     def list(self, request):
-        query = AddressBookListQuerySerializer(data=request.query_params.dict())
-        query.is_valid(raise_exception=True)
-        params = query.validated_data
-        entries = address_book_list(user=request.user, network=params.get("network"), direction=params.get("direction"))
-        page = page_of(entries, page=params["page"], page_size=params["pageSize"])
-        return Response(page.envelope(AddressBookEntrySerializer(page.items, many=True).data))
+        return Response(address_book_page_json(user=request.user, query=request.query_params.dict()))
 
     @extend_schema(
         summary="Add an address (checked with the network's address rules)",
@@ -57,8 +45,7 @@ class AddressBookViewSet(viewsets.ViewSet):
         responses={200: AddressBookEntrySerializer},
     )
     def create(self, request):
-        entry = services.address_book_entry_create(user=request.user, **_fields(request))
-        return Response(AddressBookEntrySerializer(entry).data)
+        return Response(address_book_create_json(user=request.user, body=request.data))
 
     @extend_schema(summary="Read an address-book entry", responses=AddressBookEntrySerializer)
     def retrieve(self, request, pk=None):
@@ -71,7 +58,7 @@ class AddressBookViewSet(viewsets.ViewSet):
     )
     def update(self, request, pk=None):
         entry = address_book_entry_get(user=request.user, entry_id=pk)
-        entry = services.address_book_entry_update(entry=entry, **_fields(request))
+        entry = services.address_book_entry_update(entry=entry, **entry_fields(request.data))
         return Response(AddressBookEntrySerializer(entry).data)
 
     @extend_schema(
@@ -79,7 +66,4 @@ class AddressBookViewSet(viewsets.ViewSet):
         responses={200: AddressBookEntrySerializer},
     )
     def destroy(self, request, pk=None):
-        entry = address_book_entry_get(user=request.user, entry_id=pk)
-        body = AddressBookEntrySerializer(entry).data
-        services.address_book_entry_delete(entry=entry)
-        return Response(body)
+        return Response(address_book_delete_json(user=request.user, entry_id=pk))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from core.api.pagination import PageQuerySerializer, paged_envelope_serializer
-from core.api.serializers import StrictSerializer
+from core.api.serializers import StrictBooleanField, StrictSerializer
 from payments.enums import Currency, Network
 
 
@@ -41,7 +41,7 @@ TransferListResponseSerializer = paged_envelope_serializer("UnmatchedTransferLis
 
 class AttachTransferRequestSerializer(StrictSerializer):
     draftId = serializers.UUIDField()
-    acceptAmount = serializers.BooleanField(
+    acceptAmount = StrictBooleanField(
         required=False,
         default=False,
         help_text="Needed when the transfer differs from the billed amount by more than 10%",

@@ -163,6 +163,10 @@ CHAINWATCH_ENDPOINTS = {
         "rpc_url": env_secret(f"RPC_URL_{network_env_suffix(_n)}") or "",
         "esplora_url": env_str(f"ESPLORA_URL_{network_env_suffix(_n)}", ""),
         "bitcoin_rpc_url": env_secret(f"BITCOIN_RPC_URL_{network_env_suffix(_n)}") or "",
+        # Push notifications (chainwatch/listener.py): EVM and Solana WebSocket, Bitcoin Core ZMQ.
+        # Empty: EVM and Solana derive ws(s):// from RPC_URL (anvil, Solana's validator serve both).
+        "ws_url": env_secret(f"WS_URL_{network_env_suffix(_n)}") or "",
+        "zmq_url": env_str(f"BITCOIN_ZMQ_URL_{network_env_suffix(_n)}", ""),
     }
     for _n in MAINNET_NETWORKS + TEST_NETWORKS + DEVELOPER_NETWORKS
 }
@@ -208,6 +212,11 @@ CHAINWATCH_LND_RELIST_SECONDS = env_int("CHAINWATCH_LND_RELIST_SECONDS", 300, mi
 CHAINWATCH_LNBITS_PAYMENTS_PER_CALL = env_int("CHAINWATCH_LNBITS_PAYMENTS_PER_CALL", 500, minimum=1)
 CHAINWATCH_LNBITS_RELIST_SECONDS = env_int("CHAINWATCH_LNBITS_RELIST_SECONDS", 300, minimum=0)
 CHAINWATCH_LUD21_CHECKS_PER_PASS = env_int("CHAINWATCH_LUD21_CHECKS_PER_PASS", 200, minimum=1)
+# The listener (`manage.py chainwatch_listen`): a pass as soon as a node announces a block or a
+# payment; while a subscription is down, and for sources with nothing to subscribe to (Esplora,
+# LUD-21), it polls from CHAINWATCH_POLL_MIN_SECONDS, backing off to CHAINWATCH_INTERVAL_SECONDS
+# while nothing new turns up.
+CHAINWATCH_POLL_MIN_SECONDS = env_int("CHAINWATCH_POLL_MIN_SECONDS", 2, minimum=1)
 # One beat entry per enabled network and chain family; a watcher without an endpoint skips itself.
 _CHAINWATCH_FAMILIES = {
     "Mainnet": ("bitcoin", "lightning"),
@@ -238,6 +247,13 @@ CHECKOUT_RATE_LIMITS = {
 PAYLINKS_EXPIRE_INTERVAL_SECONDS = env_int("PAYLINKS_EXPIRE_INTERVAL_SECONDS", 60, minimum=1)
 CELERY_BEAT_SCHEDULE["paylinks-expire-due"] = {
     "task": "paylinks.expire_due",
+    "schedule": float(PAYLINKS_EXPIRE_INTERVAL_SECONDS),
+    "options": {"expires": float(PAYLINKS_EXPIRE_INTERVAL_SECONDS)},
+}
+
+# --- Refunds (refunds/) -------------------------------------------------------------------
+CELERY_BEAT_SCHEDULE["refunds-expire-due"] = {
+    "task": "refunds.expire_due",
     "schedule": float(PAYLINKS_EXPIRE_INTERVAL_SECONDS),
     "options": {"expires": float(PAYLINKS_EXPIRE_INTERVAL_SECONDS)},
 }

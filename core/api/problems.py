@@ -17,6 +17,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from rest_framework import exceptions
 
+from core.api.bodies import is_empty_body, takes_no_body
 from core.api.throttling import rate_limit_headers
 from core.outages import outage_problem, retry_after_seconds
 from core.problems import (
@@ -230,6 +231,10 @@ class ApiProblemMiddleware:
         if length > settings.API_MAX_BODY_BYTES:
             return problem_response(
                 413, "payload_too_large", f"The request body exceeds {settings.API_MAX_BODY_BYTES} bytes."
+            )
+        if length and takes_no_body(request.method, request.path) and not is_empty_body(request.body):
+            return problem_response(
+                400, "body_not_allowed", f"{request.method} {request.path} takes no request body; send none."
             )
         response = self.get_response(request)
         outage = getattr(request, "outage", None)

@@ -1,6 +1,6 @@
 """Success responses that follow the wire conventions of decisions.md.
 
-201 is only for creating drafts, demo drafts, payment requests and fee settlements, and
+201 is only for creating drafts, demo drafts, payment requests, refunds and fee settlements, and
 always carries a Location header naming the new resource; every other success is 200
 with a body.
 """

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from decimal import Decimal
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core import text
@@ -119,19 +120,21 @@ class StrictChoiceField(serializers.ChoiceField):
         return super().to_internal_value(data)
 
 
+@extend_schema_field({"type": "string", "pattern": "^[A-Z]{3}$", "minLength": 3, "maxLength": 3})
 class CurrencyCodeField(serializers.CharField):
-    """An ISO 4217 code: three ASCII letters, upper-cased ("sek" -> "SEK"; "ſek" and "ınr" refused)."""
+    """An ISO 4217 code as the standard writes it: three upper-case ASCII letters ("SEK"). As every
+    code and enum in a body, exactly as the schema lists it: "sek" is refused as "usdc" is."""
 
-    default_error_messages = {"invalid_currency": "Must be a three-letter ISO 4217 currency code."}
+    default_error_messages = {"invalid_currency": "Must be a three-letter ISO 4217 currency code in upper case (SEK)."}
 
     def __init__(self, **kwargs):
         kwargs.setdefault("max_length", 3)
         super().__init__(**kwargs)
 
     def to_internal_value(self, data):
-        if not isinstance(data, str) or not (len(data) == 3 and data.isascii() and data.isalpha()):
+        if not isinstance(data, str) or not (len(data) == 3 and data.isascii() and data.isupper() and data.isalpha()):
             self.fail("invalid_currency")
-        return data.upper()
+        return data
 
 
 class PlainTextField(serializers.CharField):

@@ -6,7 +6,7 @@ from __future__ import annotations
 # psycopg turns a statement's %s placeholders into $1, $2... once and caches the result, but
 # only for statements of at most 50 parameters: a guard against ORM bulk INSERTs whose size
 # varies with every call. The statements core.sql.rows builds never vary, and a creation's one statement
-# (draft, event, idempotency record and the owner's webhooks) has 64: parsing it anew took 8%
+# (draft, event, idempotency record and the owner's webhooks) has 65: parsing it anew took 8%
 # of the instructions of a whole creation. So the bound covers them; the cache stays small
 # (at most 128 entries of at most 256 parameters and 4 kB).
 # tests/drafts/test_statement_parsing.py fails if a psycopg upgrade drops the bound.

@@ -1,6 +1,7 @@
 from django import template
 
 from payments.rates.feed import bundled_notice
+from payments.rates.fiat import fiat_format
 from payments.registry import format_amount, get_asset
 
 register = template.Library()
@@ -32,3 +33,11 @@ def decimal(value) -> str:
 def rates_bundled_notice() -> str:
     """The banner text when the bundled, dated rate table is pricing (not live), else ""."""
     return bundled_notice() or ""
+
+
+@register.filter
+def fiat(amount, currency: str) -> str:
+    """A fiat amount to its currency's decimals, grouped: "3,500 JPY" (as the pay page shows it)."""
+    if amount is None or not currency:
+        return ""
+    return fiat_format(amount, currency)

@@ -14,6 +14,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from core.problems import Problem
+from dashboard.drafting import draft_form_context, draft_request_of, fee_preview_text
 from dashboard.forms import (
     CreateDraftForm,
     DraftFilterForm,
@@ -24,18 +25,23 @@ from drafts import creation as draft_creation
 from drafts import services as draft_services
 from drafts.documents import draft_pdf, draft_tx_template
 from drafts.models import Draft
-from drafts.planning import draft_plan
 from drafts.presenters import quote_is_live
-from drafts.requests import DraftRequest, Origin
+from drafts.requests import Origin
 from drafts.selectors import draft_get, draft_list
+from payments.explorers import explorer_tx_url
 from payments.qr import qr_svg
 from payments.registry import format_amount, get_asset
 from webhooks.models import Delivery, Event
 
+PAYABLE_STATUSES = ("Pending", "AmountMismatch")
+PAID_STATUSES = ("Seen", "Confirmed")
+
 
 def _filtered_drafts(request: HttpRequest):
     form = DraftFilterForm(request.GET or None)
-    filters = form.cleaned_data if form.is_valid() else {}
+    filters = dict(form.cleaned_data) if form.is_valid() else {}
+    # A pay link's superseded drafts are listed under the pay link, not here, unless asked for.
+    filters["hideSuperseded"] = not filters.pop("superseded", False)
     return form, draft_list(user=request.user, filters={k: v for k, v in filters.items() if v})
 
 
@@ -86,76 +92,26 @@ def _csv_safe(text: str) -> str:
     return f"'{text}" if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
-def api_draft(data: dict) -> dict:
-    """The create-draft fields of a form as a CreateDraftRequest body (API names)."""
-    body = {
-        "network": data["network"],
-        "currency": data["currency"],
-        "paymentMethod": data.get("paymentMethod") or None,
-        "receiverAddress": data["receiverAddress"].strip(),
-        "memo": data.get("memo") or None,
-        "expiryHours": data.get("expiryHours"),
-    }
-    if data.get("amountSats") is not None:
-        body["amountSats"] = data["amountSats"]
-    else:
-        body["fiatCurrency"], body["fiatAmount"] = (data.get("fiatCurrency") or "").upper(), data.get("fiatAmount")
-    return {k: v for k, v in body.items() if v is not None}
-
-
-def _draft_request(data: dict) -> DraftRequest:
-    return DraftRequest(
-        network=data["network"],
-        currency=data["currency"],
-        payment_method=data.get("paymentMethod") or None,
-        receiver_address=data["receiverAddress"].strip(),
-        amount_base_units=data.get("amountSats"),
-        fiat_currency=(data.get("fiatCurrency") or "").upper() or None,
-        fiat_amount=data.get("fiatAmount"),
-        memo=data.get("memo") or None,
-        expiry_hours=data.get("expiryHours"),
-    )
-
-
-def _fee_preview_text(request: DraftRequest) -> str:
-    plan = draft_plan(request=request, now=timezone.now())
-    asset = plan.asset
-    amount = format_amount(plan.amount_base_units, asset)
-    if plan.fee is None:
-        return _("No fee.")
-    fee = format_amount(plan.fee.fee_base_units, asset)
-    where = (
-        _("paid as a separate output of the payer's transaction")
-        if plan.method == "MultiOutput"
-        else _("accrued to your account and settled later")
-    )
-    return _("The payer sends %(amount)s %(cur)s. Fee: %(fee)s %(cur)s (%(pct)s%%, %(usd)s USD), %(where)s.") % {
-        "amount": amount,
-        "cur": asset.currency,
-        "fee": fee,
-        "pct": plan.fee.percent,
-        "usd": plan.fee.fee_usd.quantize(plan.fee.fee_usd.__class__("0.01")),
-        "where": where,
-    }
-
-
 @merchant_page
 def draft_new(request: HttpRequest) -> HttpResponse:
-    form = CreateDraftForm(request.POST or None)
+    form = CreateDraftForm(request.POST or None, initial={"fiatCurrency": request.display.currency})
     preview = None
+    if request.method == "POST" and "refresh" in request.POST:
+        form.errors.clear()  # only the lists change: the merchant has not asked for a draft yet
+        return render(request, "dashboard/draft_new.html", draft_form_context(request, form, preview=None))
     if request.method == "POST" and form.is_valid():
         try:
             if "preview" in request.POST:
-                preview = _fee_preview_text(_draft_request(form.cleaned_data))
+                preview = fee_preview_text(draft_request_of(form.cleaned_data, request.user), request.user)
             else:
                 draft = draft_creation.draft_create_from_request(
-                    user=request.user, request=_draft_request(form.cleaned_data), origin=Origin.api()
+                    user=request.user, request=draft_request_of(form.cleaned_data, request.user), origin=Origin.api()
                 )
                 messages.success(request, _("Draft created."))
                 return redirect("dashboard:draft", draft_id=draft.id)
         except Problem as problem:
             show_problem(form, problem)
-    return render(request, "dashboard/draft_new.html", {"form": form, "preview": preview})
+    return render(request, "dashboard/draft_new.html", draft_form_context(request, form, preview=preview))
 
 
 @merchant_page
@@ -165,7 +121,7 @@ def fee_preview(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         return JsonResponse({"text": _("Fill in the network, address and amount to see the fee.")})
     try:
-        return JsonResponse({"text": _fee_preview_text(_draft_request(form.cleaned_data))})
+        return JsonResponse({"text": fee_preview_text(draft_request_of(form.cleaned_data, request.user), request.user)})
     except Problem as problem:
         return JsonResponse({"text": problem.detail})
 
@@ -204,7 +160,13 @@ def draft_detail(request: HttpRequest, draft_id) -> HttpResponse:
             "amount": format_amount(draft.amount_base_units, asset),
             "events": events,
             "deliveries": deliveries,
-            "qr": qr_svg(draft.payment_uri) if draft.payment_uri else None,
+            # Once paid, the page shows the payment, not a way to pay again.
+            "paid": draft.status in PAID_STATUSES,
+            "transactions": [
+                (tx, explorer_tx_url(network=draft.network, method=draft.method, txid=tx))
+                for tx in (draft.paid_tx_ids or ([draft.paid_tx_id] if draft.paid_tx_id else []))
+            ],
+            "qr": qr_svg(draft.payment_uri) if draft.payment_uri and draft.status in PAYABLE_STATUSES else None,
             "quote_live": quote_is_live(draft),
             "quote_legs": _quote_legs(draft),
             "has_template": draft.network in ("Mainnet", "Testnet", "Signet", "Regtest")

@@ -11,15 +11,17 @@ from django.views.decorators.http import require_POST
 
 from accounts.modes import owned
 from core.problems import Problem
+from dashboard.drafting import draft_form_context
 from dashboard.forms import (
+    PayLinkPreferenceForm,
     PaymentRequestForm,
 )
 from dashboard.security import merchant_page
 from dashboard.views.common import PAGE_SIZE, show_problem
 from drafts.models import Draft
 from paylinks.presenters import pay_url
-from paylinks.selectors import payment_request_get, payment_request_list
-from paylinks.services import payment_request_cancel, payment_request_create
+from paylinks.selectors import announces_checkout_drafts, payment_request_get, payment_request_list
+from paylinks.services import pay_link_preference_update, payment_request_cancel, payment_request_create
 from payments.qr import qr_svg
 
 
@@ -29,12 +31,21 @@ def paylinks(request: HttpRequest) -> HttpResponse:
     page = Paginator(payment_request_list(user=request.user, filters={"status": status}), PAGE_SIZE).get_page(
         request.GET.get("page")
     )
-    return render(request, "dashboard/paylinks.html", {"page": page, "status": status})
+    bound = request.POST if request.method == "POST" else None  # an unticked box posts nothing
+    preference = PayLinkPreferenceForm(
+        bound, initial={"quietCheckoutDrafts": not announces_checkout_drafts(user_id=request.user.pk)}
+    )
+    if request.method == "POST" and preference.is_valid():
+        quiet = preference.cleaned_data["quietCheckoutDrafts"]
+        pay_link_preference_update(user=request.user, quiet_checkout_drafts=quiet)
+        messages.success(request, _("Saved."))
+        return redirect("dashboard:paylinks")
+    return render(request, "dashboard/paylinks.html", {"page": page, "status": status, "preference": preference})
 
 
 @merchant_page
 def paylink_new(request: HttpRequest) -> HttpResponse:
-    form = PaymentRequestForm(request.POST or None)
+    form = PaymentRequestForm(request.POST or None, initial={"fiatCurrency": request.display.currency})
     if request.method == "POST" and form.is_valid():
         try:
             created = payment_request_create(
@@ -50,18 +61,25 @@ def paylink_new(request: HttpRequest) -> HttpResponse:
             return redirect("dashboard:paylink", payment_request_id=created.id)
         except Problem as problem:
             show_problem(form, problem)
-    return render(request, "dashboard/paylink_new.html", {"form": form})
+    return render(request, "dashboard/paylink_new.html", draft_form_context(request, form))
 
 
 @merchant_page
 def paylink_detail(request: HttpRequest, payment_request_id) -> HttpResponse:
     payment_request = payment_request_get(user=request.user, payment_request_id=payment_request_id)
     url = pay_url(payment_request)
-    drafts = owned(Draft, request.user).filter(payment_request_id=payment_request.id).order_by("-created_at")
+    drafts = list(owned(Draft, request.user).filter(payment_request_id=payment_request.id).order_by("-created_at"))
     return render(
         request,
         "dashboard/paylink_detail.html",
-        {"pr": payment_request, "url": url, "qr": qr_svg(url), "options": payment_request.options, "drafts": drafts},
+        {
+            "pr": payment_request,
+            "url": url,
+            "qr": qr_svg(url),
+            "options": payment_request.options,
+            "drafts": [d for d in drafts if d.superseded_at is None],
+            "superseded": [d for d in drafts if d.superseded_at is not None],
+        },
     )
 
 

@@ -11,15 +11,20 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from addressbook.selectors import address_book_entry_get, address_book_list
-from addressbook.services import address_book_entry_create, address_book_entry_delete
+from addressbook.services import (
+    address_book_default_clear,
+    address_book_default_set,
+    address_book_entry_create,
+    address_book_entry_delete,
+)
 from core.problems import Problem
+from dashboard.drafting import api_draft_body, draft_form_context
 from dashboard.forms import (
     AddressBookForm,
     RecurringTemplateForm,
 )
 from dashboard.security import merchant_page
 from dashboard.views.common import show_problem
-from dashboard.views.drafts import api_draft
 from recurring.schedule import run_time
 from recurring.selectors import recurring_template_get, recurring_template_list
 from recurring.services import (
@@ -32,8 +37,13 @@ from recurring.services import (
 
 @merchant_page
 def templates(request: HttpRequest) -> HttpResponse:
-    form = RecurringTemplateForm(request.POST or None, initial={"pricing": "fiat"})
-    if request.method == "POST" and form.is_valid():
+    form = RecurringTemplateForm(
+        request.POST or None,
+        initial={"pricing": "fiat", "timezone": request.display.time_zone, "fiatCurrency": request.display.currency},
+    )
+    if request.method == "POST" and "refresh" in request.POST:
+        form.errors.clear()  # only the lists change with the network
+    elif request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         first = data.get("firstRunAt")
         try:
@@ -45,7 +55,7 @@ def templates(request: HttpRequest) -> HttpResponse:
                 recurring_template_create(
                     user=request.user,
                     interval=data["interval"],
-                    draft=api_draft(data),
+                    draft=api_draft_body(data),
                     name=data.get("name") or "",
                     first_run_at=first.replace(tzinfo=zone) if first else None,
                     tz=data["timezone"],
@@ -55,7 +65,7 @@ def templates(request: HttpRequest) -> HttpResponse:
             except Problem as problem:
                 show_problem(form, problem)
     rows = [(t, _next_runs(t)) for t in recurring_template_list(user=request.user)]
-    return render(request, "dashboard/templates.html", {"form": form, "rows": rows})
+    return render(request, "dashboard/templates.html", draft_form_context(request, form, rows=rows))
 
 
 def _next_runs(template, count: int = 3) -> list:
@@ -99,6 +109,23 @@ def address_book(request: HttpRequest) -> HttpResponse:
     return render(
         request, "dashboard/address_book.html", {"form": form, "entries": address_book_list(user=request.user)}
     )
+
+
+@merchant_page
+@require_POST
+def address_book_default(request: HttpRequest, entry_id) -> HttpResponse:
+    entry = address_book_entry_get(user=request.user, entry_id=entry_id)
+    try:
+        if request.POST.get("clear"):
+            address_book_default_clear(entry=entry)
+            done = _("No default receiving address on %(network)s now.")
+        else:
+            address_book_default_set(entry=entry)
+            done = _("Default receiving address on %(network)s set.")
+        messages.success(request, done % {"network": entry.network})
+    except Problem as problem:
+        messages.error(request, problem.detail)
+    return redirect("dashboard:address_book")
 
 
 @merchant_page

@@ -19,6 +19,13 @@ from dashboard.security import merchant_page
 from dashboard.views.common import PAGE_SIZE
 from drafts.models import Draft
 
+ATTACHABLE_STATUSES = ("Pending", "Expired")  # what drafts.services.draft_payment_attach accepts
+
+
+def _attachable(request: HttpRequest, report):
+    """The report's candidate drafts that can still take a payment."""
+    return owned(Draft, request.user).filter(id__in=report.candidate_draft_ids, status__in=ATTACHABLE_STATUSES)
+
 
 @merchant_page
 def transfers(request: HttpRequest) -> HttpResponse:
@@ -26,7 +33,7 @@ def transfers(request: HttpRequest) -> HttpResponse:
     page = Paginator(unmatched_list(user=request.user, matched=matched), PAGE_SIZE).get_page(request.GET.get("page"))
     rows = []
     for report in page.object_list:
-        drafts = owned(Draft, request.user).filter(id__in=report.candidate_draft_ids).order_by("-created_at")
+        drafts = _attachable(request, report).order_by("-created_at")
         rows.append((unmatched_json(report), AttachForm(drafts=drafts, prefix=str(report.id))))
     return render(request, "dashboard/transfers.html", {"page": page, "rows": rows, "matched": matched})
 
@@ -35,7 +42,7 @@ def transfers(request: HttpRequest) -> HttpResponse:
 @require_POST
 def transfer_attach_view(request: HttpRequest, report_id) -> HttpResponse:
     report = get_object_or_404(unmatched_list(user=request.user, matched=None), pk=report_id)
-    drafts = owned(Draft, request.user).filter(id__in=report.candidate_draft_ids)
+    drafts = _attachable(request, report)
     form = AttachForm(request.POST, drafts=drafts, prefix=str(report.id))
     if not form.is_valid():
         messages.error(request, _("Pick one of your drafts."))

@@ -2,14 +2,14 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from core.api.serializers import StrictSerializer
+from core.api.serializers import StrictChoiceField, StrictSerializer
 from drafts.enums import DraftStatus
 from payments.enums import Currency, Network
 
 
 class CreateDemoDraftRequestSerializer(StrictSerializer):
-    network = serializers.ChoiceField(choices=Network.choices)
-    currency = serializers.ChoiceField(choices=Currency.choices)
+    network = StrictChoiceField(choices=Network.choices)
+    currency = StrictChoiceField(choices=Currency.choices)
 
 
 class DemoNetworkInfoSerializer(serializers.Serializer):

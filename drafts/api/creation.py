@@ -12,7 +12,7 @@ from typing import Any
 from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
-from addressbook.selectors import address_book_receiver
+from addressbook.selectors import address_book_receiver, default_receiver
 from core.api.problems import problem_from_validation
 from drafts.api.serializers import CreateDraftRequestSerializer
 from drafts.creation import draft_create_from_request
@@ -23,7 +23,9 @@ from drafts.requests import DraftRequest, Origin
 
 def draft_request_from_body(body: Any, *, user) -> DraftRequest:
     """A CreateDraftRequest body as the typed request; bad input raises the domain Problem.
-    An `addressBookId` is resolved here, at the edge, into the entry's address."""
+    An `addressBookId` is resolved here, at the edge, into the entry's address; a body that
+    names no receiver (and is not a Lightning draft) is paid to the account's default
+    receiving address on the network, when it has one."""
     serializer = CreateDraftRequestSerializer(data=body)
     try:
         serializer.is_valid(raise_exception=True)
@@ -33,7 +35,13 @@ def draft_request_from_body(body: Any, *, user) -> DraftRequest:
     if data.get("addressBookId") is not None:
         receiver = address_book_receiver(user=user, entry_id=data["addressBookId"], network=data["network"])
         data = {**data, "receiverAddress": receiver}
+    elif data.get("receiverAddress") is None and not _is_lightning(data):
+        data = {**data, "receiverAddress": default_receiver(user=user, network=data["network"])}
     return DraftRequest.from_api(data)
+
+
+def _is_lightning(data: dict) -> bool:
+    return data.get("paymentMethod") == "Lightning" or bool(data.get("bolt11") or data.get("lightningAddress"))
 
 
 def create_draft_outcome(

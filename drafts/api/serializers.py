@@ -25,7 +25,14 @@ MAX_REQUIRED_CONFIRMATIONS = 100
 
 
 class CreateDraftRequestSerializer(StrictSerializer):
-    receiverAddress = serializers.CharField(max_length=320, allow_null=True, required=False, trim_whitespace=False)
+    receiverAddress = serializers.CharField(
+        max_length=320,
+        allow_null=True,
+        required=False,
+        trim_whitespace=False,
+        help_text="Omitted (and no addressBookId, not Lightning): the account's default receiving address "
+        "on the network",
+    )
     network = StrictChoiceField(choices=Network.choices, required=False)
     paymentMethod = StrictChoiceField(choices=Method.choices, allow_null=True, required=False)
     amountSats = StrictIntegerField(min_value=1, max_value=INT64_MAX, allow_null=True, required=False)

@@ -5,7 +5,13 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from core.api.pagination import PageQuerySerializer
-from core.api.serializers import StrictSerializer
+from core.api.serializers import (
+    CurrencyCodeField,
+    StrictChoiceField,
+    StrictDecimalField,
+    StrictIntegerField,
+    StrictSerializer,
+)
 from drafts.enums import DraftStatus
 from paylinks.models import PaymentRequestStatus
 from payments.enums import Currency, Method, Network
@@ -14,9 +20,15 @@ MAX_EXPIRY_HOURS = 720
 
 
 class PaymentRequestOptionSerializer(StrictSerializer):
-    currency = serializers.ChoiceField(choices=Currency.choices)
-    network = serializers.ChoiceField(choices=Network.choices)
-    receiverAddress = serializers.CharField(max_length=320, trim_whitespace=False, allow_null=True, required=False)
+    currency = StrictChoiceField(choices=Currency.choices)
+    network = StrictChoiceField(choices=Network.choices)
+    receiverAddress = serializers.CharField(
+        max_length=320,
+        trim_whitespace=False,
+        allow_null=True,
+        required=False,
+        help_text="Omitted (and no addressBookId): the account's default receiving address on the network",
+    )
     addressBookId = serializers.UUIDField(
         allow_null=True,
         required=False,
@@ -34,24 +46,16 @@ class PaymentRequestOptionSerializer(StrictSerializer):
                     ]
                 }
             )
-        if not has_address and not has_entry:
-            raise serializers.ValidationError(
-                {
-                    "receiverAddress": [
-                        serializers.ErrorDetail("Name the receiving address (or addressBookId).", "required")
-                    ]
-                }
-            )
-        return attrs
+        return attrs  # neither: the account's default receiving address on the network
 
 
 class CreatePaymentRequestSerializer(StrictSerializer):
-    fiatCurrency = serializers.CharField(max_length=8)
-    fiatAmount = serializers.DecimalField(max_digits=20, decimal_places=8, coerce_to_string=False)
+    fiatCurrency = CurrencyCodeField()
+    fiatAmount = StrictDecimalField(max_digits=20, decimal_places=8, coerce_to_string=False)
     options = PaymentRequestOptionSerializer(many=True, allow_empty=False, max_length=20)
     orderId = serializers.CharField(max_length=200, allow_null=True, allow_blank=True, required=False)
     memo = serializers.CharField(max_length=500, allow_null=True, allow_blank=True, required=False)
-    expiryHours = serializers.IntegerField(min_value=1, max_value=MAX_EXPIRY_HOURS, allow_null=True, required=False)
+    expiryHours = StrictIntegerField(min_value=1, max_value=MAX_EXPIRY_HOURS, allow_null=True, required=False)
     returnUrl = serializers.CharField(
         max_length=2000,
         allow_null=True,
@@ -68,9 +72,9 @@ class PaymentRequestListQuerySerializer(StrictSerializer, PageQuerySerializer):
 
 
 class CheckoutSelectSerializer(StrictSerializer):
-    currency = serializers.ChoiceField(choices=Currency.choices)
-    network = serializers.ChoiceField(choices=Network.choices)
-    method = serializers.ChoiceField(choices=Method.choices, allow_null=True, required=False)
+    currency = StrictChoiceField(choices=Currency.choices)
+    network = StrictChoiceField(choices=Network.choices)
+    method = StrictChoiceField(choices=Method.choices, allow_null=True, required=False)
 
 
 class CheckoutReceiptSerializer(StrictSerializer):

@@ -2,14 +2,14 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from core.api.serializers import StrictSerializer
+from core.api.serializers import StrictChoiceField, StrictSerializer
 from drafts.api.serializers import CreateDraftRequestSerializer
 from recurring.models import RecurrenceInterval
 
 
 class CreateRecurringTemplateRequestSerializer(StrictSerializer):
     name = serializers.CharField(max_length=200, allow_null=True, allow_blank=True, required=False)
-    interval = serializers.ChoiceField(choices=RecurrenceInterval.choices)
+    interval = StrictChoiceField(choices=RecurrenceInterval.choices)
     firstRunAt = serializers.DateTimeField(
         allow_null=True, required=False, help_text="First run (default: now); later runs keep its wall-clock time"
     )

@@ -5,12 +5,17 @@ from rest_framework import viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from core.api.pagination import PageQuerySerializer, paged_envelope_serializer, paginate
+from core.api.pagination import PageQuerySerializer, paged_envelope_serializer
 from core.routing import UUID_PATTERN
 from recurring import services
+from recurring.api.edge import (
+    recurring_template_create_json,
+    recurring_template_delete_json,
+    recurring_template_page_json,
+)
 from recurring.api.serializers import CreateRecurringTemplateRequestSerializer, RecurringTemplateSerializer
 from recurring.presenters import recurring_template_json
-from recurring.selectors import recurring_template_get, recurring_template_list
+from recurring.selectors import recurring_template_get
 
 SCOPE = "templates:manage"
 
@@ -25,8 +30,7 @@ class RecurringTemplateViewSet(viewsets.ViewSet):
         responses=paged_envelope_serializer("RecurringTemplateList", RecurringTemplateSerializer),
     )
     def list(self, request):
-        page = paginate(recurring_template_list(user=request.user), request.query_params)
-        return Response(page.envelope([recurring_template_json(t) for t in page.items]))
+        return Response(recurring_template_page_json(user=request.user, query=request.query_params))
 
     @extend_schema(
         summary="Create a template that makes a draft every day, week or month",
@@ -34,18 +38,7 @@ class RecurringTemplateViewSet(viewsets.ViewSet):
         responses={200: RecurringTemplateSerializer},
     )
     def create(self, request):
-        body = CreateRecurringTemplateRequestSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        data = body.validated_data
-        template = services.recurring_template_create(
-            user=request.user,
-            interval=data["interval"],
-            draft=dict(data["draft"]),
-            name=data.get("name") or "",
-            first_run_at=data.get("firstRunAt"),
-            tz=data.get("timezone") or "UTC",
-        )
-        return Response(recurring_template_json(template))
+        return Response(recurring_template_create_json(user=request.user, body=request.data))
 
     @extend_schema(summary="Read a recurring template", responses=RecurringTemplateSerializer)
     def retrieve(self, request, pk=None):
@@ -76,7 +69,4 @@ class RecurringTemplateViewSet(viewsets.ViewSet):
         responses={200: RecurringTemplateSerializer},
     )
     def destroy(self, request, pk=None):
-        template = recurring_template_get(user=request.user, template_id=pk)
-        body = recurring_template_json(template)
-        services.recurring_template_delete(template=template)
-        return Response(body)
+        return Response(recurring_template_delete_json(user=request.user, template_id=pk))

@@ -20,7 +20,14 @@ from django.db import connection
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = str(ROOT / ".venv" / "bin" / "python") if (ROOT / ".venv" / "bin" / "python").exists() else sys.executable
-SMOKE_RUNS = {"drafts_bench.py", "chainwatch_bench.py", "webhooks_bench.py", "mcp_bench.py", "embedded_bench.py"}
+SMOKE_RUNS = {
+    "drafts_bench.py",
+    "chainwatch_bench.py",
+    "webhooks_bench.py",
+    "mcp_bench.py",
+    "embedded_bench.py",
+    "detection_bench.py",
+}
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -165,3 +172,16 @@ def test_embedded_bench_soaks_make_run_and_loses_nothing():
     assert re.search(r"^tracebacks in output: +0 ", out, re.M), out
     assert re.search(r"^damaged broker files: +0$", out, re.M), out
     assert re.search(r"^worker tasks: +\d+ \([\d.]+/s\)$", out, re.M), out
+
+
+def test_detection_bench_prints_latency_from_the_block_to_each_place_a_payment_shows():
+    out = _run("detection_bench.py", "--payments", "2")
+    for measurement in (
+        "Seen in the API",
+        "draft.seen at the merchant's receiver",
+        "the pay page's update (long poll)",
+        "Confirmed in the API (12 confirmations)",
+    ):
+        row = re.search(rf"^{re.escape(measurement)}\s+([\d.]+)s\s+([\d.]+)s$", out, re.M)
+        assert row, f"no figures for {measurement}:\n{out}"
+        assert 0 < float(row[1]) <= float(row[2]), out

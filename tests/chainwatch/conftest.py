@@ -3,6 +3,7 @@ Esplora, Bitcoin Core, Solana and Lightning providers (shapes copied from their 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import subprocess
@@ -17,7 +18,9 @@ import requests
 from eth_account import Account
 from web3 import Web3
 
-from chainwatch import traces
+from chainwatch import listener, traces
+from chainwatch.devchain import TOKEN_ARTIFACT
+from payments.enums import Network
 from tests.chainwatch import payer_contract
 
 REPO = Path(__file__).resolve().parents[2]
@@ -42,7 +45,7 @@ class Anvil:
         self.token = None
 
     def deploy_token(self, symbol: str = "USDC", decimals: int = 6):
-        spec = json.loads((FIXTURES / "test_token.json").read_text())
+        spec = json.loads(TOKEN_ARTIFACT.read_text())
         factory = self.w3.eth.contract(abi=spec["abi"], bytecode=spec["bytecode"])
         tx = factory.constructor(f"Test {symbol}", symbol, decimals).transact({"from": self.payer})
         receipt = self.w3.eth.wait_for_transaction_receipt(tx)
@@ -307,3 +310,62 @@ def solana(fake_server, settings):
     settings.CHAINWATCH_ENDPOINTS = {"Solana": {"rpc_url": cluster.server.url}}
     settings.CHAINWATCH_MAX_REQUESTS_PER_SECOND = 0
     return cluster
+
+
+# --- The chain listener ------------------------------------------------------------------
+
+
+class Running:
+    """The listener's watches on an event loop in a thread, as `manage.py chainwatch_listen` runs them."""
+
+    def __init__(self) -> None:
+        self.watches: list[listener.Watch] = []
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.started = threading.Event()
+        self.task = None
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+
+        async def main() -> None:
+            self.watches = listener.watches()
+            self.started.set()
+            await listener.listen(self.watches)
+
+        self.task = self.loop.create_task(main())
+        try:
+            self.loop.run_until_complete(self.task)
+        except asyncio.CancelledError:
+            pass
+
+    def start(self) -> Running:
+        self.thread.start()
+        assert self.started.wait(10)
+        return self
+
+    def stop(self) -> None:
+        self.loop.call_soon_threadsafe(self.task.cancel)
+        self.thread.join(10)
+
+    def wait_for(self, condition, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            assert time.monotonic() < deadline, "timed out"
+            time.sleep(0.02)
+
+
+@pytest.fixture
+def running(settings) -> Iterator[callable]:
+    settings.ENABLED_NETWORKS = [Network.ETHEREUM, Network.MAINNET, Network.SOLANA]
+    settings.CHAINWATCH_LIGHTNING_ENABLED = False  # each test watches one network of its own
+    started: list[Running] = []
+
+    def start() -> Running:
+        run = Running().start()
+        started.append(run)
+        return run
+
+    yield start
+    for run in started:
+        run.stop()

@@ -102,7 +102,7 @@ def test_a_merchant_creates_a_draft_and_a_webhook_in_the_browser(chromium, live_
         assert Path(download.value.path()).read_bytes().startswith(b"%PDF")
 
         page.goto(f"{live_server.url}/dashboard/drafts/")
-        assert page.get_by_role("link", name=draft.created_at.strftime("%Y-%m-%d %H:%M")).first.is_visible()
+        assert page.get_by_role("link", name=draft.created_at.strftime("%Y-%m-%d %H:%M UTC")).first.is_visible()
         problems += _axe_serious(page)
         assert _no_horizontal_overflow(page)
         page.screenshot(path=str(SHOTS / f"dashboard-drafts-{name}.png"), full_page=True)

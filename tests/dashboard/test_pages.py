@@ -91,7 +91,7 @@ def test_a_draft_created_in_the_form_shows_up_in_the_list_and_detail(browser, ow
 
 def test_a_domain_error_is_shown_next_to_its_field(browser):
     body = {"network": "Base", "currency": "USDC", "receiverAddress": "not-an-address", "pricing": "exact",
-            "amountSats": "1000", "expiryHours": "24"}  # fmt: skip
+            "amount": "0.001", "expiryHours": "24"}  # fmt: skip
     response = browser.post("/dashboard/drafts/new", body)
     assert response.status_code == 200
     form = response.context["form"]
@@ -100,9 +100,9 @@ def test_a_domain_error_is_shown_next_to_its_field(browser):
 
 def test_the_live_fee_preview_prices_with_the_same_calculator(browser):
     query = {"network": "Base", "currency": "USDC", "receiverAddress": ADDRESSES["Base"], "pricing": "exact",
-             "amountSats": "25000000", "expiryHours": "24"}  # fmt: skip
+             "amount": "25", "expiryHours": "24"}  # fmt: skip
     text = browser.get("/dashboard/drafts/fee-preview", query).json()["text"]
-    assert "25.000000 USDC" in text and "0.39%" in text
+    assert "25.000000 USDC (25,000,000 base units)" in text and "0.39%" in text
 
 
 def test_the_csv_export_follows_the_filters_and_neutralises_formulas(browser, owner):
@@ -170,7 +170,8 @@ def test_the_overview_charts_confirmed_volume_without_relying_on_colour(browser,
 
     make_draft(owner, status=DraftStatus.CONFIRMED, confirmed_at=timezone.now(), usd_rate=1)
     html = browser.get("/dashboard/").content.decode()
-    assert '<svg viewBox="0 0 640 220" role="img"' in html and "url(#p-solid)" in html
+    assert '<svg viewBox="0 0 640 220" role="img"' in html and "url(#chart-wide-solid)" in html
+    assert '<svg viewBox="0 0 340 200" role="img"' in html and "url(#chart-narrow-solid)" in html
     assert "25.00" in html  # the table beside the chart carries the figures
 
 
@@ -312,7 +313,7 @@ def test_a_recurring_template_is_created_paused_resumed_and_deleted(browser, own
 
 def test_a_bad_template_address_is_shown_next_to_its_field(browser):
     body = {"interval": "Daily", "timezone": "UTC", "network": "Base", "currency": "USDC",
-            "receiverAddress": "nope", "pricing": "exact", "amountSats": "1000", "expiryHours": "12"}  # fmt: skip
+            "receiverAddress": "nope", "pricing": "exact", "amount": "0.001", "expiryHours": "12"}  # fmt: skip
     response = browser.post("/dashboard/templates/", body)
     assert response.status_code == 200 and response.context["form"].errors["receiverAddress"]
 

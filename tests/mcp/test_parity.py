@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from django.test import override_settings
 from rest_framework.test import APIClient
 
 from accounts.models import ApiKey
@@ -174,6 +175,33 @@ def cancel_payment_request(both: Both):
     ]
 
 
+def paid_draft(both: Both) -> dict:
+    """A Confirmed draft (paid through the watchers' door) to refund."""
+    from drafts.models import Draft
+    from tests.refunds.conftest import pay
+
+    return {"id": str(pay(Draft.objects.get(pk=both.draft(TESTNET_BTC)["id"])).id)}
+
+
+def issued_refund(both: Both, **body) -> dict:
+    response = both.rest.post(
+        "/api/v1/refunds", {"draftId": paid_draft(both)["id"], "full": True, **body}, format="json"
+    )
+    assert response.status_code == 201, response.json()
+    return response.json()
+
+
+def approve_refund(both: Both):
+    from refunds.services import refund_claim
+
+    refund = issued_refund(both)
+    path = f"/api/v1/refunds/{refund['id']}"
+    early = [(both.post(path + "/approve"), both.mcp("approve_refund", {"id": refund["id"]}))]  # not claimed: 409
+    refund_claim(token=refund["claimUrl"].rsplit("/", 1)[1], refund_address=ADDRESSES["Testnet"])
+    approved = both.mcp("approve_refund", {"id": refund["id"]})
+    return [*early, (both.get(path), approved)]
+
+
 SEPOLIA_USDC = {
     "network": "Sepolia",
     "currency": "USDC",
@@ -227,7 +255,140 @@ def paid_then(name: str, path: str) -> Callable[[Both], list]:
     return check
 
 
+def without(body: dict, *keys: str) -> dict:
+    """A body without what differs between two creations (ids, secrets, times)."""
+    return {k: v for k, v in body.items() if k not in keys}
+
+
+HOOK = {"url": "https://hooks.example.com/payments", "events": ["draft.confirmed", "draft.seen"]}
+
+
+def webhook(both: Both) -> dict:
+    """An endpoint registered through REST (on this machine: no DNS here) for the tools to act on."""
+    with override_settings(OUTBOUND_ALLOW_LOOPBACK=True):
+        response = both.rest.post("/api/v1/webhooks", HOOK | {"url": "http://127.0.0.1:9/hooks"}, format="json")
+    assert response.status_code == 200, response.json()
+    return response.json()
+
+
+def create_webhook(both: Both):
+    fresh = ("id", "secret", "createdAt")
+    bad = {"url": "http://hooks.example.com/x"}
+    return [
+        (without(both.post("/api/v1/webhooks", HOOK), *fresh), without(both.mcp("create_webhook", HOOK), *fresh)),
+        (both.post("/api/v1/webhooks", bad), both.mcp("create_webhook", bad)),
+    ]
+
+
+def webhook_test(both: Both):
+    hook = webhook(both)
+    path = f"/api/v1/webhooks/{hook['id']}"
+    fresh = ("id", "eventId", "createdAt", "nextAttemptAt", "status", "attempts", "deliveredAt", "attemptLog")
+    pairs = [
+        (without(both.post(f"{path}/test"), *fresh), without(both.mcp("test_webhook", {"id": hook["id"]}), *fresh))
+    ]
+    both.rest.patch(path, {"active": False}, format="json")
+    pairs.append((both.post(f"{path}/test"), both.mcp("test_webhook", {"id": hook["id"]})))  # 409 on both
+    return pairs
+
+
+TEMPLATE = {"interval": "Weekly", "name": "rent", "timezone": "Europe/Stockholm", "draft": BASE_USDC}
+TEMPLATE_FRESH = ("id", "createdAt", "firstRunAt", "nextRunAt")
+
+
+def template(both: Both) -> dict:
+    response = both.rest.post("/api/v1/recurring-templates", TEMPLATE, format="json")
+    assert response.status_code == 200, response.json()
+    return response.json()
+
+
+def create_recurring_template(both: Both):
+    bad = TEMPLATE | {"interval": "Hourly"}
+    path = "/api/v1/recurring-templates"
+    return [
+        (
+            without(both.post(path, TEMPLATE), *TEMPLATE_FRESH),
+            without(both.mcp("create_recurring_template", TEMPLATE), *TEMPLATE_FRESH),
+        ),
+        (both.post(path, bad), both.mcp("create_recurring_template", bad)),
+    ]
+
+
+def template_change(name: str, action: str) -> Callable[[Both], list]:
+    def check(both: Both):
+        made = template(both)
+        first = both.mcp(name, {"id": made["id"]})
+        path = f"/api/v1/recurring-templates/{made['id']}"
+        return [(both.get(path), first), (both.post(f"{path}/{action}"), both.mcp(name, {"id": made["id"]}))]
+
+    return check
+
+
+def deleted_twice(name: str, path: str, make: Callable[[Both], dict]) -> Callable[[Both], list]:
+    """Deleting answers what REST read just before; a second delete is the same 404 on both."""
+
+    def check(both: Both):
+        made = make(both)
+        before = both.get(path.format(id=made["id"]))
+        first = both.mcp(name, {"id": made["id"]})
+        again = both.rest.delete(path.format(id=made["id"])).json()
+        return [(before, first), (again, both.mcp(name, {"id": made["id"]}))]
+
+    return check
+
+
+ENTRY = {"network": "Base", "address": ADDRESSES["Base"], "direction": "Receiving", "label": "shop"}
+
+
+def entry(both: Both) -> dict:
+    response = both.rest.post("/api/v1/address-book", ENTRY, format="json")
+    assert response.status_code == 200, response.json()
+    return response.json()
+
+
+def add_address(both: Both):
+    first = both.mcp("add_address", ENTRY)
+    return [
+        (both.get(f"/api/v1/address-book/{first['id']}"), first),
+        (both.post("/api/v1/address-book", ENTRY), both.mcp("add_address", ENTRY)),  # 409 duplicate on both
+    ]
+
+
+def list_address_book(both: Both):
+    entry(both)
+    query = {"network": "Base", "direction": "Receiving", "pageSize": 1}
+    return [
+        (both.get("/api/v1/address-book", **query), both.mcp("list_address_book", query)),
+        (both.get("/api/v1/address-book", network="Nowhere"), both.mcp("list_address_book", {"network": "Nowhere"})),
+    ]
+
+
+def list_recurring_templates(both: Both):
+    template(both)
+    template(both)
+    return [
+        (
+            both.get("/api/v1/recurring-templates", pageSize=1, page=2),
+            both.mcp("list_recurring_templates", {"pageSize": 1, "page": 2}),
+        )
+    ]
+
+
 PARITY: dict[str, Callable[[Both], list]] = {
+    "create_webhook": create_webhook,
+    "delete_webhook": deleted_twice("delete_webhook", "/api/v1/webhooks/{id}", webhook),
+    "test_webhook": webhook_test,
+    "create_recurring_template": create_recurring_template,
+    "list_recurring_templates": list_recurring_templates,
+    "pause_recurring_template": template_change("pause_recurring_template", "pause"),
+    "resume_recurring_template": template_change("resume_recurring_template", "resume"),
+    "delete_recurring_template": deleted_twice(
+        "delete_recurring_template", "/api/v1/recurring-templates/{id}", template
+    ),
+    "add_address": add_address,
+    "list_address_book": list_address_book,
+    "delete_address": deleted_twice("delete_address", "/api/v1/address-book/{id}", entry),
+    "approve_refund": approve_refund,
     "create_payment_request": create_payment_request,
     "get_payment_request": get_payment_request,
     "list_payment_requests": list_payment_requests,

@@ -81,7 +81,10 @@ def test_required_fields_enums_ids_and_codes_are_in_the_schemas(mcp_url, make_ke
     validator = Draft202012Validator(tools["create_draft"].input_schema)
     body = {"network": "Base", "currency": "USDC", "fiatCurrency": "EUR", "fiatAmount": 19.99, "receiverAddress": "0x"}
     assert list(validator.iter_errors(body)) == []
-    assert [e.validator for e in validator.iter_errors(body | {"fiatCurrency": "euro"})] == ["maxLength", "pattern"]
+    assert sorted(e.validator for e in validator.iter_errors(body | {"fiatCurrency": "euro"})) == [
+        "maxLength",
+        "pattern",
+    ]
     missing = sorted(e.message for e in validator.iter_errors({"fiatAmount": 20}))
     assert missing == ["'currency' is a required property", "'network' is a required property"]
 

@@ -140,7 +140,7 @@ def test_an_option_the_request_does_not_offer_is_refused(create_link, select):
 def test_a_lightning_option_fetches_the_invoice_through_the_lightning_address(api_client, anon_client, lnurl_server):
     body = {
         "fiatCurrency": "USD",
-        "fiatAmount": "10.00",
+        "fiatAmount": 10.00,
         "options": [{"currency": "BTC", "network": "Mainnet", "receiverAddress": lnurl_server.address}],
     }
     link = api_client.post("/api/v1/payment-requests", body, format="json").json()

@@ -215,7 +215,7 @@ def test_the_page_is_rate_limited_per_ip(browser, create_link, settings):
 def test_a_lightning_option_shows_the_invoice_and_its_qr_instead_of_an_address(browser, api_client, lnurl_server):
     body = {
         "fiatCurrency": "USD",
-        "fiatAmount": "10.00",
+        "fiatAmount": 10.00,
         "options": [{"currency": "BTC", "network": "Mainnet", "receiverAddress": lnurl_server.address}],
     }
     link = api_client.post("/api/v1/payment-requests", body, format="json").json()

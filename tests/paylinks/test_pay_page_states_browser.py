@@ -28,6 +28,7 @@ from tests.paylinks.test_pay_page_browser import (
     browser_env,  # noqa: F401 - fixture
     chromium,  # noqa: F401 - fixture
     create_link,
+    live_asgi,  # noqa: F401 - fixture
     watch_ethereum,
 )
 
@@ -67,6 +68,7 @@ def _choose(api_client, link: dict) -> Draft:
 
 def test_each_state_tells_the_payer_what_happened_on_a_phone_and_a_desktop(
     browser_env,  # noqa: F811
+    live_asgi,  # noqa: F811 - the page's long polls reach the ASGI app, as through nginx
     chromium,  # noqa: F811
     api_client,
     ethereum,
@@ -154,6 +156,7 @@ def test_each_state_tells_the_payer_what_happened_on_a_phone_and_a_desktop(
         # bypass_csp lets the test inject axe-core; the page's own policy is tested from its headers.
         context = chromium.new_context(viewport=viewport, bypass_csp=True, color_scheme=scheme)
         page = context.new_page()
+        live_asgi(page)
         errors: list[str] = []
         page.on("console", lambda m, errors=errors: errors.append(m.text) if m.type == "error" else None)
         for name, (pay_token, says) in sorted(states.items(), key=lambda item: int(item[0].split("-")[0])):

@@ -48,8 +48,8 @@ def test_tokens_are_unique_per_request(create_link):
     [
         ({"fiatAmount": 0}, "fiatAmount", "min_value"),
         ({"fiatAmount": -5}, "fiatAmount", "min_value"),
-        ({"fiatAmount": "25.001"}, "fiatAmount", "too_precise"),
-        ({"fiatCurrency": "JPY", "fiatAmount": "100.5"}, "fiatAmount", "too_precise"),
+        ({"fiatAmount": 25.001}, "fiatAmount", "too_precise"),
+        ({"fiatCurrency": "JPY", "fiatAmount": 100.5}, "fiatAmount", "too_precise"),
         ({"fiatCurrency": "XYZ"}, "fiatCurrency", "unknown_fiat_currency"),
         ({"fiatCurrency": None}, "fiatCurrency", "null"),
         ({"options": []}, "options", "empty"),

@@ -31,7 +31,7 @@ def test_the_receipt_reads_in_the_merchants_zone_with_display_names_and_support(
             "time_zone": "Europe/Berlin",
         },
     )
-    link = create_link(fiatAmount="19.9", returnUrl="https://corner.example/order/1001")
+    link = create_link(fiatAmount=19.9, returnUrl="https://corner.example/order/1001")
     draft_id = select(link["token"]).json()["draftId"]
     anon_client.post(f"/api/v1/checkout/{link['token']}/receipt", {"email": "payer@example.net"}, format="json")
 

@@ -24,6 +24,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("fees", "webhooks"),
     ("drafts",),
     ("chainwatch", "paylinks", "recurring", "demo"),
+    ("refunds",),  # its claim page shares the pay page's policy and per-address budget
     (REST,),  # every app's api/ (core/api/ excepted: base classes): the REST edge
     ("dashboard", "mcp_server"),  # surfaces
     ("about",),  # what the service says of itself (llms.txt lists the MCP tools)

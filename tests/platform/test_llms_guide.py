@@ -96,3 +96,24 @@ def test_the_verification_snippet_accepts_a_real_delivery_and_refuses_a_forged_o
     )
     assert verify(secret, {name.lower(): value for name, value in rotated.items()}, body) is True
     assert json.loads(body)["event"] == "draft.confirmed"
+
+
+def test_the_steps_to_a_confirmed_draft_name_each_operation_and_tool_in_order(anon_client):
+    text = llms_text(anon_client)
+    steps = text.split("## From nothing to draft.confirmed at your webhook", 1)[1].split("\n## ", 1)[0]
+    order = ["create_webhook", "test_webhook", "create_draft", "get_tx_template", "A test payment", "draft.confirmed"]
+    positions = [steps.index(name) for name in order]
+    assert positions == sorted(positions)
+    for tool in ("create_webhook", "test_webhook", "create_draft", "get_tx_template", "get_draft_status"):
+        assert tool in BY_NAME
+    assert "## Test mode" in text  # the test-mode section, filled where test mode exists
+    assert "manage.py devpay" in text and "manage.py devchain" in text
+
+
+def test_the_body_rules_and_pay_link_fields_are_stated(anon_client):
+    text = llms_text(anon_client)
+    assert "body_not_allowed" in text and "upper case" in text
+    pay_links = text.split("## Pay links: POST /api/v1/payment-requests", 1)[1].split("\n## ", 1)[0]
+    for field in BY_NAME["create_payment_request"].as_mcp().input_schema["properties"]:
+        if field != "idempotency_key":
+            assert f"- `{field}`" in pay_links

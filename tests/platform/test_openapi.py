@@ -75,6 +75,7 @@ CREATING_OPERATIONS = {
     ("post", "/api/v1/fees/accrued/settle"),
     ("post", "/api/v1/demo/drafts"),
     ("post", "/api/v1/payment-requests"),
+    ("post", "/api/v1/refunds"),
 }
 
 

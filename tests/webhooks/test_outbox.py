@@ -49,14 +49,33 @@ def test_a_state_change_commits_while_the_broker_is_down_and_the_tick_delivers_l
     assert set(EmailNotification.objects.values_list("status", flat=True)) == {"Sent"}
 
 
-def test_a_batch_of_events_in_one_transaction_enqueues_one_dispatch(broker_down, make_webhook, receiver, owner):
-    make_webhook(receiver.url)
+def test_a_batch_of_events_in_one_transaction_enqueues_one_dispatch_per_endpoint(
+    broker_down, make_webhook, receiver, owner
+):
+    first, second = make_webhook(receiver.url), make_webhook(receiver.url)
 
     with transaction.atomic():
         for n in range(5):
             services.event_record(user=owner, type="draft.created", data={"draftId": str(n)})
 
-    assert broker_down == [()]
+    assert sorted(broker_down) == sorted([(str(first.id),), (str(second.id),)])
+
+
+def test_a_payment_seen_sends_its_endpoints_dispatch_as_work_no_running_tick_can_hold_up(
+    broker_down, make_webhook, receiver, owner
+):
+    from config.celery import scheduled_work
+
+    webhook = make_webhook(receiver.url)
+    draft = make_draft(owner)
+
+    draft_payment_observed(draft_id=draft.id, tx_id="0x1", received_base_units=25_000_000, confirmations=1)
+
+    # Sent on commit, scoped to the endpoint: not the beat entry's work, so never skipped
+    # while the dispatcher tick holds its lease.
+    dispatches = [args for args in broker_down if not EmailNotification.objects.filter(id__in=args).exists()]
+    assert dispatches == [(str(webhook.id),)]
+    assert scheduled_work("webhooks.dispatch_due", (str(webhook.id),), {}) is None
 
 
 def test_the_beat_ticks_are_named_entries_for_registered_tasks(settings):

@@ -6,7 +6,7 @@ from django.utils import timezone
 from rest_framework import serializers
 
 from core.api.pagination import paged_envelope_serializer
-from core.api.serializers import StrictBooleanField, StrictSerializer
+from core.api.serializers import StrictBooleanField, StrictIntegerField, StrictSerializer
 from outbound import MAX_URL_LENGTH
 from webhooks.models import EventType
 
@@ -73,7 +73,7 @@ class WebhookCreatedSerializer(WebhookSerializer):
 
 
 class RotateWebhookSecretRequestSerializer(StrictSerializer):
-    overlapHours = serializers.IntegerField(
+    overlapHours = StrictIntegerField(
         min_value=0,
         max_value=MAX_OVERLAP_HOURS,
         required=False,

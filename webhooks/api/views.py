@@ -9,7 +9,13 @@ from rest_framework.response import Response
 from core.api.pagination import PageQuerySerializer, paginate
 from core.routing import UUID_PATTERN
 from webhooks import endpoints
-from webhooks.api.edge import webhook_page_json
+from webhooks.api.edge import (
+    webhook_create_json,
+    webhook_delete_json,
+    webhook_of,
+    webhook_page_json,
+    webhook_test_json,
+)
 from webhooks.api.serializers import (
     CreateWebhookRequestSerializer,
     DeliveryPageSerializer,
@@ -21,7 +27,7 @@ from webhooks.api.serializers import (
     WebhookSerializer,
 )
 from webhooks.models import Delivery
-from webhooks.selectors import delivery_list, webhook_list
+from webhooks.selectors import delivery_list
 
 SCOPE = "webhooks:manage"
 
@@ -45,7 +51,7 @@ class WebhookViewSet(viewsets.ViewSet):
     problem_statuses = {"test": (409,), "redeliver": (409,)}
 
     def _webhook(self, request, pk):
-        return get_object_or_404(webhook_list(user=request.user), pk=pk)
+        return webhook_of(user=request.user, webhook_id=pk)
 
     @extend_schema(
         summary="List the account's webhook endpoints",
@@ -61,12 +67,7 @@ class WebhookViewSet(viewsets.ViewSet):
         responses={200: WebhookCreatedSerializer},
     )
     def create(self, request):
-        body = CreateWebhookRequestSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        webhook = endpoints.webhook_create(
-            user=request.user, url=body.validated_data["url"], events=body.validated_data.get("events")
-        )
-        return Response(WebhookCreatedSerializer(webhook).data)
+        return Response(webhook_create_json(user=request.user, body=request.data))
 
     @extend_schema(summary="Read a webhook endpoint", responses=WebhookSerializer)
     def retrieve(self, request, pk=None):
@@ -94,10 +95,7 @@ class WebhookViewSet(viewsets.ViewSet):
         summary="Delete a webhook endpoint; answers with the deleted endpoint", responses={200: WebhookSerializer}
     )
     def destroy(self, request, pk=None):
-        webhook = self._webhook(request, pk)
-        body = WebhookSerializer(webhook).data
-        endpoints.webhook_delete(webhook=webhook)
-        return Response(body)
+        return Response(webhook_delete_json(user=request.user, webhook_id=pk))
 
     @extend_schema(
         summary="Replace the signing secret (the new one is shown once); the old one keeps signing for an overlap",
@@ -117,8 +115,7 @@ class WebhookViewSet(viewsets.ViewSet):
     @extend_schema(summary="Send a test event to a webhook endpoint", request=None, responses=DeliverySerializer)
     @action(detail=True, methods=["post"])
     def test(self, request, pk=None):
-        delivery = endpoints.webhook_send_test(webhook=self._webhook(request, pk))
-        return Response(DeliverySerializer(delivery).data)
+        return Response(webhook_test_json(user=request.user, webhook_id=pk))
 
     @extend_schema(
         summary="List a webhook endpoint's deliveries and their attempts",

@@ -93,18 +93,57 @@
   }
 
   // --- Live status ---------------------------------------------------------------------
-  // Poll the status endpoint, backing off from 3 s to 30 s while nothing changes; reload
-  // the page when the state changes, so it is always the server's rendering.
+  // A long poll (paylinks/live.py) answers the moment the payment is seen or confirmed; where
+  // it is not served (or fails), poll the status endpoint, backing off from 3 s to 30 s while
+  // nothing changes. Reload the page when the state changes, so it is always the server's
+  // rendering.
   var url = main.getAttribute("data-status-url");
+  var liveUrl = main.getAttribute("data-live-url");
+  var liveState = main.getAttribute("data-live-state");
   var state = main.getAttribute("data-state");
   var polling = main.getAttribute("data-poll") === "on";
-  var delay = 3000, timer = null;
+  var delay = 3000, timer = null, liveOn = false;
   var confirmations = document.querySelector("[data-confirmations]");
 
   function schedule(ms) {
     if (!url || (!polling && ms !== 0)) return;
     if (timer) window.clearTimeout(timer);
     timer = window.setTimeout(poll, ms);
+  }
+
+  // Shows a status document; false once the page is reloading.
+  function show(body) {
+    var now = body.status + ":" + (body.draftStatus || "") + ":" + (body.unmatchedTransfers || 0);
+    if (now !== state) {
+      window.location.reload();
+      return false;
+    }
+    if (confirmations && String(body.confirmations) !== confirmations.textContent) {
+      confirmations.textContent = String(body.confirmations);
+      delay = 3000;
+    }
+    liveState = now + ":" + body.confirmations;
+    return true;
+  }
+
+  function parsed(request) {
+    if (request.status !== 200) return null;
+    try { return JSON.parse(request.responseText); } catch (e) { return null; }
+  }
+
+  function waitForChange() {
+    var request = new XMLHttpRequest();
+    request.open("GET", liveUrl + "?since=" + encodeURIComponent(liveState || ""));
+    request.setRequestHeader("Accept", "application/json");
+    request.timeout = 45000;
+    request.onload = function () {
+      var body = parsed(request);
+      liveOn = !!body;
+      if (!body) { schedule(delay); return; }  // not served here: poll instead
+      if (show(body)) waitForChange();
+    };
+    request.onerror = request.ontimeout = function () { liveOn = false; schedule(delay); };
+    request.send();
   }
 
   function poll() {
@@ -114,23 +153,10 @@
     request.setRequestHeader("Accept", "application/json");
     request.timeout = 10000;
     request.onload = function () {
-      if (request.status === 200) {
-        var body;
-        try { body = JSON.parse(request.responseText); } catch (e) { body = null; }
-        if (body) {
-          var now = body.status + ":" + (body.draftStatus || "") + ":" + (body.unmatchedTransfers || 0);
-          if (now !== state) {
-            window.location.reload();
-            return;
-          }
-          if (confirmations && String(body.confirmations) !== confirmations.textContent) {
-            confirmations.textContent = String(body.confirmations);
-            delay = 3000;
-          }
-        }
-      } else if (request.status === 429) {
-        delay = 30000;
-      }
+      var body = parsed(request);
+      if (body && !show(body)) return;
+      if (liveOn) return;  // the long poll carries on
+      if (request.status === 429) delay = 30000;
       delay = Math.min(Math.round(delay * 1.5), 30000);
       schedule(delay);
     };
@@ -146,5 +172,6 @@
     if (document.visibilityState === "visible") { delay = 3000; schedule(0); }
   });
 
-  if (polling) schedule(delay);
+  if (polling && liveUrl) { liveOn = true; waitForChange(); }
+  else if (polling) schedule(delay);
 })();

@@ -1,0 +1,51 @@
+"""The bodies of the address-book operations the MCP tools share with the REST views
+(addressbook.api.views): each takes the account and the parsed input and answers the REST body."""
+
+from __future__ import annotations
+
+from addressbook import services
+from addressbook.api.serializers import (
+    AddressBookEntrySerializer,
+    AddressBookListQuerySerializer,
+    AddressBookUpsertRequestSerializer,
+)
+from addressbook.selectors import address_book_entry_get, address_book_list
+from core.api.pagination import page_of
+
+
+def entry_fields(body) -> dict:
+    """The validated fields of a POST or PUT body."""
+    body = AddressBookUpsertRequestSerializer(data=body)
+    body.is_valid(raise_exception=True)
+    data = body.validated_data
+    return {
+        "network": data["network"],
+        "address": data["address"],
+        "direction": data["direction"],
+        "label": data.get("label") or "",
+        "verified": data["verified"],
+        "is_default": data["isDefault"],
+    }
+
+
+def address_book_page_json(*, user, query: dict) -> dict:
+    """GET /address-book: one page, newest first, optionally of one network or direction."""
+    params = AddressBookListQuerySerializer(data=query)
+    params.is_valid(raise_exception=True)
+    wanted = params.validated_data
+    entries = address_book_list(user=user, network=wanted.get("network"), direction=wanted.get("direction"))
+    page = page_of(entries, page=wanted["page"], page_size=wanted["pageSize"])
+    return page.envelope(AddressBookEntrySerializer(page.items, many=True).data)
+
+
+def address_book_create_json(*, user, body) -> dict:
+    """POST /address-book: the new entry (the address checked with its network's rules)."""
+    return AddressBookEntrySerializer(services.address_book_entry_create(user=user, **entry_fields(body))).data
+
+
+def address_book_delete_json(*, user, entry_id) -> dict:
+    """DELETE /address-book/{id}: the removed entry."""
+    entry = address_book_entry_get(user=user, entry_id=entry_id)
+    body = AddressBookEntrySerializer(entry).data
+    services.address_book_entry_delete(entry=entry)
+    return body

@@ -1,0 +1,335 @@
+"""Push-based detection: a watcher pass the moment a node announces a new block.
+
+`manage.py chainwatch_listen` (one long-running process, started by `make run` beside the
+worker) keeps, for each enabled watcher, a subscription to its node and runs the same pass
+the beat task runs (`chainwatch.tasks.watcher_run`: scan, then the payment door through
+`match_network`) as soon as something arrives:
+
+- EVM: `eth_subscribe` `newHeads` over the node's WebSocket (WS_URL_<NETWORK>, or RPC_URL
+  with ws:// for nodes such as anvil that serve both on one port).
+- Bitcoin Core: its ZMQ `hashblock` and `rawtx` notifications (BITCOIN_ZMQ_URL_<NETWORK>,
+  one or more tcp:// addresses, comma-separated).
+- Solana: `logsSubscribe` mentioning each watched receiver address, over the RPC node's
+  WebSocket (WS_URL_<NETWORK>, or RPC_URL with ws://).
+
+A pass already running when a notification arrives is followed by one more pass, never by a
+queue of them. Without a subscription (the node has no WebSocket or ZMQ, the connection
+dropped, or the source has none to offer: Esplora, LUD-21) the listener polls, from
+CHAINWATCH_POLL_MIN_SECONDS backing off to CHAINWATCH_INTERVAL_SECONDS while nothing new
+turns up, and reconnects with a growing delay. The beat entries keep running as the fallback
+of the fallback: a pass that finds another one moved the cursor first just stops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+
+import websockets
+from django.conf import settings
+from django.db import close_old_connections, connection
+
+from chainwatch import networks
+
+logger = logging.getLogger(__name__)
+
+Wake = Callable[[], None]
+# A subscription: runs until its connection ends, calling wake() once subscribed and for each
+# notification; `live(True)` once the node confirmed the subscription.
+Subscription = Callable[[Wake, Callable[[bool], None]], Awaitable[None]]
+
+MAX_MESSAGE_BYTES = 1 << 20  # a newHeads header is ~1 KB; nothing we read is larger
+RECONNECT_MAX_SECONDS = 30
+
+
+class SubscriptionRefused(Exception):
+    pass
+
+
+async def evm_new_heads(ws_url: str, wake: Wake, live: Callable[[bool], None]) -> None:
+    """Subscribe to `newHeads` (eth_subscribe, JSON-RPC over WebSocket) and wake on each head."""
+    async with websockets.connect(ws_url, max_size=MAX_MESSAGE_BYTES, open_timeout=10, ping_interval=20) as ws:
+        await ws.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "eth_subscribe", "params": ["newHeads"]}))
+        answer = json.loads(await asyncio.wait_for(ws.recv(), timeout=10))
+        subscription = answer.get("result")
+        if not isinstance(subscription, str):
+            raise SubscriptionRefused(f"eth_subscribe newHeads: {answer.get('error')!r:.200}")
+        live(True)
+        wake()  # catch up on whatever came while we were not subscribed
+        async for message in ws:
+            note = json.loads(message)
+            params = note.get("params") or {}
+            if note.get("method") == "eth_subscription" and params.get("subscription") == subscription:
+                wake()
+
+
+ZMQ_TOPICS = (b"hashblock", b"rawtx")
+
+
+async def bitcoin_zmq(urls: list[str], wake: Wake, live: Callable[[bool], None]) -> None:
+    """Bitcoin Core's ZMQ notifications (-zmqpubhashblock, -zmqpubrawtx): each message is three
+    frames, topic | body | 4-byte little-endian sequence number. A new block wakes a pass at
+    once; new transactions wake one at most every CHAINWATCH_POLL_MIN_SECONDS, since a busy
+    mempool announces many a second and one mempool pass reads them all. Live while connected
+    (ZMQ reconnects by itself; a SUB socket has no answer to wait for, so the socket monitor says)."""
+    import zmq
+    import zmq.asyncio
+    from zmq.utils.monitor import recv_monitor_message
+
+    context = zmq.asyncio.Context.instance()
+    socket = context.socket(zmq.SUB)
+    socket.setsockopt(zmq.LINGER, 0)
+    socket.setsockopt(zmq.RCVHWM, 10_000)
+    for topic in ZMQ_TOPICS:
+        socket.setsockopt(zmq.SUBSCRIBE, topic)
+    monitor = socket.get_monitor_socket(zmq.EVENT_CONNECTED | zmq.EVENT_DISCONNECTED)
+    connected: set[str] = set()
+
+    async def watch_connections() -> None:
+        while True:
+            event = await recv_monitor_message(monitor)
+            endpoint = (event.get("endpoint") or b"").decode()
+            if event["event"] == zmq.EVENT_CONNECTED:
+                connected.add(endpoint)
+                wake()  # catch up on what was announced while disconnected
+            else:
+                connected.discard(endpoint)
+            live(bool(connected))
+
+    async def messages() -> None:
+        throttle = float(settings.CHAINWATCH_POLL_MIN_SECONDS)
+        last_tx_wake = -throttle
+        later: asyncio.TimerHandle | None = None
+        loop = asyncio.get_running_loop()
+
+        def tx_wake() -> None:
+            nonlocal last_tx_wake, later
+            last_tx_wake, later = loop.time(), None
+            wake()
+
+        while True:
+            frames = await socket.recv_multipart()
+            if len(frames) != 3 or len(frames[2]) != 4:
+                continue  # not a Bitcoin Core notification
+            if frames[0] == b"hashblock":
+                wake()
+            elif frames[0] == b"rawtx" and later is None:
+                # At once, or when the throttle allows: a transaction is never left for the poll.
+                later = loop.call_at(max(loop.time(), last_tx_wake + throttle), tx_wake)
+
+    try:
+        for url in urls:
+            socket.connect(url)
+        await asyncio.gather(watch_connections(), messages())
+    finally:
+        socket.disable_monitor()
+        monitor.close(linger=0)
+        socket.close(linger=0)
+
+
+SOLANA_MAX_SUBSCRIBED = 1000  # addresses; beyond, polling by block is cheaper for the node
+
+
+async def solana_logs(
+    ws_url: str, addresses: Callable[[], list[str]], wake: Wake, live: Callable[[bool], None]
+) -> None:
+    """Solana's `logsSubscribe` ({"mentions": [address]}), at `confirmed` (Seen) and `finalized`
+    (Confirmed), for each watched receiver address (wallet or token account); a
+    `logsNotification` wakes a pass. The address list is read again every
+    CHAINWATCH_POLL_MIN_SECONDS: new drafts' addresses are subscribed, paid ones dropped."""
+    loop = asyncio.get_running_loop()
+    async with websockets.connect(ws_url, max_size=MAX_MESSAGE_BYTES, open_timeout=10, ping_interval=20) as ws:
+        next_id = 0
+        pending: dict[int, tuple[str, str]] = {}  # request id -> (address, commitment)
+        active: dict[str, list[int]] = {}  # address -> subscription ids
+        asked: set[str] = set()
+
+        async def refresh() -> None:
+            nonlocal next_id
+            wanted = set((await loop.run_in_executor(None, addresses))[:SOLANA_MAX_SUBSCRIBED])
+            for address in sorted(wanted - asked):
+                for commitment in ("confirmed", "finalized"):
+                    next_id += 1
+                    pending[next_id] = (address, commitment)
+                    params = [{"mentions": [address]}, {"commitment": commitment}]
+                    await ws.send(
+                        json.dumps({"jsonrpc": "2.0", "id": next_id, "method": "logsSubscribe", "params": params})
+                    )
+                asked.add(address)
+            for address in sorted(asked - wanted):
+                for subscription in active.pop(address, []):
+                    next_id += 1
+                    await ws.send(
+                        json.dumps(
+                            {"jsonrpc": "2.0", "id": next_id, "method": "logsUnsubscribe", "params": [subscription]}
+                        )
+                    )
+                asked.discard(address)
+
+        await refresh()
+        live(True)
+        wake()
+        refreshed = loop.time()
+        while True:
+            timeout = max(0.0, refreshed + settings.CHAINWATCH_POLL_MIN_SECONDS - loop.time())
+            try:
+                message = json.loads(await asyncio.wait_for(ws.recv(), timeout=timeout))
+            except TimeoutError:
+                await refresh()
+                refreshed = loop.time()
+                continue
+            if message.get("method") == "logsNotification":
+                wake()
+            elif message.get("id") in pending:
+                address, _commitment = pending.pop(message["id"])
+                if not isinstance(message.get("result"), int):
+                    raise SubscriptionRefused(f"logsSubscribe {address}: {message.get('error')!r:.200}")
+                active.setdefault(address, []).append(message["result"])
+
+
+def subscription_of(network: str, family: str) -> Subscription | None:
+    """The push source of a watcher, or None when it has none and only polls."""
+    ends = networks.endpoints(network)
+    if family == networks.EVM and ends.ws_url:
+        url = ends.ws_url
+        return lambda wake, live: evm_new_heads(url, wake, live)
+    if family == networks.BITCOIN and ends.zmq_url and networks.bitcoin_source(network) == "core":
+        urls = [u.strip() for u in ends.zmq_url.split(",") if u.strip()]
+        return lambda wake, live: bitcoin_zmq(urls, wake, live)
+    if family == networks.SOLANA and ends.ws_url:
+        from chainwatch import solana
+
+        url, rpc_url = ends.ws_url, ends.rpc_url
+
+        def addresses() -> list[str]:  # on a thread of the loop's pool: its connection is not kept
+            try:
+                return solana.subscription_addresses(network, rpc_url)
+            finally:
+                connection.close()
+
+        return lambda wake, live: solana_logs(url, addresses, wake, live)
+    return None
+
+
+def run_pass(network: str, family: str) -> int:
+    """One watcher run (bounded passes until caught up); the number of transfers it stored."""
+    from chainwatch.tasks import watcher_run
+
+    close_old_connections()
+    try:
+        return sum(report.transfers for report in watcher_run(network, family))
+    finally:
+        close_old_connections()
+
+
+class Watch:
+    """One watcher: its subscription (if any) wakes its passes; a poll timer backs it up."""
+
+    def __init__(self, network: str, family: str, subscription: Subscription | None, run=run_pass) -> None:
+        self.network, self.family = network, family
+        self.subscription = subscription
+        self.run = run
+        self.woken = asyncio.Event()
+        self.live = False
+        self.poll_seconds = float(settings.CHAINWATCH_POLL_MIN_SECONDS)
+        # Passes of one watcher never overlap, and Django's connection stays on this thread.
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"watch-{network}-{family}")
+        self.passes_run = 0
+
+    def wake(self) -> None:
+        self.woken.set()
+
+    def _set_live(self, live: bool) -> None:
+        if live != self.live:
+            logger.info("chainwatch %s %s: %s", self.network, self.family, "subscribed" if live else "polling")
+        self.live = live
+
+    def _next_poll(self, found: int) -> float:
+        """Subscribed: the slow interval only as a safety net. Polling: short, backing off."""
+        if self.live:
+            return float(settings.CHAINWATCH_INTERVAL_SECONDS)
+        if found:
+            self.poll_seconds = float(settings.CHAINWATCH_POLL_MIN_SECONDS)
+        else:
+            self.poll_seconds = min(self.poll_seconds * 2, float(settings.CHAINWATCH_INTERVAL_SECONDS))
+        return self.poll_seconds
+
+    async def pass_loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        wait = 0.0
+        while True:
+            try:
+                await asyncio.wait_for(self.woken.wait(), timeout=wait)
+            except TimeoutError:
+                pass
+            self.woken.clear()
+            try:
+                found = await loop.run_in_executor(self.executor, self.run, self.network, self.family)
+            except Exception:  # watcher_run records node failures itself; anything else must not stop us
+                logger.exception("chainwatch %s %s: pass failed", self.network, self.family)
+                found = 0
+            self.passes_run += 1
+            wait = self._next_poll(found)
+
+    async def subscribe(self) -> None:
+        if self.subscription is None:
+            return
+        delay = 1.0
+        while True:
+            started = asyncio.get_running_loop().time()
+            try:
+                await self.subscription(self.wake, self._set_live)
+                reason = "connection closed"
+            except Exception as exc:  # noqa: BLE001 - any failure of a subscription means: poll, reconnect
+                reason = f"{type(exc).__name__}: {exc}"
+            self._set_live(False)
+            if asyncio.get_running_loop().time() - started > RECONNECT_MAX_SECONDS:
+                delay = 1.0
+            logger.warning(
+                "chainwatch %s %s: subscription lost (%s); polling, reconnecting in %.0f s",
+                self.network,
+                self.family,
+                reason,
+                delay,
+            )
+            self.wake()
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, RECONNECT_MAX_SECONDS)
+
+    async def main(self) -> None:
+        try:
+            await asyncio.gather(self.pass_loop(), self.subscribe())
+        finally:
+            # The pass under way finishes; then the pass thread's own database connection closes.
+            self.executor.submit(lambda: connection.close())
+            self.executor.shutdown(wait=True)
+
+
+def watches() -> list[Watch]:
+    """A Watch for every enabled, configured watcher. Lightning with an LND or LNbits node stays
+    with the beat task, which follows LND's invoice stream and LNbits' feed; Lightning with
+    LUD-21 verify URLs only is polled here like Esplora."""
+    lightning_node = bool(settings.LND_REST_URL or settings.LNBITS_URL)
+    return [
+        Watch(network, family, subscription_of(network, family))
+        for network, family in networks.watchers()
+        if not (family == networks.LIGHTNING and lightning_node)
+    ]
+
+
+async def listen(found: list[Watch] | None = None) -> None:
+    found = watches() if found is None else found
+    for watch in found:
+        logger.info(
+            "chainwatch %s %s: %s",
+            watch.network,
+            watch.family,
+            "subscribing" if watch.subscription else f"polling every {settings.CHAINWATCH_POLL_MIN_SECONDS}+ s",
+        )
+    if not found:
+        logger.info("chainwatch listener: no watcher is configured; idle")
+        await asyncio.Event().wait()
+    await asyncio.gather(*(watch.main() for watch in found))

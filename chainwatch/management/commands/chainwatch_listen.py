@@ -1,0 +1,29 @@
+"""`manage.py chainwatch_listen`: the long-running process that reacts to new blocks at once
+(chainwatch/listener.py). Stops cleanly on SIGTERM or Ctrl-C."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+
+from django.core.management.base import BaseCommand
+
+from chainwatch import listener
+from core.runtime import apply_runtime_guards
+
+
+class Command(BaseCommand):
+    help = "Watch the configured chains by subscription (new blocks), polling where none is offered."
+
+    def handle(self, *args, **options) -> None:
+        apply_runtime_guards()
+        asyncio.run(self._run())
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        task = asyncio.ensure_future(listener.listen())
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, task.cancel)
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

@@ -1,0 +1,47 @@
+"""An operation that takes no request body refuses one (400 `body_not_allowed`) rather than
+ignoring it: a client sending `{"reason": ...}` to a cancel learns that nothing read it. An
+empty object `{}` holds nothing that could be ignored (many clients send it with every POST),
+so it passes.
+
+Which operations take a body is what the OpenAPI document says (the one clients read), built
+once per process, and only when a request with a body reaches a path that may take none.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
+NEVER_A_BODY = ("GET", "HEAD")
+
+
+@functools.cache
+def _operations_without_body() -> tuple[tuple[re.Pattern[str], frozenset[str]], ...]:
+    from drf_spectacular.generators import SchemaGenerator
+
+    document = SchemaGenerator(patterns=None).get_schema(request=None, public=True)
+    found = []
+    for path, operations in document.get("paths", {}).items():
+        methods = frozenset(
+            method.upper()
+            for method, operation in operations.items()
+            if method in HTTP_METHODS and "requestBody" not in operation
+        )
+        if methods:
+            pattern = re.escape(path)
+            pattern = re.sub(r"\\\{[^/]+?\\\}", "[^/]+", pattern)  # {id} and friends: one path segment
+            found.append((re.compile(f"^{pattern}$"), methods))
+    return tuple(found)
+
+
+def takes_no_body(method: str, path: str) -> bool:
+    method = method.upper()
+    if method in NEVER_A_BODY:
+        return True
+    return any(method in methods and pattern.match(path) for pattern, methods in _operations_without_body())
+
+
+def is_empty_body(body: bytes) -> bool:
+    """Nothing but whitespace, or an empty JSON object."""
+    return body.strip() in (b"", b"{}") or (len(body) < 64 and b"".join(body.split()) == b"{}")

@@ -1,0 +1,69 @@
+"""The bodies of the refund operations, shared by the REST views (refunds.api.views) and the MCP tools."""
+
+from __future__ import annotations
+
+from django.http import Http404
+from rest_framework.exceptions import ValidationError
+
+from core.api.pagination import page_of
+from core.api.problems import problem_from_validation
+from core.problems import NotFound
+from drafts.idempotency import Outcome, run_idempotently, validate_key
+from drafts.selectors import draft_get
+from refunds import services
+from refunds.api.serializers import CreateRefundSerializer, RefundListQuerySerializer
+from refunds.presenters import refund_json
+from refunds.selectors import refund_list
+
+
+def refund_page(*, user, query: dict) -> tuple[list[dict], int]:
+    """GET /refunds: one page (a plain array) and the total for X-Total-Count."""
+    params = RefundListQuerySerializer(data=query)
+    params.is_valid(raise_exception=True)
+    filters = params.validated_data
+    page = page_of(refund_list(user=user, filters=filters), page=filters["page"], page_size=filters["pageSize"])
+    return [refund_json(r) for r in page.items], page.total
+
+
+def refund_create_outcome(*, user, body, idempotency_key: str | None, key_field: str = "Idempotency-Key") -> Outcome:
+    """POST /refunds: issue once per (account, key, body); 201 and the refund, or a problem."""
+    if idempotency_key is not None:
+        validate_key(idempotency_key, field=key_field)
+    # Keys are per account and shared with other creations: the body is namespaced.
+    return run_idempotently(
+        user=user, key=idempotency_key, body={"refund": body}, work=lambda record: _create(user, body, record)
+    )
+
+
+def _create(user, body, record) -> Outcome:
+    data = CreateRefundSerializer(data=body)
+    try:
+        data.is_valid(raise_exception=True)
+    except ValidationError as exc:  # as a Problem, so the idempotency record keeps the 400
+        raise problem_from_validation(exc) from None
+    fields = data.validated_data
+    try:
+        draft = draft_get(user=user, draft_id=fields["draftId"])
+    except Http404:
+        raise NotFound("You have no draft with this id.", field="draftId") from None
+    created: dict[str, Outcome] = {}
+
+    def store(refund) -> None:  # inside the refund's transaction
+        created["outcome"] = Outcome(status=201, body=refund_json(refund))
+        record(created["outcome"])
+
+    services.refund_issue(
+        user=user,
+        draft=draft,
+        currency=fields.get("currency"),
+        network=fields.get("network"),
+        full=fields.get("full", False),
+        amount_base_units=fields.get("amountSats"),
+        fiat_currency=fields.get("fiatCurrency"),
+        fiat_amount=fields.get("fiatAmount"),
+        reason=fields.get("reason"),
+        customer_email=fields.get("customerEmail"),
+        expiry_hours=fields.get("expiryHours"),
+        on_created=store,
+    )
+    return created["outcome"]

@@ -1,0 +1,475 @@
+"""Writes for refunds: the one door every surface (REST, MCP, dashboard, claim page) calls.
+
+A refund is issued against a Confirmed draft; the customer names an address on the claim
+link; the merchant approves it, which creates the payout: an ordinary draft (origin Refund,
+SingleOutput, no fee) to the customer's address, through the drafts creation door. The
+merchant pays it from their own wallet and the watchers confirm it through the drafts'
+payment door; the refund becomes Paid in the transaction that confirms that draft
+(`refund_payout_confirmed`, registered with the drafts state machine). Every status change
+goes through `_transition`: the refund's row locked, the allowed-transition table, the
+refund.* event in the same transaction.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from decimal import ROUND_HALF_UP, Decimal
+from uuid import UUID
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Sum
+from django.utils import timezone
+
+from core.problems import Conflict, NotFound, Problem
+from drafts.amounts import AmountCollision
+from drafts.creation import draft_create_from_request
+from drafts.enums import DraftStatus as D
+from drafts.models import Draft
+from drafts.requests import DraftRequest, Origin, OriginKind
+from drafts.services import draft_cancel
+from notifications import kinds as email_kinds
+from notifications.services import email_enqueue
+from payments.addresses import validate_address
+from payments.enums import Method
+from payments.quotes import base_units_to_fiat, fiat_to_base_units, quote_lock
+from payments.rates import normalise_fiat
+from payments.rates.fiat import fiat_minor_units
+from payments.registry import Asset, get_asset, require_network_enabled
+from refunds.events import refund_event_data
+from refunds.models import OPEN_REFUND_STATUSES, Refund, RefundStatus
+from webhooks.models import EventType
+from webhooks.services import event_record
+
+R = RefundStatus
+TOKEN_BYTES = 32  # 256 bits, 43 URL-safe characters
+DEFAULT_EXPIRY_HOURS = 24 * 14
+MAX_EXPIRY_HOURS = 24 * 90
+# How long the payout draft stays open for the merchant's payment (then watched for the grace window).
+PAYOUT_EXPIRY_HOURS = 72
+
+# Where each status may go. A payout that confirms after its refund was cancelled still paid
+# the customer: the refund records that truth (Cancelled -> Paid, only from the chain).
+ALLOWED_TRANSITIONS: dict[str, set[str]] = {
+    R.CLAIMABLE: {R.CLAIMED, R.CANCELLED, R.EXPIRED},
+    R.CLAIMED: {R.APPROVED, R.CANCELLED},
+    R.APPROVED: {R.PAID, R.CANCELLED},
+    R.PAID: set(),
+    R.CANCELLED: {R.PAID},
+    R.EXPIRED: set(),
+}
+EVENT_OF_STATUS = {
+    R.CLAIMED: EventType.REFUND_CLAIMED,
+    R.APPROVED: EventType.REFUND_APPROVED,
+    R.PAID: EventType.REFUND_PAID,
+    R.CANCELLED: EventType.REFUND_CANCELLED,
+    R.EXPIRED: EventType.REFUND_EXPIRED,
+}
+
+
+class RefundTransitionNotAllowed(Conflict):
+    default_code = "invalid_state"
+
+
+class RefundClosed(Conflict):
+    default_code = "refund_closed"
+
+
+class RefundExceedsPayment(Problem):
+    default_code = "exceeds_refundable"
+
+
+def claim_url(refund: Refund) -> str:
+    return f"{settings.BASE_URL}/refund/{refund.token}"
+
+
+def _locked(refund_id: UUID) -> Refund:
+    # No select_related: after waiting for the lock PostgreSQL re-reads the locked row only.
+    return Refund.objects.select_for_update().get(pk=refund_id)
+
+
+def _transition(refund: Refund, to: str, *, now: datetime) -> None:
+    """Move a locked refund to `to` and record its refund.* event. Caller holds the row lock."""
+    if to not in ALLOWED_TRANSITIONS[refund.status]:
+        raise RefundTransitionNotAllowed(
+            f"A {refund.status} refund cannot become {to}.",
+            extra={"refundStatus": refund.status, "refundId": str(refund.id)},
+        )
+    refund.status = to
+    if to in (R.PAID, R.CANCELLED, R.EXPIRED):
+        refund.closed_at = now
+    refund.save()
+    event_record(
+        user=refund.user,
+        type=EVENT_OF_STATUS[to],
+        data=refund_event_data(refund, occurred_at=now),
+        draft_id=refund.draft_id,
+    )
+
+
+# --- Issue ------------------------------------------------------------------------------
+
+
+def _paid_base_units(draft: Draft) -> int:
+    return draft.received_base_units if draft.received_base_units is not None else draft.amount_base_units
+
+
+def _refunded_base_units(draft_id: UUID) -> int:
+    """What the draft's open and paid refunds already take off its payment."""
+    taken = Refund.objects.filter(draft_id=draft_id, status__in=(*OPEN_REFUND_STATUSES, R.PAID)).aggregate(
+        total=Sum("share_base_units")
+    )
+    return taken["total"] or 0
+
+
+def _refund_asset(draft: Draft, currency: str | None, network: str | None) -> Asset:
+    currency, network = currency or draft.currency, network or draft.network
+    try:
+        require_network_enabled(network)
+    except Problem as exc:
+        raise Problem(str(exc.detail), code=exc.code, field="network") from exc
+    asset = get_asset(currency, network)  # the supported (currency, network) matrix; names both fields
+    if Method.SINGLE_OUTPUT not in asset.methods:
+        raise Problem(
+            f"A refund is a plain on-chain transfer; {currency} on {network} has none.",
+            code="unsupported_combination",
+            field="network",
+        )
+    return asset
+
+
+def _fiat_checked(fiat_currency: str, fiat_amount: Decimal) -> tuple[str, Decimal]:
+    fiat_currency = normalise_fiat(fiat_currency)
+    if fiat_amount <= 0:
+        raise Problem("fiatAmount must be positive.", code="min_value", field="fiatAmount")
+    places = fiat_minor_units(fiat_currency)
+    if fiat_amount != fiat_amount.quantize(Decimal(1).scaleb(-places)):
+        raise Problem(
+            f"{fiat_currency} amounts have {places} decimal places; {fiat_amount} is more precise than that.",
+            code="too_precise",
+            field="fiatAmount",
+        )
+    return fiat_currency, fiat_amount
+
+
+def _in_paid_asset(*, base_units: int, asset: Asset, paid: Asset, now: datetime) -> tuple[int, dict]:
+    """Another asset's amount valued in the paid asset's base units, through USD quotes."""
+    mine, theirs = (
+        quote_lock(asset=asset, fiat_currency="USD", now=now),
+        quote_lock(asset=paid, fiat_currency="USD", now=now),
+    )
+    usd = base_units_to_fiat(base_units, mine.rate, asset.decimals)
+    share = fiat_to_base_units(usd, theirs.rate, paid.decimals)
+    return share, {"refundAsset": mine.as_json(), "paidAsset": theirs.as_json()}
+
+
+def _fiat_share(draft: Draft, paid: Asset, fiat_currency: str, fiat_amount: Decimal, now: datetime) -> tuple[int, dict]:
+    """A fiat price's value in the paid asset: at the draft's own price when it was priced in
+    the same fiat (a full refund of 25 EUR is the whole payment), else at a rate locked now."""
+    if draft.fiat_currency == fiat_currency and draft.fiat_amount:
+        exact = Decimal(_paid_base_units(draft)) * fiat_amount / draft.fiat_amount
+        return int(exact.quantize(Decimal(1), rounding=ROUND_HALF_UP)), {"atDraftPrice": True}
+    quote = quote_lock(asset=paid, fiat_currency=fiat_currency, now=now)
+    return fiat_to_base_units(fiat_amount, quote.rate, paid.decimals), {"paidAsset": quote.as_json()}
+
+
+def refund_issue(
+    *,
+    user,
+    draft: Draft,
+    currency: str | None = None,
+    network: str | None = None,
+    amount_base_units: int | None = None,
+    fiat_currency: str | None = None,
+    fiat_amount: Decimal | None = None,
+    full: bool = False,
+    reason: str | None = None,
+    customer_email: str | None = None,
+    expiry_hours: int | None = None,
+    now: datetime | None = None,
+    on_created: Callable[[Refund], None] | None = None,
+) -> Refund:
+    """Issue a refund of (part of) a Confirmed draft's payment: a claim link for the customer.
+
+    Exactly one of `full` (what is left to refund), `amount_base_units` (exact, in the refund's
+    asset) or a fiat price. Its value is measured in the paid asset and may not exceed what is
+    left of the payment after the draft's other open or paid refunds. Quotes are locked before
+    any transaction opens; the draft's row is locked while what is left is counted, so two
+    refunds issued at once cannot together exceed the payment.
+    """
+    now = now or timezone.now()
+    if draft.user_id != user.pk:
+        raise NotFound("No draft matches the given query.", field="draftId")
+    if draft.status != D.CONFIRMED or draft.origin in (OriginKind.REFUND, OriginKind.SETTLEMENT):
+        raise Conflict(
+            "Only a Confirmed payment to you can be refunded.",
+            code="refund_not_allowed",
+            field="draftId",
+            extra={"draftStatus": draft.status},
+        )
+    chosen = (("full", full), ("amountSats", amount_base_units is not None), ("fiatAmount", fiat_amount is not None))
+    given = [name for name, present in chosen if present]
+    if len(given) != 1:
+        raise Problem(
+            "Give exactly one of full, amountSats or fiatAmount (with fiatCurrency).",
+            code="required" if not given else "ambiguous",
+            field="amountSats" if not given else given[1],
+        )
+    asset = _refund_asset(draft, currency, network)
+    paid = get_asset(draft.currency, draft.network)
+    same_asset = (asset.currency, asset.network) == (paid.currency, paid.network)
+    if amount_base_units is not None and amount_base_units <= 0:
+        raise Problem("amountSats must be positive.", code="min_value", field="amountSats")
+    if fiat_amount is not None:
+        if not fiat_currency:
+            raise Problem("A fiat-priced refund names its fiatCurrency.", code="required", field="fiatCurrency")
+        fiat_currency, fiat_amount = _fiat_checked(fiat_currency, fiat_amount)
+    elif fiat_currency:
+        raise Problem("fiatCurrency goes with fiatAmount.", code="unexpected", field="fiatCurrency")
+    expiry_hours = expiry_hours or DEFAULT_EXPIRY_HOURS
+    if not 1 <= expiry_hours <= MAX_EXPIRY_HOURS:
+        raise Problem(f"expiryHours is 1 to {MAX_EXPIRY_HOURS}.", code="max_value", field="expiryHours")
+
+    # Pricing (rate look-ups) before the transaction; `full` is priced on what is left now and
+    # checked again under the lock.
+    quote: dict | None = None
+    field = given[0]
+    if full:
+        left = _paid_base_units(draft) - _refunded_base_units(draft.id)
+        if left <= 0:
+            raise RefundExceedsPayment("Nothing is left to refund of this payment.", field="full")
+        share = left
+        if same_asset:
+            amount_base_units = left
+        else:  # the value of what is left, priced in the draft's fiat (USD if it had none) at payout
+            fiat_currency = draft.fiat_currency or "USD"
+            rate = quote_lock(asset=paid, fiat_currency=fiat_currency, now=now)
+            places = fiat_minor_units(fiat_currency)
+            fiat_amount = base_units_to_fiat(left, rate.rate, paid.decimals).quantize(
+                Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP
+            )
+            quote = {"paidAsset": rate.as_json()}
+    elif amount_base_units is not None:
+        share = amount_base_units
+        if not same_asset:
+            share, quote = _in_paid_asset(base_units=amount_base_units, asset=asset, paid=paid, now=now)
+    else:
+        share, quote = _fiat_share(draft, paid, fiat_currency, fiat_amount, now)
+    share = max(share, 1)
+
+    with transaction.atomic():
+        Draft.objects.select_for_update().filter(pk=draft.pk).first()  # one count of what is left at a time
+        left = _paid_base_units(draft) - _refunded_base_units(draft.id)
+        if share > left:
+            raise RefundExceedsPayment(
+                f"This refund is worth {share} base units of the {paid.currency} paid; only {left} are left to refund.",
+                field=field,
+                extra={"refundableBaseUnits": max(left, 0), "requestedBaseUnits": share},
+            )
+        refund = Refund.objects.create(
+            user=user,
+            draft=draft,
+            token=secrets.token_urlsafe(TOKEN_BYTES),
+            currency=asset.currency,
+            network=asset.network,
+            amount_base_units=amount_base_units,
+            fiat_currency=fiat_currency if fiat_amount is not None else None,
+            fiat_amount=fiat_amount,
+            share_base_units=share,
+            quote=quote,
+            reason=reason or None,
+            customer_email=customer_email or None,
+            expires_at=now + timedelta(hours=expiry_hours),
+            created_at=now,
+        )
+        data = refund_event_data(refund, occurred_at=now)
+        event_record(user=user, type=EventType.REFUND_CREATED, data=data, draft_id=draft.id)
+        if refund.customer_email:
+            email_enqueue(
+                to=refund.customer_email,
+                kind=email_kinds.REFUND_CLAIM_LINK,
+                context={
+                    "data": data,
+                    "reason": refund.reason,
+                    "merchant": merchant_name(user),
+                    "url": claim_url(refund),
+                },
+                dedup_key=f"refund_claim_link:{refund.id}",
+            )
+        if on_created is not None:
+            on_created(refund)
+        return refund
+
+
+def merchant_name(user) -> str:
+    """The name a customer sees: the account's display name, else the deployment's label."""
+    return (getattr(user, "display_name", "") or "") or settings.PAYMENT_URI_LABEL
+
+
+# --- Customer side (claim link) -----------------------------------------------------------
+
+
+def _check_claimable(refund: Refund, now: datetime) -> None:
+    status = refund.status
+    if status == R.CLAIMABLE and refund.expires_at <= now:
+        status = R.EXPIRED
+    if status == R.CLAIMABLE:
+        return
+    details = {
+        R.CLAIMED: "This refund has been claimed already; the merchant is reviewing it.",
+        R.APPROVED: "This refund has been claimed already; the merchant is sending it.",
+        R.PAID: "This refund has been paid.",
+        R.CANCELLED: "The merchant cancelled this refund.",
+        R.EXPIRED: "This refund link has expired; ask the merchant for a new one.",
+    }
+    raise RefundClosed(details[status], extra={"refundStatus": status})
+
+
+def refund_claim(*, token: str, refund_address: str, now: datetime | None = None) -> Refund:
+    """The customer names the address to be refunded to (Claimable -> Claimed): checked for the
+    refund's network by the same validators as a draft's receiver."""
+    now = now or timezone.now()
+    refund = Refund.objects.get(token=token)
+    _check_claimable(refund, now)
+    address = validate_address(refund.network, (refund_address or "").strip(), field="refundAddress")
+    if address == settings.PLATFORM_FEE_ADDRESSES.get(refund.network):
+        raise Problem("That is the operator's fee address.", code="invalid_address", field="refundAddress")
+    with transaction.atomic():
+        locked = _locked(refund.id)
+        _check_claimable(locked, now)
+        locked.refund_address, locked.claimed_at = address, now
+        _transition(locked, R.CLAIMED, now=now)
+        email_enqueue(
+            user=locked.user,
+            kind=email_kinds.REFUND_CLAIMED,
+            context={"data": refund_event_data(locked, occurred_at=now), "reason": locked.reason},
+            dedup_key=f"refund_claimed:{locked.id}",
+        )
+        return locked
+
+
+# --- Merchant side ------------------------------------------------------------------------
+
+
+def _payout_request(refund: Refund) -> DraftRequest:
+    return DraftRequest(
+        network=refund.network,
+        currency=refund.currency,
+        payment_method=Method.SINGLE_OUTPUT,
+        receiver_address=refund.refund_address,
+        amount_base_units=refund.amount_base_units,
+        fiat_currency=refund.fiat_currency if refund.fiat_priced else None,
+        fiat_amount=refund.fiat_amount,
+        memo="Refund",
+        expiry_hours=PAYOUT_EXPIRY_HOURS,
+        single_output=True,
+    )
+
+
+def refund_approve(*, refund: Refund, now: datetime | None = None) -> Refund:
+    """The merchant approves the claimed address (Claimed -> Approved): the payout draft they
+    pay from their own wallet is created through the drafts door (a fiat price locks its rate
+    now), in the same transaction as the approval."""
+    now = now or timezone.now()
+    if refund.status != R.CLAIMED:
+        raise RefundTransitionNotAllowed(
+            f"A {refund.status} refund cannot be approved; only a Claimed one.",
+            code="approve_not_allowed",
+            extra={"refundStatus": refund.status},
+        )
+    approved: dict[str, Refund] = {}
+
+    def link(payout: Draft) -> None:  # inside the payout draft's transaction
+        locked = _locked(refund.id)
+        if locked.status != R.CLAIMED:
+            raise RefundTransitionNotAllowed(
+                f"A {locked.status} refund cannot be approved; only a Claimed one.",
+                code="approve_not_allowed",
+                extra={"refundStatus": locked.status},
+            )
+        locked.payout_draft, locked.approved_at = payout, now
+        _transition(locked, R.APPROVED, now=now)
+        approved["refund"] = locked
+
+    try:
+        draft_create_from_request(
+            user=refund.user, request=_payout_request(refund), origin=Origin.refund(), now=now, on_created=link
+        )
+    except AmountCollision:
+        # A concurrent approval's payout already bills this amount to this address; or another
+        # open draft of the account does (payments could not be told apart), which stands.
+        current = Refund.objects.get(pk=refund.pk)
+        if current.status != R.CLAIMED:
+            raise RefundTransitionNotAllowed(
+                f"A {current.status} refund cannot be approved; only a Claimed one.",
+                code="approve_not_allowed",
+                extra={"refundStatus": current.status},
+            ) from None
+        raise
+    return approved["refund"]
+
+
+class PayoutInProgress(Conflict):
+    default_code = "payment_in_progress"
+
+
+def refund_cancel(*, refund: Refund, now: datetime | None = None) -> Refund:
+    """The merchant cancels an open refund; an approved one's payout draft is cancelled with it.
+    Refused once a payment of the payout has been seen (it may still confirm)."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        locked = _locked(refund.id)
+        if locked.status not in OPEN_REFUND_STATUSES:
+            raise RefundTransitionNotAllowed(
+                f"A {locked.status} refund cannot be cancelled.",
+                code="cancel_not_allowed",
+                extra={"refundStatus": locked.status},
+            )
+        payout = locked.payout_draft
+        if payout is not None and payout.status in (D.SEEN, D.AMOUNT_MISMATCH, D.CONFIRMED):
+            raise PayoutInProgress(
+                "A payment of this refund has been seen; it cannot be cancelled now.",
+                extra={"payoutDraftId": str(payout.id), "draftStatus": payout.status},
+            )
+        if payout is not None and payout.status == D.PENDING:
+            draft_cancel(draft=payout, now=now)
+        _transition(locked, R.CANCELLED, now=now)
+        return locked
+
+
+def refund_expire(*, refund_id: UUID, now: datetime | None = None) -> Refund | None:
+    """Claimable past its expiry -> Expired (refund.expired). Safe to call twice."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        locked = _locked(refund_id)
+        if locked.status != R.CLAIMABLE or locked.expires_at > now:
+            return None
+        _transition(locked, R.EXPIRED, now=now)
+        return locked
+
+
+def refunds_expire_due(*, now: datetime | None = None, batch: int = 500) -> int:
+    """Expire a bounded batch of Claimable refunds past their expiry (the beat task)."""
+    now = now or timezone.now()
+    due = Refund.objects.filter(status=R.CLAIMABLE, expires_at__lte=now).values_list("id", flat=True)[:batch]
+    return sum(1 for pk in list(due) if refund_expire(refund_id=pk, now=now) is not None)
+
+
+def refund_payout_confirmed(*, draft: Draft, now: datetime) -> None:
+    """Registered with the drafts state machine (RefundsConfig.ready); runs inside the
+    transaction that confirms `draft`. A payout draft makes its refund Paid there."""
+    if draft.origin != OriginKind.REFUND:
+        return
+    refund = Refund.objects.select_for_update().filter(payout_draft_id=draft.id).first()
+    if refund is None or refund.status == R.PAID:
+        return
+    refund.payout_draft, refund.paid_at = draft, now
+    _transition(refund, R.PAID, now=now)
+    email_enqueue(
+        user=refund.user,
+        kind=email_kinds.REFUND_PAID,
+        context={"data": refund_event_data(refund, occurred_at=now), "reason": refund.reason},
+        dedup_key=f"refund_paid:{refund.id}",
+    )

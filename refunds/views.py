@@ -1,0 +1,119 @@
+"""The hosted claim page, /refund/{token}: server-rendered, usable without JavaScript.
+
+The customer names the address the refund goes to in a plain form post to the same URL
+(the same service as the claim API), answered with a redirect back to the page. Same
+standards as the pay page: a strict Content-Security-Policy, `Referrer-Policy: no-referrer`
+(the token in the URL is the customer's bearer secret), no session read and no CSRF cookie:
+the token in the path is the only authority (paylinks/views.py says why).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from functools import wraps
+
+from django.conf import settings
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_http_methods
+
+from core.problems import Problem
+from core.text import shown
+from paylinks.api.views import CheckoutThrottle
+from paylinks.views import CONTENT_SECURITY_POLICY
+from payments.enums import Network
+from payments.rates.fiat import fiat_minor_units
+from payments.registry import format_amount, get_asset
+from refunds import services
+from refunds.events import refund_amount_base_units
+from refunds.models import Refund, RefundStatus
+from refunds.selectors import refund_by_token
+
+
+def _page_headers(view):
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        response = view(request, *args, **kwargs)
+        response["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
+        response["Referrer-Policy"] = "no-referrer"
+        response["X-Frame-Options"] = "DENY"
+        response["Cache-Control"] = "no-store"
+        return response
+
+    return wrapped
+
+
+class _PageRates:  # the claim page shares the checkout's per-IP budget
+    @property
+    def throttle_rates(self) -> dict[str, str]:
+        return settings.CHECKOUT_RATE_LIMITS
+
+
+def _throttled(request: HttpRequest) -> HttpResponse | None:
+    throttle = CheckoutThrottle()
+    if throttle.allow_request(request, _PageRates()):
+        return None
+    response = render(request, "refunds/busy.html", status=429)
+    response["Retry-After"] = str(max(1, int(throttle.wait())))
+    return response
+
+
+def _fiat(amount: Decimal, currency: str) -> str:
+    return f"{amount:,.{fiat_minor_units(currency)}f} {currency}"
+
+
+def _state(refund: Refund) -> str:
+    status = refund.status
+    if status == RefundStatus.CLAIMABLE and refund.expires_at <= timezone.now():
+        status = RefundStatus.EXPIRED
+    return status.lower()
+
+
+def _context(refund: Refund, *, error: str | None = None, field_error: str | None = None, address: str = "") -> dict:
+    base_units = refund_amount_base_units(refund)
+    amount = format_amount(base_units, get_asset(refund.currency, refund.network)) if base_units is not None else None
+    fiat_priced = refund.fiat_priced
+    payout = refund.payout_draft
+    return {
+        "refund": refund,
+        "token": refund.token,
+        "merchant": services.merchant_name(refund.user),
+        "reason": shown(refund.reason),
+        "headline": _fiat(refund.fiat_amount, refund.fiat_currency) if fiat_priced else f"{amount} {refund.currency}",
+        "fiat_priced": fiat_priced,
+        "amount": amount,
+        "network_label": Network(refund.network).label,
+        "state": _state(refund),
+        "tx_id": payout.paid_tx_id if payout is not None else None,
+        "error": error,
+        "field_error": field_error,
+        "address_value": address,
+    }
+
+
+@csrf_exempt
+@_page_headers
+@require_http_methods(["GET", "POST"])
+def claim_page(request: HttpRequest, token: str) -> HttpResponse:
+    if (busy := _throttled(request)) is not None:
+        return busy
+    try:
+        refund = refund_by_token(token=token)
+    except Http404:
+        return render(request, "refunds/not_found.html", status=404)
+    if request.method == "GET":
+        return render(request, "refunds/claim.html", _context(refund))
+    address = request.POST.get("refund_address", "")[:200]
+    try:
+        services.refund_claim(token=token, refund_address=address)
+    except Problem as problem:
+        refund.refresh_from_db()
+        field_error = problem.fields.get("refundAddress")
+        context = _context(
+            refund, error=None if field_error else problem.detail, field_error=field_error, address=address
+        )
+        return render(request, "refunds/claim.html", context, status=422 if field_error else 200)
+    return HttpResponseRedirect(reverse("refund-claim-page", kwargs={"token": token}), status=303)
