@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('paylinks', '0003_payment_request_livemode'),
+        ('paylinks', '0004_pay_link_preference'),
     ]
 
     operations = [
