@@ -1,8 +1,8 @@
 """Which language a response speaks.
 
-- The payer's surfaces (the /pay pages and the checkout API): the language the payer chose on
-  the page (`?lang=xx`, kept in the `lang` cookie, no account needed), else the browser's
-  Accept-Language, else English.
+- The payer's surfaces (the /pay pages, the checkout API, the refund claim page and its API):
+  the language the payer chose on the page (`?lang=xx`, kept in the `lang` cookie, no account
+  needed), else the browser's Accept-Language, else English.
 - The dashboard and the account pages of a signed-in account: the account's language setting
   (`account_language`) when those pages are translated into it (DASHBOARD_LANGUAGES), else
   English.
@@ -22,7 +22,7 @@ from django.utils.cache import patch_vary_headers
 
 from accounts.profiles import merchant_profile_get
 
-PAYER_PREFIXES = ("/pay/", "/api/v1/checkout/")
+PAYER_PREFIXES = ("/pay/", "/api/v1/checkout/", "/refund/", "/api/v1/refund-claims/")
 ACCOUNT_PREFIXES = ("/dashboard/", "/account/")
 
 

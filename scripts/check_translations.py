@@ -36,6 +36,12 @@ PAYER_SOURCES = (
     "templates/emails/payment_receipt",
     "templates/drafts/",
     "drafts/documents.py",
+    "refunds/templates/refunds/claim.html",
+    "refunds/templates/refunds/page.html",
+    "refunds/templates/refunds/not_found.html",
+    "refunds/templates/refunds/busy.html",
+    "refunds/views.py",
+    "templates/emails/refund_claim_link",
 )
 # The dashboard's and account pages' strings, required only in the languages those pages are
 # offered in (DASHBOARD_LANGUAGES); elsewhere they may stay untranslated.

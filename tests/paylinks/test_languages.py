@@ -32,7 +32,7 @@ def html_tag(html: str) -> str:
 
 
 def test_a_german_browser_gets_the_page_in_german_with_euros_written_the_german_way(browser, create_link):
-    link = create_link(fiatAmount="19.99")
+    link = create_link(fiatAmount=19.99)
 
     response = browser.get(f"/pay/{link['token']}", HTTP_ACCEPT_LANGUAGE="de-DE,de;q=0.9,en;q=0.5")
 
@@ -54,7 +54,7 @@ def test_a_vnd_amount_reads_right_in_german(browser, create_link):
 
 
 def test_arabic_is_right_to_left_with_arabic_indic_digits(browser, create_link):
-    link = create_link(fiatAmount="19.99")
+    link = create_link(fiatAmount=19.99)
 
     html = browser.get(f"/pay/{link['token']}", HTTP_ACCEPT_LANGUAGE="ar").content.decode()
 
@@ -128,7 +128,7 @@ def test_the_merchants_own_api_stays_english_whatever_the_client_sends(api_clien
 
 
 def test_the_receipt_is_written_in_the_language_the_payer_asked_for_it_in(browser, create_link, select):
-    link = create_link(fiatAmount="19.99")
+    link = create_link(fiatAmount=19.99)
     draft_id = select(link["token"]).json()["draftId"]
     asked = browser.post(
         f"/pay/{link['token']}/receipt", {"email": "payer@example.net"}, HTTP_ORIGIN="null", HTTP_ACCEPT_LANGUAGE="de"
