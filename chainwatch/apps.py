@@ -7,7 +7,10 @@ class ChainwatchConfig(AppConfig):
 
     def ready(self) -> None:
         from chainwatch.selectors import unmatched_transfers_for
-        from drafts.transfers import unmatched_reader
+        from chainwatch.unmatched import simulated_transfer_report
+        from drafts.transfers import unmatched_reader, unmatched_recorder
 
         # The pay page tells a payer of a transfer that pays nothing (drafts/transfers.py).
         unmatched_reader(unmatched_transfers_for)
+        # A test-mode second payment is reported as a watcher reports one (drafts/simulation.py).
+        unmatched_recorder(simulated_transfer_report)

@@ -95,8 +95,36 @@ def _report(*, transfer: ObservedTransfer, user_id: int, drafts: list[Draft], no
         )
         if created:
             user = get_user_model().objects.get(pk=user_id)
-            event_record(user=user, type=EventType.TRANSFER_UNMATCHED, data=unmatched_event_data(report, now=now))
+            # In the mode of the drafts it may have been meant for: a transfer to a test draft's
+            # address reaches the account's test webhooks (accounts.modes).
+            event_record(
+                user=user,
+                type=EventType.TRANSFER_UNMATCHED,
+                data=unmatched_event_data(report, now=now),
+                livemode=any(d.livemode for d in drafts),
+            )
         return int(created)
+
+
+def simulated_transfer_report(*, draft: Draft, tx_id: str, amount_base_units: int, now: datetime) -> int:
+    """A test-mode transfer to a draft's address that pays nothing (the test helpers' second
+    payment): recorded as the watcher records a transfer, settled at once, and reported through
+    `reports_record` like any other. Returns how many reports it made."""
+    transfer, _ = ObservedTransfer.objects.get_or_create(
+        network=draft.network,
+        txid=tx_id,
+        index=0,
+        defaults={
+            "currency": draft.currency,
+            "token_address": draft.token_address or token_address(draft.network, draft.currency) or "",
+            "receiver_address": draft.receiver_address,
+            "amount_base_units": amount_base_units,
+            "finalized": True,
+            "solana_reference": draft.solana_reference or "",
+            "first_seen_at": now,
+        },
+    )
+    return reports_record(transfers=[transfer], head=None, now=now)
 
 
 def reports_matched(*, transfer_ids: list[int], draft: Draft, now: datetime) -> None:

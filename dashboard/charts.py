@@ -14,6 +14,7 @@ from django.utils.html import escape
 from accounts.modes import owned
 from drafts.enums import DraftStatus
 from drafts.models import Draft
+from drafts.requests import OriginKind
 from payments.rates import get_rate
 from payments.registry import get_asset
 
@@ -42,6 +43,10 @@ class Volume:
         ]
 
 
+# Drafts the merchant pays rather than receives: a refund's payout, a fee settlement.
+PAID_OUT = (OriginKind.REFUND, OriginKind.SETTLEMENT)
+
+
 def confirmed_volume(*, user, days: int, display_currency: str) -> Volume:
     today = timezone.localdate()  # days of the account's time zone (the page activates it)
     first = today - timedelta(days=days - 1)
@@ -54,6 +59,7 @@ def confirmed_volume(*, user, days: int, display_currency: str) -> Volume:
     confirmed = (
         owned(Draft, user)
         .filter(status=DraftStatus.CONFIRMED, confirmed_at__date__gte=first)
+        .exclude(origin__in=PAID_OUT)  # money the merchant sent, not received
         .only("currency", "network", "amount_base_units", "received_base_units", "usd_rate", "confirmed_at")
     )
     for draft in confirmed:

@@ -20,6 +20,7 @@ from drafts import services
 from drafts.enums import DraftStatus as S
 from drafts.models import Draft
 from drafts.services import PaymentObservation, draft_payment_apply
+from drafts.transfers import unmatched_transfer_record
 from payments.registry import network_info
 
 MAX_CONFIRMATIONS = 1000
@@ -32,7 +33,7 @@ class Outcome(models.TextChoices):
     SHORT = "short", "5% less than billed: AmountMismatch"
     OVER = "over", "5% more than billed: AmountMismatch"
     SPLIT = "split", "The billed amount in two transactions: Seen, then Confirmed"
-    TWICE = "twice", "The billed amount, then a second transfer of it, which the draft does not take"
+    TWICE = "twice", "The billed amount, then a second transfer of it: reported as a transfer that pays nothing"
     LATE = "late", "The draft expires first, then the billed amount arrives: paid late"
 
 
@@ -112,6 +113,8 @@ def draft_payment_simulate(
     if outcome == Outcome.TWICE:  # a second transfer: the door takes one payment per draft
         second = PaymentObservation(tx_id=_tx_id(draft, "twice"), received_base_units=amount, confirmations=depth)
         draft = draft_payment_apply(draft_id=draft.id, observation=second, now=now)
+        # It pays nothing, so the watcher reports it (transfer.unmatched, its email, the pay page).
+        unmatched_transfer_record(draft=draft, tx_id=second.tx_id, amount_base_units=amount, now=now)
     return draft
 
 

@@ -30,6 +30,7 @@ from paylinks.presenters import payment_request_json
 from paylinks.selectors import payment_request_get
 from payments.api.edge import rates_json
 from refunds import services as refund_services
+from refunds.api.edge import refund_create_outcome, refund_page
 from refunds.presenters import refund_json
 from refunds.selectors import refund_get
 from webhooks.api.edge import webhook_page_json
@@ -42,6 +43,16 @@ def create_draft_outcome_for(*, user: User, arguments: dict[str, Any]) -> dict[s
     body = dict(arguments)
     key = body.pop("idempotency_key", None)
     outcome = create_draft_outcome(user=user, body=body, idempotency_key=key, key_field="idempotency_key")
+    if outcome.status >= 400:
+        raise ProblemBody(outcome.body)
+    return outcome.body
+
+
+def create_refund_for(*, user: User, arguments: dict[str, Any]) -> dict[str, Any]:
+    """POST /refunds with the Idempotency-Key header as the idempotency_key argument."""
+    body = dict(arguments)
+    key = body.pop("idempotency_key", None)
+    outcome = refund_create_outcome(user=user, body=body, idempotency_key=key, key_field="idempotency_key")
     if outcome.status >= 400:
         raise ProblemBody(outcome.body)
     return outcome.body
@@ -65,6 +76,7 @@ def payment_request_of(call: Call):
     return payment_request_get(user=call.user, payment_request_id=call.arguments["id"])
 
 
+REFUND_ID = {"id": "The refund's id (a UUID), as returned by create_refund or list_refunds."}
 DRAFT_ID = {"id": "The draft's id (a UUID), as returned by create_draft or list_drafts."}
 
 TOOLS: tuple[ToolSpec, ...] = (
@@ -237,13 +249,60 @@ TOOLS: tuple[ToolSpec, ...] = (
         descriptions={"id": "The payment request's id (a UUID)."},
     ),
     ToolSpec(
+        name="create_refund",
+        method="POST",
+        path="/api/v1/refunds",
+        run=lambda c: create_refund_for(user=c.user, arguments=c.arguments),
+        guidance=(
+            "From a Confirmed draft (draftId): full, an exact amountSats, or fiatCurrency + fiatAmount, in the paid "
+            "asset or another (currency, network). Give the result's claimUrl to the customer: they name their "
+            "address, then approve_refund. Pass idempotency_key to make retries safe."
+        ),
+        read_only=False,
+        descriptions={
+            "idempotency_key": "Makes retries safe: same key and input return the first result (24 h, per account)."
+        },
+        same_result_as="get_refund",
+    ),
+    ToolSpec(
+        name="get_refund",
+        method="GET",
+        path="/api/v1/refunds/{id}",
+        run=lambda c: refund_json(refund_of(c)),
+        guidance="Its status (Claimable, Claimed, Approved, Paid, Cancelled, Expired), claimUrl and payout.",
+        read_only=True,
+        idempotent=True,
+        descriptions=REFUND_ID,
+    ),
+    ToolSpec(
+        name="list_refunds",
+        method="GET",
+        path="/api/v1/refunds",
+        run=lambda c: refund_page(user=c.user, query=c.arguments)[0],
+        guidance="Newest first, paged with page and pageSize; the result is the list.",
+        read_only=True,
+        idempotent=True,
+    ),
+    ToolSpec(
         name="approve_refund",
         method="POST",
         path="/api/v1/refunds/{id}/approve",
         run=lambda c: refund_json(refund_services.refund_approve(refund=refund_of(c))),
         guidance="The result's payout is the payment to make; the refund becomes Paid when the chain confirms it.",
         read_only=False,
-        descriptions={"id": "The refund's id (a UUID)."},
+        descriptions=REFUND_ID,
+        same_result_as="get_refund",
+    ),
+    ToolSpec(
+        name="cancel_refund",
+        method="POST",
+        path="/api/v1/refunds/{id}/cancel",
+        run=lambda c: refund_json(refund_services.refund_cancel(refund=refund_of(c))),
+        guidance="An open refund (and its payout draft while unpaid) is cancelled.",
+        read_only=False,
+        destructive=True,
+        descriptions=REFUND_ID,
+        same_result_as="get_refund",
     ),
     ToolSpec(
         name="get_rates",

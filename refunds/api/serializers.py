@@ -44,7 +44,7 @@ class CreateRefundSerializer(StrictSerializer):
 
 class RefundListQuerySerializer(StrictSerializer, PageQuerySerializer):
     status = serializers.ChoiceField(choices=RefundStatus.choices, required=False)
-    draftId = serializers.UUIDField(required=False)
+    draftId = serializers.UUIDField(required=False, help_text="Only the refunds of this draft")
 
 
 class RefundClaimSerializer(StrictSerializer):

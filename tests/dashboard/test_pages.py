@@ -175,6 +175,20 @@ def test_the_overview_charts_confirmed_volume_without_relying_on_colour(browser,
     assert "25.00" in html  # the table beside the chart carries the figures
 
 
+def test_the_overview_volume_leaves_out_what_the_merchant_paid_out(owner):
+    from django.utils import timezone
+
+    from dashboard.charts import confirmed_volume
+    from drafts.requests import OriginKind
+
+    now = timezone.now()
+    make_draft(owner, status=DraftStatus.CONFIRMED, confirmed_at=now, usd_rate=1)
+    for origin in (OriginKind.REFUND, OriginKind.SETTLEMENT):  # a refund's payout, a fee settlement
+        make_draft(owner, status=DraftStatus.CONFIRMED, confirmed_at=now, usd_rate=1, origin=origin)
+    volume = confirmed_volume(user=owner, days=30, display_currency="USD")
+    assert sum(total for _, _, total in volume.rows) == 25
+
+
 PAY_LINK = {
     "fiatCurrency": "EUR",
     "fiatAmount": "35.00",

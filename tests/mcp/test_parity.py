@@ -202,6 +202,40 @@ def approve_refund(both: Both):
     return [*early, (both.get(path), approved)]
 
 
+def create_refund(both: Both):
+    first = both.mcp("create_refund", {"draftId": paid_draft(both)["id"], "full": True})
+    unknown = {"draftId": "00000000-0000-0000-0000-000000000000", "full": True}
+    return [
+        (both.get(f"/api/v1/refunds/{first['id']}"), first),
+        (both.post("/api/v1/refunds", unknown), both.mcp("create_refund", unknown)),  # 404 naming draftId
+    ]
+
+
+def get_refund(both: Both):
+    refund = issued_refund(both)
+    missing = "00000000-0000-0000-0000-000000000000"
+    return [
+        (both.get(f"/api/v1/refunds/{refund['id']}"), both.mcp("get_refund", {"id": refund["id"]})),
+        (both.get(f"/api/v1/refunds/{missing}"), both.mcp("get_refund", {"id": missing})),
+    ]
+
+
+def list_refunds(both: Both):
+    issued_refund(both)
+    issued_refund(both)
+    return [
+        (both.get("/api/v1/refunds", pageSize=1, page=2), both.mcp("list_refunds", {"pageSize": 1, "page": 2})),
+        (both.get("/api/v1/refunds", status="Nowhere"), both.mcp("list_refunds", {"status": "Nowhere"})),
+    ]
+
+
+def cancel_refund(both: Both):
+    refund = issued_refund(both)
+    path = f"/api/v1/refunds/{refund['id']}"
+    first = both.mcp("cancel_refund", {"id": refund["id"]})
+    return [(both.get(path), first), (both.post(f"{path}/cancel"), both.mcp("cancel_refund", {"id": refund["id"]}))]
+
+
 SEPOLIA_USDC = {
     "network": "Sepolia",
     "currency": "USDC",
@@ -388,7 +422,11 @@ PARITY: dict[str, Callable[[Both], list]] = {
     "add_address": add_address,
     "list_address_book": list_address_book,
     "delete_address": deleted_twice("delete_address", "/api/v1/address-book/{id}", entry),
+    "create_refund": create_refund,
+    "get_refund": get_refund,
+    "list_refunds": list_refunds,
     "approve_refund": approve_refund,
+    "cancel_refund": cancel_refund,
     "create_payment_request": create_payment_request,
     "get_payment_request": get_payment_request,
     "list_payment_requests": list_payment_requests,

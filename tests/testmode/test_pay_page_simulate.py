@@ -11,7 +11,15 @@ from playwright.sync_api import expect
 
 from paylinks.models import PaymentRequest
 from tests.drafts.conftest import ADDRESSES
-from tests.paylinks.test_pay_page_browser import CHROMIUM, DESKTOP, PHONE, axe_serious, browser_env, chromium  # noqa: F401
+from tests.paylinks.test_pay_page_browser import (  # noqa: F401
+    CHROMIUM,
+    DESKTOP,
+    PHONE,
+    axe_serious,
+    browser_env,
+    chromium,
+    live_asgi,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "var" / "screenshots" / "testmode"
@@ -83,11 +91,12 @@ def _to_pending(page, url: str) -> None:
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed")
 @pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["phone", "desktop"])
-def test_the_button_in_chromium_is_accessible_and_pays(browser_env, chromium, test_link, viewport):  # noqa: F811
+def test_the_button_in_chromium_is_accessible_and_pays(browser_env, live_asgi, chromium, test_link, viewport):  # noqa: F811
     width = viewport["width"]
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     # Under the page's own CSP: the flow works and the browser refuses nothing.
     page = chromium.new_page(viewport=viewport)
+    live_asgi(page)  # the page's long poll goes to the ASGI process, as nginx sends it
     errors: list[str] = []
     page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
     _to_pending(page, f"{browser_env.url}/pay/{test_link()['token']}")
@@ -99,6 +108,7 @@ def test_the_button_in_chromium_is_accessible_and_pays(browser_env, chromium, te
     # bypass_csp lets the test inject axe-core; the page's own policy was exercised above.
     context = chromium.new_context(viewport=viewport, bypass_csp=True)
     page = context.new_page()
+    live_asgi(page)
     _to_pending(page, f"{browser_env.url}/pay/{test_link()['token']}")
     expect(page.get_by_role("button", name="Simulate payment")).to_be_visible()
     assert axe_serious(page) == []

@@ -144,10 +144,20 @@ def test_late_expires_first_then_pays(test_client):
     assert {"draft.expired", "draft.seen", "draft.confirmed"} <= types
 
 
-def test_twice_keeps_the_first_payment(test_client):
+def test_twice_keeps_the_first_payment_and_reports_the_second_as_a_watcher_would(test_client):
+    from chainwatch.models import UnmatchedTransfer
+    from webhooks.models import Event
+
     draft = sepolia_draft(test_client)
     body = pay(test_client, draft["id"], outcome="twice").json()
     assert body["status"] == "Confirmed" and len(body["paidTxIds"]) == 1
+    [report] = UnmatchedTransfer.objects.all()
+    assert report.candidate_draft_ids == [draft["id"]] and report.transfer.txid not in body["paidTxIds"]
+    assert report.transfer.amount_base_units == draft["amountSats"]
+    [event] = Event.objects.filter(type="transfer.unmatched")
+    assert event.livemode is False and event.data["candidateDraftIds"] == [draft["id"]]
+    listed = test_client.get("/api/v1/transfers").json()
+    assert [t["txId"] for t in listed["items"]] == [report.transfer.txid]
 
 
 def test_expire_and_bad_input(test_client):
