@@ -18,6 +18,7 @@ from tests.paylinks.test_pay_page_browser import DESKTOP, PHONE, axe_serious, cr
 
 browser_env = on_the_pay_page.browser_env  # the live server and a real Chromium, as there
 chromium = on_the_pay_page.chromium
+live_asgi = on_the_pay_page.live_asgi
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "var" / "screenshots" / "i18n"
@@ -43,7 +44,7 @@ PAID = {
 
 
 @pytest.mark.parametrize("language", ["en", "de", "ar", "ja"])
-def test_the_pay_page_reads_well_in_each_script(browser_env, chromium, api_client, language):
+def test_the_pay_page_reads_well_in_each_script(browser_env, live_asgi, chromium, api_client, language):
     SHOTS.mkdir(parents=True, exist_ok=True)
     pending = create_link(api_client)
     api_client.post(
@@ -59,6 +60,7 @@ def test_the_pay_page_reads_well_in_each_script(browser_env, chromium, api_clien
             viewport=viewport, device_scale_factor=2, locale=language, bypass_csp=True, java_script_enabled=True
         )
         page = context.new_page()
+        live_asgi(page)  # the page's long poll goes to the ASGI app, as nginx sends it
         errors: list[str] = []
         page.on(
             "console", lambda message, errors=errors: errors.append(message.text) if message.type == "error" else None
