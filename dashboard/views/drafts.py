@@ -61,8 +61,8 @@ def _drafts_csv(queryset) -> HttpResponse:
     response["Content-Disposition"] = 'attachment; filename="drafts.csv"'
     writer = csv.writer(response)
     writer.writerow(
-        ["id", "createdAt", "status", "network", "currency", "method", "amount", "amountSats", "fiatCurrency",
-         "fiatAmount", "receiverAddress", "paidTxId", "orderId", "memo"]
+        ["id", "createdAt", "createdAtLocal", "status", "network", "currency", "method", "amount", "amountSats",
+         "fiatCurrency", "fiatAmount", "receiverAddress", "paidTxId", "orderId", "memo"]
     )  # fmt: skip
     for draft in queryset.iterator():
         asset = get_asset(draft.currency, draft.network)
@@ -70,6 +70,8 @@ def _drafts_csv(queryset) -> HttpResponse:
             [
                 draft.id,
                 draft.created_at.isoformat().replace("+00:00", "Z"),
+                # In the account's time zone (its settings; merchant_page activates it), with the offset.
+                timezone.localtime(draft.created_at).isoformat(timespec="seconds"),
                 draft.status,
                 draft.network,
                 draft.currency,

@@ -114,6 +114,19 @@ def test_the_csv_export_follows_the_filters_and_neutralises_formulas(browser, ow
     assert rows[0]["memo"] == "'=HYPERLINK(1)" and rows[0]["amount"] == "25.000000"
 
 
+def test_the_csv_gives_times_in_the_accounts_time_zone_beside_utc(browser, owner):
+    from datetime import UTC, datetime
+
+    from accounts.profiles import merchant_profile_update
+
+    merchant_profile_update(user=owner, changes={"time_zone": "Asia/Tokyo"})
+    draft = make_draft(owner)
+    Draft.objects.filter(pk=draft.pk).update(created_at=datetime(2026, 11, 25, 20, 27, 39, tzinfo=UTC))
+    rows = list(csv.DictReader(io.StringIO(browser.get("/dashboard/drafts/?format=csv").content.decode())))
+    assert rows[0]["createdAt"] == "2026-11-25T20:27:39Z"
+    assert rows[0]["createdAtLocal"] == "2026-11-26T05:27:39+09:00"
+
+
 def test_cancel_from_the_detail_page_goes_through_the_state_machine(browser, owner):
     draft = make_draft(owner)
     response = browser.post(f"/dashboard/drafts/{draft.id}/cancel")
