@@ -1,6 +1,7 @@
 FROM python:3.11-slim-bookworm
 RUN apt-get update && apt-get install -y --no-install-recommends \
       libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz0b fonts-dejavu-core \
+      fonts-ipafont-gothic fonts-wqy-microhei fonts-lohit-deva \
     && rm -rf /var/lib/apt/lists/*
 RUN useradd --create-home --uid 1000 app
 WORKDIR /app

@@ -44,10 +44,12 @@ devchain: $(VENV)/.runtime node_modules/.installed
 test: system-deps test-services lnbits $(VENV)/.dev node_modules/.installed
 	$(PY) -m pytest
 
+# The last step fails when a payer's string is untranslated in some language or a .mo file is stale.
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	DATABASE_URL=sqlite:///:memory: DJANGO_SETTINGS_MODULE=tests.settings $(PY) manage.py makemigrations --check --dry-run
+	$(PY) scripts/check_translations.py
 
 bench: system-deps test-services $(VENV)/.dev
 	$(PY) bench/drafts_bench.py

@@ -1,28 +1,33 @@
 """What every email's context gains from the account: its time zone, and the event data as a
-person reads it (`shown`): fiat at its own precision, network and method by display name,
-times in the account's zone with the zone named. Registered with notifications from
-AccountsConfig.ready; a context that names its own `timeZone` (the payer's receipt, in the
-merchant's zone) keeps it."""
+person reads it in the email's language (`shown`, payments.formatting): fiat at its own
+precision, network and method by display name, times in the account's zone with the zone named.
+Registered with notifications from AccountsConfig.ready; a context that names its own
+`timeZone` (the payer's receipt, in the merchant's zone) keeps it."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from accounts.profiles import merchant_profile_get
-from payments.display import fiat_text, method_name, network_name, rate_text, time_text
+from payments import formatting
 
 
 def email_shown(context: dict[str, Any], zone: str) -> dict[str, str]:
+    """The event's values as the email's reader reads them, in the active language
+    (notifications renders under the email's language)."""
     data = context.get("data") or {}
     rate = context.get("rate") or {}
+    sent = data.get("sentCurrency")
     return {
-        "fiat": fiat_text(data.get("fiatAmount"), data.get("fiatCurrency")),
-        "sent": f"{data['sentAmount']} {data['sentCurrency']}" if data.get("sentAmount") else "",
-        "received": f"{data['receivedAmount']} {data['sentCurrency']}" if data.get("receivedAmount") else "",
-        "network": network_name(data.get("network")),
-        "method": method_name(context.get("method") or data.get("method")),
-        "when": time_text(data.get("occurredAt"), zone),
-        "rate": f"1 {rate['currency']} = {rate_text(rate['value'])} {rate['fiat']}" if rate.get("value") else "",
+        "fiat": formatting.fiat_amount(data["fiatAmount"], data["fiatCurrency"])
+        if data.get("fiatAmount") not in (None, "") and data.get("fiatCurrency")
+        else "",
+        "sent": formatting.asset_amount(data["sentAmount"], sent) if data.get("sentAmount") else "",
+        "received": formatting.asset_amount(data["receivedAmount"], sent) if data.get("receivedAmount") else "",
+        "network": formatting.network_name(data.get("network")),
+        "method": formatting.method_name(context.get("method") or data.get("method")),
+        "when": formatting.moment(data.get("occurredAt"), zone),
+        "rate": formatting.rate_text(rate["value"], rate["currency"], rate["fiat"]) if rate.get("value") else "",
     }
 
 

@@ -12,8 +12,9 @@ from core.text import PlainTextForm
 from dashboard.draft_forms import CreateDraftForm, TaggedSelect
 from drafts.enums import DraftStatus
 from drafts.settlement import SETTLEMENT_CURRENCIES
+from payments import formatting
 from payments.enums import Currency, Method, Network
-from payments.rates.fiat import FIAT_CURRENCIES, fiat_format
+from payments.rates.fiat import FIAT_CURRENCIES
 from payments.registry import all_assets, format_amount, get_asset
 from webhooks.models import EventType
 
@@ -206,10 +207,10 @@ class AttachForm(PlainTextForm):
 
 
 def _attach_label(draft) -> str:
-    """ "3f2a9c1e · 25.000000 USDC (49.90 EUR) · Pending · Invoice 7": what tells drafts apart."""
+    """ "3f2a9c1e · 25.000000 USDC (€49.90) · Pending · Invoice 7": what tells drafts apart."""
     amount = f"{format_amount(draft.amount_base_units, get_asset(draft.currency, draft.network))} {draft.currency}"
     if draft.fiat_amount is not None and draft.fiat_currency:
-        amount += f" ({fiat_format(draft.fiat_amount, draft.fiat_currency)})"
+        amount += f" ({formatting.fiat_amount(draft.fiat_amount, draft.fiat_currency)})"
     parts = [str(draft.id)[:8], amount, draft.get_status_display()]
     if draft.memo:
         parts.append(draft.memo)

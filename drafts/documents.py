@@ -7,12 +7,15 @@ import base64
 from typing import Any
 
 from django.conf import settings
+from django.utils import translation
+from django.utils.translation import gettext as _
 
+from accounts.languages import supported
 from accounts.profiles import merchant_logo_png, merchant_profile_get
 from drafts.models import Draft
 from drafts.presenters import fee_outputs_json, quote_is_live
 from drafts.txtemplate import TxOutput, build_tx_template
-from payments.display import fiat_text, method_name, network_name, rate_text, time_text
+from payments import formatting
 from payments.enums import FeePlacement, Method
 from payments.registry import format_amount, get_asset
 
@@ -42,42 +45,47 @@ def draft_tx_template(draft: Draft) -> dict[str, Any] | None:
     return build_tx_template(draft_id=str(draft.id), network=draft.network, outputs=outputs)
 
 
-def draft_pdf(draft: Draft) -> bytes:
+def draft_pdf(draft: Draft, *, language: str | None = None) -> bytes:
+    """The draft as a one-page PDF in `language` (a LANGUAGES code; the account's language
+    by default), times in the account's time zone with the zone named."""
     from drafts.pdf import render_draft_pdf  # WeasyPrint loads native libraries: import on use
 
     asset = get_asset(draft.currency, draft.network)
     profile = merchant_profile_get(user=draft.user)
-    zone = profile.time_zone
+    language = language or supported(profile.language) or settings.LANGUAGE_CODE
     fee = draft.platform_fee or {}
-    fee_lines = []
-    if fee.get("feeAmount"):
-        fee_lines.append(
+    with translation.override(language):
+        fee_lines = []
+        if fee.get("feeAmount"):
+            fee_lines.append(
+                {
+                    "label": _("Service fee"),
+                    "amount": formatting.asset_amount(str(fee["feeAmount"]), draft.currency),
+                }
+            )
+        fiat = draft.fiat_amount is not None and draft.fiat_currency
+        rate = formatting.rate_text(draft.rate, draft.currency, draft.fiat_currency) if fiat and draft.rate else None
+        logo = merchant_logo_png(digest=profile.logo_digest) if profile.logo_digest else None
+        return render_draft_pdf(
             {
-                "label": f"Service fee ({fee.get('placement', '').lower()})",
-                "amount": f"{fee['feeAmount']} {draft.currency}",
-            }
+                "draft_id": str(draft.id),
+                "amount": formatting.asset_amount(format_amount(draft.amount_base_units, asset), draft.currency),
+                "network": formatting.network_name(draft.network),
+                "receiver_address": draft.receiver_address or draft.lightning_address or _("Lightning invoice"),
+                "fiat": formatting.fiat_amount(draft.fiat_amount, draft.fiat_currency) if fiat else None,
+                "rate": rate,
+                "rate_live": quote_is_live(draft),
+                "payment_method": formatting.method_name(draft.method),
+                "memo": draft.memo,
+                "fee_lines": fee_lines,
+                "expires_at": draft.expires_at,
+                "created_at": draft.created_at,
+                "zone": profile.time_zone or "UTC",
+                "payment_uri": draft.payment_uri,
+                "merchant": profile.display_name or settings.PAYMENT_URI_LABEL,
+                "support_email": profile.support_email,
+                "support_url": profile.support_url,
+                "logo_data_uri": f"data:image/png;base64,{base64.b64encode(logo).decode()}" if logo else "",
+            },
+            language=language,
         )
-    logo = merchant_logo_png(digest=profile.logo_digest) if profile.logo_digest else None
-    return render_draft_pdf(
-        {
-            "draft_id": str(draft.id),
-            "amount": format_amount(draft.amount_base_units, asset),
-            "currency": draft.currency,
-            "network": network_name(draft.network),
-            "receiver_address": draft.receiver_address or draft.lightning_address or "Lightning invoice",
-            "fiat": fiat_text(draft.fiat_amount, draft.fiat_currency),
-            "fiat_currency": draft.fiat_currency,
-            "rate": rate_text(draft.rate) if draft.rate else "",
-            "rate_live": quote_is_live(draft),
-            "payment_method": method_name(draft.method),
-            "memo": draft.memo,
-            "fee_lines": fee_lines,
-            "expires_at": time_text(draft.expires_at, zone) if draft.expires_at else "",
-            "created_at": time_text(draft.created_at, zone) if draft.created_at else "",
-            "payment_uri": draft.payment_uri,
-            "merchant": profile.display_name or settings.PAYMENT_URI_LABEL,
-            "support_email": profile.support_email,
-            "support_url": profile.support_url,
-            "logo_data_uri": f"data:image/png;base64,{base64.b64encode(logo).decode()}" if logo else "",
-        }
-    )

@@ -5,7 +5,9 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+from django.conf import settings
 from django.template.loader import render_to_string
+from django.utils import translation
 from django.utils.safestring import mark_safe
 from weasyprint import HTML
 from weasyprint.urls import URLFetcherResponse
@@ -26,20 +28,22 @@ def _no_fetch(url: str, *args: Any, **kwargs: Any) -> URLFetcherResponse:
     raise ValueError(f"external resources are not loaded in draft PDFs: {url[:80]}")
 
 
-def render_draft_pdf(context: dict[str, Any]) -> bytes:
-    """Render ``templates/drafts/draft_pdf.html`` to PDF bytes.
+def render_draft_pdf(context: dict[str, Any], *, language: str | None = None) -> bytes:
+    """Render ``templates/drafts/draft_pdf.html`` to PDF bytes, in `language` (English by default).
 
-    Context keys (strings already formatted for display unless noted):
-    ``draft_id``, ``amount``, ``currency``, ``network`` (display name), ``receiver_address``;
-    optional ``fiat`` ("25.00 EUR"), ``fiat_currency``, ``rate``, ``payment_method`` (display
-    name), ``memo``, ``fee_lines`` (list of ``{"label", "amount"}``), ``expires_at`` and
-    ``created_at`` (texts in the account's zone, naming it), ``payment_uri`` (also drawn
-    as a QR code), ``merchant``, ``support_email``, ``support_url``, ``logo_data_uri``.
+    Context keys (strings already formatted for the reader, payments.formatting, unless noted):
+    ``draft_id``, ``amount`` (with the asset's code), ``network``, ``receiver_address``;
+    optional ``fiat`` (the fiat amount with its currency), ``rate`` ("1 BTC = 92,172.3 EUR"),
+    ``rate_live``, ``payment_method``, ``memo``, ``fee_lines`` (list of
+    ``{"label", "amount"}``), ``expires_at`` and ``created_at`` (aware datetimes, shown in
+    ``zone``, an IANA name, UTC by default), ``payment_uri`` (also drawn as a QR code),
+    ``merchant``, ``support_email``, ``support_url``, ``logo_data_uri``.
     Values are HTML-escaped by the template.
     """
-    values = dict(context)
+    values = {"zone": "UTC", **context}
     uri = values.get("payment_uri")
     # segno's SVG carries only the module path, never the encoded text, so it is safe to inline.
     values["qr_svg"] = mark_safe(qr_svg(uri)) if uri else ""  # noqa: S308
-    html = render_to_string(TEMPLATE, values)
+    with translation.override(language or settings.LANGUAGE_CODE):
+        html = render_to_string(TEMPLATE, values)
     return HTML(string=html, base_url=None, url_fetcher=_no_fetch).write_pdf()

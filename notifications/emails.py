@@ -8,6 +8,7 @@ from typing import Any
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
+from django.utils import translation
 
 from notifications.models import EmailNotification
 
@@ -23,15 +24,24 @@ def email_context_provider(provider: Callable[[Any, dict[str, Any]], dict[str, A
         _CONTEXT_PROVIDERS.append(provider)
 
 
+def email_language(notification: EmailNotification) -> str:
+    """The language the caller kept with the email (`context["language"]`, a LANGUAGES code:
+    the payer's, for a receipt), else English."""
+    wanted = str(notification.context.get("language") or "").lower()
+    return wanted if wanted in {code for code, _name in settings.LANGUAGES} else settings.LANGUAGE_CODE
+
+
 def email_render(notification: EmailNotification) -> tuple[str, str, str]:
-    """(subject, plain text, HTML) of an outbox row."""
+    """(subject, plain text, HTML) of an outbox row, in the reader's language."""
     context = {**notification.context, "base_url": settings.BASE_URL}
     user = notification.user if notification.user_id is not None else None
-    for provider in _CONTEXT_PROVIDERS:
-        context |= provider(user, context)
     name = f"emails/{notification.kind}"
-    subject = " ".join(render_to_string(f"{name}_subject.txt", context).split())
-    return subject, render_to_string(f"{name}.txt", context), render_to_string(f"{name}.html", context)
+    with translation.override(email_language(notification)):
+        # Inside the language: what the providers format follows the reader's language.
+        for provider in _CONTEXT_PROVIDERS:
+            context |= provider(user, context)
+        subject = " ".join(render_to_string(f"{name}_subject.txt", context).split())
+        return subject, render_to_string(f"{name}.txt", context), render_to_string(f"{name}.html", context)
 
 
 def email_deliver(notification: EmailNotification) -> None:

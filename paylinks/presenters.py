@@ -11,6 +11,7 @@ from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from accounts.profiles import merchant_profile_get
 from core.text import shown
@@ -59,10 +60,11 @@ def payer_status(payment_request: PaymentRequest, now: datetime | None = None) -
 
 
 def option_label(option: PaymentOption) -> str:
-    network = Network(option.network).label
+    """How the payer reads an option, in the active language ("USDC on Base")."""
+    values = {"currency": option.currency, "network": Network(option.network).label}
     if option.method == Method.LIGHTNING:
-        return f"{option.currency} on {network} (Lightning)"
-    return f"{option.currency} on {network}"
+        return _("%(currency)s on %(network)s (Lightning)") % values
+    return _("%(currency)s on %(network)s") % values
 
 
 def checkout_options(payment_request: PaymentRequest) -> list[PaymentOption]:

@@ -20,6 +20,7 @@ from uuid import UUID
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from accounts.modes import livemode_of, mode_set, network_check
 from accounts.profiles import https_url_check, merchant_profile_get
@@ -319,6 +320,8 @@ def _receipt_send(payment_request: PaymentRequest, data: dict[str, Any], draft: 
         "merchant": merchant_name(payment_request),
         "rate": rate,
         "method": draft.method,
+        # The receipt speaks the language the payer read the pay page in.
+        "language": payment_request.payer_language,
         # The payer has no account: the receipt reads in the merchant's zone, which it names.
         "timeZone": profile.time_zone,
         "logoUrl": f"{settings.BASE_URL}{profile.logo_url}" if profile.logo_url else None,
@@ -355,10 +358,11 @@ def _check_open(payment_request: PaymentRequest, now: datetime) -> None:
         status = R.EXPIRED
     if status == R.OPEN:
         return
+    # Payer-facing texts: in the payer's language (accounts/languages.py), like the pay page.
     details = {
-        R.PAID: ("This payment request is already paid.", "payment_request_paid"),
-        R.EXPIRED: ("This payment request has expired; ask the merchant for a new link.", "payment_request_expired"),
-        R.CANCELLED: ("The merchant cancelled this payment request.", "payment_request_cancelled"),
+        R.PAID: (_("This payment request is already paid."), "payment_request_paid"),
+        R.EXPIRED: (_("This payment request has expired; ask the merchant for a new link."), "payment_request_expired"),
+        R.CANCELLED: (_("The merchant cancelled this payment request."), "payment_request_cancelled"),
     }
     detail, code = details[status]
     raise PaymentRequestClosed(detail, code=code, extra={"paymentRequestStatus": status})
@@ -370,12 +374,14 @@ def _option_for(payment_request: PaymentRequest, currency: str, network: str, me
     if method:
         found = [o for o in found if o.method == method]
     if not found:
+        option = f"{currency} / {network}" + (f" ({method})" if method else "")
+        message = _("Not offered by this request.")
         raise Problem(
-            f"This payment request does not offer {currency} on {network}{f' ({method})' if method else ''}.",
+            _("This payment request does not offer %(option)s.") % {"option": option},
             code="option_not_offered",
             errors=[
-                {"field": "currency", "code": "option_not_offered", "message": "Not offered by this request."},
-                {"field": "network", "code": "option_not_offered", "message": "Not offered by this request."},
+                {"field": "currency", "code": "option_not_offered", "message": message},
+                {"field": "network", "code": "option_not_offered", "message": message},
             ],
         )
     return found[0]
@@ -388,7 +394,7 @@ def _reusable(draft: Draft | None, option: PaymentOption, now: datetime) -> bool
 def _in_progress(draft: Draft | None) -> None:
     if draft is not None and draft.status in (D.SEEN, D.AMOUNT_MISMATCH):
         raise PaymentInProgress(
-            "A payment for this request has already been seen; wait for it to confirm.",
+            _("A payment for this request has already been seen; wait for it to confirm."),
             extra={"draftStatus": draft.status},
         )
 
@@ -445,18 +451,19 @@ def checkout_select(
     except FeesOutstanding as exc:
         # The payer needs no view of the owner's fee balance.
         raise Conflict(
-            "The merchant cannot take payments through this link right now.", code="payment_request_unavailable"
+            _("The merchant cannot take payments through this link right now."), code="payment_request_unavailable"
         ) from exc
 
 
-def checkout_receipt_request(*, token: str, email: str) -> PaymentRequest:
+def checkout_receipt_request(*, token: str, email: str, language: str = "") -> PaymentRequest:
     """The payer asks for an emailed receipt: sent when the request is paid (now, if it is)."""
     with transaction.atomic():
         payment_request = PaymentRequest.objects.select_for_update().get(token=token)
         if payment_request.status in (R.EXPIRED, R.CANCELLED) and payment_request.draft_id is None:
             _check_open(payment_request, timezone.now())
         payment_request.payer_email = email
-        payment_request.save(update_fields=["payer_email", "updated_at"])
+        payment_request.payer_language = language  # the receipt is written in it
+        payment_request.save(update_fields=["payer_email", "payer_language", "updated_at"])
         if payment_request.status == R.PAID and payment_request.draft is not None:
             draft = payment_request.draft
             data = payment_request_event_data(payment_request, occurred_at=payment_request.paid_at, draft=draft)

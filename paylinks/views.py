@@ -15,7 +15,6 @@ every real browser here: under no-referrer a form post's Origin is "null".)
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal
 from functools import wraps
 
 from django.conf import settings
@@ -24,7 +23,7 @@ from django.core.validators import validate_email
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
@@ -42,9 +41,9 @@ from paylinks.outcome import payment_outcome
 from paylinks.presenters import checkout_options, checkout_selection_json, option_label, payer_status
 from paylinks.selectors import payment_request_by_token
 from paylinks.services import PaymentOption, merchant_name
-from payments.enums import Method, Network
+from payments import formatting
+from payments.enums import Method
 from payments.qr import qr_svg_responsive
-from payments.rates.fiat import fiat_format
 
 CONTENT_SECURITY_POLICY = "; ".join(
     [
@@ -102,15 +101,6 @@ class Choice:
     selected: bool
 
 
-def _fiat(amount, currency: str) -> str:
-    return fiat_format(amount, currency)
-
-
-def _rate(rate: Decimal) -> str:
-    """A locked rate at a readable precision (6 significant digits), for display only."""
-    return f"{rate:,.{max(0, 6 - rate.adjusted() - 1)}f}"
-
-
 def _context(payment_request: PaymentRequest, *, error: str | None = None, receipt: bool = False) -> dict:
     now = timezone.now()
     status = payer_status(payment_request, now)
@@ -140,7 +130,7 @@ def _context(payment_request: PaymentRequest, *, error: str | None = None, recei
         "outcome": outcome,
         "memo": shown(payment_request.memo),
         "order_id": shown(payment_request.order_id),
-        "fiat": _fiat(payment_request.fiat_amount, payment_request.fiat_currency),
+        "fiat": formatting.fiat_amount(payment_request.fiat_amount, payment_request.fiat_currency),
         "status": status,
         "state": state,
         "choices": choices,
@@ -148,8 +138,18 @@ def _context(payment_request: PaymentRequest, *, error: str | None = None, recei
         "draft": draft,
         "lightning": draft is not None and draft.method == Method.LIGHTNING,
         "qr_svg": qr,
-        "network_label": Network(draft.network).label if draft is not None else "",
-        "rate": _rate(draft.rate) if draft is not None and draft.rate else None,
+        "network_label": formatting.network_name(draft.network) if draft is not None else "",
+        "amount_text": formatting.asset_amount(selection["amount"], draft.currency) if selection else "",
+        "received_text": (
+            formatting.asset_amount(selection["receivedAmount"], draft.currency)
+            if selection and selection["receivedAmount"]
+            else ""
+        ),
+        "rate": (
+            formatting.rate_text(draft.rate, draft.currency, draft.fiat_currency)
+            if draft is not None and draft.rate and draft.fiat_currency
+            else None
+        ),
         "rate_live": draft is None or quote_is_live(draft),
         "confirmations": draft.confirmations if draft is not None else 0,
         "draft_expired": state == "choose" and draft_status in (DraftStatus.EXPIRED, DraftStatus.PENDING),
@@ -211,7 +211,7 @@ def pay_receipt(request: HttpRequest, token: str) -> HttpResponse:
     email = request.POST.get("email", "").strip()
     try:
         validate_email(email)
-        services.checkout_receipt_request(token=token, email=email)
+        services.checkout_receipt_request(token=token, email=email, language=translation.get_language())
     except (ValidationError, Problem):
         context = _context(payment_request, error=_("Enter a valid email address for the receipt."))
         return render(request, "paylinks/pay.html", context, status=200)

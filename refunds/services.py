@@ -23,6 +23,7 @@ from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
 
+from accounts.languages import account_language
 from core.problems import Conflict, NotFound, Problem
 from drafts.amounts import AmountCollision
 from drafts.creation import draft_create_from_request
@@ -295,6 +296,8 @@ def refund_issue(
                     "reason": refund.reason,
                     "merchant": merchant_name(user),
                     "url": claim_url(refund),
+                    # The customer has no account here: the email speaks the merchant's language.
+                    "language": account_language(user),
                 },
                 dedup_key=f"refund_claim_link:{refund.id}",
             )

@@ -9,7 +9,6 @@ the token in the path is the only authority (paylinks/views.py says why).
 
 from __future__ import annotations
 
-from decimal import Decimal
 from functools import wraps
 
 from django.conf import settings
@@ -24,8 +23,7 @@ from core.problems import Problem
 from core.text import shown
 from paylinks.api.views import CheckoutThrottle
 from paylinks.views import CONTENT_SECURITY_POLICY
-from payments.enums import Network
-from payments.rates.fiat import fiat_minor_units
+from payments import formatting
 from payments.registry import format_amount, get_asset
 from refunds import services
 from refunds.events import refund_amount_base_units
@@ -61,10 +59,6 @@ def _throttled(request: HttpRequest) -> HttpResponse | None:
     return response
 
 
-def _fiat(amount: Decimal, currency: str) -> str:
-    return f"{amount:,.{fiat_minor_units(currency)}f} {currency}"
-
-
 def _state(refund: Refund) -> str:
     status = refund.status
     if status == RefundStatus.CLAIMABLE and refund.expires_at <= timezone.now():
@@ -82,10 +76,15 @@ def _context(refund: Refund, *, error: str | None = None, field_error: str | Non
         "token": refund.token,
         "merchant": services.merchant_name(refund.user),
         "reason": shown(refund.reason),
-        "headline": _fiat(refund.fiat_amount, refund.fiat_currency) if fiat_priced else f"{amount} {refund.currency}",
+        "headline": (
+            formatting.fiat_amount(refund.fiat_amount, refund.fiat_currency)
+            if fiat_priced
+            else formatting.asset_amount(amount, refund.currency)
+        ),
         "fiat_priced": fiat_priced,
         "amount": amount,
-        "network_label": Network(refund.network).label,
+        "amount_text": formatting.asset_amount(amount, refund.currency) if amount is not None else "",
+        "network_label": formatting.network_name(refund.network),
         "state": _state(refund),
         "tx_id": payout.paid_tx_id if payout is not None else None,
         "error": error,

@@ -6,8 +6,11 @@
 # chromium drives the pages in browser tests (Python playwright, executable_path=/usr/bin/chromium);
 # Electrum (python3-electrum, with python3-pyqt5 for its Send tab parser) reads the tx template's
 # pay-to-many CSV and the BIP21 URIs in tests.
+# gettext (xgettext, msgmerge) extracts the translatable strings for `make lint` (scripts/check_translations.py);
+# the fonts draw Japanese, Chinese and Hindi in PDFs and in the browser (DejaVu covers Latin, Cyrillic, Arabic).
 set -euo pipefail
-packages=(libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz0b fonts-dejavu-core poppler-utils nginx wrk valgrind chromium python3-electrum python3-pyqt5)
+packages=(libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz0b fonts-dejavu-core poppler-utils nginx wrk valgrind chromium python3-electrum python3-pyqt5
+  gettext fonts-ipafont-gothic fonts-wqy-microhei fonts-lohit-deva)
 missing=()
 for pkg in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

@@ -103,6 +103,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # After authentication: the dashboard speaks the account's language (accounts/languages.py)
+    "accounts.languages.LanguageMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -118,6 +120,7 @@ TEMPLATES = [
         "OPTIONS": {
             "context_processors": [
                 "django.template.context_processors.request",
+                "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "dashboard.context.navigation",
@@ -227,9 +230,35 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
-LANGUAGE_CODE = "en-us"
+LANGUAGE_CODE = "en"
 TIME_ZONE = "UTC"
 USE_I18N = True
+# The languages of the payer's pages, emails and PDF (locale/, docs/decisions.md "Languages").
+# Each has a complete catalog for the payer's strings; `make lint` fails when one is missing.
+LANGUAGES = [
+    ("en", "English"),
+    ("es", "Español"),
+    ("de", "Deutsch"),
+    ("fr", "Français"),
+    ("pt-br", "Português (Brasil)"),
+    ("it", "Italiano"),
+    ("nl", "Nederlands"),
+    ("pl", "Polski"),
+    ("tr", "Türkçe"),
+    ("ru", "Русский"),
+    ("ja", "日本語"),
+    ("zh-hans", "简体中文"),
+    ("ar", "العربية"),
+    ("hi", "हिन्दी"),
+    ("id", "Bahasa Indonesia"),
+]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+# The languages the dashboard and account pages are translated into: an account whose language
+# is not among them reads those pages in English (its language still picks its PDFs' language).
+DASHBOARD_LANGUAGES = ["en"]
+LANGUAGE_COOKIE_NAME = "lang"
+LANGUAGE_COOKIE_AGE = 365 * 24 * 3600
+LANGUAGE_COOKIE_SAMESITE = "Lax"
 USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
@@ -267,6 +296,7 @@ SESSION_COOKIE_AGE = env_int("SESSION_COOKIE_AGE_SECONDS", 14 * 24 * 3600, minim
 CSRF_COOKIE_SAMESITE = "Lax"
 CSRF_FAILURE_VIEW = "core.errors.csrf_failure"  # problem+json unless the client asks for HTML
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
+LANGUAGE_COOKIE_SECURE = SESSION_COOKIE_SECURE
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
 SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^livez$", r"^readyz$"]

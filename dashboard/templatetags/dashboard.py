@@ -1,7 +1,7 @@
 from django import template
 
+from payments import formatting
 from payments.rates.feed import bundled_notice
-from payments.rates.fiat import fiat_format
 from payments.registry import format_amount, get_asset
 
 register = template.Library()
@@ -37,7 +37,7 @@ def rates_bundled_notice() -> str:
 
 @register.filter
 def fiat(amount, currency: str) -> str:
-    """A fiat amount to its currency's decimals, grouped: "3,500 JPY" (as the pay page shows it)."""
+    """A fiat amount to its currency's decimals, as the pay page shows it ("¥3,500")."""
     if amount is None or not currency:
         return ""
-    return fiat_format(amount, currency)
+    return formatting.fiat_amount(amount, currency)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
@@ -7,7 +8,9 @@ from rest_framework import viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from accounts.languages import supported
 from core.api.responses import outcome_response
+from core.problems import Problem
 from core.routing import UUID_PATTERN
 from drafts import services
 from drafts.api.creation import create_draft_outcome
@@ -168,12 +171,27 @@ class DraftViewSet(viewsets.ViewSet):
 
     @extend_schema(
         summary="The draft as a PDF with its payment QR code",
+        parameters=[
+            OpenApiParameter(
+                "lang",
+                OpenApiTypes.STR,
+                OpenApiParameter.QUERY,
+                enum=[code for code, _name in settings.LANGUAGES],
+                description="The PDF's language (default: the account's language, else English)",
+            )
+        ],
         responses={(200, "application/pdf"): OpenApiResponse(OpenApiTypes.BINARY)},
     )
     @action(detail=True, methods=["get"])
     def pdf(self, request, pk=None):
+        language = None
+        if (wanted := request.query_params.get("lang")) is not None:
+            language = supported(wanted)
+            if language is None:
+                codes = ", ".join(code for code, _name in settings.LANGUAGES)
+                raise Problem(f"lang must be one of: {codes}.", code="invalid_choice", field="lang")
         draft = draft_get(user=request.user, draft_id=pk)
-        response = HttpResponse(draft_pdf(draft), content_type="application/pdf")
+        response = HttpResponse(draft_pdf(draft, language=language), content_type="application/pdf")
         response["Content-Disposition"] = f'inline; filename="draft-{draft.id}.pdf"'
         return response
 

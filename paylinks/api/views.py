@@ -4,6 +4,7 @@ in the path). Thin: validate, call one service or selector, present."""
 from __future__ import annotations
 
 from django.conf import settings
+from django.utils import translation
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import viewsets
 from rest_framework.decorators import action
@@ -161,5 +162,7 @@ class CheckoutReceiptView(CheckoutView):
         payment_request_by_token(token=token)
         body = CheckoutReceiptSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        payment_request = services.checkout_receipt_request(token=token, email=body.validated_data["email"])
+        payment_request = services.checkout_receipt_request(
+            token=token, email=body.validated_data["email"], language=translation.get_language()
+        )
         return Response(checkout_status_json(payment_request))

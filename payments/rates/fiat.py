@@ -191,8 +191,3 @@ _MINOR_UNITS: dict[str, int] = {
 def fiat_minor_units(code: str) -> int:
     """How many decimal places an amount in this fiat currency may have (JPY 0, USD 2, KWD 3)."""
     return _MINOR_UNITS.get(code, 2)
-
-
-def fiat_format(amount, code: str) -> str:
-    """A fiat amount as people read it, to the currency's own decimals: "3,500 JPY", "49.90 EUR"."""
-    return f"{amount:,.{fiat_minor_units(code)}f} {code}"

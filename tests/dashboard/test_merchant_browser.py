@@ -102,7 +102,7 @@ def test_the_merchant_pages_hold_up_at_phone_and_desktop_widths(chromium, live_s
         visit(f"/dashboard/drafts/{paid.id}/", "draft-confirmed")
         assert page.locator("#payment-txs a").first.get_attribute("href").startswith("https://etherscan.io/tx/")
         assert page.locator(".qr").count() == 0 and page.get_by_text("Copy payment URI").count() == 0
-        assert page.get_by_text("3,500 JPY").is_visible()
+        assert page.get_by_text("¥3,500").is_visible()
 
         visit("/dashboard/drafts/new", "draft-new")
         assert page.get_by_role("button", name="Update choices").is_hidden()  # JS filters live

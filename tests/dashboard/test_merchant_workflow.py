@@ -163,7 +163,7 @@ def test_a_pay_link_option_may_leave_its_address_to_the_default(browser, owner):
     link = PaymentRequest.objects.get(user=owner)
     assert response.status_code == 302 and link.options[0]["receiverAddress"] == entry.address
     assert link.fiat_currency == "JPY"
-    assert "3,500 JPY" in browser.get("/dashboard/pay-links/").content.decode()  # as the pay page shows it
+    assert "¥3,500" in browser.get("/dashboard/pay-links/").content.decode()  # as the pay page shows it
 
 
 # --- Pages ----------------------------------------------------------------------------------

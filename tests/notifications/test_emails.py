@@ -63,7 +63,7 @@ def test_a_confirmed_draft_sends_its_owner_one_email_over_smtp(smtp_server, owne
     assert confirmed["To"] == owner.email
     plain = confirmed.get_body(("plain",)).get_content()
     html = confirmed.get_body(("html",)).get_content()
-    assert "is confirmed" in plain and "0xfeed" in plain and "order-7" in plain and "25.000000 USDC" in plain
+    assert "is confirmed" in plain and "0xfeed" in plain and "order-7" in plain and "25.000000\xa0USDC" in plain
     assert "<strong>confirmed</strong>" in html and "0xfeed" in html
     assert smtp_server.envelopes[0][1] == [owner.email]
     assert set(EmailNotification.objects.values_list("status", flat=True)) == {"Sent"}

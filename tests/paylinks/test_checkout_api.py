@@ -229,7 +229,7 @@ def test_a_payer_who_asked_for_a_receipt_gets_one_when_it_is_paid(anon_client, c
     emails_send_due()
 
     (receipt,) = [m for m in mail.outbox if m.to == ["payer@example.net"]]
-    assert receipt.subject.startswith("Receipt: 25.00 EUR paid")
+    assert receipt.subject.startswith("Receipt: €25.00 paid")
     assert "0xpaid" in receipt.body and "owner@example.com" not in receipt.body
 
 

@@ -65,7 +65,7 @@ def test_the_page_shows_amount_memo_and_options_and_nothing_of_the_owner(browser
     _, html = page(browser, link["token"])
 
     text = text_of(html)
-    assert "25.00 EUR" in text and "Two coffees" in text and "Order order-1001" in text
+    assert "€25.00" in text and "Two coffees" in text and "Order order-1001" in text
     for label in ("USDC on Ethereum", "USDC on Base", "BTC on Bitcoin", "EURC on Solana"):
         assert label in text
     for secret in (owner.email, link["id"], *ADDRESSES.values()):
@@ -135,7 +135,7 @@ def test_a_wrong_amount_is_explained_in_plain_words(browser, create_link, select
     _, html = page(browser, link["token"])
 
     text = text_of(html)
-    assert f"We received {received / 10**6:.6f} USDC; the request was for {chosen['amount']} USDC" in text
+    assert f"We received {received / 10**6:.6f} USDC, but the request was for {chosen['amount']} USDC" in text
     assert "Do not send another payment" in text
 
 

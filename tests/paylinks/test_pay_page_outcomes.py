@@ -146,7 +146,7 @@ def test_a_short_payment_within_the_window_says_what_arrived_and_that_the_mercha
     pay(str(draft.id), confirmations=1, received=short)
     html, words = text(browser, link["token"])
     assert "A payment arrived, but less than the amount due" in words
-    assert f"We received {short / 10**6:.6f} USDC; the request was for" in words
+    assert f"We received {short / 10**6:.6f} USDC, but the request was for" in words
     assert "Corner Coffee will review the difference" in words
     assert "Send exactly" not in words  # no invitation to pay the full amount again
 

@@ -30,12 +30,12 @@ def test_the_pay_page_and_the_receipt_say_not_live_for_a_bundled_rate(anon_clien
     link = create_link()
     draft_id = select(link["token"], "BTC", "Mainnet").json()["draftId"]
     page = anon_client.get(f"/pay/{link['token']}").content.decode()
-    assert "1 BTC = " in page and "(not live)" in page
+    assert "1\xa0BTC = " in page and "(not live)" in page
     anon_client.post(f"/api/v1/checkout/{link['token']}/receipt", {"email": "payer@example.net"}, format="json")
     pay(draft_id, confirmations=6)
     emails_send_due()
     (receipt,) = [m for m in mail.outbox if m.to == ["payer@example.net"]]
-    assert "Rate:          1 BTC = 97,128.0 EUR (not live" in receipt.body
+    assert "Rate: 1\xa0BTC = 97,128.0\xa0EUR (not live" in receipt.body
     html = receipt.alternatives[0][0]
     assert "not live" in html
 
@@ -50,4 +50,4 @@ def test_a_live_rate_is_shown_without_the_words(anon_client, create_link, select
     link = create_link()
     assert select(link["token"], "BTC", "Mainnet").status_code in (200, 201)
     page = anon_client.get(f"/pay/{link['token']}").content.decode()
-    assert "1 BTC = " in page and "not live" not in page
+    assert "1\xa0BTC = " in page and "not live" not in page

@@ -1,5 +1,5 @@
 """The payer's receipt and the merchant's paid email read like a bill: fiat at its own
-precision ("19.90 EUR", not "19.9 EUR"), the network and method by name, the time in the
+precision ("€19.90", not "19.9 EUR"), the network and method by name, the time in the
 account's zone with the zone named (not "2026-11-25T20:27:39.227872Z"), and whom to contact."""
 
 from __future__ import annotations
@@ -41,18 +41,18 @@ def test_the_receipt_reads_in_the_merchants_zone_with_display_names_and_support(
 
     (receipt,) = [m for m in mail.outbox if m.to == ["payer@example.net"]]
     html = receipt.alternatives[0][0]
-    assert receipt.subject == "Receipt: 19.90 EUR paid to Corner Coffee"
+    assert receipt.subject == "Receipt: €19.90 paid to Corner Coffee"
     for text in (receipt.body, html):
-        assert "19.90 EUR" in text and "19.9 EUR" not in text
-        assert "2026-11-25 21:27 CET (Europe/Berlin)" in text and "2026-11-25T20:27" not in text
-        assert "on Ethereum" in text and "Single transfer" in text and "SingleOutput" not in text
+        assert "€19.90" in text and "19.9 EUR" not in text
+        assert "Nov 25, 2026, 9:27:39\u202fPM Europe/Berlin" in text and "2026-11-25T20:27" not in text
+        assert "on Ethereum" in text and "One transfer" in text and "SingleOutput" not in text
         assert "help@corner.example" in text and "https://corner.example/help" in text
         assert "https://etherscan.io/tx/0xabc" in text
     assert "Back to Corner Coffee" in html and 'href="https://corner.example/order/1001"' in html
 
     (paid,) = [m for m in mail.outbox if m.to == [owner.email] and m.subject.startswith("Payment request paid")]
-    assert "Requested:     19.90 EUR" in paid.body
-    assert "When:          2026-11-25 21:27 CET (Europe/Berlin)" in paid.body
+    assert "Requested:     €19.90" in paid.body
+    assert "When:          Nov 25, 2026, 9:27:39\u202fPM Europe/Berlin" in paid.body
 
 
 def test_an_account_without_a_zone_reads_utc_and_says_so(owner, anon_client, create_link, select):
@@ -64,5 +64,5 @@ def test_an_account_without_a_zone_reads_utc_and_says_so(owner, anon_client, cre
     emails_send_due()
 
     (receipt,) = [m for m in mail.outbox if m.to == ["payer@example.net"]]
-    assert "Amount:        2,500 JPY" in receipt.body
-    assert "When:          2026-11-25 20:27 UTC" in receipt.body
+    assert "Amount: ¥2,500" in receipt.body
+    assert "When: Nov 25, 2026, 8:27:39\u202fPM UTC" in receipt.body

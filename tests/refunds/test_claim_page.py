@@ -29,7 +29,7 @@ def test_the_page_shows_the_refund_under_a_strict_policy(refund):
     assert "default-src 'none'" in policy and "script-src 'self'" in policy and "'unsafe-inline'" not in policy
     assert response["Referrer-Policy"] == "no-referrer" and response["Cache-Control"] == "no-store"
     html = response.content.decode()
-    assert "25.000000 USDC" in html and "Returned: wrong size" in html
+    assert "25.000000\xa0USDC" in html and "Returned: wrong size" in html
     assert 'name="refund_address"' in html and "<script>" not in html and "style=" not in html
 
 

@@ -156,7 +156,7 @@ def test_every_other_state_reads_plainly_on_a_phone_in_light_and_dark(browser_en
     expired = api_client.post("/api/v1/refunds", {"draftId": draft_id, "amountSats": 2_000}, format="json").json()
     Refund.objects.filter(pk=expired["id"]).update(expires_at=timezone.now() - timedelta(minutes=1))
     states = {
-        "fiat-claimable": (token_of(fiat), "12.50 EUR"),
+        "fiat-claimable": (token_of(fiat), "€12.50"),
         "cancelled": (token_of(cancelled), "The merchant cancelled this refund."),
         "expired": (token_of(expired), "This refund link has expired."),
         "not-found": ("n" * 43, "Refund link not found"),

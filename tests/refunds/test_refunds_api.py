@@ -274,7 +274,7 @@ def test_the_refund_emails_render_what_each_reader_needs(api_client, anon_client
 
     subject, text, html = email_render(EmailNotification.objects.get(kind="refund_claim_link"))
     assert "tell us where to send it" in subject
-    assert refund["claimUrl"] in text and refund["claimUrl"] in html and "7.5 EUR" in text and "Late" in text
+    assert refund["claimUrl"] in text and refund["claimUrl"] in html and "€7.50" in text and "Late" in text
     subject, text, _ = email_render(EmailNotification.objects.get(kind="refund_claimed"))
     assert refund["id"] in subject and CUSTOMER["Ethereum"] in text and f"/refunds/{refund['id']}/approve" in text
     subject, text, html = email_render(EmailNotification.objects.get(kind="refund_paid"))

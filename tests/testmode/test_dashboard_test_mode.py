@@ -48,7 +48,7 @@ def test_the_switch_shows_test_drafts_only_and_new_drafts_are_test_drafts(owner)
     client.post(
         "/dashboard/drafts/new",
         {"network": "Sepolia", "currency": "USDC", "receiverAddress": ADDRESSES["Sepolia"], "pricing": "exact",
-         "amountSats": 12_500_000, "memo": "made in test mode", "expiryHours": 24},
+         "amount": "12.5", "memo": "made in test mode", "expiryHours": 24},
     )  # fmt: skip
     made = Draft.objects.filter(memo="made in test mode").first()
     assert made is not None and made.livemode is False

@@ -34,7 +34,7 @@
     var label = button.textContent;
     button.hidden = false;
     button.addEventListener("click", function () {
-      copyText(source.textContent.trim()).then(function () {
+      copyText(source.getAttribute("data-value") || source.textContent.trim()).then(function () {
         button.textContent = "\u2713 " + word("copied", "Copied");
         button.classList.add("copied");
         window.setTimeout(function () {
@@ -57,12 +57,18 @@
     return { el: el, at: Date.parse(el.getAttribute("datetime")), kind: el.getAttribute("data-countdown"), done: false };
   }).filter(function (c) { return !isNaN(c.at); });
 
+  // Digits as the page's language writes them (Arabic-Indic in Arabic), like the server's.
+  var numberLocale = document.documentElement.getAttribute("data-number-locale") || "en";
+  var digits = null;
+  try { digits = new Intl.NumberFormat(numberLocale, { useGrouping: false }); } catch (e) { digits = null; }
+  function n(x) { return digits ? digits.format(x) : String(x); }
+
   function left(ms) {
     var s = Math.max(0, Math.floor(ms / 1000));
     var h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), sec = s % 60;
-    if (h >= 24) return Math.floor(h / 24) + " d " + (h % 24) + " h";
-    if (h > 0) return h + " h " + m + " min";
-    return m + ":" + (sec < 10 ? "0" : "") + sec;
+    if (h >= 24) return n(Math.floor(h / 24)) + " " + word("days", "d") + " " + n(h % 24) + " " + word("hours", "h");
+    if (h > 0) return n(h) + " " + word("hours", "h") + " " + n(m) + " " + word("minutes", "min");
+    return n(m) + ":" + (sec < 10 ? n(0) : "") + n(sec);
   }
 
   function tick() {
