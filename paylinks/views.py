@@ -78,11 +78,13 @@ class _PageRates:
         return settings.CHECKOUT_RATE_LIMITS
 
 
-def _throttled(request: HttpRequest) -> HttpResponse | None:
+def page_throttled(request: HttpRequest, busy_template: str = "paylinks/busy.html") -> HttpResponse | None:
+    """None while the address is within the checkout's per-address budget (shared by every
+    payer page: the pay page and the refund claim page); else the page's 429 with Retry-After."""
     throttle = CheckoutThrottle()
     if throttle.allow_request(request, _PageRates()):
         return None
-    response = render(request, "paylinks/busy.html", status=429)
+    response = render(request, busy_template, status=429)
     response["Retry-After"] = str(max(1, int(throttle.wait())))
     return response
 
@@ -171,7 +173,7 @@ def _context(payment_request: PaymentRequest, *, error: str | None = None, recei
 @_page_headers
 @require_GET
 def pay_page(request: HttpRequest, token: str) -> HttpResponse:
-    if (busy := _throttled(request)) is not None:
+    if (busy := page_throttled(request)) is not None:
         return busy
     payment_request = _request_or_none(token)
     if payment_request is None:
@@ -184,7 +186,7 @@ def pay_page(request: HttpRequest, token: str) -> HttpResponse:
 @require_POST
 def pay_select(request: HttpRequest, token: str) -> HttpResponse:
     """The picker's form post: the JavaScript-free path to a payment QR."""
-    if (busy := _throttled(request)) is not None:
+    if (busy := page_throttled(request)) is not None:
         return busy
     payment_request = _request_or_none(token)
     if payment_request is None:
@@ -203,7 +205,7 @@ def pay_select(request: HttpRequest, token: str) -> HttpResponse:
 @_page_headers
 @require_POST
 def pay_receipt(request: HttpRequest, token: str) -> HttpResponse:
-    if (busy := _throttled(request)) is not None:
+    if (busy := page_throttled(request)) is not None:
         return busy
     payment_request = _request_or_none(token)
     if payment_request is None:
@@ -223,7 +225,7 @@ def pay_receipt(request: HttpRequest, token: str) -> HttpResponse:
 @require_POST
 def pay_simulate(request: HttpRequest, token: str) -> HttpResponse:
     """A test-mode link's "Simulate payment" button: its draft is paid through the watchers' door."""
-    if (busy := _throttled(request)) is not None:
+    if (busy := page_throttled(request)) is not None:
         return busy
     payment_request = _request_or_none(token)
     if payment_request is None or payment_request.livemode:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from functools import wraps
 
-from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
@@ -21,8 +20,7 @@ from django.views.decorators.http import require_http_methods
 
 from core.problems import Problem
 from core.text import shown
-from paylinks.api.views import CheckoutThrottle
-from paylinks.views import CONTENT_SECURITY_POLICY
+from paylinks.views import CONTENT_SECURITY_POLICY, page_throttled
 from payments import formatting
 from payments.registry import format_amount, get_asset
 from refunds import services
@@ -42,21 +40,6 @@ def _page_headers(view):
         return response
 
     return wrapped
-
-
-class _PageRates:  # the claim page shares the checkout's per-IP budget
-    @property
-    def throttle_rates(self) -> dict[str, str]:
-        return settings.CHECKOUT_RATE_LIMITS
-
-
-def _throttled(request: HttpRequest) -> HttpResponse | None:
-    throttle = CheckoutThrottle()
-    if throttle.allow_request(request, _PageRates()):
-        return None
-    response = render(request, "refunds/busy.html", status=429)
-    response["Retry-After"] = str(max(1, int(throttle.wait())))
-    return response
 
 
 def _state(refund: Refund) -> str:
@@ -97,7 +80,7 @@ def _context(refund: Refund, *, error: str | None = None, field_error: str | Non
 @_page_headers
 @require_http_methods(["GET", "POST"])
 def claim_page(request: HttpRequest, token: str) -> HttpResponse:
-    if (busy := _throttled(request)) is not None:
+    if (busy := page_throttled(request, "refunds/busy.html")) is not None:
         return busy
     try:
         refund = refund_by_token(token=token)
