@@ -11,8 +11,10 @@ import pytest
 from django.conf import settings
 from django.core import mail
 from django.test import Client
+from django.utils import translation
 
 from notifications.services import emails_send_due
+from payments.rates import RatesUnavailable
 from tests.paylinks.conftest import pay
 
 pytestmark = pytest.mark.django_db
@@ -164,3 +166,13 @@ def test_the_receipt_is_written_in_the_language_the_payer_asked_for_it_in(browse
     assert re.search(r"Wann: \d\d\.\d\d\.\d{4}, \d\d:\d\d:\d\d UTC", body)
     html = receipt.alternatives[0][0]
     assert '<html lang="de" dir="ltr">' in html and "<strong>bestätigt</strong>" in html
+
+
+def test_rates_unavailable_is_told_in_the_language_of_the_request():
+    with translation.override("de"):
+        german = RatesUnavailable().detail
+    with translation.override("en"):
+        english = RatesUnavailable().detail
+
+    assert german == "Wechselkurse sind gerade nicht verfügbar; versuchen Sie es gleich noch einmal."
+    assert english == "Exchange rates are unavailable right now; try again shortly."
