@@ -22,6 +22,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from accounts.languages import account_language
@@ -340,6 +341,8 @@ def refund_claim(*, token: str, refund_address: str, now: datetime | None = None
     try:
         address = validate_address(refund.network, (refund_address or "").strip(), field="refundAddress")
     except InvalidAddress as exc:
+        if (get_language() or "en").split("-")[0] == "en":
+            raise  # the validator's own reason ("a Bitcoin address, not ..."), written in English
         # The customer reads this on the claim page or API: in their language.
         message = _("This is not a valid %(network)s address; check it and paste it again.") % {
             "network": Network(refund.network).label
