@@ -11,27 +11,30 @@ import json
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext_lazy as _
 
 # RFC 9457 members: an extension may never overwrite them (a 409 must not say "status": "Cancelled").
 RESERVED_MEMBERS = frozenset({"type", "title", "status", "detail", "instance", "code", "errors", "errorsOmitted"})
 
 
+# Lazy: rendered in the request's language (the payer's on the checkout and refund claim API,
+# English on every merchant surface).
 TITLES = {
-    400: "Invalid request",
-    401: "Authentication required",
-    402: "Payment required",
-    403: "Forbidden",
-    404: "Not found",
-    405: "Method not allowed",
-    406: "Not acceptable",
-    409: "Conflict",
-    411: "Length required",
-    413: "Request body too large",
-    415: "Unsupported media type",
-    422: "Unprocessable request",
-    429: "Too many requests",
-    500: "Internal server error",
-    503: "Service unavailable",
+    400: _("Invalid request"),
+    401: _("Authentication required"),
+    402: _("Payment required"),
+    403: _("Forbidden"),
+    404: _("Not found"),
+    405: _("Method not allowed"),
+    406: _("Not acceptable"),
+    409: _("Conflict"),
+    411: _("Length required"),
+    413: _("Request body too large"),
+    415: _("Unsupported media type"),
+    422: _("Unprocessable request"),
+    429: _("Too many requests"),
+    500: _("Internal server error"),
+    503: _("Service unavailable"),
 }
 
 
@@ -193,7 +196,7 @@ def problem_document(
     kept = _bounded_errors(errors)
     body: dict[str, Any] = {
         "type": f"{settings.BASE_URL}/problems/{code}",
-        "title": TITLES.get(status_code, "Error"),
+        "title": str(TITLES.get(status_code) or _("Error")),
         "status": status_code,
         "detail": clip(detail, MAX_DETAIL_CHARS, json_bytes=MAX_DETAIL_BYTES),
         "code": code,

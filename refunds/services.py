@@ -22,6 +22,8 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
+from django.utils.translation import get_language
+from django.utils.translation import gettext as _
 
 from accounts.languages import account_language
 from core.problems import Conflict, NotFound, Problem
@@ -33,8 +35,8 @@ from drafts.requests import DraftRequest, Origin, OriginKind
 from drafts.services import draft_cancel
 from notifications import kinds as email_kinds
 from notifications.services import email_enqueue
-from payments.addresses import validate_address
-from payments.enums import Method
+from payments.addresses import InvalidAddress, validate_address
+from payments.enums import Method, Network
 from payments.quotes import base_units_to_fiat, fiat_to_base_units, quote_lock
 from payments.rates import normalise_fiat
 from payments.rates.fiat import fiat_minor_units
@@ -336,9 +338,18 @@ def refund_claim(*, token: str, refund_address: str, now: datetime | None = None
     now = now or timezone.now()
     refund = Refund.objects.get(token=token)
     _check_claimable(refund, now)
-    address = validate_address(refund.network, (refund_address or "").strip(), field="refundAddress")
+    try:
+        address = validate_address(refund.network, (refund_address or "").strip(), field="refundAddress")
+    except InvalidAddress as exc:
+        if (get_language() or "en").split("-")[0] == "en":
+            raise  # the validator's own reason ("a Bitcoin address, not ..."), written in English
+        # The customer reads this on the claim page or API: in their language.
+        message = _("This is not a valid %(network)s address; check it and paste it again.") % {
+            "network": Network(refund.network).label
+        }
+        raise InvalidAddress(message, field="refundAddress", extra=exc.extra) from exc
     if address == settings.PLATFORM_FEE_ADDRESSES.get(refund.network):
-        raise Problem("That is the operator's fee address.", code="invalid_address", field="refundAddress")
+        raise Problem(_("That is the operator's fee address."), code="invalid_address", field="refundAddress")
     with transaction.atomic():
         locked = _locked(refund.id)
         _check_claimable(locked, now)

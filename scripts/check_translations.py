@@ -41,6 +41,10 @@ PAYER_SOURCES = (
     "refunds/templates/refunds/not_found.html",
     "refunds/templates/refunds/busy.html",
     "refunds/views.py",
+    "refunds/services.py",
+    "core/problems.py",
+    "core/api/problems.py",
+    "payments/rates/feed.py",
     "templates/emails/refund_claim_link",
 )
 # The dashboard's and account pages' strings, required only in the languages those pages are

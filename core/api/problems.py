@@ -15,6 +15,7 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.utils.translation import gettext as _
 from rest_framework import exceptions
 
 from core.api.bodies import is_empty_body, takes_no_body
@@ -111,8 +112,15 @@ def _validation_document(exc: exceptions.ValidationError) -> dict[str, Any]:
     else:
         fields = sorted({e["field"] for e in errors if e["field"]})
         named = ", ".join(clip(field, 40) for field in fields[:10])
-        named += f" and {len(fields) - 10} more" if len(fields) > 10 else ""
-        detail = f"{len(errors)} problems in the request" + (f" (fields: {named})." if named else ".")
+        if len(fields) > 10:
+            named = _("%(fields)s and %(count)s more") % {"fields": named, "count": len(fields) - 10}
+        if named:
+            detail = _("%(count)s problems in the request (fields: %(fields)s).") % {
+                "count": len(errors),
+                "fields": named,
+            }
+        else:
+            detail = _("%(count)s problems in the request.") % {"count": len(errors)}
     return problem_document(400, code, detail, errors=errors)
 
 
@@ -280,7 +288,7 @@ def _replace_with_problem(response: HttpResponse) -> HttpResponse:
     if response.status_code >= 500:
         code, detail = "internal_error", "An unexpected error occurred. It has been logged."
     elif response.status_code not in _STATUS_CODES:
-        code, detail = "error", TITLES.get(response.status_code, "Error")
+        code, detail = "error", str(TITLES.get(response.status_code) or _("Error"))
     headers = {
         name: response[name] for name in ("Allow", "Retry-After", "WWW-Authenticate") if response.has_header(name)
     }

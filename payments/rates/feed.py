@@ -24,6 +24,8 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import cache
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from core.problems import Problem, ServiceUnavailable
 from core.wire import json_datetime
@@ -45,7 +47,7 @@ STABLECOIN_PEGS = {"USDC": "USD", "USDT": "USD", "EURC": "EUR"}
 
 class RatesUnavailable(ServiceUnavailable):
     default_code = "rates_unavailable"
-    default_detail = "Exchange rates are unavailable right now; try again shortly."
+    default_detail = gettext_lazy("Exchange rates are unavailable right now; try again shortly.")
 
     def __init__(self, detail: str | None = None, **kwargs: Any) -> None:
         super().__init__(detail, **kwargs)
@@ -304,16 +306,20 @@ def _entry(kind: str, code: str) -> tuple[_Table, _Entry]:
         bundled = _bundled(kind)
         if code in bundled.entries:
             return bundled, bundled.entries[code]
-    what = "price for" if kind == "crypto" else "rate for"
+    # A payer can meet these on the checkout: in the request's language (English elsewhere).
     if table is None:
-        raise RatesUnavailable(f"No live {kind} rates have been fetched yet; try again shortly.")
+        raise RatesUnavailable(_("No live exchange rates have been fetched yet; try again shortly."))
     if not _is_fresh(table, now):
         raise RatesUnavailable(
-            f"The live {kind} rates were fetched at {table.fetched_at.isoformat()}, older than the "
-            f"{settings.RATES_MAX_AGE_SECONDS} s limit; try again shortly."
+            _(
+                "The live exchange rates were fetched at %(time)s, older than the %(seconds)s s limit; "
+                "try again shortly."
+            )
+            % {"time": table.fetched_at.isoformat(), "seconds": settings.RATES_MAX_AGE_SECONDS}
         )
     raise RatesUnavailable(
-        f"No live {what} {code}: fewer than {_min_sources(kind)} sources agreed on one; try again shortly."
+        _("No live exchange rate for %(code)s: fewer than %(count)s sources agreed on one; try again shortly.")
+        % {"code": code, "count": _min_sources(kind)}
     )
 
 

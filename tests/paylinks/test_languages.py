@@ -11,8 +11,10 @@ import pytest
 from django.conf import settings
 from django.core import mail
 from django.test import Client
+from django.utils import translation
 
 from notifications.services import emails_send_due
+from payments.rates import RatesUnavailable
 from tests.paylinks.conftest import pay
 
 pytestmark = pytest.mark.django_db
@@ -116,6 +118,20 @@ def test_checkout_api_messages_for_the_payer_follow_accept_language(anon_client,
     assert detail["fiatAmount"] == 25  # numbers in JSON stay numbers
 
 
+def test_a_checkout_api_error_has_its_title_and_summary_in_the_payers_language(anon_client, create_link):
+    link = create_link()
+
+    response = anon_client.post(
+        f"/api/v1/checkout/{link['token']}/select", {}, format="json", HTTP_ACCEPT_LANGUAGE="de"
+    )
+
+    body = response.json()
+    assert response.status_code == 400 and response["Content-Language"] == "de"
+    assert body["title"] == "Ungültige Anfrage"
+    assert body["detail"] == "Probleme in der Anfrage: 2 (Felder: currency, network)."
+    assert body["code"] == "required" and [e["field"] for e in body["errors"]] == ["currency", "network"]
+
+
 def test_the_merchants_own_api_stays_english_whatever_the_client_sends(api_client):
     response = api_client.post(
         "/api/v1/payment-requests", {"fiatCurrency": "EUR"}, format="json", HTTP_ACCEPT_LANGUAGE="de"
@@ -125,6 +141,8 @@ def test_the_merchants_own_api_stays_english_whatever_the_client_sends(api_clien
     body = response.content.decode()
     assert response.get("Content-Language") in (None, "en")
     assert "Dieses Feld" not in body and "erforderlich" not in body
+    assert response.json()["title"] == "Invalid request"
+    assert response.json()["detail"] == "2 problems in the request (fields: fiatAmount, options)."
 
 
 def test_the_receipt_is_written_in_the_language_the_payer_asked_for_it_in(browser, create_link, select):
@@ -148,3 +166,13 @@ def test_the_receipt_is_written_in_the_language_the_payer_asked_for_it_in(browse
     assert re.search(r"Wann: \d\d\.\d\d\.\d{4}, \d\d:\d\d:\d\d UTC", body)
     html = receipt.alternatives[0][0]
     assert '<html lang="de" dir="ltr">' in html and "<strong>bestätigt</strong>" in html
+
+
+def test_rates_unavailable_is_told_in_the_language_of_the_request():
+    with translation.override("de"):
+        german = RatesUnavailable().detail
+    with translation.override("en"):
+        english = RatesUnavailable().detail
+
+    assert german == "Wechselkurse sind gerade nicht verfügbar; versuchen Sie es gleich noch einmal."
+    assert english == "Exchange rates are unavailable right now; try again shortly."

@@ -58,3 +58,36 @@ def test_arabic_reads_right_to_left_with_arabic_digits_and_the_choice_is_kept(cl
     assert client.cookies["lang"].value == "ar"
     again = client.get(claim_pages["claimable"], HTTP_ACCEPT_LANGUAGE="de").content.decode()
     assert '<html lang="ar" dir="rtl"' in again
+
+
+def test_a_bad_refund_address_is_refused_in_the_customers_language(api_client, paid_draft, issue):
+    refund = issue(paid_draft(), full=True).json()
+    token = refund["claimUrl"].rsplit("/", 1)[1]
+
+    api = Client().post(
+        f"/api/v1/refund-claims/{token}",
+        {"refundAddress": CUSTOMER["Mainnet"]},
+        content_type="application/json",
+        HTTP_ACCEPT_LANGUAGE="ja",
+    )
+    page = Client().post(path_of(refund), {"refund_address": "0x123"}, HTTP_ACCEPT_LANGUAGE="ja")
+
+    message = "有効な Ethereum のアドレスではありません。確認してもう一度貼り付けてください。"
+    body = api.json()
+    assert api.status_code == 400 and body["title"] == "無効なリクエスト"
+    assert body["code"] == "invalid_address" and body["errors"][0]["field"] == "refundAddress"
+    assert body["errors"][0]["message"] == message and body["network"] == "Ethereum"
+    assert page.status_code == 422 and message in page.content.decode()
+    # In English the validator's own reason stays: it says what is wrong with the address.
+    english = (
+        Client()
+        .post(
+            f"/api/v1/refund-claims/{token}",
+            {"refundAddress": CUSTOMER["Mainnet"]},
+            content_type="application/json",
+            HTTP_ACCEPT_LANGUAGE="en",
+        )
+        .json()
+    )
+    assert english["errors"][0]["message"] != "This is not a valid Ethereum address; check it and paste it again."
+    assert english["code"] == "invalid_address" and "Ethereum" in english["errors"][0]["message"]
