@@ -99,6 +99,12 @@ class PaymentRequestForm(PlainTextForm):
     fiatAmount = forms.DecimalField(label=_("Amount"), max_digits=20, decimal_places=8)
     orderId = forms.CharField(label=_("Order id"), max_length=200, required=False)
     memo = forms.CharField(label=_("Memo"), max_length=500, required=False, help_text=_("Shown to the payer"))
+    returnUrl = forms.CharField(
+        label=_("Return link"),
+        max_length=2000,
+        required=False,
+        help_text=_("https:// — shown to the payer as “Back to …” once paid or cancelled"),
+    )
     expiryHours = forms.IntegerField(label=_("Open for (hours)"), min_value=1, max_value=720, initial=72)
 
     def __init__(self, *args, **kwargs):

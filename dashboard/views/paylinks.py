@@ -55,6 +55,7 @@ def paylink_new(request: HttpRequest) -> HttpResponse:
                 options=form.options(),
                 order_id=form.cleaned_data["orderId"] or None,
                 memo=form.cleaned_data["memo"] or None,
+                return_url=form.cleaned_data["returnUrl"].strip() or None,
                 expiry_hours=form.cleaned_data["expiryHours"],
             )
             messages.success(request, _("Pay link created. Send it to the payer."))

@@ -216,6 +216,17 @@ PAY_LINK = {
 }
 
 
+def test_a_pay_link_takes_a_return_link_and_refuses_one_that_is_not_https(browser, owner):
+    from paylinks.models import PaymentRequest
+
+    refused = browser.post("/dashboard/pay-links/new", PAY_LINK | {"returnUrl": "http://shop.example/thanks"})
+    assert refused.status_code == 200 and not PaymentRequest.objects.exists()
+    assert "https" in refused.content.decode()
+    made = browser.post("/dashboard/pay-links/new", PAY_LINK | {"returnUrl": "https://shop.example/thanks"})
+    assert made.status_code == 302
+    assert PaymentRequest.objects.get(user=owner).return_url == "https://shop.example/thanks"
+
+
 def test_a_pay_link_is_created_with_its_options_and_can_be_cancelled(browser, owner):
     from paylinks.models import PaymentRequest
 
