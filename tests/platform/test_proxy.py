@@ -13,6 +13,7 @@ import socket
 import ssl
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -113,11 +114,25 @@ def start_gunicorn(port: int) -> subprocess.Popen:
     )
 
 
-def start_nginx(prefix: Path, **render: str) -> subprocess.Popen:
+@pytest.fixture(scope="module")
+def served_problems():
+    """deploy/problems where nginx's workers read them, as compose mounts them at /etc/nginx/problems.
+    Started by root (as in CI), nginx runs its workers as an unprivileged user, which cannot pass
+    a private directory the checkout may sit in (mktemp -d): every error page would be a 403."""
+    served = Path(tempfile.mkdtemp(prefix="proxy-problems-", dir="/tmp"))  # any user passes /tmp
+    served.chmod(0o755)
+    for document in PROBLEMS.glob("*.json"):
+        shutil.copyfile(document, served / document.name)
+        (served / document.name).chmod(0o644)
+    yield served
+    shutil.rmtree(served)
+
+
+def start_nginx(prefix: Path, problems: Path, **render: str) -> subprocess.Popen:
     """nginx from the project's template and defaults (deploy/nginx.env), ``render`` winning."""
     conf = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "render_template.py"), "--defaults", str(DEFAULTS), str(TEMPLATE)],
-        env=dict(os.environ) | {"NGINX_PREFIX": str(prefix), "NGINX_PROBLEMS": str(PROBLEMS)} | render,
+        env=dict(os.environ) | {"NGINX_PREFIX": str(prefix), "NGINX_PROBLEMS": str(problems)} | render,
         capture_output=True,
         text=True,
         check=True,
@@ -140,7 +155,7 @@ def stop(*processes: subprocess.Popen) -> None:
 
 
 @pytest.fixture
-def proxied_gunicorn(tmp_path):
+def proxied_gunicorn(tmp_path, served_problems):
     if not shutil.which("nginx"):
         pytest.skip("nginx is not installed")
     app_port, https_port = free_port(), free_port()
@@ -167,6 +182,7 @@ def proxied_gunicorn(tmp_path):
     )
     nginx = start_nginx(
         tmp_path,
+        served_problems,
         NGINX_WORKERS="1",
         LISTEN=f"127.0.0.1:{https_port} ssl",
         NGINX_TLS=f"ssl_certificate {tmp_path}/cert.pem; ssl_certificate_key {tmp_path}/key.pem; "
@@ -243,7 +259,7 @@ def test_the_proxy_shields_gunicorn_from_slow_clients_and_answers_its_own_errors
 
 
 @pytest.fixture
-def plain_proxy(tmp_path):
+def plain_proxy(tmp_path, served_problems):
     """Start a one-worker gunicorn and nginx in front on plain HTTP, as `make run` does; keyword
     arguments override deploy/nginx.env."""
     if not shutil.which("nginx"):
@@ -258,6 +274,7 @@ def plain_proxy(tmp_path):
         started.append(
             start_nginx(
                 prefix,
+                served_problems,
                 NGINX_WORKERS="1",
                 LISTEN=f"127.0.0.1:{port}",
                 NGINX_TLS="",
