@@ -22,7 +22,7 @@ from django.utils import timezone
 from accounts.modes import mode_set
 from core.problems import Problem, ServiceUnavailable
 from demo.selectors import demo_drafts, demo_networks, demo_open_draft_count
-from drafts.creation import draft_create_from_request
+from drafts.creation import draft_create, draft_plan_for
 from drafts.enums import DraftStatus
 from drafts.models import Draft
 from drafts.requests import DraftRequest, Origin
@@ -82,15 +82,7 @@ def demo_draft_create(*, network: str, currency: str, now: datetime | None = Non
         )
     if demo_open_draft_count() >= settings.DEMO_MAX_OPEN_DRAFTS:
         raise _busy()
-    account = demo_account()
-
-    def within_cap(draft: Draft) -> None:
-        # Inside the draft's transaction, serialised on the demo account's row, so concurrent
-        # requests cannot together pass the cap.
-        get_user_model().objects.select_for_update().filter(pk=account.pk).first()
-        if demo_open_draft_count() > settings.DEMO_MAX_OPEN_DRAFTS:
-            raise _busy()
-
+    account = mode_set(demo_account(), livemode=False)
     request = DraftRequest(
         network=network,
         currency=currency,
@@ -100,9 +92,13 @@ def demo_draft_create(*, network: str, currency: str, now: datetime | None = Non
         expiry_minutes=settings.DEMO_EXPIRY_MINUTES,
         memo="Demo draft (test network, no real funds)",
     )
-    return draft_create_from_request(
-        user=mode_set(account, livemode=False), request=request, origin=Origin.demo(), now=now, on_created=within_cap
-    )
+    plan = draft_plan_for(request=request, origin=Origin.demo(), now=now, user=account)
+    with transaction.atomic():
+        # Serialised on the demo account's row, so concurrent requests cannot together pass the cap.
+        get_user_model().objects.select_for_update().filter(pk=account.pk).first()
+        if demo_open_draft_count() >= settings.DEMO_MAX_OPEN_DRAFTS:
+            raise _busy()
+        return draft_create(user=account, plan=plan, origin=Origin.demo(), now=now)
 
 
 def demo_payments_simulate(*, now: datetime | None = None) -> int:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import nullcontext
+from dataclasses import dataclass
+from typing import TypeVar
 from uuid import UUID
 
 from django.db import IntegrityError, transaction
@@ -19,6 +21,8 @@ from payments.enums import Method
 
 MAX_NUDGE_BASE_UNITS = 1000
 MAX_AMOUNT_PICKS = 25
+
+T = TypeVar("T")
 
 
 class AmountCollision(Conflict):
@@ -168,31 +172,43 @@ def _is_amount_clash(plan: DraftPlan, *, user, amount: int | None = None, exclud
     )
 
 
-def with_unique_amount(
+@dataclass(frozen=True)
+class AmountTaken:
+    """A write's refused result: another open draft took the amount it picked first (the
+    per-account unique index refused it; nothing was written). Pick again."""
+
+
+AMOUNT_TAKEN = AmountTaken()
+
+
+def unless_amount_taken(
     plan: DraftPlan,
     *,
     user,
-    write: Callable[[int], Draft],
-    field: str,
+    write: Callable[[], T],
     exclude: UUID | None = None,
     one_statement: bool = False,
-) -> Draft:
-    """Run `write(attempt)` in a transaction until the amount it picks is unique among the
-    account's open drafts: the one retry loop of creation and requote (a concurrent draft may
-    take the same amount between the look-up and the INSERT; the unique index refuses it).
+) -> T | AmountTaken:
+    """Run `write()` (reads, then the writes of one try of creation or requote) in a
+    transaction: its result, or AMOUNT_TAKEN when a concurrent draft took the same amount
+    between the look-up and the INSERT (the unique index refuses it, and the try is undone).
     A `write` that is `one_statement` (reads, then a single statement that writes) needs no
     transaction where that statement is all or nothing by itself: PostgreSQL outside any
     transaction (inside one, a savepoint keeps the caller's transaction usable for a retry)."""
     connection = transaction.get_connection()
     alone = one_statement and writes_in_one_statement(connection) and not in_transaction()
-    for attempt in range(MAX_AMOUNT_PICKS):
-        try:
-            with nullcontext() if alone else transaction.atomic():
-                return write(attempt)
-        except IntegrityError:
-            holder = _invoice_holder(plan, exclude=exclude)
-            if holder is not None:
-                raise _invoice_attached_problem(holder, user=user) from None
-            if not _is_amount_clash(plan, user=user, exclude=exclude):
-                raise
-    raise AmountCollision("Could not find a unique amount for this address; try again.", field=field)
+    try:
+        with nullcontext() if alone else transaction.atomic():
+            return write()
+    except IntegrityError:
+        holder = _invoice_holder(plan, exclude=exclude)
+        if holder is not None:
+            raise _invoice_attached_problem(holder, user=user) from None
+        if not _is_amount_clash(plan, user=user, exclude=exclude):
+            raise
+    return AMOUNT_TAKEN
+
+
+def no_free_amount(field: str) -> AmountCollision:
+    """Every try found its amount taken by a concurrent draft."""
+    return AmountCollision("Could not find a unique amount for this address; try again.", field=field)

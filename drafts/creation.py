@@ -1,10 +1,22 @@
-"""Creating a draft: plan it (drafts.planning), then write it with its draft.created event."""
+"""Creating a draft, top-down, each step with an explicit result:
+
+1. plan (`draft_plan_for`, drafts.planning): what the request asks, priced: rates, a
+   Lightning-address invoice (network I/O, outside any transaction; nothing is written);
+2. build (`draft_build`): the draft as it will be stored, unsaved, from the plan and the
+   amount and fee placement picked for it (reads and writes nothing);
+3. write (`draft_write`): the draft with its draft.created event, and an Idempotency-Key's
+   answer when given, in one statement where the database allows: the draft, or KEY_TAKEN
+   (the key held an answer: nothing written).
+
+`draft_create` runs tries of pick-build-write until one is not AMOUNT_TAKEN (a concurrent
+draft took the same amount: the try is undone, the amount picked again).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from datetime import datetime
-from uuid import UUID
+from functools import partial
+from uuid import UUID, uuid4
 
 from django.conf import settings
 from django.db import transaction
@@ -14,8 +26,16 @@ from accounts.modes import livemode_of, network_check
 from core import metrics
 from core.sql.rows import RowInserter, rows_together
 from core.sql.state import in_transaction, unwritten
-from drafts.amounts import free_amount, open_amounts_read, with_unique_amount
+from drafts.amounts import (
+    MAX_AMOUNT_PICKS,
+    AmountTaken,
+    free_amount,
+    no_free_amount,
+    open_amounts_read,
+    unless_amount_taken,
+)
 from drafts.events import draft_event_data
+from drafts.idempotency import KEY_TAKEN, KeyClaim, KeyTaken
 from drafts.models import Draft
 from drafts.planning import DraftPlan, draft_plan
 from drafts.requests import DraftRequest, Origin
@@ -99,79 +119,82 @@ def draft_create_from_request(
     request: DraftRequest,
     origin: Origin | None = None,
     now: datetime | None = None,
-    on_created: Callable[[Draft], None] | None = None,
-    along: Callable[[Draft], Sequence[tuple]] | None = None,
-) -> Draft:
+    key: KeyClaim | None = None,
+) -> Draft | KeyTaken:
     """The one door to create a draft, for every surface (REST, MCP, checkout, templates, demo).
 
     Plans first (rates, Lightning-address invoices: network I/O outside any transaction), then
-    writes the draft and its draft.created event in one transaction.
+    writes the draft and its draft.created event (and the key's answer) at once: the draft, or
+    KEY_TAKEN when `key` already held an answer (nothing written).
     """
     origin = origin or Origin.api()
     now = now or timezone.now()
-    network_check(user, request.network)  # a test-mode caller: test networks only
-    plan = draft_plan_for(request=request, origin=origin, now=now)
-    return draft_create(user=user, plan=plan, origin=origin, now=now, on_created=on_created, along=along)
+    plan = draft_plan_for(request=request, origin=origin, now=now, user=user)
+    return draft_create(user=user, plan=plan, origin=origin, now=now, key=key)
 
 
-def draft_plan_for(*, request: DraftRequest, origin: Origin, now: datetime) -> DraftPlan:
+def draft_plan_for(*, request: DraftRequest, origin: Origin, now: datetime, user=None) -> DraftPlan:
     """Plan a draft of this origin: rates, Lightning-address invoices (network I/O, so outside
-    any transaction). A caller that must lock a row of its own before writing plans with this,
-    then calls `draft_create` under its lock."""
+    any transaction; nothing is written). Given the account, a test-mode caller is held to test
+    networks. A caller that must lock a row of its own before writing plans with this, then
+    calls `draft_create` under its lock."""
+    if user is not None:
+        network_check(user, request.network)
     return draft_plan(
         request=request, now=now, is_fee_settlement=origin.is_fee_settlement, charges_fee=origin.charges_fee
     )
 
 
 def draft_create(
-    *,
-    user,
-    plan: DraftPlan,
-    origin: Origin,
-    now: datetime | None = None,
-    on_created: Callable[[Draft], None] | None = None,
-    along: Callable[[Draft], Sequence[tuple]] | None = None,
-) -> Draft:
-    """Write a planned draft and its draft.created event (and its deliveries) at once.
-
-    `along(draft)` runs once the draft is complete and before it is written: the
-    (RowInserter, instance) pairs it returns go into the same statement, before the draft (the
-    idempotency record with its answer; one its on_conflict refuses stops the draft and the
-    event: they stay unwritten: core.sql.state.unwritten). `on_created` runs after, inside the transaction
-    (a pay link is linked to the draft). Without it, on PostgreSQL the whole creation is one
-    statement and needs no transaction of its own (webhooks.services.event_record).
-    """
+    *, user, plan: DraftPlan, origin: Origin, now: datetime | None = None, key: KeyClaim | None = None
+) -> Draft | KeyTaken:
+    """Write a planned draft and its draft.created event (and its deliveries, and the key's
+    answer) at once: the draft, or KEY_TAKEN (nothing written). A try whose amount a concurrent
+    draft took first is undone and the amount picked again. Outside a transaction on
+    PostgreSQL the whole creation is one statement (webhooks.services.event_record); inside
+    the caller's (a pay link, a refund, a template locked first), a savepoint per try."""
     now = now or timezone.now()
-
-    def write(attempt: int) -> Draft:
-        # The first try of an exact draft takes the amount as asked (clashes are rare, and the
-        # unique index catches them); later tries look up the open amounts first. The fee cap
-        # and a fiat-priced draft's open amounts are read in one round trip.
-        # a fee that would accrue (never in test mode)
-        accrues = plan.method != Method.MULTI_OUTPUT and plan.fee is not None and livemode_of(user)
-        fee_cap = ledger.outstanding_read(user) if accrues else None
-        reads = [read for read in (fee_cap, open_amounts_read(plan)) if read is not None]
-        found = rows_together(*reads) if reads else []
-        if accrues:
-            ledger.ensure_not_blocked(user, totals=found.pop(0))
-        taken = {amount for (amount,) in found[0]} if found else None
-        draft = _draft_insert(
-            user=user, plan=plan, now=now, origin=origin, optimistic=attempt == 0, along=along, taken=taken
+    one_try = partial(_one_try, user=user, plan=plan, origin=origin, now=now, key=key)
+    one_statement = not _claims_dust_waiver(plan)  # claiming a dust waiver is a write of its own
+    for attempt in range(MAX_AMOUNT_PICKS):
+        written = unless_amount_taken(
+            plan, user=user, write=partial(one_try, first_try=attempt == 0), one_statement=one_statement
         )
-        if on_created is not None:
-            on_created(draft)
-        return draft
+        if isinstance(written, Draft):
+            count_on_commit(metrics.drafts_created, written)
+        if not isinstance(written, AmountTaken):
+            return written
+    raise no_free_amount("amountSats")
 
-    draft = with_unique_amount(
-        plan,
+
+def _one_try(*, user, plan: DraftPlan, origin: Origin, now: datetime, key: KeyClaim | None, first_try: bool):
+    """Read what the amount and the fee depend on, pick them, build the draft and write it.
+
+    The first try of an exact draft takes the amount as asked (clashes are rare, and the unique
+    index catches them); later tries look up the open amounts first. The fee cap and a
+    fiat-priced draft's open amounts are read in one round trip."""
+    accrues = plan.method != Method.MULTI_OUTPUT and plan.fee is not None and livemode_of(user)  # never in test mode
+    fee_cap = ledger.outstanding_read(user) if accrues else None
+    reads = [read for read in (fee_cap, open_amounts_read(plan)) if read is not None]
+    found = rows_together(*reads) if reads else []
+    if accrues:
+        ledger.ensure_not_blocked(user, totals=found.pop(0))
+    taken = {amount for (amount,) in found[0]} if found else None
+    amount, nudge = free_amount(plan, user=user, optimistic=first_try, taken=taken)
+    draft_id = uuid4()
+    placement, fee_address = _fee_placement(user=user, plan=plan, draft_id=draft_id)  # may claim a dust waiver
+    draft = draft_build(
         user=user,
-        write=write,
-        field="amountSats",
-        one_statement=on_created is None and not _claims_dust_waiver(plan),  # else a second write
+        plan=plan,
+        origin=origin,
+        now=now,
+        draft_id=draft_id,
+        amount=amount,
+        nudge=nudge,
+        placement=placement,
+        fee_address=fee_address,
     )
-    if not unwritten(draft):  # written (a replayed idempotency key writes nothing)
-        count_on_commit(metrics.drafts_created, draft)
-    return draft
+    return draft_write(draft, user=user, announce=origin.announce, key=key)
 
 
 def count_on_commit(counter, draft: Draft) -> None:
@@ -182,22 +205,23 @@ def count_on_commit(counter, draft: Draft) -> None:
         metrics.draft_counted(counter, draft)
 
 
-_DRAFT_INSERT = RowInserter(Draft)  # every creation: the 40-column INSERT is built once
-
-
-def _draft_insert(
+def draft_build(
     *,
     user,
     plan: DraftPlan,
-    now: datetime,
     origin: Origin,
-    optimistic: bool,
-    along: Callable | None = None,
-    taken: set[int] | None = None,
+    now: datetime,
+    draft_id: UUID,
+    amount: int,
+    nudge: int,
+    placement: str,
+    fee_address: str | None,
 ) -> Draft:
-    amount, nudge = free_amount(plan, user=user, optimistic=optimistic, taken=taken)
+    """The draft as it will be stored, unsaved: from the plan, the amount picked (and its
+    nudge) and the fee's placement. Reads and writes nothing."""
     asset = plan.asset
     draft = Draft(
+        id=draft_id,
         user=user,
         network=asset.network,
         currency=asset.currency,
@@ -233,29 +257,44 @@ def _draft_insert(
         order_id=origin.order_id,
         template_id=origin.template_id,
         livemode=livemode_of(user),
+        fee_placement=placement,
+        platform_fee_address=fee_address,
     )
-    placement, fee_address = _fee_placement(user=user, plan=plan, draft_id=draft.id)
-    draft.fee_placement, draft.platform_fee_address = placement, fee_address
     if plan.fee is not None:
         draft.fee_usd, draft.fee_base_units = plan.fee.fee_usd, plan.fee.fee_base_units
         draft.platform_fee = plan.fee.as_json(placement)
     else:
         draft.platform_fee = _no_fee_json(plan)
     draft.payment_uri = payment_uri(draft, plan)
-    rows = [*(along(draft) if along is not None else ()), (_DRAFT_INSERT, draft)]
-    if not origin.announce:  # written without its draft.created event
+    return draft
+
+
+_DRAFT_INSERT = RowInserter(Draft)  # every creation: the 40-column INSERT is built once
+
+
+def draft_write(draft: Draft, *, user, announce: bool, key: KeyClaim | None) -> Draft | KeyTaken:
+    """Write a built draft: the key's answer first (when given), then the draft, then its
+    draft.created event and deliveries (unless not `announce`d), in one statement where the
+    database allows. The draft, or KEY_TAKEN: the key already held an answer and nothing was
+    written. (An amount another draft took meanwhile raises the unique index's IntegrityError:
+    `unless_amount_taken` around the try turns it into AMOUNT_TAKEN.)"""
+    key_row = key.row(draft) if key is not None else None
+    rows = [*([key_row] if key_row is not None else []), (_DRAFT_INSERT, draft)]
+    if announce:
+        event_record(
+            user=user,
+            type=EventType.DRAFT_CREATED,
+            data=draft_event_data(draft, occurred_at=draft.created_at),
+            draft_id=draft.id,
+            livemode=draft.livemode,
+            along=rows,
+        )
+    else:
         for inserter, instance in rows:
             if not inserter.insert(instance):
                 break
-        return draft
-    event_record(  # the draft, its draft.created event and the rows along go in one statement
-        user=user,
-        type=EventType.DRAFT_CREATED,
-        data=draft_event_data(draft, occurred_at=now),
-        draft_id=draft.id,
-        livemode=draft.livemode,
-        along=rows,
-    )
+    if key_row is not None and unwritten(key_row[1]):
+        return KEY_TAKEN
     return draft
 
 

@@ -1,14 +1,16 @@
-"""Idempotency-Key handling for draft and payment-request creation (decisions.md, Idempotency).
+"""Idempotency-Key handling for creations: drafts, payment requests, refunds (decisions.md,
+Idempotency).
 
-The key is written with the answer, in the same statement or transaction as the work's
-result (`INSERT ... ON CONFLICT DO NOTHING`). A draft's creation writes it first in the
-draft's own statement (core.sql.rows.insert_then_fetch): a key already taken writes nothing,
-neither the draft nor its event. The unique constraint on (user, key) decides who was first:
-a concurrent request with the same key waits on that INSERT until the first commits, finds the
-key taken, drops its own work and replays the first answer; a later retry does the same. So
-the answer, the draft and its event commit together, and exactly one draft exists per key
-whatever the timing. A key older than the retention stands for nothing: it is deleted and the
-request runs anew.
+The key is written with the answer, in the same statement or transaction as what the answer
+describes (`INSERT ... ON CONFLICT DO NOTHING`; KeyClaim). A draft's creation writes it first
+in the draft's own statement (core.sql.rows.insert_then_fetch): a key already taken writes
+nothing, neither the draft nor its event. Other creations take the key first in their
+transaction and store the answer at its end. The unique constraint on (user, key) decides who
+was first: a concurrent request with the same key waits on that INSERT until the first
+commits, finds the key taken, writes nothing and replays the first answer; a later retry does
+the same. So the answer and what it describes commit together, and exactly one object exists
+per key whatever the timing. A key older than the retention stands for nothing: it is deleted
+and the request runs anew.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import transaction
@@ -27,10 +29,11 @@ from django.utils import timezone
 from accounts.modes import livemode_of
 from core.problems import Conflict, Problem, Unprocessable
 from core.sql.rows import RowInserter
-from core.sql.state import unwritten
 from drafts.models import IdempotencyKey
 
 MAX_KEY_LENGTH = 255
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -53,64 +56,68 @@ def validate_key(key: str, *, field: str = "Idempotency-Key") -> str:
     return key
 
 
-class _KeyTaken(Exception):
-    """The key already holds an answer: roll back the work that made another one."""
-
-
 @dataclass(frozen=True)
 class KeyTaken:
-    """A write's refused result: the key already held an answer, so nothing was written (the
+    """A creation's refused result: its key already held an answer, so it wrote nothing (the
     first answer is replayed)."""
 
 
 KEY_TAKEN = KeyTaken()
 
-
 _KEY_INSERT = RowInserter(IdempotencyKey, on_conflict=["user", "key"])
 
 
-class Record:
-    """Stores a creation's answer under its Idempotency-Key, with the creation's result.
+@dataclass(frozen=True)
+class KeyClaim:
+    """An Idempotency-Key, as the creation it guards writes it: with its answer, in the
+    creation's own statement or transaction, so the two commit together or not at all.
 
-    Either in the creation's own statement: `rows(outcome)` gives the row to write first
-    (drafts.creation.draft_create's `along`), and `result()`, once it ran, is the answer
-    stored, or KEY_TAKEN if the key already held one (then nothing was written). Or on its
-    own, in the creation's transaction: `record(outcome)`, after which `stored` is the answer.
-    Without a key nothing is written and the answer is still kept."""
+    `answer` turns what the creation made into the response stored under the key (the REST
+    body). Two ways to write it:
+    - in the creation's statement: `row(created)` is the key's row, written first and with
+      `ON CONFLICT DO NOTHING`, so a taken key stops the statement before anything else
+      (drafts.creation: the draft, its event and the key in one statement);
+    - in the creation's transaction: `take()` first, before the creation writes anything
+      (False: the key already holds an answer; write nothing and return KEY_TAKEN), then
+      `keep(created)` once it is made.
+    """
 
-    def __init__(self, *, user, key: str | None, fingerprint: str = "") -> None:
-        self.user, self.key, self.fingerprint = user, key, fingerprint
-        self._row: IdempotencyKey | None = None
-        self.stored: Outcome | None = None
+    user: Any
+    key: str
+    fingerprint: str
+    answer: Callable[[Any], Outcome]
 
-    def _row_of(self, outcome: Outcome) -> IdempotencyKey:
+    def _row(self, outcome: Outcome | None) -> IdempotencyKey:
         return IdempotencyKey(
             user=self.user,
             key=self.key,
             request_hash=self.fingerprint,
-            state=IdempotencyKey.State.DONE,
-            response_status=outcome.status,
-            response_body=outcome.body,
+            state=IdempotencyKey.State.DONE if outcome is not None else IdempotencyKey.State.IN_PROGRESS,
+            response_status=outcome.status if outcome is not None else None,
+            response_body=outcome.body if outcome is not None else None,
         )
 
-    def rows(self, outcome: Outcome) -> list[tuple[RowInserter, IdempotencyKey]]:
-        self.stored = outcome
-        if self.key is None:
-            return []
-        self._row = self._row_of(outcome)
-        return [(_KEY_INSERT, self._row)]
+    def row(self, created: Any) -> tuple[RowInserter, IdempotencyKey]:
+        """The key's row holding the answer for `created`, for the creation's own statement
+        (after it ran, `core.sql.state.unwritten(row)` says the key was taken)."""
+        return _KEY_INSERT, self._row(self.answer(created))
 
-    def result(self) -> Outcome | KeyTaken:
-        if self._row is not None and unwritten(self._row):  # refused: the key is taken
-            return KEY_TAKEN
-        assert self.stored is not None, "rows() gives the answer before the write"
-        return self.stored
+    def take(self) -> bool:
+        """Write the key, without its answer yet, in the creation's transaction before anything
+        else; False if it already holds one. A request with the same key waits here until this
+        transaction ends, then finds the key taken (or free, if this one rolled back)."""
+        return _KEY_INSERT.insert(self._row(None))
 
-    def __call__(self, outcome: Outcome) -> None:
-        """Store the answer in the caller's transaction; a taken key rolls that transaction back."""
-        self.stored = outcome
-        if self.key is not None and not _KEY_INSERT.insert(self._row_of(outcome)):
-            raise _KeyTaken
+    def keep(self, created: Any) -> None:
+        """Store the answer for `created` under the key taken by `take()`, in the same transaction."""
+        outcome = self.answer(created)
+        IdempotencyKey.objects.filter(user=self.user, key=self.key).update(
+            state=IdempotencyKey.State.DONE, response_status=outcome.status, response_body=outcome.body
+        )
+
+    def store(self, outcome: Outcome) -> bool:
+        """Store a refusal (a 4xx problem) under the key; False if the key already held an answer."""
+        return _KEY_INSERT.insert(self._row(outcome))
 
 
 def _replay(*, user, key: str, fingerprint: str) -> Outcome | None:
@@ -132,43 +139,49 @@ def _replay(*, user, key: str, fingerprint: str) -> Outcome | None:
     return Outcome(status=existing.response_status, body=existing.response_body, replayed=True)
 
 
-def run_idempotently(*, user, key: str | None, body: Any, work: Callable[[Record], Outcome | KeyTaken]) -> Outcome:
-    """Run `work` once per (user, key, body); replay its stored outcome afterwards.
+def run_idempotently(
+    *,
+    user,
+    key: str | None,
+    body: Any,
+    answer: Callable[[T], Outcome],
+    work: Callable[[KeyClaim | None], T | KeyTaken],
+) -> Outcome:
+    """Run `work` once per (user, key, body); replay its stored answer afterwards.
 
-    `work` stores its successful outcome with the `Record` it is given, with the result it
-    writes (in its statement or transaction), so the stored response commits with it (and a
-    key already taken writes nothing). Client errors (4xx) are stored too; a server-side
-    failure (5xx or a crash) stores nothing, so the client can retry.
+    `work(claim)` makes the thing (or raises a Problem) and writes `claim` with it (see
+    KeyClaim), so the stored answer commits with what it describes; it returns what it made, or
+    KEY_TAKEN when the key already held an answer and it wrote nothing. `answer` turns what it
+    made into the response. Client errors (4xx) are stored too; a server-side failure (5xx or a
+    crash) stores nothing, so the client can retry.
     """
     if key is None:
-        outcome = work(Record(user=user, key=None))
-        assert isinstance(outcome, Outcome), "without a key nothing can be refused"
-        return outcome
+        made = work(None)
+        assert not isinstance(made, KeyTaken), "without a key nothing can be refused"
+        return answer(made)
     if not livemode_of(user):  # a test key's records are its own: never a live answer replayed to it
         key = "test:" + hashlib.sha256(key.encode()).hexdigest()
-    fingerprint = request_fingerprint(body)
+    claim = KeyClaim(user=user, key=key, fingerprint=request_fingerprint(body), answer=answer)
     for _ in range(3):  # again only after deleting a stale key (another request may take it)
-        try:
-            result = _run_once(user=user, key=key, fingerprint=fingerprint, work=work)
-        except _KeyTaken:
-            result = KEY_TAKEN
+        result = _run_once(claim, work)
         if isinstance(result, KeyTaken):
-            result = _replay(user=user, key=key, fingerprint=fingerprint)
+            result = _replay(user=user, key=key, fingerprint=claim.fingerprint)
         if result is not None:
             return result
     raise Conflict("A request with this Idempotency-Key is still in progress.", code="idempotency_in_progress")
 
 
-def _run_once(*, user, key: str, fingerprint: str, work: Callable[[Record], Outcome | KeyTaken]) -> Outcome | KeyTaken:
+def _run_once(claim: KeyClaim, work: Callable[[KeyClaim | None], Any]) -> Outcome | KeyTaken:
     try:
-        return work(Record(user=user, key=key, fingerprint=fingerprint))
+        made = work(claim)
     except Problem as problem:
         if problem.status_code >= 500:
             raise
-        outcome = Outcome(status=problem.status_code, body=problem.document())
+        refusal = Outcome(status=problem.status_code, body=problem.document())
         with transaction.atomic():
-            Record(user=user, key=key, fingerprint=fingerprint)(outcome)
-        return outcome
+            stored = claim.store(refusal)
+        return refusal if stored else KEY_TAKEN
+    return made if isinstance(made, KeyTaken) else claim.answer(made)
 
 
 def purge_expired(*, now=None) -> int:

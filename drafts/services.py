@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from uuid import UUID
 
 from django.db import transaction
@@ -14,12 +15,12 @@ from django.utils import timezone
 from core import metrics
 from core.problems import Conflict
 from core.wire import json_datetime
-from drafts.amounts import free_amount, with_unique_amount
+from drafts.amounts import MAX_AMOUNT_PICKS, AmountTaken, free_amount, no_free_amount, unless_amount_taken
 from drafts.creation import count_on_commit, payment_uri
 from drafts.enums import DraftStatus as S
 from drafts.events import draft_event_data
 from drafts.models import Draft
-from drafts.planning import draft_plan
+from drafts.planning import DraftPlan, draft_plan
 from drafts.requests import DraftRequest
 from fees import ledger
 from payments.enums import FeePlacement
@@ -328,24 +329,31 @@ def draft_requote(*, draft: Draft, now: datetime | None = None) -> Draft:
     # Rate look-ups happen here, before the row is locked.
     plan = draft_plan(request=request, now=now, is_fee_settlement=draft.is_fee_settlement)
 
-    def write(attempt: int) -> Draft:
-        locked = _locked(draft.id)
-        _check_requotable(locked, now)
-        amount, nudge = free_amount(plan, user=locked.user, exclude=locked.id)
-        locked.amount_base_units, locked.quote_nudge_base_units = amount, nudge
-        locked.rate, locked.usd_rate, locked.rate_source = plan.quote.rate, plan.usd_rate, plan.quote.source
-        locked.quote_sources = plan.quote.sources
-        locked.quote_locked_at, locked.quote_expires_at = plan.quote.locked_at, plan.quote.expires_at
-        locked.sek = plan.sek
-        if plan.fee is not None:
-            placement = locked.fee_placement
-            locked.fee_usd, locked.fee_base_units = plan.fee.fee_usd, plan.fee.fee_base_units
-            locked.platform_fee = plan.fee.as_json(placement)
-        locked.payment_uri = payment_uri(locked, plan)
-        locked.save()
-        return locked
+    write = partial(_requoted, draft_id=draft.id, plan=plan, now=now)
+    for _ in range(MAX_AMOUNT_PICKS):
+        requoted = unless_amount_taken(plan, user=draft.user, write=write, exclude=draft.id)
+        if not isinstance(requoted, AmountTaken):
+            return requoted
+    raise no_free_amount("fiatAmount")
 
-    return with_unique_amount(plan, user=draft.user, write=write, field="fiatAmount", exclude=draft.id)
+
+def _requoted(*, draft_id, plan: DraftPlan, now: datetime) -> Draft:
+    """One try of a requote, under the draft's lock: the new amount, rate and fee written."""
+    locked = _locked(draft_id)
+    _check_requotable(locked, now)
+    amount, nudge = free_amount(plan, user=locked.user, exclude=locked.id)
+    locked.amount_base_units, locked.quote_nudge_base_units = amount, nudge
+    locked.rate, locked.usd_rate, locked.rate_source = plan.quote.rate, plan.usd_rate, plan.quote.source
+    locked.quote_sources = plan.quote.sources
+    locked.quote_locked_at, locked.quote_expires_at = plan.quote.locked_at, plan.quote.expires_at
+    locked.sek = plan.sek
+    if plan.fee is not None:
+        placement = locked.fee_placement
+        locked.fee_usd, locked.fee_base_units = plan.fee.fee_usd, plan.fee.fee_base_units
+        locked.platform_fee = plan.fee.as_json(placement)
+    locked.payment_uri = payment_uri(locked, plan)
+    locked.save()
+    return locked
 
 
 def _check_requotable(draft: Draft, now: datetime) -> None:

@@ -28,6 +28,7 @@ from addressbook.selectors import address_book_receiver, receiver_or_default
 from core.problems import Conflict, Problem
 from drafts.creation import draft_create, draft_plan_for
 from drafts.enums import DraftStatus as D
+from drafts.idempotency import KEY_TAKEN, KeyClaim, KeyTaken
 from drafts.models import Draft
 from drafts.presenters import quote_is_live
 from drafts.requests import DraftRequest, Origin
@@ -141,10 +142,11 @@ def payment_request_create(
     expiry_hours: int | None = None,
     return_url: str | None = None,
     now: datetime | None = None,
-    on_created: Any = None,
-) -> PaymentRequest:
-    """Check the request against the registry and write it. `on_created` runs inside the
-    transaction (the idempotency record is stored with the request)."""
+    key: KeyClaim | None = None,
+) -> PaymentRequest | KeyTaken:
+    """Check the request against the registry and write it: the request, or KEY_TAKEN when
+    `key` already held an answer (nothing written). The key is taken first in the request's
+    transaction and holds its answer when it commits."""
     now = now or timezone.now()
     fiat_currency = normalise_fiat(fiat_currency)
     fiat_amount = _fiat_amount_check(fiat_currency, fiat_amount)
@@ -184,6 +186,8 @@ def payment_request_create(
             )
         checked.append(checked_option)
     with transaction.atomic():
+        if key is not None and not key.take():
+            return KEY_TAKEN
         if livemode_of(user):  # a pay link accrues its fee: 402 while fees are overdue (test fees never do)
             ledger.ensure_not_blocked(user)
         payment_request = PaymentRequest.objects.create(
@@ -199,8 +203,8 @@ def payment_request_create(
             created_at=now,
             livemode=livemode_of(user),
         )
-        if on_created is not None:
-            on_created(payment_request)
+        if key is not None:
+            key.keep(payment_request)
     return payment_request
 
 

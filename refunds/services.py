@@ -13,7 +13,6 @@ refund.* event in the same transaction.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
 from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from uuid import UUID
@@ -27,9 +26,9 @@ from django.utils.translation import gettext as _
 
 from accounts.languages import account_language
 from core.problems import Conflict, NotFound, Problem
-from drafts.amounts import AmountCollision
-from drafts.creation import draft_create_from_request
+from drafts.creation import draft_create, draft_plan_for
 from drafts.enums import DraftStatus as D
+from drafts.idempotency import KEY_TAKEN, KeyClaim, KeyTaken
 from drafts.models import Draft
 from drafts.requests import DraftRequest, Origin, OriginKind
 from drafts.services import draft_cancel
@@ -192,8 +191,8 @@ def refund_issue(
     customer_email: str | None = None,
     expiry_hours: int | None = None,
     now: datetime | None = None,
-    on_created: Callable[[Refund], None] | None = None,
-) -> Refund:
+    key: KeyClaim | None = None,
+) -> Refund | KeyTaken:
     """Issue a refund of (part of) a Confirmed draft's payment: a claim link for the customer.
 
     Exactly one of `full` (what is left to refund), `amount_base_units` (exact, in the refund's
@@ -263,6 +262,8 @@ def refund_issue(
     share = max(share, 1)
 
     with transaction.atomic():
+        if key is not None and not key.take():  # the key already holds an answer: nothing is written
+            return KEY_TAKEN
         Draft.objects.select_for_update().filter(pk=draft.pk).first()  # one count of what is left at a time
         left = _paid_base_units(draft) - _refunded_base_units(draft.id)
         if share > left:
@@ -303,8 +304,8 @@ def refund_issue(
                 },
                 dedup_key=f"refund_claim_link:{refund.id}",
             )
-        if on_created is not None:
-            on_created(refund)
+        if key is not None:
+            key.keep(refund)
         return refund
 
 
@@ -384,45 +385,30 @@ def _payout_request(refund: Refund) -> DraftRequest:
 
 def refund_approve(*, refund: Refund, now: datetime | None = None) -> Refund:
     """The merchant approves the claimed address (Claimed -> Approved): the payout draft they
-    pay from their own wallet is created through the drafts door (a fiat price locks its rate
-    now), in the same transaction as the approval."""
+    pay from their own wallet is created through the drafts door, in the same transaction as
+    the approval. Priced first (a fiat price locks its rate: network I/O, outside any
+    transaction); then the refund's own row is locked, so of two approvals at once one creates
+    the payout and the other finds the refund Approved. Another open draft of the account
+    billing the same amount to the address is a 409 (amount_collision): the refund stays Claimed."""
     now = now or timezone.now()
+    _check_claimed(refund)
+    plan = draft_plan_for(request=_payout_request(refund), origin=Origin.refund(), now=now, user=refund.user)
+    with transaction.atomic():
+        locked = _locked(refund.id)
+        _check_claimed(locked)
+        payout = draft_create(user=refund.user, plan=plan, origin=Origin.refund(), now=now)
+        locked.payout_draft, locked.approved_at = payout, now
+        _transition(locked, R.APPROVED, now=now)
+        return locked
+
+
+def _check_claimed(refund: Refund) -> None:
     if refund.status != R.CLAIMED:
         raise RefundTransitionNotAllowed(
             f"A {refund.status} refund cannot be approved; only a Claimed one.",
             code="approve_not_allowed",
             extra={"refundStatus": refund.status},
         )
-    approved: dict[str, Refund] = {}
-
-    def link(payout: Draft) -> None:  # inside the payout draft's transaction
-        locked = _locked(refund.id)
-        if locked.status != R.CLAIMED:
-            raise RefundTransitionNotAllowed(
-                f"A {locked.status} refund cannot be approved; only a Claimed one.",
-                code="approve_not_allowed",
-                extra={"refundStatus": locked.status},
-            )
-        locked.payout_draft, locked.approved_at = payout, now
-        _transition(locked, R.APPROVED, now=now)
-        approved["refund"] = locked
-
-    try:
-        draft_create_from_request(
-            user=refund.user, request=_payout_request(refund), origin=Origin.refund(), now=now, on_created=link
-        )
-    except AmountCollision:
-        # A concurrent approval's payout already bills this amount to this address; or another
-        # open draft of the account does (payments could not be told apart), which stands.
-        current = Refund.objects.get(pk=refund.pk)
-        if current.status != R.CLAIMED:
-            raise RefundTransitionNotAllowed(
-                f"A {current.status} refund cannot be approved; only a Claimed one.",
-                code="approve_not_allowed",
-                extra={"refundStatus": current.status},
-            ) from None
-        raise
-    return approved["refund"]
 
 
 class PayoutInProgress(Conflict):

@@ -5,19 +5,30 @@ so it passes.
 
 Which operations take a body is what the OpenAPI document says (the one clients read), built
 once per process, and only when a request with a body reaches a path that may take none.
+Built under a lock: the schema generator loads its extensions into class attributes, and
+two threads of a server building it at once (the first requests after a start) break it.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+import threading
 
 HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
 NEVER_A_BODY = ("GET", "HEAD")
 
 
-@functools.cache
+_BUILDING = threading.Lock()
+
+
 def _operations_without_body() -> tuple[tuple[re.Pattern[str], frozenset[str]], ...]:
+    with _BUILDING:
+        return _built()
+
+
+@functools.cache
+def _built() -> tuple[tuple[re.Pattern[str], frozenset[str]], ...]:
     from drf_spectacular.generators import SchemaGenerator
 
     document = SchemaGenerator(patterns=None).get_schema(request=None, public=True)

@@ -7,6 +7,7 @@ problem document, exactly what a replay of the same Idempotency-Key returns late
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from django.utils import timezone
@@ -16,7 +17,8 @@ from addressbook.selectors import address_book_receiver, default_receiver
 from core.api.problems import problem_from_validation
 from drafts.api.serializers import CreateDraftRequestSerializer
 from drafts.creation import draft_create_from_request
-from drafts.idempotency import KeyTaken, Outcome, Record, run_idempotently, validate_key
+from drafts.idempotency import KeyClaim, KeyTaken, Outcome, run_idempotently, validate_key
+from drafts.models import Draft
 from drafts.presenters import draft_json
 from drafts.requests import DraftRequest, Origin
 
@@ -50,17 +52,16 @@ def create_draft_outcome(
     """Create one draft from an API body, once per (account, key, body)."""
     if idempotency_key is not None:
         validate_key(idempotency_key, field=key_field)
+    return run_idempotently(
+        user=user, key=idempotency_key, body=body, answer=draft_answer, work=partial(_create, user=user, body=body)
+    )
 
-    def work(record: Record) -> Outcome | KeyTaken:
-        request = draft_request_from_body(body, user=user)
-        draft_create_from_request(
-            user=user,
-            request=request,
-            origin=Origin.api(),
-            now=timezone.now(),
-            # the answer, stored in the draft's own statement, once the draft is complete
-            along=lambda draft: record.rows(Outcome(status=201, body=draft_json(draft))),
-        )
-        return record.result()  # the answer, or KEY_TAKEN: nothing written, the first answer replayed
 
-    return run_idempotently(user=user, key=idempotency_key, body=body, work=work)
+def draft_answer(draft: Draft) -> Outcome:
+    """What a creation answers (and its key replays): 201 and the draft."""
+    return Outcome(status=201, body=draft_json(draft))
+
+
+def _create(key: KeyClaim | None, *, user, body: Any) -> Draft | KeyTaken:
+    request = draft_request_from_body(body, user=user)
+    return draft_create_from_request(user=user, request=request, origin=Origin.api(), now=timezone.now(), key=key)

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from rest_framework.exceptions import ValidationError
 
 from core.api.pagination import page_of
 from core.api.problems import problem_from_validation
-from drafts.idempotency import Outcome, run_idempotently, validate_key
+from drafts.idempotency import KeyClaim, KeyTaken, Outcome, run_idempotently, validate_key
 from paylinks import services
 from paylinks.api.serializers import (
     CreatePaymentRequestSerializer,
     PaymentRequestListQuerySerializer,
 )
+from paylinks.models import PaymentRequest
 from paylinks.presenters import payment_request_json
 from paylinks.selectors import payment_request_list
 
@@ -38,18 +41,23 @@ def payment_request_create_outcome(
         user=user,
         key=idempotency_key,
         body={"paymentRequest": body},
-        work=lambda record: _create(user, body, record),
+        answer=payment_request_answer,
+        work=partial(_create, user=user, body=body),
     )
 
 
-def _create(user, body, record) -> Outcome:
+def payment_request_answer(payment_request: PaymentRequest) -> Outcome:
+    return Outcome(status=201, body=payment_request_json(payment_request))
+
+
+def _create(key: KeyClaim | None, *, user, body) -> PaymentRequest | KeyTaken:
     data = CreatePaymentRequestSerializer(data=body)
     try:
         data.is_valid(raise_exception=True)
     except ValidationError as exc:  # as a Problem, so the idempotency record keeps the 400
         raise problem_from_validation(exc) from None
     fields = data.validated_data
-    services.payment_request_create(
+    return services.payment_request_create(
         user=user,
         fiat_currency=fields["fiatCurrency"],
         fiat_amount=fields["fiatAmount"],
@@ -58,7 +66,5 @@ def _create(user, body, record) -> Outcome:
         memo=fields.get("memo"),
         expiry_hours=fields.get("expiryHours"),
         return_url=fields.get("returnUrl"),
-        # the answer, stored inside the request's transaction (a taken key rolls it back)
-        on_created=lambda payment_request: record(Outcome(status=201, body=payment_request_json(payment_request))),
+        key=key,
     )
-    return record.stored

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from django.http import Http404
 from rest_framework.exceptions import ValidationError
 
 from core.api.pagination import page_of
 from core.api.problems import problem_from_validation
 from core.problems import NotFound
-from drafts.idempotency import Outcome, run_idempotently, validate_key
+from drafts.idempotency import KeyClaim, KeyTaken, Outcome, run_idempotently, validate_key
 from drafts.selectors import draft_get
 from refunds import services
 from refunds.api.serializers import CreateRefundSerializer, RefundListQuerySerializer
+from refunds.models import Refund
 from refunds.presenters import refund_json
 from refunds.selectors import refund_list
 
@@ -31,11 +34,19 @@ def refund_create_outcome(*, user, body, idempotency_key: str | None, key_field:
         validate_key(idempotency_key, field=key_field)
     # Keys are per account and shared with other creations: the body is namespaced.
     return run_idempotently(
-        user=user, key=idempotency_key, body={"refund": body}, work=lambda record: _create(user, body, record)
+        user=user,
+        key=idempotency_key,
+        body={"refund": body},
+        answer=refund_answer,
+        work=partial(_create, user=user, body=body),
     )
 
 
-def _create(user, body, record) -> Outcome:
+def refund_answer(refund: Refund) -> Outcome:
+    return Outcome(status=201, body=refund_json(refund))
+
+
+def _create(key: KeyClaim | None, *, user, body) -> Refund | KeyTaken:
     data = CreateRefundSerializer(data=body)
     try:
         data.is_valid(raise_exception=True)
@@ -46,13 +57,7 @@ def _create(user, body, record) -> Outcome:
         draft = draft_get(user=user, draft_id=fields["draftId"])
     except Http404:
         raise NotFound("You have no draft with this id.", field="draftId") from None
-    created: dict[str, Outcome] = {}
-
-    def store(refund) -> None:  # inside the refund's transaction
-        created["outcome"] = Outcome(status=201, body=refund_json(refund))
-        record(created["outcome"])
-
-    services.refund_issue(
+    return services.refund_issue(
         user=user,
         draft=draft,
         currency=fields.get("currency"),
@@ -64,6 +69,5 @@ def _create(user, body, record) -> Outcome:
         reason=fields.get("reason"),
         customer_email=fields.get("customerEmail"),
         expiry_hours=fields.get("expiryHours"),
-        on_created=store,
+        key=key,
     )
-    return created["outcome"]
