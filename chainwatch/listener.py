@@ -9,8 +9,10 @@ the beat task runs (`chainwatch.tasks.watcher_run`: scan, then the payment door 
   with ws:// for nodes such as anvil that serve both on one port).
 - Bitcoin Core: its ZMQ `hashblock` and `rawtx` notifications (BITCOIN_ZMQ_URL_<NETWORK>,
   one or more tcp:// addresses, comma-separated).
-- Solana: `logsSubscribe` mentioning each watched receiver address, over the RPC node's
-  WebSocket (WS_URL_<NETWORK>, or RPC_URL with ws://).
+- Solana: `accountSubscribe` on each watched receiver account (the wallet for SOL, its token
+  account for SPL tokens), `logsSubscribe` mentioning it on a node without accountSubscribe,
+  over the RPC node's WebSocket (WS_URL_<NETWORK>, or RPC_URL with ws://);
+  chainwatch/push_solana.py.
 
 A pass already running when a notification arrives is followed by one more pass, never by a
 queue of them. Without a subscription (the node has no WebSocket or ZMQ, the connection
@@ -130,66 +132,6 @@ async def bitcoin_zmq(urls: list[str], wake: Wake, live: Callable[[bool], None])
         socket.close(linger=0)
 
 
-SOLANA_MAX_SUBSCRIBED = 1000  # addresses; beyond, polling by block is cheaper for the node
-
-
-async def solana_logs(
-    ws_url: str, addresses: Callable[[], list[str]], wake: Wake, live: Callable[[bool], None]
-) -> None:
-    """Solana's `logsSubscribe` ({"mentions": [address]}), at `confirmed` (Seen) and `finalized`
-    (Confirmed), for each watched receiver address (wallet or token account); a
-    `logsNotification` wakes a pass. The address list is read again every
-    CHAINWATCH_POLL_MIN_SECONDS: new drafts' addresses are subscribed, paid ones dropped."""
-    loop = asyncio.get_running_loop()
-    async with websockets.connect(ws_url, max_size=MAX_MESSAGE_BYTES, open_timeout=10, ping_interval=20) as ws:
-        next_id = 0
-        pending: dict[int, tuple[str, str]] = {}  # request id -> (address, commitment)
-        active: dict[str, list[int]] = {}  # address -> subscription ids
-        asked: set[str] = set()
-
-        async def refresh() -> None:
-            nonlocal next_id
-            wanted = set((await loop.run_in_executor(None, addresses))[:SOLANA_MAX_SUBSCRIBED])
-            for address in sorted(wanted - asked):
-                for commitment in ("confirmed", "finalized"):
-                    next_id += 1
-                    pending[next_id] = (address, commitment)
-                    params = [{"mentions": [address]}, {"commitment": commitment}]
-                    await ws.send(
-                        json.dumps({"jsonrpc": "2.0", "id": next_id, "method": "logsSubscribe", "params": params})
-                    )
-                asked.add(address)
-            for address in sorted(asked - wanted):
-                for subscription in active.pop(address, []):
-                    next_id += 1
-                    await ws.send(
-                        json.dumps(
-                            {"jsonrpc": "2.0", "id": next_id, "method": "logsUnsubscribe", "params": [subscription]}
-                        )
-                    )
-                asked.discard(address)
-
-        await refresh()
-        live(True)
-        wake()
-        refreshed = loop.time()
-        while True:
-            timeout = max(0.0, refreshed + settings.CHAINWATCH_POLL_MIN_SECONDS - loop.time())
-            try:
-                message = json.loads(await asyncio.wait_for(ws.recv(), timeout=timeout))
-            except TimeoutError:
-                await refresh()
-                refreshed = loop.time()
-                continue
-            if message.get("method") == "logsNotification":
-                wake()
-            elif message.get("id") in pending:
-                address, _commitment = pending.pop(message["id"])
-                if not isinstance(message.get("result"), int):
-                    raise SubscriptionRefused(f"logsSubscribe {address}: {message.get('error')!r:.200}")
-                active.setdefault(address, []).append(message["result"])
-
-
 def subscription_of(network: str, family: str) -> Subscription | None:
     """The push source of a watcher, or None when it has none and only polls."""
     ends = networks.endpoints(network)
@@ -200,17 +142,9 @@ def subscription_of(network: str, family: str) -> Subscription | None:
         urls = [u.strip() for u in ends.zmq_url.split(",") if u.strip()]
         return lambda wake, live: bitcoin_zmq(urls, wake, live)
     if family == networks.SOLANA and ends.ws_url:
-        from chainwatch import solana
+        from chainwatch import push_solana
 
-        url, rpc_url = ends.ws_url, ends.rpc_url
-
-        def addresses() -> list[str]:  # on a thread of the loop's pool: its connection is not kept
-            try:
-                return solana.subscription_addresses(network, rpc_url)
-            finally:
-                connection.close()
-
-        return lambda wake, live: solana_logs(url, addresses, wake, live)
+        return push_solana.subscription(network, ends.ws_url, ends.rpc_url)
     return None
 
 

@@ -178,9 +178,11 @@ def _listing_addresses(client: SolanaClient, network: str, receivers: set[tuple[
 
 
 def subscription_addresses(network: str, url: str) -> list[str]:
-    """The addresses a payment to a watched draft touches: the wallet (SOL) or its associated
-    token account (SPL), as listed by receiver; the listener subscribes to their logs."""
-    return _listing_addresses(SolanaClient(url), network, _receivers(network, watch_targets(network=network)))
+    """The accounts a payment to a payable draft lands on: the wallet (SOL) or its associated
+    token account (SPL), as listed by receiver; the listener subscribes to them
+    (chainwatch/push_solana.py). A paid draft's second payment, only reported, waits for a pass."""
+    targets = watch_targets(network=network, reportable=False)
+    return _listing_addresses(SolanaClient(url), network, _receivers(network, targets))
 
 
 def _first_reference(tx: dict, by_reference: dict[str, WatchTarget]) -> WatchTarget | None:
