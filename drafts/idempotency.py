@@ -146,8 +146,10 @@ def run_idempotently(
     body: Any,
     answer: Callable[[T], Outcome],
     work: Callable[[KeyClaim | None], T | KeyTaken],
+    key_field: str = "Idempotency-Key",
 ) -> Outcome:
-    """Run `work` once per (user, key, body); replay its stored answer afterwards.
+    """Run `work` once per (user, key, body); replay its stored answer afterwards. A malformed
+    key is a 400 naming `key_field` (the header, or an MCP argument or batch item's field).
 
     `work(claim)` makes the thing (or raises a Problem) and writes `claim` with it (see
     KeyClaim), so the stored answer commits with what it describes; it returns what it made, or
@@ -155,6 +157,8 @@ def run_idempotently(
     made into the response. Client errors (4xx) are stored too; a server-side failure (5xx or a
     crash) stores nothing, so the client can retry.
     """
+    if key is not None:
+        validate_key(key, field=key_field)
     if key is None:
         made = work(None)
         assert not isinstance(made, KeyTaken), "without a key nothing can be refused"

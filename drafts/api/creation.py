@@ -17,7 +17,7 @@ from addressbook.selectors import address_book_receiver, default_receiver
 from core.api.problems import problem_from_validation
 from drafts.api.serializers import CreateDraftRequestSerializer
 from drafts.creation import draft_create_from_request
-from drafts.idempotency import KeyClaim, KeyTaken, Outcome, run_idempotently, validate_key
+from drafts.idempotency import KeyClaim, KeyTaken, Outcome, run_idempotently
 from drafts.models import Draft
 from drafts.presenters import draft_json
 from drafts.requests import DraftRequest, Origin
@@ -50,10 +50,13 @@ def create_draft_outcome(
     *, user, body: Any, idempotency_key: str | None, key_field: str = "Idempotency-Key"
 ) -> Outcome:
     """Create one draft from an API body, once per (account, key, body)."""
-    if idempotency_key is not None:
-        validate_key(idempotency_key, field=key_field)
     return run_idempotently(
-        user=user, key=idempotency_key, body=body, answer=draft_answer, work=partial(_create, user=user, body=body)
+        user=user,
+        key=idempotency_key,
+        body=body,
+        answer=draft_answer,
+        work=partial(_create, user=user, body=body),
+        key_field=key_field,
     )
 
 

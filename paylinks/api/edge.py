@@ -8,7 +8,7 @@ from rest_framework.exceptions import ValidationError
 
 from core.api.pagination import page_of
 from core.api.problems import problem_from_validation
-from drafts.idempotency import KeyClaim, KeyTaken, Outcome, run_idempotently, validate_key
+from drafts.idempotency import KeyClaim, KeyTaken, Outcome, run_idempotently
 from paylinks import services
 from paylinks.api.serializers import (
     CreatePaymentRequestSerializer,
@@ -33,8 +33,6 @@ def payment_request_create_outcome(
     *, user, body, idempotency_key: str | None, key_field: str = "Idempotency-Key"
 ) -> Outcome:
     """POST /payment-requests: create once per (account, key, body); 201 and the request, or a problem."""
-    if idempotency_key is not None:
-        validate_key(idempotency_key, field=key_field)
     # Keys are per account and shared with draft creation: the body is namespaced so a
     # key reused across the two endpoints is a 422, never the other endpoint's answer.
     return run_idempotently(
@@ -43,6 +41,7 @@ def payment_request_create_outcome(
         body={"paymentRequest": body},
         answer=payment_request_answer,
         work=partial(_create, user=user, body=body),
+        key_field=key_field,
     )
 
 

@@ -10,7 +10,7 @@ from rest_framework.exceptions import ValidationError
 from core.api.pagination import page_of
 from core.api.problems import problem_from_validation
 from core.problems import NotFound
-from drafts.idempotency import KeyClaim, KeyTaken, Outcome, run_idempotently, validate_key
+from drafts.idempotency import KeyClaim, KeyTaken, Outcome, run_idempotently
 from drafts.selectors import draft_get
 from refunds import services
 from refunds.api.serializers import CreateRefundSerializer, RefundListQuerySerializer
@@ -30,8 +30,6 @@ def refund_page(*, user, query: dict) -> tuple[list[dict], int]:
 
 def refund_create_outcome(*, user, body, idempotency_key: str | None, key_field: str = "Idempotency-Key") -> Outcome:
     """POST /refunds: issue once per (account, key, body); 201 and the refund, or a problem."""
-    if idempotency_key is not None:
-        validate_key(idempotency_key, field=key_field)
     # Keys are per account and shared with other creations: the body is namespaced.
     return run_idempotently(
         user=user,
@@ -39,6 +37,7 @@ def refund_create_outcome(*, user, body, idempotency_key: str | None, key_field:
         body={"refund": body},
         answer=refund_answer,
         work=partial(_create, user=user, body=body),
+        key_field=key_field,
     )
 
 
