@@ -18,6 +18,15 @@ if [ "$hard" != unlimited ] && [ "$hard" -lt "$files" ]; then
     echo "Note: open files are limited to $hard (ulimit -Hn): nginx takes $connections connections." >&2
   fi
 fi
+# The error documents (problem+json). nginx started as root runs its workers as an unprivileged
+# user, which cannot read a checkout under a private directory (a home of mode 0700): as root
+# they are served from a copy in a fresh directory anyone may read.
+problems="${NGINX_PROBLEMS:-$PWD/deploy/problems}"
+if [ -z "${NGINX_PROBLEMS:-}" ] && [ "$(id -u)" = 0 ]; then
+  problems="$(mktemp -d /tmp/payment-drafts-problems.XXXXXX)"
+  cp deploy/problems/*.json "$problems/"
+  chmod 755 "$problems" && chmod 644 "$problems"/*.json
+fi
 NGINX_WORKER_CONNECTIONS="$connections" NGINX_RLIMIT_NOFILE="$files" \
-  NGINX_PROBLEMS="${NGINX_PROBLEMS:-$PWD/deploy/problems}" \
+  NGINX_PROBLEMS="$problems" \
   .venv/bin/python scripts/render_template.py --defaults deploy/nginx.env deploy/nginx.conf.template

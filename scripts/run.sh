@@ -148,6 +148,7 @@ stop() {
   done
   for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
+  [ -n "${PROBLEMS_COPY:-}" ] && rm -rf "$PROBLEMS_COPY"
   exit 0
 }
 trap stop INT TERM EXIT
@@ -166,6 +167,8 @@ supervise "MCP server" .venv/bin/uvicorn mcp_server.asgi:application --host 127.
 NGINX_PREFIX="$VAR/nginx" NGINX_WORKERS=1 LISTEN="127.0.0.1:${PORT}" NGINX_TLS="" \
   WEB_UPSTREAM="127.0.0.1:${WEB_PORT}" MCP_UPSTREAM="127.0.0.1:${MCP_PORT}" \
   scripts/nginx-conf.sh > "$VAR/nginx/nginx.conf"
+# Started as root, the error documents are served from a copy nginx's workers can read: removed on stop.
+PROBLEMS_COPY="$(grep -o '/tmp/payment-drafts-problems\.[A-Za-z0-9]*' "$VAR/nginx/nginx.conf" | head -1 || true)"
 supervise "nginx" "$(command -v nginx || echo /usr/sbin/nginx)" -e stderr -p "$VAR/nginx" \
   -c "$VAR/nginx/nginx.conf" -g "daemon off;"
 # LOG_FORMAT=json: no banners, so every line the worker and beat write is a JSON object.

@@ -59,6 +59,7 @@ def render_make_run_conf(tmp_path: Path, script: str = "") -> subprocess.Complet
         "NGINX_TLS": "",
         "WEB_UPSTREAM": "127.0.0.1:9",
         "MCP_UPSTREAM": "127.0.0.1:9",
+        "NGINX_PROBLEMS": str(ROOT / "deploy/problems"),
     }
     command = f"{script}\nexec scripts/nginx-conf.sh"
     return subprocess.run(["bash", "-c", command], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
@@ -88,3 +89,32 @@ def test_make_run_fits_nginx_connections_to_the_open_file_limit(tmp_path):
         text=True,
     )
     assert checked.returncode == 0, checked.stderr
+
+
+def test_make_run_serves_its_error_documents_from_where_nginx_workers_can_read_them(tmp_path):
+    """Started as root, nginx's workers run as an unprivileged user: the problem documents must
+    not sit behind a private directory (a checkout in a 0700 home), or every error is a 403."""
+    rendered = render_make_run_conf(tmp_path, "unset NGINX_PROBLEMS").stdout  # make run's default
+    served = {
+        Path(line.split()[1].rstrip(";")).parent
+        if line.split()[1].endswith(".json;")
+        else Path(line.split()[1].rstrip(";/"))
+        for line in rendered.splitlines()
+        if line.strip().startswith("alias ")
+    }
+    assert len(served) == 1, served
+    (directory,) = served
+    assert sorted(p.name for p in directory.glob("*.json")) == sorted(
+        p.name for p in (ROOT / "deploy/problems").glob("*.json")
+    )
+    if os.geteuid() != 0:
+        assert directory == ROOT / "deploy/problems"  # nginx runs as this user: the checkout's own files
+        return
+    for ancestor in [directory, *directory.parents]:
+        assert ancestor.stat().st_mode & 0o001, f"{ancestor} cannot be entered by others"
+    for document in directory.glob("*.json"):
+        assert (
+            document.stat().st_mode & 0o004
+            and document.read_bytes() == (ROOT / "deploy/problems" / document.name).read_bytes()
+        )
+    shutil.rmtree(directory)
