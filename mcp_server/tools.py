@@ -326,7 +326,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         name="quote_fee",
         method="POST",
         path="/api/v1/fees/quote",
-        run=lambda c: fee_quote_json(body=c.arguments),
+        run=lambda c: fee_quote_json(user=c.user, body=c.arguments),
         required_too=("network", "currency"),
         guidance=(
             "Give network, currency and amountSats (base units) or fiatCurrency plus fiatAmount, optionally "

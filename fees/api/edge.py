@@ -24,8 +24,9 @@ def settlement_json(*, user, body) -> dict:
     return draft_json(settlement_open(user=user, **request.validated_data))
 
 
-def fee_quote_json(*, body) -> dict:
-    """POST /fees/quote: what a draft of this amount would be charged now; shared by REST and MCP."""
+def fee_quote_json(*, user, body) -> dict:
+    """POST /fees/quote: what a draft of this amount would be charged now, by this account (a
+    dust fee is waived only while its allowance for today lasts); shared by REST and MCP."""
     request = FeeQuoteRequestSerializer(data=body)
     request.is_valid(raise_exception=True)
     plan = fee_estimate(request=DraftRequest.from_api(request.validated_data), now=timezone.now())
@@ -38,5 +39,5 @@ def fee_quote_json(*, body) -> dict:
         "fiatCurrency": plan.fiat_currency,
         "fiatAmount": json_number(plan.fiat_amount),
         "quote": plan.quote.as_json() | {"nudgeBaseUnits": 0},
-        "platformFee": plan.fee.as_json(fee_placement_estimate(plan=plan)),
+        "platformFee": plan.fee.as_json(fee_placement_estimate(plan=plan, user=user)),
     }

@@ -60,4 +60,4 @@ class FeeQuoteView(APIView):
         responses=FeeQuoteResponseSerializer,
     )
     def post(self, request):
-        return Response(fee_quote_json(body=request.data))
+        return Response(fee_quote_json(user=request.user, body=request.data))

@@ -30,6 +30,19 @@ def test_a_bitcoin_fee_is_an_output_or_waived_as_dust(api_client):
     assert small["platformFee"]["placement"] == "Waived" and small["platformFee"]["feeBaseUnits"] < 546
 
 
+def test_a_dust_fee_is_quoted_waived_only_while_todays_allowance_lasts(api_client, settings):
+    settings.FEE_DUST_WAIVERS_PER_DAY = 1
+    small = {"network": "Testnet", "currency": "BTC", "amountSats": 10_000}
+    assert quote(api_client, small).json()["platformFee"]["placement"] == "Waived"
+    receiver = {"receiverAddress": "tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx"}
+    first = api_client.post("/api/v1/drafts", small | receiver, format="json").json()
+    assert first["platformFee"]["placement"] == "Waived"  # the day's one waiver, spent
+    estimate = quote(api_client, small).json()["platformFee"]
+    assert estimate["placement"] == "Accrued"
+    second = api_client.post("/api/v1/drafts", small | {**receiver, "amountSats": 10_001}, format="json").json()
+    assert second["platformFee"]["placement"] == estimate["placement"]
+
+
 def test_bad_input_names_the_field(api_client):
     missing = quote(api_client, {"network": "Base", "currency": "USDC"})
     assert missing.status_code == 400 and missing.json()["errors"][0]["field"] == "amountSats"
