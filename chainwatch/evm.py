@@ -318,7 +318,13 @@ class EvmSource:
     ) -> list[TransferData]:
         """ETH sent to `receivers` by contracts' internal calls, when the node offers traces."""
         if self.traces == traces.TRACE_FILTER:
-            paid = self._payments_by_trace_filter(start, end, receivers, blocks)
+            # Fewer blocks than receiver chunks (a pass per new block, many drafts): block by block.
+            chunks = -(-len(receivers) // settings.CHAINWATCH_ADDRESSES_PER_LOG_CALL)
+            paid = None
+            if end - start + 1 < chunks and traces.trace_block_offered(self.rpc_url):
+                paid = self._payments_by_trace_block(start, end, receivers, blocks)
+            if paid is None:
+                paid = self._payments_by_trace_filter(start, end, receivers, blocks)
         elif self.traces == traces.DEBUG_TRACE:
             paid = self._payments_by_block_trace(start, end, receivers, block_txs)
         else:
@@ -385,6 +391,32 @@ class EvmSource:
             self._check_block(height, tree[0]["blockHash"], blocks)
             for payment in traces.internal_payments(traces.frames_from_trace_list(tree), receivers):
                 paid.append((txid, height, payment))
+        return paid
+
+    def _payments_by_trace_block(
+        self, start: int, end: int, receivers: set[str], blocks: dict[int, str]
+    ) -> list[tuple[str, int, traces.InternalPayment]] | None:
+        """Every trace of each block (`trace_block`, trace_filter's format: each transaction's
+        whole call tree), for a range of fewer blocks than trace_filter's receiver chunks: a pass
+        per new block then costs one call however many receivers are watched. None when the node
+        refuses it (then trace_filter, and this node is not asked again in this process)."""
+        heights = list(range(start, end + 1))
+        answers = self.provider.make_batch_request([(traces.TRACE_BLOCK, [hex(height)]) for height in heights])
+        if not isinstance(answers, list) or len(answers) != len(heights):
+            raise ChainError(f"{self.network}: node answered {answers!r:.200}")
+        if any("result" not in answer or answer.get("error") for answer in answers):
+            traces.trace_block_refused(self.rpc_url)
+            return None
+        paid = []
+        for height, answer in zip(heights, sorted(answers, key=lambda a: a["id"]), strict=True):
+            trees: dict[str, list[dict]] = {}
+            for trace in answer["result"] or []:
+                if trace.get("transactionHash"):  # block and uncle rewards belong to no transaction
+                    self._check_block(height, trace.get("blockHash") or "", blocks)
+                    trees.setdefault(trace["transactionHash"], []).append(trace)
+            for txid, tree in trees.items():
+                for payment in traces.internal_payments(traces.frames_from_trace_list(tree), receivers):
+                    paid.append((txid, height, payment))
         return paid
 
     def _payments_by_block_trace(

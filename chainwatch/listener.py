@@ -15,7 +15,10 @@ the beat task runs (`chainwatch.tasks.watcher_run`: scan, then the payment door 
   chainwatch/push_solana.py.
 
 A pass already running when a notification arrives is followed by one more pass, never by a
-queue of them. Without a subscription (the node has no WebSocket or ZMQ, the connection
+queue of them, and two passes of one watcher start at least CHAINWATCH_MIN_PASS_SPACING_MS
+apart: on a chain with blocks faster than that (Solana's slots, an L2's quarter-second blocks)
+one pass takes in every block announced since the last, so the node calls a minute are bounded
+whatever the block rate. Without a subscription (the node has no WebSocket or ZMQ, the connection
 dropped, or the source has none to offer: Esplora, LUD-21) the listener polls, from
 CHAINWATCH_POLL_MIN_SECONDS backing off to CHAINWATCH_INTERVAL_SECONDS while nothing new
 turns up, and reconnects with a growing delay. The beat entries keep running as the fallback
@@ -172,6 +175,7 @@ class Watch:
         # Passes of one watcher never overlap, and Django's connection stays on this thread.
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"watch-{network}-{family}")
         self.passes_run = 0
+        self.last_start = float("-inf")  # loop time the last pass started
 
     def wake(self) -> None:
         self.woken.set()
@@ -199,7 +203,12 @@ class Watch:
                 await asyncio.wait_for(self.woken.wait(), timeout=wait)
             except TimeoutError:
                 pass
+            # Notifications closer together than the spacing share the next pass: those arriving
+            # while it waits are cleared with the rest, so at most one pass follows.
+            spacing = settings.CHAINWATCH_MIN_PASS_SPACING_MS / 1000
+            await asyncio.sleep(max(0.0, self.last_start + spacing - loop.time()))
             self.woken.clear()
+            self.last_start = loop.time()
             try:
                 found = await loop.run_in_executor(self.executor, self.run, self.network, self.family)
             except Exception:  # watcher_run records node failures itself; anything else must not stop us

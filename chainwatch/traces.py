@@ -25,12 +25,15 @@ import requests
 from chainwatch.transport import ChainError
 
 TRACE_FILTER = "trace_filter"
+TRACE_BLOCK = "trace_block"  # the same module's every-trace-of-a-block, for short ranges
 DEBUG_TRACE = "debug_traceBlockByNumber"
 NO_TRACES = "none"
 CALL_TRACER = {"tracer": "callTracer"}
 
 # (network, RPC URL) -> what that node answered, for the life of the process.
 _detected: dict[tuple[str, str], str] = {}
+# RPC URLs of nodes that offer trace_filter but refused trace_block, for the life of the process.
+_no_trace_block: set[str] = set()
 
 
 @dataclass(frozen=True)
@@ -161,6 +164,15 @@ def detect(network: str, rpc_url: str, request: Callable[[str, list], dict], hea
     return mode, True
 
 
+def trace_block_offered(rpc_url: str) -> bool:
+    return rpc_url not in _no_trace_block
+
+
+def trace_block_refused(rpc_url: str) -> None:
+    _no_trace_block.add(rpc_url)
+
+
 def forget() -> None:
     """Detect again on the next pass (a restart does the same)."""
     _detected.clear()
+    _no_trace_block.clear()

@@ -217,6 +217,10 @@ CHAINWATCH_LUD21_CHECKS_PER_PASS = env_int("CHAINWATCH_LUD21_CHECKS_PER_PASS", 2
 # LUD-21), it polls from CHAINWATCH_POLL_MIN_SECONDS, backing off to CHAINWATCH_INTERVAL_SECONDS
 # while nothing new turns up.
 CHAINWATCH_POLL_MIN_SECONDS = env_int("CHAINWATCH_POLL_MIN_SECONDS", 2, minimum=1)
+# Two passes of one watcher in the listener start at least this far apart (ms): notifications
+# faster than that (Solana slots, sub-second L2 blocks) share a pass. 500 ms adds at most half a
+# second to Seen (target: median <= 1 s) and caps a watcher at 120 passes a minute.
+CHAINWATCH_MIN_PASS_SPACING_MS = env_int("CHAINWATCH_MIN_PASS_SPACING_MS", 500, minimum=0)
 # One beat entry per enabled network and chain family; a watcher without an endpoint skips itself.
 _CHAINWATCH_FAMILIES = {
     "Mainnet": ("bitcoin", "lightning"),

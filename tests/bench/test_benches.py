@@ -116,23 +116,27 @@ def test_drafts_bench_against_a_revision_serves_that_commit_in_the_bare_apps_pla
     assert "Compared with the project at HEAD" in out
 
 
-def test_chainwatch_bench_prints_calls_per_pass_for_every_backend():
-    out = _run("chainwatch_bench.py", "--sizes", "3")
-    for backend in (
-        "evm",
-        "evm-eth",
-        "evm-internal",
-        "core",
-        "esplora",
-        "solana",
-        "solana-receivers",
-        "lightning",
-        "lightning-lnd",
-        "lightning-lnbits",
-    ):
-        row = re.search(rf"^{re.escape(backend)}\s+3\s+(\d+)\s+(\d+)\s+[\d.]+$", out, re.M)
-        assert row, f"no figures for {backend}:\n{out}"
-        assert int(row[1]) > 0 and int(row[2]) > 0, f"{backend} made no calls, so it measured nothing:\n{out}"
+def test_chainwatch_bench_prints_calls_per_pass_and_per_block_and_checks_they_stay_flat():
+    out = _run(
+        "chainwatch_bench.py",
+        *("--sizes", "10,30", "--fast-backends", "evm", "--fast-seconds", "1.5"),
+    )
+    chains = ("evm", "evm-eth", "evm-internal", "core", "esplora", "solana", "solana-receivers")
+    for backend in (*chains, "lightning", "lightning-lnd", "lightning-lnbits"):
+        for size in (10, 30):
+            row = re.search(rf"^{re.escape(backend)}\s+{size}\s+(\d+)\s+(\d+)\s+[\d.]+\s+(\d+|-)$", out, re.M)
+            assert row, f"no figures for {backend} at {size}:\n{out}"
+            assert int(row[1]) > 0 and int(row[2]) > 0, f"{backend} made no calls, so it measured nothing:\n{out}"
+            assert (row[3] != "-") == (backend in chains), f"{backend}: a per-block figure only for chains:\n{out}"
+        verdict = re.search(rf"^{re.escape(backend)}\s+x[\d.]+\s+(?:x[\d.]+|-)\s+(.+)$", out, re.M)
+        assert verdict, f"no 2x check for {backend}:\n{out}"
+        assert verdict[1] == "within 2x" or backend == "lightning", f"{backend} grows with open drafts:\n{out}"
+    # The listener on a block every 0.4 s for 1.5 s, beside the beat's polling; with the spacing,
+    # at most one pass per 0.5 s (plus the one the window opens on).
+    minute = {k: int(v) for k, v in re.findall(r"^evm\s+([a-z].+?)\s{2,}(\d+)\s+\d+$", out, re.M)}
+    assert set(minute) == {"beat every 15 s (polling)", "per block, no spacing", "per block, 500 ms apart"}, out
+    assert all(minute.values()), out
+    assert minute["per block, 500 ms apart"] <= (1.5 / 0.5 + 1) * 60 / 1.5, out
 
 
 def test_webhooks_bench_prints_delivery_rates_and_isolation():

@@ -234,3 +234,48 @@ def test_a_node_that_fails_the_trace_question_fails_the_pass_and_is_asked_again(
     watcher_run(Network.ETHEREUM, "evm")
     cursor.refresh_from_db()
     assert cursor.traces == "trace_filter" and cursor.height is not None
+
+
+def test_with_fewer_new_blocks_than_receiver_chunks_a_pass_reads_each_blocks_traces_instead(
+    owner, ethereum, fake_server, settings
+):
+    proxy = rpc_proxy(fake_server, ethereum.url, hide=())  # anvil as it is, every method asked noted
+    settings.CHAINWATCH_ENDPOINTS = {"Ethereum": {"rpc_url": proxy.url}}
+    settings.CHAINWATCH_ADDRESSES_PER_LOG_CALL = 1  # three receivers: three trace_filter calls a pass
+    wallet = ethereum.deploy_wallet()
+    drafts = [eth_draft(owner, ethereum, 1_000_000 + i, required_confirmations=1) for i in range(3)]
+    watch()
+    proxy.methods.clear()
+
+    ethereum.pay_through_wallet(wallet, [(drafts[2].receiver_address, 1_000_002 * GWEI, b"")], revert=True)
+    tx = ethereum.pay_through_wallet(wallet, [(drafts[1].receiver_address, 1_000_001 * GWEI, b"")])
+    watch()  # two new blocks, three chunks: one trace_block per block, in one batch
+
+    for draft in drafts:
+        draft.refresh_from_db()
+    assert (drafts[1].status, drafts[1].paid_tx_id) == (DraftStatus.CONFIRMED, tx)
+    assert drafts[2].status == DraftStatus.PENDING  # its call was reverted: read from the same traces
+    assert [m for m in proxy.methods if m.startswith(("trace_", "debug_"))] == ["trace_block", "trace_block"]
+
+
+def test_a_node_that_refuses_trace_block_is_read_with_trace_filter_and_not_asked_again(
+    owner, ethereum, fake_server, settings
+):
+    proxy = rpc_proxy(fake_server, ethereum.url, hide=("trace_block",))
+    settings.CHAINWATCH_ENDPOINTS = {"Ethereum": {"rpc_url": proxy.url}}
+    settings.CHAINWATCH_ADDRESSES_PER_LOG_CALL = 1
+    wallet = ethereum.deploy_wallet()
+    drafts = [eth_draft(owner, ethereum, 1_000_000 + i, required_confirmations=1) for i in range(3)]
+    watch()
+    proxy.methods.clear()
+
+    tx = ethereum.pay_through_wallet(wallet, [(drafts[0].receiver_address, 1_000_000 * GWEI, b"")])
+    watch()
+    ethereum.mine(1)
+    watch()
+
+    drafts[0].refresh_from_db()
+    assert (drafts[0].status, drafts[0].paid_tx_id) == (DraftStatus.CONFIRMED, tx)
+    asked = [m for m in proxy.methods if m.startswith(("trace_", "debug_"))]
+    assert asked == ["trace_block", *["trace_filter"] * 3, "trace_transaction", *["trace_filter"] * 3]
+    assert Cursor.objects.get(network="Ethereum").last_error == ""

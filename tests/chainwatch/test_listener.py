@@ -3,6 +3,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import itertools
+import threading
 import time
 
 import pytest
@@ -109,3 +113,76 @@ def test_polling_backs_off_while_nothing_turns_up_and_starts_short_again_when_so
 
     watch.live = True  # subscribed: polling is only the safety net
     assert watch._next_poll(found=0) == 15
+
+
+class PassRecorder:
+    """A watcher pass that notes when it starts and can be held until released."""
+
+    def __init__(self, hold_first: bool = False) -> None:
+        self.starts: list[float] = []
+        self.release = threading.Event()
+        if not hold_first:
+            self.release.set()
+
+    def __call__(self, network: str, family: str) -> int:
+        self.starts.append(time.monotonic())
+        self.release.wait(10)
+        return 0
+
+
+def run_watch(watch: listener.Watch, scenario) -> None:
+    """The watch's loop beside `scenario(watch)`; stopped when the scenario returns."""
+
+    async def main() -> None:
+        task = asyncio.create_task(watch.main())
+        try:
+            await scenario(watch)
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    asyncio.run(main())
+
+
+def test_notifications_during_a_pass_give_one_more_pass_not_one_each(settings):
+    settings.CHAINWATCH_POLL_MIN_SECONDS = 60  # no timed poll in this test
+    settings.CHAINWATCH_INTERVAL_SECONDS = 120
+    settings.CHAINWATCH_MIN_PASS_SPACING_MS = 0
+    passes = PassRecorder(hold_first=True)
+    watch = listener.Watch(Network.MAINNET, "bitcoin", subscription=None, run=passes)
+
+    async def scenario(watch) -> None:
+        while not passes.starts:  # the first pass runs, held
+            await asyncio.sleep(0.01)
+        for _ in range(50):
+            watch.wake()
+            await asyncio.sleep(0.002)
+        passes.release.set()
+        await asyncio.sleep(0.5)
+
+    run_watch(watch, scenario)
+    assert len(passes.starts) == 2 and watch.passes_run == 2
+
+
+def test_passes_start_at_least_the_spacing_apart_while_notifications_come_faster(settings):
+    settings.CHAINWATCH_POLL_MIN_SECONDS = 60
+    settings.CHAINWATCH_INTERVAL_SECONDS = 120
+    settings.CHAINWATCH_MIN_PASS_SPACING_MS = 300
+    passes = PassRecorder()
+    watch = listener.Watch(Network.MAINNET, "bitcoin", subscription=None, run=passes)
+    last_wake = []
+
+    async def scenario(watch) -> None:
+        started = time.monotonic()
+        while time.monotonic() - started < 1.5:  # a block every 20 ms
+            watch.wake()
+            last_wake[:] = [time.monotonic()]
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.6)
+
+    run_watch(watch, scenario)
+    gaps = [b - a for a, b in itertools.pairwise(passes.starts)]
+    assert min(gaps) >= 0.29, gaps
+    assert 5 <= len(passes.starts) <= 7, passes.starts  # 1.5 s at one pass per 0.3 s: not 75
+    assert passes.starts[-1] >= last_wake[0]  # the last notification still got its pass

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import struct
 import threading
@@ -18,6 +19,7 @@ from solders.pubkey import Pubkey
 from websockets.asyncio.server import serve
 from websockets.exceptions import ConnectionClosed
 
+from chainwatch import listener
 from chainwatch.solana import TOKEN_PROGRAM, associated_token_address
 from drafts.enums import DraftStatus
 from payments.enums import Currency, FeePlacement, Method, Network
@@ -111,6 +113,90 @@ def test_bitcoin_core_zmq_rawtx_shows_a_payment_and_hashblock_confirms_it_at_onc
     core_with_zmq.mine(1)
     core_with_zmq.publisher.publish(b"hashblock", bytes.fromhex(core_with_zmq.blocks[-1][0]))
     assert changed_within(draft, DraftStatus.CONFIRMED, 5) < 1.5
+
+
+def test_a_burst_of_rawtx_inside_the_throttle_window_gives_one_delayed_wake(settings):
+    settings.CHAINWATCH_POLL_MIN_SECONDS = 1  # the rawtx throttle
+    publisher = ZmqPublisher()
+    wakes: list[float] = []
+    connected = []
+
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        task = asyncio.create_task(
+            listener.bitcoin_zmq([publisher.url], lambda: wakes.append(loop.time()), connected.append)
+        )
+        try:
+            await until(lambda: connected and connected[-1])
+            while len(wakes) < 2:  # past the connection's catch-up wake: our subscription has reached the node
+                publisher.publish(b"hashblock", bytes(32))
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(1.2)  # every probe in, no rawtx wake for longer than the window
+            wakes.clear()
+
+            publisher.publish(b"rawtx", bytes(100))
+            await until(lambda: wakes)  # the first transaction wakes a pass at once
+            first = wakes[0]
+            for _ in range(50):  # then a busy mempool: fifty more inside the window
+                publisher.publish(b"rawtx", bytes(100))
+            await asyncio.sleep(0.5)
+            assert len(wakes) == 1  # none of them woke a pass yet
+            await asyncio.sleep(1.5)
+            assert len(wakes) == 2  # one pass for all fifty, when the window ends: not fifty, not none
+            assert 0.99 <= wakes[1] - first < 1.3
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        publisher.close()
+
+
+async def until(condition, timeout: float = 5) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, "timed out"
+        await asyncio.sleep(0.01)
+
+
+def test_a_payment_announced_inside_the_rawtx_throttle_window_is_seen_when_it_ends(
+    owner, core_with_zmq, running, settings
+):
+    settings.ENABLED_NETWORKS = [Network.MAINNET]
+    settings.CHAINWATCH_INTERVAL_SECONDS = 120  # subscribed: the safety-net poll is 2 minutes away
+    settings.CHAINWATCH_POLL_MIN_SECONDS = 1  # the rawtx throttle
+    run = running()
+    [watch] = run.watches
+    run.wait_for(lambda: watch.live and watch.passes_run >= 1, timeout=10)
+    time.sleep(2.2)  # a pass that ended before the subscription was live set a poll 2 s later: let it pass
+    draft = make_draft(
+        owner,
+        network=Network.MAINNET,
+        currency=Currency.BTC,
+        receiver_address=BTC_RECEIVER,
+        amount_base_units=250_000,
+        required_confirmations=1,
+    )
+    passes = watch.passes_run
+
+    core_with_zmq.pay(("bc1qsomeoneelse0000000000000000000000000000", 5_000))
+    core_with_zmq.publisher.publish(b"rawtx", bytes(100))  # someone else's transaction: a pass at once
+    announced = time.monotonic()
+    run.wait_for(lambda: watch.passes_run == passes + 1, timeout=5)
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.PENDING
+
+    core_with_zmq.pay((BTC_RECEIVER, 250_000))  # the payment, announced inside the window
+    for _ in range(20):
+        core_with_zmq.publisher.publish(b"rawtx", bytes(100))
+
+    changed_within(draft, DraftStatus.SEEN, 5)
+    assert 0.9 <= time.monotonic() - announced < 2.5  # when the window ended, not at the 120 s poll
+    time.sleep(1.5)
+    assert watch.passes_run == passes + 2  # one pass for the twenty announcements
 
 
 class SolanaWebSocket:
