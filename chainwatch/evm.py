@@ -73,6 +73,35 @@ def wei_to_gwei(wei: int) -> tuple[int, bool]:
     return wei // WEI_PER_GWEI, wei % WEI_PER_GWEI == 0
 
 
+def token_targets(network: str, targets: list[WatchTarget]) -> tuple[dict[str, str], set[str]]:
+    """({token contract (lower) -> currency}, receivers (lower)) for the watched token drafts."""
+    registry = {addr.lower(): cur for cur, addr in token_addresses(network).items()}
+    contracts: dict[str, str] = {}
+    receivers: set[str] = set()
+    for t in targets:
+        if t.currency == Currency.ETH or not t.receiver_address:
+            continue
+        contract = (t.token_address or token_addresses(network).get(t.currency) or "").lower()
+        if not contract:
+            continue
+        contracts[contract] = registry.get(contract, t.currency)
+        receivers.add(t.receiver_address.lower())
+    return contracts, receivers
+
+
+def transfer_log_filter(network: str, targets: list[WatchTarget], max_receivers: int) -> dict | None:
+    """The `eth_subscribe` `logs` filter for Transfers to the watched token drafts' receivers
+    (topic0 Transfer, topic2 the receiver), or None when no token draft is watched or more
+    than `max_receivers` receivers are (a node may refuse a long topic list)."""
+    contracts, receivers = token_targets(network, targets)
+    if not contracts or not receivers or len(receivers) > max_receivers:
+        return None
+    return {
+        "address": [Web3.to_checksum_address(c) for c in sorted(contracts)],
+        "topics": [TRANSFER_TOPIC, None, [address_topic(r) for r in sorted(receivers)]],
+    }
+
+
 class EvmSource:
     family = EVM
     backend = "web3-jsonrpc"
@@ -130,19 +159,7 @@ class EvmSource:
         }
 
     def _token_targets(self, targets: list[WatchTarget]) -> tuple[dict[str, str], set[str]]:
-        """({token contract (lower) -> currency}, receivers) for the watched token drafts."""
-        registry = {addr.lower(): cur for cur, addr in token_addresses(self.network).items()}
-        contracts: dict[str, str] = {}
-        receivers: set[str] = set()
-        for t in targets:
-            if t.currency == Currency.ETH or not t.receiver_address:
-                continue
-            contract = (t.token_address or token_addresses(self.network).get(t.currency) or "").lower()
-            if not contract:
-                continue
-            contracts[contract] = registry.get(contract, t.currency)
-            receivers.add(t.receiver_address.lower())
-        return contracts, receivers
+        return token_targets(self.network, targets)
 
     def blocks_per_pass(self, targets: list[WatchTarget]) -> int:
         if self._native_targets(targets):

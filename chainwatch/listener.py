@@ -5,8 +5,9 @@ worker) keeps, for each enabled watcher, a subscription to its node and runs the
 the beat task runs (`chainwatch.tasks.watcher_run`: scan, then the payment door through
 `match_network`) as soon as something arrives:
 
-- EVM: `eth_subscribe` `newHeads` over the node's WebSocket (WS_URL_<NETWORK>, or RPC_URL
-  with ws:// for nodes such as anvil that serve both on one port).
+- EVM: `eth_subscribe` `newHeads`, and `logs` of the watched tokens' Transfers to the watched
+  receivers, over the node's WebSocket (WS_URL_<NETWORK>, or RPC_URL with ws:// for nodes
+  such as anvil that serve both on one port): chainwatch/push_evm.py.
 - Bitcoin Core: its ZMQ `hashblock` and `rawtx` notifications (BITCOIN_ZMQ_URL_<NETWORK>,
   one or more tcp:// addresses, comma-separated).
 - Solana: `accountSubscribe` on each watched receiver account (the wallet for SOL, its token
@@ -28,12 +29,10 @@ of the fallback: a pass that finds another one moved the cursor first just stops
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 
-import websockets
 from django.conf import settings
 from django.db import close_old_connections, connection
 
@@ -52,23 +51,6 @@ RECONNECT_MAX_SECONDS = 30
 
 class SubscriptionRefused(Exception):
     pass
-
-
-async def evm_new_heads(ws_url: str, wake: Wake, live: Callable[[bool], None]) -> None:
-    """Subscribe to `newHeads` (eth_subscribe, JSON-RPC over WebSocket) and wake on each head."""
-    async with websockets.connect(ws_url, max_size=MAX_MESSAGE_BYTES, open_timeout=10, ping_interval=20) as ws:
-        await ws.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "eth_subscribe", "params": ["newHeads"]}))
-        answer = json.loads(await asyncio.wait_for(ws.recv(), timeout=10))
-        subscription = answer.get("result")
-        if not isinstance(subscription, str):
-            raise SubscriptionRefused(f"eth_subscribe newHeads: {answer.get('error')!r:.200}")
-        live(True)
-        wake()  # catch up on whatever came while we were not subscribed
-        async for message in ws:
-            note = json.loads(message)
-            params = note.get("params") or {}
-            if note.get("method") == "eth_subscription" and params.get("subscription") == subscription:
-                wake()
 
 
 ZMQ_TOPICS = (b"hashblock", b"rawtx")
@@ -139,8 +121,9 @@ def subscription_of(network: str, family: str) -> Subscription | None:
     """The push source of a watcher, or None when it has none and only polls."""
     ends = networks.endpoints(network)
     if family == networks.EVM and ends.ws_url:
-        url = ends.ws_url
-        return lambda wake, live: evm_new_heads(url, wake, live)
+        from chainwatch import push_evm
+
+        return push_evm.subscription(network, ends.ws_url)
     if family == networks.BITCOIN and ends.zmq_url and networks.bitcoin_source(network) == "core":
         urls = [u.strip() for u in ends.zmq_url.split(",") if u.strip()]
         return lambda wake, live: bitcoin_zmq(urls, wake, live)
