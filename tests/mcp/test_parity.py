@@ -103,6 +103,13 @@ def plain(name: str, path: str, **query) -> Callable[[Both], list]:
     return lambda both: [(both.get(path, **query), both.mcp(name, query))]
 
 
+def rates(both: Both):
+    def unaged(body: dict) -> dict:  # ageSeconds counts whole seconds at the time of each call
+        return body | {"rates": [rate | {"ageSeconds": None} for rate in body["rates"]]}
+
+    return [(unaged(both.get("/api/v1/rates", ccy="SEK")), unaged(both.mcp("get_rates", {"ccy": "SEK"})))]
+
+
 def settle_accrued_fees(both: Both):
     body = {"currency": "USDC", "network": "Base"}
     return [
@@ -442,7 +449,7 @@ PARITY: dict[str, Callable[[Both], list]] = {
     "requote_draft": state_change("requote_draft", "/api/v1/drafts/{id}/requote"),
     "get_tx_template": by_id("get_tx_template", "/api/v1/drafts/{id}/tx-template", TESTNET_BTC),
     "get_draft_fees": by_id("get_draft_fees", "/api/v1/drafts/{id}/fees"),
-    "get_rates": plain("get_rates", "/api/v1/rates", ccy="SEK"),
+    "get_rates": rates,
     "get_fee_schedule": plain("get_fee_schedule", "/api/v1/fees/schedule"),
     "get_accrued_fees": plain("get_accrued_fees", "/api/v1/fees/accrued"),
     "settle_accrued_fees": settle_accrued_fees,
