@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, TypeVar
 
@@ -67,13 +67,14 @@ KEY_TAKEN = KeyTaken()
 _KEY_INSERT = RowInserter(IdempotencyKey, on_conflict=["user", "key"])
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class KeyClaim:
     """An Idempotency-Key, as the creation it guards writes it: with its answer, in the
     creation's own statement or transaction, so the two commit together or not at all.
 
     `answer` turns what the creation made into the response stored under the key (the REST
-    body). Two ways to write it:
+    body); the request answers with the very answer stored (`answer_for`), built once. Two
+    ways to write it:
     - in the creation's statement: `row(created)` is the key's row, written first and with
       `ON CONFLICT DO NOTHING`, so a taken key stops the statement before anything else
       (drafts.creation: the draft, its event and the key in one statement);
@@ -86,6 +87,8 @@ class KeyClaim:
     key: str
     fingerprint: str
     answer: Callable[[Any], Outcome]
+    # What `row` or `keep` last put under the key: (the creation, its answer).
+    stored: tuple[Any, Outcome] | None = field(default=None, init=False, repr=False)
 
     def _row(self, outcome: Outcome | None) -> IdempotencyKey:
         return IdempotencyKey(
@@ -100,7 +103,7 @@ class KeyClaim:
     def row(self, created: Any) -> tuple[RowInserter, IdempotencyKey]:
         """The key's row holding the answer for `created`, for the creation's own statement
         (after it ran, `core.sql.state.unwritten(row)` says the key was taken)."""
-        return _KEY_INSERT, self._row(self.answer(created))
+        return _KEY_INSERT, self._row(self._stored_answer(created))
 
     def take(self) -> bool:
         """Write the key, without its answer yet, in the creation's transaction before anything
@@ -110,10 +113,22 @@ class KeyClaim:
 
     def keep(self, created: Any) -> None:
         """Store the answer for `created` under the key taken by `take()`, in the same transaction."""
-        outcome = self.answer(created)
+        outcome = self._stored_answer(created)
         IdempotencyKey.objects.filter(user=self.user, key=self.key).update(
             state=IdempotencyKey.State.DONE, response_status=outcome.status, response_body=outcome.body
         )
+
+    def answer_for(self, created: Any) -> Outcome:
+        """The answer for `created`: the one put under the key with it (`row` or `keep`), else
+        built now."""
+        if self.stored is not None and self.stored[0] is created:
+            return self.stored[1]
+        return self.answer(created)
+
+    def _stored_answer(self, created: Any) -> Outcome:
+        outcome = self.answer(created)
+        self.stored = (created, outcome)
+        return outcome
 
     def store(self, outcome: Outcome) -> bool:
         """Store a refusal (a 4xx problem) under the key; False if the key already held an answer."""
@@ -185,7 +200,7 @@ def _run_once(claim: KeyClaim, work: Callable[[KeyClaim | None], Any]) -> Outcom
         with transaction.atomic():
             stored = claim.store(refusal)
         return refusal if stored else KEY_TAKEN
-    return made if isinstance(made, KeyTaken) else claim.answer(made)
+    return made if isinstance(made, KeyTaken) else claim.answer_for(made)
 
 
 def purge_expired(*, now=None) -> int:
