@@ -74,9 +74,12 @@ class LanguageMiddleware:
                 language = settings.LANGUAGE_CODE
         else:
             language = settings.LANGUAGE_CODE
-        with translation.override(language):
-            request.LANGUAGE_CODE = language
+        request.LANGUAGE_CODE = language
+        if translation.get_language() == language:  # already the one in force (the default): nothing to switch
             response = self.get_response(request)
+        else:
+            with translation.override(language):
+                response = self.get_response(request)
         if payer:
             patch_vary_headers(response, ("Accept-Language", "Cookie"))
             response.headers.setdefault("Content-Language", language)
