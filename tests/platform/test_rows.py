@@ -7,11 +7,15 @@ from datetime import datetime
 import pytest
 from django.db import connection
 from django.utils import timezone
+from psycopg.adapt import PyFormat
 from psycopg.types.json import Jsonb
 
 from core.sql.rows import RowInserter
+from drafts.enums import DraftStatus
+from drafts.models import IdempotencyKey
+from payments.enums import Currency, FeePlacement, Method, Network
 from tests.factories import make_draft
-from webhooks.models import Event
+from webhooks.models import DeliveryStatus, Event, EventType
 
 pytestmark = pytest.mark.django_db
 
@@ -98,3 +102,14 @@ def test_reads_sent_together_give_each_the_rows_it_gives_alone(owner, other_acco
     assert rows_together((totals, (owner.pk,)), (amounts, (owner.pk,)))[0] == [
         (50_000_008, totals.rows(owner.pk)[0][1], 3)
     ]
+
+
+def test_our_text_choices_are_dumped_by_the_dumpers_of_str_found_without_walking_their_classes():
+    connection.ensure_connection()
+    adapters = connection.connection.adapters
+    ours = (Network, Currency, Method, FeePlacement, DraftStatus, IdempotencyKey.State, EventType, DeliveryStatus)
+    for choices in ours:
+        for fmt in PyFormat:
+            assert adapters.get_dumper(choices, fmt) is adapters.get_dumper(str, fmt), (choices, fmt)
+            # registered for the class itself (core.sql.driver): a new cursor finds it at once
+            assert choices in adapters._dumpers[fmt], (choices, fmt)
