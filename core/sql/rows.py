@@ -307,7 +307,9 @@ _TEXT_FIELDS = (CharField, TextField, URLField, EmailField, SlugField)
 def _passed_as_is(field, connection) -> type | None:
     """The Python type whose values (and None) this field hands to the database unchanged, so
     an INSERT can skip its get_db_prep_save (a third of the cost of building a draft's 50
-    parameters). Only Django's own field classes, exactly; None when every value is prepared."""
+    parameters). Only Django's own field classes, exactly; None when every value is prepared.
+    For the text fields, a `str` subclass too (statuses, networks...: TextChoices members),
+    which their `to_python` gives back as it is."""
     kind = type(field)
     if kind in _TEXT_FIELDS:
         return str
@@ -369,6 +371,7 @@ class RowInserter(BuiltOnce):
             if plain_type is not None and (
                 value is None
                 or (type(value) is plain_type and (plain_type is not datetime or value.tzinfo is not None))
+                or (plain_type is str and isinstance(value, str))  # a TextChoices member: to_python keeps any str
             ):
                 params.append(value)  # what get_db_prep_save would give back unchanged
             else:

@@ -48,6 +48,10 @@ def test_an_insert_sends_exactly_the_values_the_orm_would(owner):
     draft = make_draft(owner, memo="plain text", quote_locked_at=timezone.now(), sek="sek-1", is_fee_settlement=True)
     _assert_sent_as_the_orm_would(draft)
     _assert_sent_as_the_orm_would(Event(user=owner, type="draft.created", data={"a": 1}, draft_id=draft.id))
+    # TextChoices members, as a creation gives them (a str subclass goes as it is, as to_python keeps it)
+    draft.status, draft.network, draft.method = DraftStatus.PENDING, Network.BASE, Method.SINGLE_OUTPUT
+    _assert_sent_as_the_orm_would(draft)
+    _assert_sent_as_the_orm_would(Event(user=owner, type=EventType.DRAFT_CREATED, data={}, draft_id=draft.id))
 
 
 @pytest.mark.filterwarnings("ignore:DateTimeField .* received a naive datetime")
