@@ -29,8 +29,9 @@ of the fallback: a pass that finds another one moved the cursor first just stops
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from django.conf import settings
@@ -51,6 +52,23 @@ RECONNECT_MAX_SECONDS = 30
 
 class SubscriptionRefused(Exception):
     pass
+
+
+async def refreshed_messages(ws, refresh: Callable[[], Awaitable[None]]) -> AsyncIterator[dict]:
+    """The JSON messages of a subscription's WebSocket, with `refresh()` (the watched set read
+    again, subscriptions made and dropped to match) run every CHAINWATCH_POLL_MIN_SECONDS in
+    between, whether or not messages come."""
+    loop = asyncio.get_running_loop()
+    refreshed = loop.time()
+    while True:
+        timeout = max(0.0, refreshed + settings.CHAINWATCH_POLL_MIN_SECONDS - loop.time())
+        try:
+            message = json.loads(await asyncio.wait_for(ws.recv(), timeout=timeout))
+        except TimeoutError:
+            await refresh()
+            refreshed = loop.time()
+            continue
+        yield message
 
 
 ZMQ_TOPICS = (b"hashblock", b"rawtx")

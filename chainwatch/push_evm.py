@@ -44,11 +44,10 @@ import logging
 from collections.abc import Callable
 
 import websockets
-from django.conf import settings
 from django.db import connection
 
 from chainwatch import evm
-from chainwatch.listener import MAX_MESSAGE_BYTES, SubscriptionRefused, Wake
+from chainwatch.listener import MAX_MESSAGE_BYTES, SubscriptionRefused, Wake, refreshed_messages
 from drafts.selectors import watch_targets
 
 logger = logging.getLogger(__name__)
@@ -115,15 +114,7 @@ async def evm_heads_and_logs(
         await refresh()
         live(True)
         wake()  # catch up on whatever came while we were not subscribed
-        refreshed = loop.time()
-        while True:
-            timeout = max(0.0, refreshed + settings.CHAINWATCH_POLL_MIN_SECONDS - loop.time())
-            try:
-                message = json.loads(await asyncio.wait_for(ws.recv(), timeout=timeout))
-            except TimeoutError:
-                await refresh()
-                refreshed = loop.time()
-                continue
+        async for message in refreshed_messages(ws, refresh):
             if message.get("method") == "eth_subscription":
                 if (message.get("params") or {}).get("subscription") in ours:
                     wake()

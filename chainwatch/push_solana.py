@@ -38,11 +38,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import websockets
-from django.conf import settings
 from django.db import connection
 
 from chainwatch import solana
-from chainwatch.listener import MAX_MESSAGE_BYTES, Subscription, SubscriptionRefused, Wake
+from chainwatch.listener import MAX_MESSAGE_BYTES, Subscription, SubscriptionRefused, Wake, refreshed_messages
 
 logger = logging.getLogger(__name__)
 
@@ -126,15 +125,7 @@ async def solana_notifications(
         await refresh()
         live(True)
         wake()  # catch up on whatever came while we were not subscribed
-        refreshed = loop.time()
-        while True:
-            timeout = max(0.0, refreshed + settings.CHAINWATCH_POLL_MIN_SECONDS - loop.time())
-            try:
-                message = json.loads(await asyncio.wait_for(ws.recv(), timeout=timeout))
-            except TimeoutError:
-                await refresh()
-                refreshed = loop.time()
-                continue
+        async for message in refreshed_messages(ws, refresh):
             if message.get("method") in NOTIFICATIONS:
                 wake()
             elif message.get("id") in pending:
