@@ -125,18 +125,29 @@ def receivers_of(log_filter: dict | None) -> set[str]:
     return set(log_filter["topics"][2]) if log_filter else set()
 
 
-def test_a_matching_transfer_log_wakes_a_pass_without_any_new_head(owner, ethereum, node_socket, running, settings):
-    node = node_socket(hold_heads=True)  # anvil's newHeads never reach the listener
-    settings.CHAINWATCH_INTERVAL_SECONDS = 120  # no safety-net pass, and no polling while subscribed
-    settings.CHAINWATCH_POLL_MIN_SECONDS = 1  # how often the logs filter is read again
+def subscribed(running, settings):
+    """The listener running and subscribed, with no safety-net pass (no polling while
+    subscribed) and the logs filter read again every second."""
+    settings.CHAINWATCH_INTERVAL_SECONDS = 120
+    settings.CHAINWATCH_POLL_MIN_SECONDS = 1
     run = running()
     [watch] = run.watches
     run.wait_for(lambda: watch.live and watch.passes_run >= 1, timeout=10)
-    assert node.logs_filters == {}  # no token draft watched: nothing to filter for
+    return run
 
-    first = make_draft(
+
+def usdc_draft(owner, ethereum):
+    return make_draft(
         owner, currency=Currency.USDC, receiver_address=ethereum.new_address(), amount_base_units=25_000_000
     )
+
+
+def test_a_matching_transfer_log_wakes_a_pass_without_any_new_head(owner, ethereum, node_socket, running, settings):
+    node = node_socket(hold_heads=True)  # anvil's newHeads never reach the listener
+    run = subscribed(running, settings)
+    assert node.logs_filters == {}  # no token draft watched: nothing to filter for
+
+    first = usdc_draft(owner, ethereum)
     run.wait_for(lambda: receivers_of(node.live_filter()) == {address_topic(first.receiver_address)}, timeout=5)
     log_filter = node.live_filter()
     assert log_filter["address"] == [ethereum.token.address]
@@ -165,14 +176,8 @@ def test_held_back_heads_and_no_logs_subscription_leave_the_payment_to_the_next_
     filter, and with newHeads held back nothing wakes a pass within seconds."""
     monkeypatch.setattr(push_evm, "LOGS_MAX_RECEIVERS", 0)
     node = node_socket(hold_heads=True)
-    settings.CHAINWATCH_INTERVAL_SECONDS = 120
-    settings.CHAINWATCH_POLL_MIN_SECONDS = 1
-    run = running()
-    [watch] = run.watches
-    run.wait_for(lambda: watch.live and watch.passes_run >= 1, timeout=10)
-    draft = make_draft(
-        owner, currency=Currency.USDC, receiver_address=ethereum.new_address(), amount_base_units=25_000_000
-    )
+    subscribed(running, settings)
+    draft = usdc_draft(owner, ethereum)
     time.sleep(1.5)  # a refresh of the filter comes and goes
 
     ethereum.pay_token(ethereum.token, draft.receiver_address, 25_000_000)
@@ -202,14 +207,8 @@ def test_the_logs_filter_names_the_watched_tokens_and_receivers_up_to_the_cap(ow
 def test_a_transfer_waiting_in_the_pool_is_not_seen_until_its_block(owner, ethereum, running, settings):
     """anvil, like geth since v1.14, sends no pending logs: a payment not yet mined shows
     nothing; its block shows it at once."""
-    settings.CHAINWATCH_INTERVAL_SECONDS = 120
-    settings.CHAINWATCH_POLL_MIN_SECONDS = 1
-    run = running()
-    [watch] = run.watches
-    run.wait_for(lambda: watch.live and watch.passes_run >= 1, timeout=10)
-    draft = make_draft(
-        owner, currency=Currency.USDC, receiver_address=ethereum.new_address(), amount_base_units=25_000_000
-    )
+    subscribed(running, settings)
+    draft = usdc_draft(owner, ethereum)
     time.sleep(1.5)  # the logs filter now names the receiver
     ethereum.w3.provider.make_request("evm_setAutomine", [False])
 
