@@ -52,6 +52,17 @@ def problem_from_validation(exc: exceptions.ValidationError) -> Problem:
     return Problem(body["detail"], code=body["code"], errors=body["errors"])
 
 
+def validated(serializer_class: type, body: Any) -> dict[str, Any]:
+    """A request body checked by its serializer: the validated data, or the domain Problem (a
+    400 naming each field) that an idempotency record can keep like any other refusal."""
+    serializer = serializer_class(data=body)
+    try:
+        serializer.is_valid(raise_exception=True)
+    except exceptions.ValidationError as exc:
+        raise problem_from_validation(exc) from None
+    return serializer.validated_data
+
+
 def problem_response(
     status_code: int,
     code: str,

@@ -11,10 +11,9 @@ from functools import partial
 from typing import Any
 
 from django.utils import timezone
-from rest_framework.exceptions import ValidationError
 
 from addressbook.selectors import address_book_receiver, default_receiver
-from core.api.problems import problem_from_validation
+from core.api.problems import validated
 from drafts.api.serializers import CreateDraftRequestSerializer
 from drafts.creation import draft_create_from_request
 from drafts.idempotency import KeyClaim, KeyTaken, Outcome, run_idempotently
@@ -28,12 +27,7 @@ def draft_request_from_body(body: Any, *, user) -> DraftRequest:
     An `addressBookId` is resolved here, at the edge, into the entry's address; a body that
     names no receiver (and is not a Lightning draft) is paid to the account's default
     receiving address on the network, when it has one."""
-    serializer = CreateDraftRequestSerializer(data=body)
-    try:
-        serializer.is_valid(raise_exception=True)
-    except ValidationError as exc:
-        raise problem_from_validation(exc) from None
-    data = serializer.validated_data
+    data = validated(CreateDraftRequestSerializer, body)
     if data.get("addressBookId") is not None:
         receiver = address_book_receiver(user=user, entry_id=data["addressBookId"], network=data["network"])
         data = {**data, "receiverAddress": receiver}

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from functools import partial
 
-from rest_framework.exceptions import ValidationError
-
 from core.api.pagination import page_of
-from core.api.problems import problem_from_validation
+from core.api.problems import validated
 from drafts.idempotency import KeyClaim, KeyTaken, Outcome, run_idempotently
 from paylinks import services
 from paylinks.api.serializers import (
@@ -50,12 +48,7 @@ def payment_request_answer(payment_request: PaymentRequest) -> Outcome:
 
 
 def _create(key: KeyClaim | None, *, user, body) -> PaymentRequest | KeyTaken:
-    data = CreatePaymentRequestSerializer(data=body)
-    try:
-        data.is_valid(raise_exception=True)
-    except ValidationError as exc:  # as a Problem, so the idempotency record keeps the 400
-        raise problem_from_validation(exc) from None
-    fields = data.validated_data
+    fields = validated(CreatePaymentRequestSerializer, body)
     return services.payment_request_create(
         user=user,
         fiat_currency=fields["fiatCurrency"],

@@ -5,10 +5,9 @@ from __future__ import annotations
 from functools import partial
 
 from django.http import Http404
-from rest_framework.exceptions import ValidationError
 
 from core.api.pagination import page_of
-from core.api.problems import problem_from_validation
+from core.api.problems import validated
 from core.problems import NotFound
 from drafts.idempotency import KeyClaim, KeyTaken, Outcome, run_idempotently
 from drafts.selectors import draft_get
@@ -46,12 +45,7 @@ def refund_answer(refund: Refund) -> Outcome:
 
 
 def _create(key: KeyClaim | None, *, user, body) -> Refund | KeyTaken:
-    data = CreateRefundSerializer(data=body)
-    try:
-        data.is_valid(raise_exception=True)
-    except ValidationError as exc:  # as a Problem, so the idempotency record keeps the 400
-        raise problem_from_validation(exc) from None
-    fields = data.validated_data
+    fields = validated(CreateRefundSerializer, body)
     try:
         draft = draft_get(user=user, draft_id=fields["draftId"])
     except Http404:
