@@ -433,7 +433,7 @@ class RedisCounter:
         AbstractConnection.send_packed_command = counting
 
 
-def inprocess(app: str, mode: str, api_key: str, count: int, verbose: bool) -> None:
+def inprocess(app: str, mode: str, api_key: str, count: int, verbose: bool, profile_out: str | None = None) -> None:
     """Create and read drafts through the whole Django stack (middleware, DRF, view), no server."""
     sys.path.insert(0, os.environ.get("BENCH_CODE", str(ROOT)))  # --against: that revision's tree
     import django
@@ -523,6 +523,8 @@ def inprocess(app: str, mode: str, api_key: str, count: int, verbose: bool) -> N
                     read(ids[n - 1])
             profile.disable()
             elapsed = time.perf_counter() - started
+            if profile_out:
+                profile.dump_stats(str(Path(profile_out) / f"{what}.prof"))
             out = io.StringIO()
             stats = pstats.Stats(profile, stream=out)
             stats.sort_stats("cumulative").print_stats(45 if verbose else 30)
@@ -735,6 +737,9 @@ def main() -> int:
         "--against", metavar="REV", help="compare with the project at git revision REV, not the bare app"
     )
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="also cProfile N in-process requests")
+    parser.add_argument(
+        "--profile-out", metavar="DIR", help="with --profile, also save the raw profiles there (create.prof, read.prof)"
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="list the SQL of one creation and one read")
     parser.add_argument(
         "--instructions",
@@ -754,7 +759,7 @@ def main() -> int:
         parser.error("--clients 1-1000, --seconds up to 600, --workers 1-64, --rounds 1-20")
 
     if args.inprocess:
-        inprocess(args.app, args.inprocess, args.api_key, max(args.profile, 1), args.verbose)
+        inprocess(args.app, args.inprocess, args.api_key, max(args.profile, 1), args.verbose, args.profile_out)
         return 0
     if not shutil.which("wrk"):
         raise SystemExit("wrk is not installed: run scripts/system-deps.sh (Debian package wrk)")
@@ -897,6 +902,9 @@ def main() -> int:
             print(f"\nProfile of {args.profile} creations and reads in-process (cProfile), project:")
             child = [PYTHON, str(Path(__file__).resolve()), "--app", "project", "--api-key", keys["project"]]
             profile_args = ["--inprocess", "profile", "--profile", str(args.profile)] + (["-v"] if args.verbose else [])
+            if args.profile_out:
+                Path(args.profile_out).mkdir(parents=True, exist_ok=True)
+                profile_args += ["--profile-out", str(Path(args.profile_out).resolve())]
             print(run_checked(child + profile_args, envs["project"], "profile"))
         return 0 if clean else 1
     except KeyboardInterrupt:
