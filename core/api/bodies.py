@@ -22,35 +22,33 @@ NEVER_A_BODY = ("GET", "HEAD")
 _BUILDING = threading.Lock()
 
 
-def _operations_without_body() -> tuple[tuple[re.Pattern[str], frozenset[str]], ...]:
+def _operations_without_body() -> dict[str, re.Pattern[str]]:
     with _BUILDING:
         return _built()
 
 
 @functools.cache
-def _built() -> tuple[tuple[re.Pattern[str], frozenset[str]], ...]:
+def _built() -> dict[str, re.Pattern[str]]:
+    """Per method, one pattern matching every path whose operation takes no body."""
     from drf_spectacular.generators import SchemaGenerator
 
     document = SchemaGenerator(patterns=None).get_schema(request=None, public=True)
-    found = []
+    paths: dict[str, list[str]] = {}
     for path, operations in document.get("paths", {}).items():
-        methods = frozenset(
-            method.upper()
-            for method, operation in operations.items()
-            if method in HTTP_METHODS and "requestBody" not in operation
-        )
-        if methods:
-            pattern = re.escape(path)
-            pattern = re.sub(r"\\\{[^/]+?\\\}", "[^/]+", pattern)  # {id} and friends: one path segment
-            found.append((re.compile(f"^{pattern}$"), methods))
-    return tuple(found)
+        pattern = re.escape(path)
+        pattern = re.sub(r"\\\{[^/]+?\\\}", "[^/]+", pattern)  # {id} and friends: one path segment
+        for method, operation in operations.items():
+            if method in HTTP_METHODS and "requestBody" not in operation:
+                paths.setdefault(method.upper(), []).append(pattern)
+    return {method: re.compile(f"^(?:{'|'.join(patterns)})$") for method, patterns in paths.items()}
 
 
 def takes_no_body(method: str, path: str) -> bool:
     method = method.upper()
     if method in NEVER_A_BODY:
         return True
-    return any(method in methods and pattern.match(path) for pattern, methods in _operations_without_body())
+    pattern = _operations_without_body().get(method)
+    return pattern is not None and pattern.match(path) is not None
 
 
 def is_empty_body(body: bytes) -> bool:

@@ -80,7 +80,9 @@ def json_depth(data: str) -> int:
 def parse_json(data: str):
     """Parse a JSON text strictly (see the module docstring); ParseError says why not."""
     limit = settings.API_MAX_JSON_DEPTH
-    if json_depth(data) > limit:
+    # No deeper than the brackets it opens (counting those in strings too): most bodies open
+    # fewer than the limit, and need no closer look.
+    if data.count("{") + data.count("[") > limit and json_depth(data) > limit:
         raise ParseError(f"JSON parse error - nesting deeper than {limit} levels.", code="too_deep")
     try:
         return json.loads(

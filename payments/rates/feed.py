@@ -378,12 +378,28 @@ def _crypto_usd(currency: str) -> tuple[_Table | None, _Entry]:
     return _entry("crypto", currency)
 
 
+# The last Rate built per pair, with the entries and tables it was built from: a Rate is a
+# function of those (all immutable), so while the same tables price a pair, it is reused.
+_built: dict[tuple[str, str], tuple[tuple, Rate]] = {}
+
+
 def get_rate(currency: str, fiat: str) -> Rate:
     """Fiat per 1 whole unit of ``currency`` (a crypto asset), with its sources and fetch time."""
     currency = normalise_asset(str(currency))
     fiat = normalise_fiat(fiat)
     crypto_table, crypto = _crypto_usd(currency)
     fx_table, fx = (None, _USD) if fiat == "USD" else _entry("fx", fiat)
+    made_of = (crypto_table, crypto, fx_table, fx)
+    built = _built.get((currency, fiat))
+    if built is not None and all(a is b for a, b in zip(built[0], made_of, strict=True)):
+        return built[1]
+    rate = _rate(currency, fiat, crypto_table, crypto, fx_table, fx)
+    if crypto_table is not None or fx_table is not None:  # with no table, fetched_at is now
+        _built[(currency, fiat)] = (made_of, rate)
+    return rate
+
+
+def _rate(currency: str, fiat: str, crypto_table, crypto: _Entry, fx_table, fx: _Entry) -> Rate:
     tables = [t for t in (crypto_table, fx_table) if t is not None]
     live = all(t.live for t in tables)
     fetched_at = min((t.fetched_at for t in tables), default=timezone.now())

@@ -82,6 +82,18 @@ def test_before_the_first_fetch_http_rates_are_unavailable_and_nothing_is_fetche
     assert http_feed.requests == []
 
 
+def test_a_refresh_reprices_at_once_and_the_same_tables_give_the_same_rate(http_feed, settings):
+    settings.RATES_LOCAL_CACHE_SECONDS = 0  # each read takes the shared table as it is now
+    refresh_rates()
+    first = get_rate("BTC", "EUR")
+    assert get_rate("BTC", "EUR") == first
+    http_feed.answer(COINGECKO, coingecko_payload(int(time.time()), bitcoin=70000))
+    refresh_rates()
+    again = get_rate("BTC", "EUR")
+    assert again.rate == (Decimal("70000") * Decimal("0.9205")).quantize(Decimal("1e-8"))
+    assert again.fetched_at >= first.fetched_at
+
+
 def test_a_failed_refresh_keeps_the_previous_table_until_it_ages_out(http_feed, settings):
     refresh_rates()
     http_feed.answer(COINGECKO, status=500, body=b'{"error": "internal"}')

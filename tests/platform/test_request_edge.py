@@ -73,6 +73,14 @@ def test_a_100000_deep_body_is_refused_naming_the_limit(api_client):
     assert response.json()["detail"] == "JSON parse error - nesting deeper than 32 levels."
 
 
+@pytest.mark.parametrize(("depth", "refused"), [(32, False), (33, True)])
+def test_the_depth_limit_is_exact(api_client, depth, refused):
+    body = "[" * (depth - 1) + '{"memo": "x"}' + "]" * (depth - 1)  # arrays around one object
+    response = post_raw(api_client, "/api/v1/drafts", body.encode())
+    assert response.status_code == 400
+    assert ("nesting deeper than 32 levels" in response.json()["detail"]) is refused
+
+
 def test_brackets_inside_strings_do_not_count_as_nesting(api_client):
     body = json.dumps({"network": "Base", "memo": "[" * 400 + '\\"{' * 50, "amountSats": 1}).encode()
     response = post_raw(api_client, "/api/v1/drafts", body)
