@@ -27,3 +27,14 @@ def json_datetime(value: datetime | None) -> str | None:
     if value.tzinfo is None:
         raise ValueError("naive datetimes have no place on the wire")
     return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+class EncodedJson(dict):
+    """A JSON object and its encoding as the API sends it (core.api.renderers.encoded): a body
+    both stored and sent, such as an idempotent creation's answer, is encoded once."""
+
+    __slots__ = ("content",)
+
+    def __init__(self, body: dict, content: bytes) -> None:
+        super().__init__(body)
+        self.content = content

@@ -31,7 +31,6 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from pydantic import ConfigDict, Field
 from rest_framework import exceptions
-from rest_framework.renderers import JSONRenderer
 from starlette.applications import Starlette
 
 from accounts.authentication import KeyRefused, api_key_authenticate
@@ -39,6 +38,7 @@ from accounts.models import ApiKey
 from accounts.permissions import MissingScope
 from core.api.parsers import parse_json
 from core.api.problems import problem_exception_handler
+from core.api.renderers import JsonRenderer
 from core.api.throttling import rate_limit_take
 from core.problems import Problem
 from core.ratelimits import cost_take
@@ -130,7 +130,7 @@ def _guard(api_key: ApiKey, *, scope: str | None, write: bool, cost: str | None 
 
 def _as_json(body: Any) -> Any:
     """Exactly the JSON REST sends (DRF's renderer handles dates, decimals and UUIDs)."""
-    return json.loads(JSONRenderer().render(body))
+    return json.loads(JsonRenderer().render(body))
 
 
 def _tool_error(document: dict[str, Any]) -> types.CallToolResult:

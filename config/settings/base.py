@@ -348,7 +348,7 @@ REST_FRAMEWORK = {
         "core.api.parsers.TextJsonParser",
         "core.api.parsers.StructuredJsonParser",
     ],
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["core.api.renderers.JsonRenderer"],
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "core.api.parsers.JsonNegotiation",
     "DEFAULT_SCHEMA_CLASS": "about.api.schema.ServiceAutoSchema",
     "EXCEPTION_HANDLER": "core.api.problems.problem_exception_handler",

@@ -40,6 +40,12 @@ def created_response(body: Any, *, location: str, headers: dict[str, str] | None
     return Response(body, status=201, headers={"Location": location, **(headers or {})})
 
 
+def idempotency_key_of(request) -> str | None:
+    """The request's Idempotency-Key header, if any (read from META: `request.headers` would
+    build a map of every header first)."""
+    return request.META.get("HTTP_IDEMPOTENCY_KEY")
+
+
 def outcome_response(outcome: Any, *, url_name: str) -> Response:
     """The answer of an idempotent creation (drafts.idempotency.Outcome: status, body, replayed):
     201 with its Location, a stored problem as problem+json, and `Idempotent-Replayed` on replays."""

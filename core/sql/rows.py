@@ -31,6 +31,8 @@ from django.db.models import (
     UUIDField,
 )
 
+from core.wire import EncodedJson
+
 
 def run(connection, sql: str, params: Sequence[Any], *, fetch: bool = True) -> list[tuple]:
     """Run one statement and fetch its rows (`fetch=False`: one that returns none). (Asking
@@ -374,6 +376,8 @@ class RowInserter(BuiltOnce):
                 or (plain_type is str and isinstance(value, str))  # a TextChoices member: to_python keeps any str
             ):
                 params.append(value)  # what get_db_prep_save would give back unchanged
+            elif type(value) is EncodedJson and connection.vendor == "postgresql":
+                params.append(_jsonb_encoded(value))  # its encoding as it stands, not made again
             else:
                 params.append(field.get_db_prep_save(value, connection))
         return sql, params, returning
@@ -389,6 +393,16 @@ class RowInserter(BuiltOnce):
                 instance.pk = rows[0][0]
         instance._state.adding, instance._state.db = False, connection.alias
         return True
+
+
+def _jsonb_encoded(value: EncodedJson):
+    from psycopg.types.json import Jsonb
+
+    return Jsonb(value.content, dumps=_as_is)
+
+
+def _as_is(content: bytes) -> bytes:
+    return content
 
 
 def writes_in_one_statement(connection) -> bool:

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from addressbook.selectors import address_book_receiver, default_receiver
 from core.api.problems import validated
+from core.api.renderers import encoded
 from drafts.api.serializers import CreateDraftRequestSerializer
 from drafts.creation import draft_create_from_request
 from drafts.idempotency import KeyClaim, KeyTaken, Outcome, run_idempotently
@@ -55,8 +56,9 @@ def create_draft_outcome(
 
 
 def draft_answer(draft: Draft) -> Outcome:
-    """What a creation answers (and its key replays): 201 and the draft."""
-    return Outcome(status=201, body=draft_json(draft))
+    """What a creation answers (and its key replays): 201 and the draft, encoded once for
+    both the response and the record kept under its key."""
+    return Outcome(status=201, body=encoded(draft_json(draft)))
 
 
 def _create(key: KeyClaim | None, *, user, body: Any) -> Draft | KeyTaken:

@@ -9,7 +9,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from accounts.languages import supported
-from core.api.responses import outcome_response
+from core.api.responses import idempotency_key_of, outcome_response
 from core.problems import Problem
 from core.routing import UUID_PATTERN
 from drafts import services
@@ -114,7 +114,7 @@ class DraftViewSet(viewsets.ViewSet):
     )
     def create(self, request):
         outcome = create_draft_outcome(
-            user=request.user, body=request.data, idempotency_key=request.headers.get("Idempotency-Key")
+            user=request.user, body=request.data, idempotency_key=idempotency_key_of(request)
         )
         return outcome_response(outcome, url_name="draft-detail")
 

@@ -11,7 +11,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.api.responses import outcome_response
+from core.api.responses import idempotency_key_of, outcome_response
 from core.api.throttling import ApiRateThrottle
 from drafts.api.views import IDEMPOTENCY_HEADER, UUID_PATTERN
 from paylinks import services
@@ -59,7 +59,7 @@ class PaymentRequestViewSet(viewsets.ViewSet):
     )
     def create(self, request):
         outcome = payment_request_create_outcome(
-            user=request.user, body=request.data, idempotency_key=request.headers.get("Idempotency-Key")
+            user=request.user, body=request.data, idempotency_key=idempotency_key_of(request)
         )
         return outcome_response(outcome, url_name="payment-request-detail")
 

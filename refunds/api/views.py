@@ -10,7 +10,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.api.responses import outcome_response
+from core.api.responses import idempotency_key_of, outcome_response
 from core.routing import UUID_PATTERN
 from drafts.api.views import IDEMPOTENCY_HEADER
 from paylinks.api.views import CheckoutThrottle
@@ -58,7 +58,7 @@ class RefundViewSet(viewsets.ViewSet):
     )
     def create(self, request):
         outcome = refund_create_outcome(
-            user=request.user, body=request.data, idempotency_key=request.headers.get("Idempotency-Key")
+            user=request.user, body=request.data, idempotency_key=idempotency_key_of(request)
         )
         return outcome_response(outcome, url_name="refund-detail")
 

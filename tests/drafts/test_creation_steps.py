@@ -4,6 +4,7 @@ refunds take their Idempotency-Key first in their transaction, so a lost race wr
 
 from __future__ import annotations
 
+import json
 import uuid
 from decimal import Decimal
 
@@ -117,3 +118,30 @@ def test_parallel_identical_pay_link_requests_make_one_link_and_all_get_its_answ
     results = run_at_once(6, send)
     assert PaymentRequest.objects.count() == 1
     assert results == [(201, str(PaymentRequest.objects.get().id))] * 6, results
+
+
+@pytest.mark.django_db
+def test_the_answer_kept_under_a_key_is_the_body_sent_and_a_replay_sends_the_same(api_client):
+    body = {
+        "network": "Base",
+        "currency": "USDC",
+        "receiverAddress": ADDRESSES["Base"],
+        "fiatCurrency": "EUR",
+        "fiatAmount": 12.5,
+        "memo": "caf\u00e9 \U0001f600",  # non-ASCII, which the renderer writes as it is
+    }
+    sent = api_client.post("/api/v1/drafts", body, format="json", HTTP_IDEMPOTENCY_KEY="encoded-once")
+    assert sent.status_code == 201
+    kept = IdempotencyKey.objects.get(key="encoded-once").response_body
+    assert kept == json.loads(sent.content) and kept["memo"] == body["memo"]
+    replayed = api_client.post("/api/v1/drafts", body, format="json", HTTP_IDEMPOTENCY_KEY="encoded-once")
+    assert replayed["Idempotent-Replayed"] == "true"
+    assert json.loads(replayed.content) == json.loads(sent.content)
+
+
+@pytest.mark.django_db
+def test_an_answer_asked_for_indented_is_indented(api_client):
+    body = {"network": "Base", "currency": "USDC", "receiverAddress": ADDRESSES["Base"], "amountSats": 2_500_000}
+    sent = api_client.post("/api/v1/drafts", body, format="json", HTTP_ACCEPT="application/json; indent=2")
+    assert sent.status_code == 201
+    assert sent.content.startswith(b'{\n  "id": ')
