@@ -15,6 +15,8 @@ def json_number(value: Decimal | int | None) -> int | float | None:
     if value is None:
         return None
     value = Decimal(value)
+    if not value.is_finite():
+        raise ValueError(f"{value} is not a number JSON can carry")
     if value == value.to_integral_value():
         return int(value)
     return float(value)
