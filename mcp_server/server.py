@@ -129,7 +129,7 @@ def _guard(api_key: ApiKey, *, scope: str | None, write: bool, cost: str | None 
 
 
 def _as_json(body: Any) -> Any:
-    """Exactly the JSON REST sends (DRF's renderer handles dates, decimals and UUIDs)."""
+    """Exactly the JSON REST sends (the API's renderer: dates, decimals and UUIDs as DRF writes them)."""
     return json.loads(JsonRenderer().render(body))
 
 
