@@ -77,7 +77,11 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
     keyword = "Bearer"
 
     def authenticate(self, request):
-        header = authentication.get_authorization_header(request).decode("latin-1")
+        # From META as the server gave it (DRF's get_authorization_header first builds
+        # request.headers, a dict of every header, for this one).
+        header = request.META.get("HTTP_AUTHORIZATION", "")
+        if isinstance(header, bytes):
+            header = header.decode("latin-1")
         if not header:
             return None
         scheme, _, token = header.partition(" ")

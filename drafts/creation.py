@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from accounts.modes import livemode_of, network_check
 from core import metrics
-from core.sql.rows import RowInserter, rows_together
+from core.sql.rows import RowInserter, rows_together, unsaved
 from core.sql.state import in_transaction, unwritten
 from drafts.amounts import (
     MAX_AMOUNT_PICKS,
@@ -221,7 +221,8 @@ def draft_build(
     """The draft as it will be stored, unsaved: from the plan, the amount picked (and its
     nudge) and the fee's placement. Reads and writes nothing."""
     asset = plan.asset
-    draft = Draft(
+    draft = unsaved(
+        Draft,
         id=draft_id,
         user=user,
         network=asset.network,

@@ -28,7 +28,7 @@ from django.utils import timezone
 
 from accounts.modes import livemode_of
 from core.problems import Conflict, Problem, Unprocessable
-from core.sql.rows import RowInserter
+from core.sql.rows import RowInserter, unsaved
 from drafts.models import IdempotencyKey
 
 MAX_KEY_LENGTH = 255
@@ -91,7 +91,8 @@ class KeyClaim:
     stored: tuple[Any, Outcome] | None = field(default=None, init=False, repr=False)
 
     def _row(self, outcome: Outcome | None) -> IdempotencyKey:
-        return IdempotencyKey(
+        return unsaved(
+            IdempotencyKey,
             user=self.user,
             key=self.key,
             request_hash=self.fingerprint,

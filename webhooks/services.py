@@ -29,7 +29,7 @@ from django.utils import timezone
 import outbound
 from accounts.modes import livemode_of
 from core import metrics
-from core.sql.rows import RowInserter, insert_then_fetch, writes_in_one_statement
+from core.sql.rows import RowInserter, insert_then_fetch, unsaved, writes_in_one_statement
 from core.sql.state import in_transaction, on_commit_once, table_name, unwritten
 from notifications import kinds as email_kinds
 from notifications.services import email_enqueue
@@ -115,7 +115,7 @@ def event_record(
     if not in_transaction() and not (along and type not in EMAIL_KIND_OF_EVENT and writes_in_one_statement(connection)):
         raise RuntimeError("event_record must run inside the transaction of the change it reports")
     livemode = livemode_of(user) if livemode is None else livemode
-    event = Event(user=user, type=type, data=data, draft_id=draft_id, livemode=livemode)
+    event = unsaved(Event, user=user, type=type, data=data, draft_id=draft_id, livemode=livemode)
     inserts = list(along)
     if type == EventType.TEST:  # a test event goes only to the endpoint it tests
         for inserter, instance in [*inserts, (_EVENT_INSERT, event)]:

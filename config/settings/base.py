@@ -99,13 +99,15 @@ MIDDLEWARE = [
     "core.api.problems.ApiProblemMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    # Django's session, CSRF, user and messages middleware, skipped by a call that names an API
+    # key (accounts/middleware.py).
+    "accounts.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "accounts.middleware.CsrfViewMiddleware",
+    "accounts.middleware.AuthenticationMiddleware",
     # After authentication: the dashboard speaks the account's language (accounts/languages.py)
     "accounts.languages.LanguageMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "accounts.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 

@@ -18,6 +18,7 @@ import math
 import time
 
 from django.conf import settings
+from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle
 
 from core.cache import window_count
@@ -78,7 +79,23 @@ def rate_limit_headers(request) -> dict[str, str]:
     return {name: ", ".join(f[name] for f in fields) for name in fields[0]}
 
 
-class ApiRateThrottle(BaseThrottle):
+class Throttle(BaseThrottle):
+    def get_ident(self, request) -> str:
+        """The client's address, as DRF's `get_ident` finds it (the `NUM_PROXIES` proxies in
+        front vouch for it in X-Forwarded-For, else the peer's), read from META: DRF's reads
+        request.headers, which parses every header of the request for this one."""
+        forwarded = request.META.get("HTTP_X_FORWARDED_FOR")
+        peer = request.META.get("REMOTE_ADDR")
+        proxies = api_settings.NUM_PROXIES
+        if proxies is None:
+            return "".join(forwarded.split()) if forwarded else peer
+        if proxies == 0 or forwarded is None:
+            return peer
+        hops = forwarded.split(",")
+        return hops[-min(proxies, len(hops))].strip()
+
+
+class ApiRateThrottle(Throttle):
     @classmethod
     def window_of(cls, request, view, *, ident: str) -> tuple[str, int] | None:
         """The counter this throttle will count `request` on (for `ident`), if `view` uses it:
@@ -119,7 +136,7 @@ def cost_class_of(view, method: str) -> str | None:
     return declared.get(action) or declared.get(method.upper())
 
 
-class CostThrottle(BaseThrottle):
+class CostThrottle(Throttle):
     """The per-key and per-account budgets of a costly operation (core.ratelimits), counted
     after its read or write budget. An operation of no costly class costs nothing here."""
 
@@ -142,7 +159,7 @@ class CostThrottle(BaseThrottle):
         return True
 
 
-class PerIpThrottle(BaseThrottle):
+class PerIpThrottle(Throttle):
     """A budget per client IP for writes, whoever is signed in: for endpoints anyone may call
     that store something (suggestions, demo drafts). Subclasses name the budget and its rate.
     The client IP is the peer address, or the one the `NUM_PROXIES` proxies in front vouch for."""

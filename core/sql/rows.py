@@ -405,6 +405,40 @@ def _as_is(content: bytes) -> bytes:
     return content
 
 
+_LAYOUTS: dict[type[Model], list[tuple]] = {}
+
+
+def unsaved(model: type[Model], **values: Any) -> Model:
+    """A new instance of `model`, unsaved, as `model(**values)` makes it: the fields not given
+    take their defaults; a forward foreign key is given as its object (cached on the instance,
+    as the ORM does) or as its `_id`. Built from positional arguments, in the model's field
+    order, which Django's constructor takes in a quarter of the time it spends matching keyword
+    arguments to fields (a draft's 53). Unlike `model(**values)` it accepts only fields, and
+    does not check a related object's model."""
+    layout = _LAYOUTS.get(model)
+    if layout is None:
+        layout = _LAYOUTS[model] = [
+            (f.attname, f.name, f.target_field.attname if f.is_relation else None, f.get_default)
+            for f in model._meta.concrete_fields
+        ]
+    args, related = [], []
+    for attname, name, target, default in layout:
+        if attname in values:
+            args.append(values.pop(attname))
+        elif target is not None and name in values:
+            other = values.pop(name)
+            related.append((name, other))
+            args.append(None if other is None else getattr(other, target))
+        else:
+            args.append(default())
+    if values:
+        raise TypeError(f"{model.__name__} has no field {', '.join(sorted(values))}")
+    instance = model(*args)
+    for name, other in related:
+        model._meta.get_field(name).set_cached_value(instance, other)
+    return instance
+
+
 def writes_in_one_statement(connection) -> bool:
     """Whether insert_then_fetch writes its rows (and its reader's) in one statement."""
     return connection.vendor == "postgresql"
