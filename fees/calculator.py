@@ -61,10 +61,19 @@ def _parse_tiers(raw: str) -> tuple[Tier, ...]:
     return tuple(tiers)
 
 
-def fee_tiers() -> tuple[Tier, ...]:
-    import json
+_parsed_tiers: tuple[object, tuple[Tier, ...]] | None = None  # (settings.FEE_TIERS, its tiers)
 
-    return _parse_tiers(json.dumps(settings.FEE_TIERS, sort_keys=True))
+
+def fee_tiers() -> tuple[Tier, ...]:
+    """The fee schedule, parsed again only when settings.FEE_TIERS is another object (as
+    override_settings and an assignment make it)."""
+    global _parsed_tiers
+    configured = settings.FEE_TIERS
+    if _parsed_tiers is None or _parsed_tiers[0] is not configured:
+        import json
+
+        _parsed_tiers = (configured, _parse_tiers(json.dumps(configured, sort_keys=True)))
+    return _parsed_tiers[1]
 
 
 def fee_usd_for(usd_value: Decimal) -> tuple[Decimal, Decimal]:

@@ -34,14 +34,27 @@ class StrictSerializer(serializers.Serializer):
             for name, field in _with_allowed_values(self._declared_fields).items()
         }
 
+    # DRF walks `self.fields` (a BindingDict) through the Mapping mixin's views, a generator
+    # step and a __getitem__ call per field, three times per validation: its plain dict of
+    # bound fields (`.fields`) gives the same fields in the same order.
+    @property
+    def _writable_fields(self):
+        return [field for field in self.fields.fields.values() if not field.read_only]
+
+    def _read_only_defaults(self):
+        if not any(field.read_only for field in self.fields.fields.values()):
+            return {}
+        return super()._read_only_defaults()
+
     def to_internal_value(self, data):
         if isinstance(data, dict):
-            unknown = sorted(set(data) - set(self.fields))
+            fields = self.fields.fields
+            unknown = sorted(data.keys() - fields.keys())
             if unknown:
                 raise serializers.ValidationError(
                     {name: [serializers.ErrorDetail("Unknown field.", code="unknown_field")] for name in unknown}
                 )
-            refused = _control_characters(self.fields, data)
+            refused = _control_characters(fields, data)
             if refused:
                 raise serializers.ValidationError(refused)
         return super().to_internal_value(data)

@@ -12,18 +12,21 @@ stays an ordinary queryset.
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+import orjson
 from django.db import connections, router
 from django.db.models import (
     BooleanField,
     CharField,
     DateTimeField,
     EmailField,
+    JSONField,
     Model,
     SlugField,
     TextField,
@@ -311,7 +314,8 @@ def _passed_as_is(field, connection) -> type | None:
     an INSERT can skip its get_db_prep_save (a third of the cost of building a draft's 50
     parameters). Only Django's own field classes, exactly; None when every value is prepared.
     For the text fields, a `str` subclass too (statuses, networks...: TextChoices members),
-    which their `to_python` gives back as it is."""
+    which their `to_python` gives back as it is. `_JSON` marks a JSONField without an encoder
+    on PostgreSQL: None as it is, any other value encoded by `_json_bytes`."""
     kind = type(field)
     if kind in _TEXT_FIELDS:
         return str
@@ -319,6 +323,8 @@ def _passed_as_is(field, connection) -> type | None:
         return bool
     if connection.vendor != "postgresql":  # elsewhere UUIDs and datetimes are turned into text
         return None
+    if kind is JSONField and field.encoder is None:
+        return _JSON
     if kind is UUIDField:
         return uuid.UUID
     if kind is DateTimeField:  # auto_now or not: an INSERT keeps a time the caller gave
@@ -378,6 +384,8 @@ class RowInserter(BuiltOnce):
                 params.append(value)  # what get_db_prep_save would give back unchanged
             elif type(value) is EncodedJson and connection.vendor == "postgresql":
                 params.append(_jsonb_encoded(value))  # its encoding as it stands, not made again
+            elif plain_type is _JSON and value is not None:
+                params.append(_jsonb(value))
             else:
                 params.append(field.get_db_prep_save(value, connection))
         return sql, params, returning
@@ -393,6 +401,37 @@ class RowInserter(BuiltOnce):
                 instance.pk = rows[0][0]
         instance._state.adding, instance._state.db = False, connection.alias
         return True
+
+
+class _JSON:
+    """`_passed_as_is` of a JSONField without an encoder on PostgreSQL: its value is encoded by
+    orjson (`_jsonb`), not passed as it is."""
+
+
+def _jsonb(value: Any):
+    from psycopg.types.json import Jsonb
+
+    return Jsonb(value, dumps=_json_bytes)
+
+
+def _json_bytes(value: Any) -> bytes:
+    """The JSON text of a JSONField's value, as json.dumps writes it (Django's encoder when the
+    field names none), by orjson: a fifth of the time. What orjson writes differently from
+    json.dumps goes to json.dumps itself: what it refuses (integers beyond 64 bits, keys that are
+    not strings) and dates, times and dataclasses (json.dumps refuses them). Left to orjson:
+    a UUID (written as its string, where json.dumps refuses it) and NaN or infinite floats
+    (null, where json.dumps writes NaN, which PostgreSQL refuses); the service stores neither."""
+    try:
+        return orjson.dumps(value, default=_not_orjsons, option=_JSON_OPTIONS)
+    except TypeError:  # orjson.JSONEncodeError
+        return json.dumps(value).encode()
+
+
+_JSON_OPTIONS = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+
+
+def _not_orjsons(value: Any):
+    raise TypeError
 
 
 def _jsonb_encoded(value: EncodedJson):

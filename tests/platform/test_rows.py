@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
+from decimal import Decimal
 
 import pytest
 from django.db import connection
@@ -10,7 +12,7 @@ from django.utils import timezone
 from psycopg.adapt import PyFormat
 from psycopg.types.json import Jsonb
 
-from core.sql.rows import RowInserter
+from core.sql.rows import RowInserter, _json_bytes
 from drafts.enums import DraftStatus
 from drafts.models import IdempotencyKey
 from payments.enums import Currency, FeePlacement, Method, Network
@@ -117,3 +119,47 @@ def test_our_text_choices_are_dumped_by_the_dumpers_of_str_found_without_walking
             assert adapters.get_dumper(choices, fmt) is adapters.get_dumper(str, fmt), (choices, fmt)
             # registered for the class itself (core.sql.driver): a new cursor finds it at once
             assert choices in adapters._dumpers[fmt], (choices, fmt)
+
+
+# --- JSON values: encoded by orjson, as json.dumps would ----------------------------------------
+
+JSON_VALUES = [
+    {"feeUsd": 2.22887324, "waived": False, "percent": 0.09, "feeAmount": "2.229320", "feeBaseUnits": 2229320},
+    {"fx": {"rate": "0.852", "sources": [{"asOf": "2025-10-01T00:00:00Z", "used": True}]}, "live": False},
+    {"memo": 'Café ☕ — ünïcödé \u2028 "quoted" \\ back', "tiny": 1e-7, "huge": 1e300, "neg": -0.5, "none": None},
+    {"status": DraftStatus.PENDING, "currency": Currency.USDC, "nested": [[], {}, [1, [2, [3]]]]},
+    [],
+    ["0x" + "ab" * 20, 12, 0.1 + 0.2],
+    "text",
+    0,
+]
+
+
+@pytest.mark.parametrize("value", JSON_VALUES)
+def test_a_json_value_is_encoded_as_json_dumps_encodes_it(value):
+    encoded = _json_bytes(value)
+
+    assert json.loads(encoded) == json.loads(json.dumps(value))
+
+
+@pytest.mark.parametrize(
+    "value",
+    [{"big": 2**70}, {1: "integer key"}, {(1, 2): "refused by both"}, {"at": timezone.now()}, {"d": Decimal("1.5")}],
+)
+def test_what_orjson_writes_differently_goes_to_json_dumps(value):
+    try:
+        expected = json.dumps(value).encode()
+    except TypeError:
+        with pytest.raises(TypeError):
+            _json_bytes(value)
+    else:
+        assert _json_bytes(value) == expected
+
+
+@pytest.mark.parametrize("value", JSON_VALUES[:4])
+def test_a_json_column_reads_back_what_the_orm_would_have_stored(owner, value):
+    ours = Event(user=owner, type="draft.created", data=value)
+    RowInserter(Event).insert(ours)
+    theirs = Event.objects.create(user=owner, type="draft.created", data=value)
+
+    assert Event.objects.get(pk=ours.pk).data == Event.objects.get(pk=theirs.pk).data
