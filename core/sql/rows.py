@@ -22,13 +22,19 @@ from typing import Any
 import orjson
 from django.db import connections, router
 from django.db.models import (
+    BigIntegerField,
     BooleanField,
     CharField,
     DateTimeField,
     EmailField,
+    IntegerField,
     JSONField,
     Model,
+    PositiveBigIntegerField,
+    PositiveIntegerField,
+    PositiveSmallIntegerField,
     SlugField,
+    SmallIntegerField,
     TextField,
     URLField,
     UUIDField,
@@ -332,6 +338,25 @@ def _passed_as_is(field, connection) -> type | None:
     return None
 
 
+_INTEGER_FIELDS = (
+    IntegerField,
+    BigIntegerField,
+    SmallIntegerField,
+    PositiveIntegerField,
+    PositiveBigIntegerField,
+    PositiveSmallIntegerField,
+)
+
+
+def _integer_form(field, connection) -> type | None:
+    """On PostgreSQL, the psycopg integer type an integer field's int is sent as (int2, int4 or
+    int8 by the column's type, as Django's `adapt_integerfield_value` wraps it, so a prepared
+    statement keeps its parameter types): wrapped here, Django's three calls a value skipped."""
+    if type(field) in _INTEGER_FIELDS and connection.vendor == "postgresql":
+        return connection.ops.integerfield_type_map[field.get_internal_type()]
+    return None
+
+
 class RowInserter(BuiltOnce):
     """INSERT one instance of `model` with every concrete field (an auto-incremented primary
     key comes back from the database). `on_conflict` names the columns of a unique constraint:
@@ -359,7 +384,11 @@ class RowInserter(BuiltOnce):
             tail += f" RETURNING {quote(meta.pk.column)}"
         forms = (f"{head} VALUES ({placeholders}){tail}", f"{head} SELECT {placeholders} FROM ", tail)  # noqa: S608
         stamped = [getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False) for field in fields]
-        return forms, [(f, _passed_as_is(f, connection), s) for f, s in zip(fields, stamped, strict=True)], returning
+        shapes = [
+            (f, _passed_as_is(f, connection), s, _integer_form(f, connection))
+            for f, s in zip(fields, stamped, strict=True)
+        ]
+        return forms, shapes, returning
 
     def statement(self, connection, instance: Model, *, after: str | None = None) -> tuple[str, list, bool]:
         """The INSERT and its parameters. `after` names a WITH query (PostgreSQL): the row is
@@ -368,7 +397,7 @@ class RowInserter(BuiltOnce):
         (plain, guarded, tail), fields, returning = self._built_for(connection)
         sql = plain if after is None else f"{guarded}{after}{tail}"
         params = []
-        for field, plain_type, stamped in fields:
+        for field, plain_type, stamped, integer in fields:
             value = (
                 getattr(instance, field.attname)
                 if plain_type is not None or stamped
@@ -386,6 +415,8 @@ class RowInserter(BuiltOnce):
                 params.append(_jsonb_encoded(value))  # its encoding as it stands, not made again
             elif plain_type is _JSON and value is not None:
                 params.append(_jsonb(value))
+            elif integer is not None and type(value) is int:
+                params.append(integer(value))
             else:
                 params.append(field.get_db_prep_save(value, connection))
         return sql, params, returning
