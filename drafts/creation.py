@@ -24,8 +24,9 @@ from django.utils import timezone
 
 from accounts.modes import livemode_of, network_check
 from core import metrics
-from core.sql.rows import RowInserter, rows_together, unsaved
+from core.sql.rows import RowInserter, rows_together
 from core.sql.state import in_transaction, unwritten
+from core.sql.values import unsaved
 from drafts.amounts import (
     MAX_AMOUNT_PICKS,
     AmountTaken,

@@ -27,8 +27,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.modes import livemode_of
+from core.api.renderers import encoded
 from core.problems import Conflict, Problem, Unprocessable
-from core.sql.rows import RowInserter, unsaved
+from core.sql.rows import RowInserter
+from core.sql.values import unsaved
+from core.wire import EncodedJson
 from drafts.models import IdempotencyKey
 
 MAX_KEY_LENGTH = 255
@@ -98,7 +101,7 @@ class KeyClaim:
             request_hash=self.fingerprint,
             state=IdempotencyKey.State.DONE if outcome is not None else IdempotencyKey.State.IN_PROGRESS,
             response_status=outcome.status if outcome is not None else None,
-            response_body=outcome.body if outcome is not None else None,
+            response_body=outcome.body.content.decode() if outcome is not None else None,
         )
 
     def row(self, created: Any) -> tuple[RowInserter, IdempotencyKey]:
@@ -116,7 +119,9 @@ class KeyClaim:
         """Store the answer for `created` under the key taken by `take()`, in the same transaction."""
         outcome = self._stored_answer(created)
         IdempotencyKey.objects.filter(user=self.user, key=self.key).update(
-            state=IdempotencyKey.State.DONE, response_status=outcome.status, response_body=outcome.body
+            state=IdempotencyKey.State.DONE,
+            response_status=outcome.status,
+            response_body=outcome.body.content.decode(),
         )
 
     def answer_for(self, created: Any) -> Outcome:
@@ -127,13 +132,21 @@ class KeyClaim:
         return self.answer(created)
 
     def _stored_answer(self, created: Any) -> Outcome:
-        outcome = self.answer(created)
+        outcome = _encoded(self.answer(created))
         self.stored = (created, outcome)
         return outcome
 
     def store(self, outcome: Outcome) -> bool:
         """Store a refusal (a 4xx problem) under the key; False if the key already held an answer."""
-        return _KEY_INSERT.insert(self._row(outcome))
+        return _KEY_INSERT.insert(self._row(_encoded(outcome)))
+
+
+def _encoded(outcome: Outcome) -> Outcome:
+    """The outcome with its body encoded as the API sends it (once: a draft's answer comes
+    encoded already), so that what is stored under the key is the text the client gets."""
+    if isinstance(outcome.body, EncodedJson):
+        return outcome
+    return Outcome(status=outcome.status, body=encoded(outcome.body), replayed=outcome.replayed)
 
 
 def _replay(*, user, key: str, fingerprint: str) -> Outcome | None:
@@ -152,7 +165,9 @@ def _replay(*, user, key: str, fingerprint: str) -> Outcome | None:
         )
     if existing.state == IdempotencyKey.State.IN_PROGRESS:  # a claim written by an earlier release
         raise Conflict("A request with this Idempotency-Key is still in progress.", code="idempotency_in_progress")
-    return Outcome(status=existing.response_status, body=existing.response_body, replayed=True)
+    text = existing.response_body
+    body = EncodedJson(json.loads(text), text.encode())  # sent as it was the first time
+    return Outcome(status=existing.response_status, body=body, replayed=True)
 
 
 def run_idempotently(
@@ -197,7 +212,7 @@ def _run_once(claim: KeyClaim, work: Callable[[KeyClaim | None], Any]) -> Outcom
     except Problem as problem:
         if problem.status_code >= 500:
             raise
-        refusal = Outcome(status=problem.status_code, body=problem.document())
+        refusal = _encoded(Outcome(status=problem.status_code, body=problem.document()))
         with transaction.atomic():
             stored = claim.store(refusal)
         return refusal if stored else KEY_TAKEN

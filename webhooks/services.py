@@ -29,8 +29,9 @@ from django.utils import timezone
 import outbound
 from accounts.modes import livemode_of
 from core import metrics
-from core.sql.rows import RowInserter, insert_then_fetch, unsaved, writes_in_one_statement
+from core.sql.rows import RowInserter, insert_then_fetch, writes_in_one_statement
 from core.sql.state import in_transaction, on_commit_once, table_name, unwritten
+from core.sql.values import unsaved
 from notifications import kinds as email_kinds
 from notifications.services import email_enqueue
 from webhooks import signing

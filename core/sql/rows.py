@@ -12,35 +12,15 @@ stays an ordinary queryset.
 
 from __future__ import annotations
 
-import json
 import re
-import uuid
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-import orjson
 from django.db import connections, router
-from django.db.models import (
-    BigIntegerField,
-    BooleanField,
-    CharField,
-    DateTimeField,
-    EmailField,
-    IntegerField,
-    JSONField,
-    Model,
-    PositiveBigIntegerField,
-    PositiveIntegerField,
-    PositiveSmallIntegerField,
-    SlugField,
-    SmallIntegerField,
-    TextField,
-    URLField,
-    UUIDField,
-)
+from django.db.models import Model
 
-from core.wire import EncodedJson
+from core.sql.values import JSON, integer_form, jsonb, passed_as_is
 
 
 def run(connection, sql: str, params: Sequence[Any], *, fetch: bool = True) -> list[tuple]:
@@ -312,51 +292,6 @@ _END = object()
 _PLAIN_LITERAL = re.compile(r"[A-Za-z0-9_]{1,64}")  # enum values: no quote or % to escape
 
 
-_TEXT_FIELDS = (CharField, TextField, URLField, EmailField, SlugField)
-
-
-def _passed_as_is(field, connection) -> type | None:
-    """The Python type whose values (and None) this field hands to the database unchanged, so
-    an INSERT can skip its get_db_prep_save (a third of the cost of building a draft's 50
-    parameters). Only Django's own field classes, exactly; None when every value is prepared.
-    For the text fields, a `str` subclass too (statuses, networks...: TextChoices members),
-    which their `to_python` gives back as it is. `_JSON` marks a JSONField without an encoder
-    on PostgreSQL: None as it is, any other value encoded by `_json_bytes`."""
-    kind = type(field)
-    if kind in _TEXT_FIELDS:
-        return str
-    if kind is BooleanField:
-        return bool
-    if connection.vendor != "postgresql":  # elsewhere UUIDs and datetimes are turned into text
-        return None
-    if kind is JSONField and field.encoder is None:
-        return _JSON
-    if kind is UUIDField:
-        return uuid.UUID
-    if kind is DateTimeField:  # auto_now or not: an INSERT keeps a time the caller gave
-        return datetime  # aware ones only: a naive one gets Django's warning and conversion
-    return None
-
-
-_INTEGER_FIELDS = (
-    IntegerField,
-    BigIntegerField,
-    SmallIntegerField,
-    PositiveIntegerField,
-    PositiveBigIntegerField,
-    PositiveSmallIntegerField,
-)
-
-
-def _integer_form(field, connection) -> type | None:
-    """On PostgreSQL, the psycopg integer type an integer field's int is sent as (int2, int4 or
-    int8 by the column's type, as Django's `adapt_integerfield_value` wraps it, so a prepared
-    statement keeps its parameter types): wrapped here, Django's three calls a value skipped."""
-    if type(field) in _INTEGER_FIELDS and connection.vendor == "postgresql":
-        return connection.ops.integerfield_type_map[field.get_internal_type()]
-    return None
-
-
 class RowInserter(BuiltOnce):
     """INSERT one instance of `model` with every concrete field (an auto-incremented primary
     key comes back from the database). `on_conflict` names the columns of a unique constraint:
@@ -385,7 +320,7 @@ class RowInserter(BuiltOnce):
         forms = (f"{head} VALUES ({placeholders}){tail}", f"{head} SELECT {placeholders} FROM ", tail)  # noqa: S608
         stamped = [getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False) for field in fields]
         shapes = [
-            (f, _passed_as_is(f, connection), s, _integer_form(f, connection))
+            (f, passed_as_is(f, connection), s, integer_form(f, connection))
             for f, s in zip(fields, stamped, strict=True)
         ]
         return forms, shapes, returning
@@ -411,10 +346,8 @@ class RowInserter(BuiltOnce):
                 or (plain_type is str and isinstance(value, str))  # a TextChoices member: to_python keeps any str
             ):
                 params.append(value)  # what get_db_prep_save would give back unchanged
-            elif type(value) is EncodedJson and connection.vendor == "postgresql":
-                params.append(_jsonb_encoded(value))  # its encoding as it stands, not made again
-            elif plain_type is _JSON and value is not None:
-                params.append(_jsonb(value))
+            elif plain_type is JSON and value is not None:
+                params.append(jsonb(value))
             elif integer is not None and type(value) is int:
                 params.append(integer(value))
             else:
@@ -432,81 +365,6 @@ class RowInserter(BuiltOnce):
                 instance.pk = rows[0][0]
         instance._state.adding, instance._state.db = False, connection.alias
         return True
-
-
-class _JSON:
-    """`_passed_as_is` of a JSONField without an encoder on PostgreSQL: its value is encoded by
-    orjson (`_jsonb`), not passed as it is."""
-
-
-def _jsonb(value: Any):
-    from psycopg.types.json import Jsonb
-
-    return Jsonb(value, dumps=_json_bytes)
-
-
-def _json_bytes(value: Any) -> bytes:
-    """The JSON text of a JSONField's value, as json.dumps writes it (Django's encoder when the
-    field names none), by orjson: a fifth of the time. What orjson writes differently from
-    json.dumps goes to json.dumps itself: what it refuses (integers beyond 64 bits, keys that are
-    not strings) and dates, times and dataclasses (json.dumps refuses them). Left to orjson:
-    a UUID (written as its string, where json.dumps refuses it) and NaN or infinite floats
-    (null, where json.dumps writes NaN, which PostgreSQL refuses); the service stores neither."""
-    try:
-        return orjson.dumps(value, default=_not_orjsons, option=_JSON_OPTIONS)
-    except TypeError:  # orjson.JSONEncodeError
-        return json.dumps(value).encode()
-
-
-_JSON_OPTIONS = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
-
-
-def _not_orjsons(value: Any):
-    raise TypeError
-
-
-def _jsonb_encoded(value: EncodedJson):
-    from psycopg.types.json import Jsonb
-
-    return Jsonb(value.content, dumps=_as_is)
-
-
-def _as_is(content: bytes) -> bytes:
-    return content
-
-
-_LAYOUTS: dict[type[Model], list[tuple]] = {}
-
-
-def unsaved(model: type[Model], **values: Any) -> Model:
-    """A new instance of `model`, unsaved, as `model(**values)` makes it: the fields not given
-    take their defaults; a forward foreign key is given as its object (cached on the instance,
-    as the ORM does) or as its `_id`. Built from positional arguments, in the model's field
-    order, which Django's constructor takes in a quarter of the time it spends matching keyword
-    arguments to fields (a draft's 53). Unlike `model(**values)` it accepts only fields, and
-    does not check a related object's model."""
-    layout = _LAYOUTS.get(model)
-    if layout is None:
-        layout = _LAYOUTS[model] = [
-            (f.attname, f.name, f.target_field.attname if f.is_relation else None, f.get_default)
-            for f in model._meta.concrete_fields
-        ]
-    args, related = [], []
-    for attname, name, target, default in layout:
-        if attname in values:
-            args.append(values.pop(attname))
-        elif target is not None and name in values:
-            other = values.pop(name)
-            related.append((name, other))
-            args.append(None if other is None else getattr(other, target))
-        else:
-            args.append(default())
-    if values:
-        raise TypeError(f"{model.__name__} has no field {', '.join(sorted(values))}")
-    instance = model(*args)
-    for name, other in related:
-        model._meta.get_field(name).set_cached_value(instance, other)
-    return instance
 
 
 def writes_in_one_statement(connection) -> bool:

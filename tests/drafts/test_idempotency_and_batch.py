@@ -94,7 +94,8 @@ def test_a_creation_answers_only_once_its_draft_event_and_stored_answer_are_comm
         events = other.execute("SELECT type FROM webhooks_event WHERE draft_id = %s", [draft_id]).fetchall()
         assert events == [("draft.created",)]
         stored = other.execute(
-            "SELECT response_status, response_body->>'id' FROM drafts_idempotencykey WHERE key = %s", ["durable-1"]
+            "SELECT response_status, response_body::jsonb->>'id' FROM drafts_idempotencykey WHERE key = %s",
+            ["durable-1"],
         ).fetchone()
         assert stored == (201, draft_id)
 
