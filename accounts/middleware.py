@@ -4,13 +4,13 @@ a call that names an API key skips.
 A REST call whose Authorization header is `Bearer ...` is authenticated by that key alone:
 `accounts.authentication.ApiKeyAuthentication` accepts or refuses it and the session is never
 consulted, its views are CSRF-exempt (DRF checks CSRF only for session-authenticated calls)
-and the API sends no flash messages. The sign-in steps under /api/v1/auth/ are the exception,
-whatever header comes along: they are how a browser session comes to exist (and end), so
-they always have it. For such a call these middlewares would only make a
+and the API sends no flash messages. For such a call these middlewares would only make a
 session store, read the CSRF cookie, wrap a lazy user and set up message storage: 2% of the
-instructions of a draft's creation through the API, 5% of a read's. Every other request
-(pages, the dashboard, the admin, an API call from a signed-in browser without a key) passes
-through them as through Django's own classes.
+instructions of a draft's creation through the API, 5% of a read's. The sign-in steps under
+/api/v1/auth/ are the exception, whatever header comes along: they are how a browser session
+comes to exist (and ends), so they always have it. Every other request (pages, the
+dashboard, the admin, an API call from a signed-in browser without a key) passes through
+them as through Django's own classes.
 
 A skipped call's Django request has no `session`, `_messages`, nor a `user` until DRF's
 authentication sets it (DRF copies its user onto the Django request).
