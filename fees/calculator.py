@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_HALF_UP, Decimal, InvalidOperation, localcontext
-from functools import cache
 from typing import Any
 
 from django.conf import settings
@@ -40,12 +39,8 @@ def _decimal(value: Any, what: str) -> Decimal:
     return number
 
 
-@cache
-def _parse_tiers(raw: str) -> tuple[Tier, ...]:
-    import json
-
-    items = json.loads(raw)
-    if not isinstance(items, list) or not items:
+def _parse_tiers(items: Any) -> tuple[Tier, ...]:
+    if not isinstance(items, (list, tuple)) or not items:
         raise ImproperlyConfigured("FEE_TIERS must be a non-empty list.")
     tiers = []
     for index, item in enumerate(items):
@@ -70,9 +65,7 @@ def fee_tiers() -> tuple[Tier, ...]:
     global _parsed_tiers
     configured = settings.FEE_TIERS
     if _parsed_tiers is None or _parsed_tiers[0] is not configured:
-        import json
-
-        _parsed_tiers = (configured, _parse_tiers(json.dumps(configured, sort_keys=True)))
+        _parsed_tiers = (configured, _parse_tiers(configured))
     return _parsed_tiers[1]
 
 
