@@ -20,3 +20,19 @@ def apply_runtime_guards() -> None:
     for name in _LIMIT_RAISING_MODULES:
         importlib.import_module(name)
     sys.setrecursionlimit(SANE_RECURSION_LIMIT)
+
+
+def web_process_ready() -> None:
+    """Finish a web worker's start-up before its first request: import the URLconf (every view,
+    serializer and presenter module) now rather than during the first request, then move every
+    object start-up made into the garbage collector's permanent generation (`gc.freeze`), so
+    that each full collection walks only what requests made since, not Django, DRF and the
+    project's modules (about 230,000 tracked objects). Each gunicorn worker imports the
+    application itself (no preload), so each freezes its own."""
+    import gc
+
+    from django.urls import get_resolver
+
+    get_resolver().url_patterns  # noqa: B018 (imports the URLconf and, through it, the views)
+    gc.collect()
+    gc.freeze()

@@ -102,6 +102,16 @@ def open_amounts_read(plan: DraftPlan) -> tuple[Select, tuple] | None:
     )
 
 
+def amount_held_read(plan: DraftPlan) -> tuple[Select, tuple] | None:
+    """A read that finds a row when an open draft (of any account) already bills this plan's
+    amount as asked, for a fiat-priced draft that would be nudged past it; None for a draft
+    that keeps its own amount or is checked by its account's unique index (exact drafts)."""
+    if not _matched_by_amount(plan) or not plan.fiat_priced:
+        return None
+    amount = plan.amount_base_units
+    return _OPEN_AMOUNTS_NEAR, (plan.asset.network, plan.receiver_address, plan.asset.currency, amount, amount)
+
+
 def _taken_amounts(plan: DraftPlan, *, exclude: UUID | None) -> set[int]:
     if exclude is not None:
         return set(_open_amounts(plan, exclude=exclude).values_list("amount_base_units", flat=True))

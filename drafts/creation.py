@@ -24,12 +24,13 @@ from django.utils import timezone
 
 from accounts.modes import livemode_of, network_check
 from core import metrics
-from core.sql.rows import RowInserter, rows_together
+from core.sql.rows import RowInserter, WriteRefused, rows_together, writes_in_one_statement
 from core.sql.state import in_transaction, unwritten
 from core.sql.values import unsaved
 from drafts.amounts import (
     MAX_AMOUNT_PICKS,
     AmountTaken,
+    amount_held_read,
     free_amount,
     no_free_amount,
     open_amounts_read,
@@ -174,8 +175,15 @@ def _one_try(*, user, plan: DraftPlan, origin: Origin, now: datetime, key: KeyCl
 
     The first try of an exact draft takes the amount as asked (clashes are rare, and the unique
     index catches them); later tries look up the open amounts first. The fee cap and a
-    fiat-priced draft's open amounts are read in one round trip."""
+    fiat-priced draft's open amounts are read in one round trip. On the first try, where the
+    write is one statement, that read is folded into it instead: the draft is written at the
+    amount as asked unless the account is blocked or an open draft holds that amount, and only
+    then are they read (`_write_as_asked`)."""
     accrues = plan.method != Method.MULTI_OUTPUT and plan.fee is not None and livemode_of(user)  # never in test mode
+    if first_try:
+        written = _write_as_asked(user=user, plan=plan, origin=origin, now=now, key=key, accrues=accrues)
+        if written is not None:
+            return written
     fee_cap = ledger.outstanding_read(user) if accrues else None
     reads = [read for read in (fee_cap, open_amounts_read(plan)) if read is not None]
     found = rows_together(*reads) if reads else []
@@ -183,6 +191,33 @@ def _one_try(*, user, plan: DraftPlan, origin: Origin, now: datetime, key: KeyCl
         ledger.ensure_not_blocked(user, totals=found.pop(0))
     taken = {amount for (amount,) in found[0]} if found else None
     amount, nudge = free_amount(plan, user=user, optimistic=first_try, taken=taken)
+    return _build_and_write(user=user, plan=plan, origin=origin, now=now, key=key, amount=amount, nudge=nudge)
+
+
+def _write_as_asked(*, user, plan: DraftPlan, origin: Origin, now: datetime, key: KeyClaim | None, accrues: bool):
+    """The first try's write at the amount as asked, refused in its own statement when the
+    account is blocked by its fee cap or (fiat-priced) an open draft already bills that amount:
+    what `_one_try` would otherwise read before writing. None when refused (nothing written;
+    the caller reads and picks) or when this write cannot carry the check (no such check is
+    needed, the write is not one statement, or the try claims a dust waiver first)."""
+    checks = ledger.blocked_reads(user, now=now) if accrues else []
+    held = amount_held_read(plan)
+    if held is not None:
+        checks.append(held)
+    one_statement = origin.announce and writes_in_one_statement(transaction.get_connection())
+    if not checks or not one_statement or _claims_dust_waiver(plan):
+        return None
+    try:
+        return _build_and_write(
+            user=user, plan=plan, origin=origin, now=now, key=key, amount=plan.amount_base_units, nudge=0, unless=checks
+        )
+    except WriteRefused:
+        return None
+
+
+def _build_and_write(
+    *, user, plan: DraftPlan, origin: Origin, now: datetime, key: KeyClaim | None, amount: int, nudge: int, unless=()
+) -> Draft | KeyTaken:
     draft_id = uuid4()
     placement, fee_address = _fee_placement(user=user, plan=plan, draft_id=draft_id)  # may claim a dust waiver
     draft = draft_build(
@@ -196,7 +231,7 @@ def _one_try(*, user, plan: DraftPlan, origin: Origin, now: datetime, key: KeyCl
         placement=placement,
         fee_address=fee_address,
     )
-    return draft_write(draft, user=user, announce=origin.announce, key=key)
+    return draft_write(draft, user=user, announce=origin.announce, key=key, unless=unless)
 
 
 def count_on_commit(counter, draft: Draft) -> None:
@@ -275,12 +310,14 @@ def draft_build(
 _DRAFT_INSERT = RowInserter(Draft)  # every creation: the 40-column INSERT is built once
 
 
-def draft_write(draft: Draft, *, user, announce: bool, key: KeyClaim | None) -> Draft | KeyTaken:
+def draft_write(draft: Draft, *, user, announce: bool, key: KeyClaim | None, unless=()) -> Draft | KeyTaken:
     """Write a built draft: the key's answer first (when given), then the draft, then its
     draft.created event and deliveries (unless not `announce`d), in one statement where the
     database allows. The draft, or KEY_TAKEN: the key already held an answer and nothing was
     written. (An amount another draft took meanwhile raises the unique index's IntegrityError:
-    `unless_amount_taken` around the try turns it into AMOUNT_TAKEN.)"""
+    `unless_amount_taken` around the try turns it into AMOUNT_TAKEN.) `unless` (announced
+    drafts only): reads that refuse the write when one finds a row (WriteRefused, nothing
+    written; core.sql.rows.insert_then_fetch)."""
     key_row = key.row(draft) if key is not None else None
     rows = [*([key_row] if key_row is not None else []), (_DRAFT_INSERT, draft)]
     if announce:
@@ -291,8 +328,11 @@ def draft_write(draft: Draft, *, user, announce: bool, key: KeyClaim | None) -> 
             draft_id=draft.id,
             livemode=draft.livemode,
             along=rows,
+            unless=unless,
         )
     else:
+        if unless:
+            raise ValueError("a draft written without its event cannot carry `unless`")
         for inserter, instance in rows:
             if not inserter.insert(instance):
                 break

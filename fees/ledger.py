@@ -65,6 +65,32 @@ _OUTSTANDING_TOTALS = Select(
 )
 
 
+# The cap as reads that find a row when the account is blocked (Balance.blocked): the sum
+# owed at or past the maximum, or an entry owed for the maximum age.
+_OWED_PAST_CAP = Select(
+    AccruedFee,
+    columns=[("count", "id")],
+    where=[("user", "="), ("status", "=", Status.OUTSTANDING)],
+    having=(("sum", "fee_usd"), ">="),
+)
+_OWED_TOO_LONG = Select(
+    AccruedFee,
+    columns=["id"],
+    where=[("user", "="), ("status", "=", Status.OUTSTANDING), ("accrued_at", "<=")],
+    limit=1,
+)
+
+
+def blocked_reads(user, *, now: datetime) -> list[tuple[Select, tuple]]:
+    """The cap `ensure_not_blocked` checks, as reads that each find a row only when the account
+    is blocked: for a write that refuses itself when one does (core.sql.rows.insert_then_fetch
+    `unless`), in place of reading the totals before it."""
+    return [
+        (_OWED_PAST_CAP, (user.pk, settings.FEE_MAX_OUTSTANDING_USD)),
+        (_OWED_TOO_LONG, (user.pk, now - timedelta(days=settings.FEE_MAX_AGE_DAYS))),
+    ]
+
+
 def outstanding_read(user) -> tuple[Select, tuple]:
     """The one read `ensure_not_blocked` makes, for a caller that sends it along with its own
     (core.sql.rows.rows_together); its rows go back as `ensure_not_blocked(user, totals=...)`."""

@@ -100,6 +100,7 @@ def event_record(
     draft_id: UUID | None = None,
     along: Sequence[tuple] = (),
     livemode: bool | None = None,
+    unless: Sequence[tuple] = (),
 ) -> Event:
     """Record an event in the transaction of the change it reports (the outbox), with one
     Delivery for each of the owner's endpoints that wants it.
@@ -111,7 +112,9 @@ def event_record(
     the event stay unwritten (core.sql.state.unwritten) and nothing more is written. With the change in
     `along` and all of it one statement, no transaction is needed; otherwise call this inside
     the transaction that makes the change, never after it. `livemode` is the mode of the object
-    it reports (default: the caller's, accounts.modes): only endpoints of that mode get it."""
+    it reports (default: the caller's, accounts.modes): only endpoints of that mode get it.
+    `unless` holds reads that refuse the whole write when one finds a row (insert_then_fetch:
+    WriteRefused is raised and nothing is written)."""
     connection = transaction.get_connection()
     if not in_transaction() and not (along and type not in EMAIL_KIND_OF_EVENT and writes_in_one_statement(connection)):
         raise RuntimeError("event_record must run inside the transaction of the change it reports")
@@ -123,7 +126,7 @@ def event_record(
             inserter.insert(instance)
         return event
     # the rows, the event and its deliveries in one round trip where the database allows
-    webhooks = insert_then_fetch([*inserts, (_EVENT_INSERT, event)], DELIVERIES, event)
+    webhooks = insert_then_fetch([*inserts, (_EVENT_INSERT, event)], DELIVERIES, event, unless=unless)
     if unwritten(event):  # a row along was refused: nothing was written
         return event
     active = sorted(str(w.id) for w in webhooks if w.active)

@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import connections, router
-from django.db.models import Model
+from django.db.models import IntegerField, Model
 
 from core.sql.values import JSON, integer_form, jsonb, passed_as_is
 
@@ -164,16 +164,27 @@ class Select(BuiltOnce):
     and "in" (a fixed tuple only). Fixed values that are plain words or integers (statuses,
     networks) are written into the SQL, so that PostgreSQL's plan of the prepared statement
     can use a partial index whose condition names them. `columns` name fields, or
-    ("sum"|"min"|"max", field) and ("count", field) pairs. Rows come back as tuples,
-    converted as the ORM converts that field.
+    ("sum"|"min"|"max", field) and ("count", field) pairs. `having` keeps the one row of an
+    aggregate read only when an aggregate compares with a value each call gives last:
+    ((function, field), operator), a sum or count of no rows counting as 0. Rows come back
+    as tuples, converted as the ORM converts that field.
     """
 
     AGGREGATES = {"sum": "SUM", "min": "MIN", "max": "MAX", "count": "COUNT"}
     OPERATORS = ("=", "<>", ">=", "<=", "in")
 
-    def __init__(self, model: type[Model], *, columns: Sequence, where: Sequence[tuple], limit: int | None = None):
+    def __init__(
+        self,
+        model: type[Model],
+        *,
+        columns: Sequence,
+        where: Sequence[tuple],
+        having: tuple | None = None,
+        limit: int | None = None,
+    ):
         super().__init__()
         self.model, self.columns, self.where, self.limit = model, tuple(columns), tuple(where), limit
+        self.having = having
 
     def _field(self, name: str):
         meta = self.model._meta
@@ -226,6 +237,16 @@ class Select(BuiltOnce):
         sql = f"SELECT {', '.join(selected)} FROM {quote(table)}"  # noqa: S608 (names from the model)
         if clauses:
             sql += " WHERE " + " AND ".join(clauses)
+        if self.having is not None:
+            (function, name), operator = self.having
+            if operator not in self.OPERATORS[:-1]:
+                raise ValueError(f"unsupported operator {operator!r}")
+            field = self._field(name)
+            aggregate = f"{self.AGGREGATES[function]}({column(field)})"
+            if function in ("sum", "count"):
+                aggregate = f"COALESCE({aggregate}, 0)"
+            sql += f" HAVING {aggregate} {operator} %s"
+            slots.append(_A_COUNT if function == "count" else field)
         if self.limit is not None:
             sql += f" LIMIT {int(self.limit)}"
         return sql, slots, dict(fixed), converters
@@ -289,6 +310,7 @@ def rows_together(*reads: tuple[Select, Sequence[Any]]) -> list[list[tuple]]:
 
 
 _END = object()
+_A_COUNT = IntegerField()  # what a count compared in HAVING is bound as
 _PLAIN_LITERAL = re.compile(r"[A-Za-z0-9_]{1,64}")  # enum values: no quote or % to escape
 
 
@@ -372,7 +394,16 @@ def writes_in_one_statement(connection) -> bool:
     return connection.vendor == "postgresql"
 
 
-def insert_then_fetch(inserts: Sequence[tuple[RowInserter, Model]], reader, *values: Any) -> list[Model]:
+class WriteRefused(Exception):
+    """insert_then_fetch wrote nothing: one of its `unless` reads found a row."""
+
+
+def insert_then_fetch(
+    inserts: Sequence[tuple[RowInserter, Model]],
+    reader,
+    *values: Any,
+    unless: Sequence[tuple[Select, Sequence[Any]]] = (),
+) -> list[Model]:
     """INSERT each (inserter, instance) in order, then read with `reader` (a RowReader, or
     anything with the same `fetch`, `within`, `instances` and `found_at`, such as a read that
     writes rows of its own): on PostgreSQL all in one statement (each INSERT a data-modifying
@@ -383,15 +414,31 @@ def insert_then_fetch(inserts: Sequence[tuple[RowInserter, Model]], reader, *val
     the reader's own writes happen, and the read gives []. On PostgreSQL each row after a
     refusable one is written `INSERT ... SELECT ... FROM` it, which also orders them. As with
     `RowInserter.insert`, an auto-incremented key comes back onto its instance, and a row not
-    written keeps its instance's `_state.adding` True (the caller decides what that means)."""
+    written keeps its instance's `_state.adding` True (the caller decides what that means).
+
+    `unless` holds reads (Select, values) that refuse the whole write when any of them finds a
+    row: then nothing is written and WriteRefused is raised. On PostgreSQL they are checked
+    in the same statement, before its first INSERT and in its snapshot, so a write whose
+    conditions usually hold needs no round trip of its own to check them."""
     connection = connections[router.db_for_write(reader.model)]
     if not writes_in_one_statement(connection):
+        if any(select.rows(*read_values) for select, read_values in unless):
+            raise WriteRefused()
         for inserter, instance in inserts:
             if not inserter.insert(instance):
                 return []
         return reader.fetch(*values)
     parts, params, returned = [], [], []
     guard = None  # the last refusable INSERT so far: the rows after it need its row
+    if unless:  # one row when no refusing read finds any: every INSERT below needs it
+        refusals = []
+        for select, read_values in unless:
+            sql, read_params = select.statement(connection, read_values)
+            refusals.append(f"NOT EXISTS ({sql})")
+            params += read_params
+        parts.append(f"allowed AS (SELECT 1 WHERE {' AND '.join(refusals)})")  # noqa: S608 (no input)
+        returned.append(("(SELECT COUNT(*) FROM allowed)", None))
+        guard = "allowed"
     for number, (inserter, instance) in enumerate(inserts):
         name = f"inserted_{number}"
         sql, insert_params, returning = inserter.statement(connection, instance, after=guard)
@@ -407,8 +454,10 @@ def insert_then_fetch(inserts: Sequence[tuple[RowInserter, Model]], reader, *val
         select_sql = f"SELECT {keys}, fetched.* FROM (SELECT 1) AS one LEFT JOIN ({select_sql}) AS fetched ON TRUE"  # noqa: S608
     rows = run(connection, f"WITH {', '.join(parts + ctes)} {select_sql}", params + select_params)
     written = len(inserts)
+    if unless and not rows[0][0]:
+        raise WriteRefused()
     if returned:
-        keys = {id(instance): key for (_, instance), key in zip(returned, rows[0], strict=False)}
+        keys = {id(instance): key for (_, instance), key in zip(returned, rows[0], strict=False) if instance}
         for index, (_, instance) in enumerate(inserts):
             if id(instance) not in keys:
                 continue

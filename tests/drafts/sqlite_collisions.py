@@ -58,4 +58,30 @@ with override_settings(API_RATE_LIMITS={"read": "10000/min", "write": "10000/min
     total = balance_of(user).outstanding_usd
     expected = sum(AccruedFee.objects.values_list("fee_usd", flat=True), Decimal(0))
     answers.append({"total": str(total), "isDecimal": isinstance(total, Decimal), "expected": str(expected)})
+
+# A write refused by a read that finds a row (insert_then_fetch `unless`) writes nothing here too.
+from core.sql.rows import RowInserter, RowReader, Select, WriteRefused, insert_then_fetch  # noqa: E402
+from drafts.models import IdempotencyKey  # noqa: E402
+from webhooks.models import Event, Webhook  # noqa: E402
+
+held = Select(Draft, columns=["id"], where=[("user", "="), ("amount_base_units", "=")])
+taken_amount = Draft.objects.filter(user=user).values_list("amount_base_units", flat=True).first()
+outcomes = []
+for amount in (taken_amount, taken_amount + 10**9):
+    row = IdempotencyKey(user=user, key=f"u-{amount}", request_hash="h", response_status=201, response_body="{}")
+    inserts = [
+        (RowInserter(IdempotencyKey, on_conflict=["user", "key"]), row),
+        (RowInserter(Event), Event(user=user, type="draft.created", data={})),
+    ]
+    try:
+        insert_then_fetch(inserts, RowReader(Webhook, by=["user"]), user.pk, unless=[(held, (user.pk, amount))])
+        outcomes.append("written")
+    except WriteRefused:
+        outcomes.append("refused")
+answers.append(
+    {
+        "outcomes": outcomes,
+        "keys": sorted(IdempotencyKey.objects.filter(key__startswith="u-").values_list("key", flat=True)),
+    }
+)
 json.dump(answers, sys.stdout)

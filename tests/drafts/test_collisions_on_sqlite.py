@@ -9,7 +9,9 @@ from tests.sqlite import run_on_sqlite
 
 
 def test_on_sqlite_same_amount_twice_is_a_409_fiat_is_nudged_and_drafts_read_back_whole(tmp_path):
-    first, clash, fiat_first, fiat_second, keyed, fees = run_on_sqlite("tests.drafts.sqlite_collisions", tmp_path)
+    first, clash, fiat_first, fiat_second, keyed, fees, refusal = run_on_sqlite(
+        "tests.drafts.sqlite_collisions", tmp_path
+    )
     assert first["status"] == 201
     assert clash["status"] == 409 and clash["body"]["code"] == "amount_collision"
     assert clash["body"]["openDraftId"] == first["body"]["id"]
@@ -20,3 +22,5 @@ def test_on_sqlite_same_amount_twice_is_a_409_fiat_is_nudged_and_drafts_read_bac
     assert keyed["replayed"] == keyed["created"] and keyed["replayHeader"] == "true"
     assert keyed["read"] == keyed["created"] and keyed["drafts"] == 4
     assert fees["isDecimal"] and fees["total"] == fees["expected"] and fees["total"] != "0"
+    assert refusal["outcomes"] == ["refused", "written"]
+    assert len(refusal["keys"]) == 1 and refusal["keys"][0] != f"u-{first['body']['amountSats']}"

@@ -92,6 +92,52 @@ def test_a_row_refused_by_its_conflict_stops_the_rows_after_it_and_the_read(owne
     assert IdempotencyKey.objects.get().response_body == '{"n": 1}'
 
 
+def test_a_write_refused_by_a_read_that_finds_a_row_writes_nothing(owner, other_account):
+    """insert_then_fetch `unless`: the reads are checked in the write's own statement; any row
+    found refuses every INSERT of it (WriteRefused), none found lets all of them through."""
+    from core.sql.rows import RowReader, Select, WriteRefused, insert_then_fetch
+    from drafts.models import Draft
+    from webhooks.models import Webhook
+
+    Webhook.objects.create(user=owner, url="https://hooks.example.com/a", secret="s")
+    key_insert = RowInserter(IdempotencyKey, on_conflict=["user", "key"])
+    endpoints = RowReader(Webhook, by=["user"])
+    amounts = Select(Draft, columns=["id"], where=[("user", "="), ("amount_base_units", "=")])
+    many = Select(Draft, columns=[("count", "id")], where=[("user", "=")], having=(("count", "id"), ">="))
+    owed = Select(Draft, columns=[("count", "id")], where=[("user", "=")], having=(("sum", "fee_base_units"), ">="))
+    make_draft(owner, amount_base_units=7, fee_base_units=40)
+    make_draft(owner, amount_base_units=8, fee_base_units=60)
+
+    def attempt(key: str, *unless):
+        row = IdempotencyKey(user=owner, key=key, request_hash="h", response_status=201, response_body="{}")
+        event = Event(user=owner, type="draft.created", data={"key": key})
+        try:
+            read = insert_then_fetch(
+                [(key_insert, row), (RowInserter(Event), event)], endpoints, owner.pk, unless=unless
+            )
+        except WriteRefused:
+            assert row._state.adding and event._state.adding
+            return None
+        assert not row._state.adding and not event._state.adding and len(read) == 1
+        return key
+
+    refusing = [(amounts, (owner.pk, 7)), (many, (owner.pk, 2)), (owed, (owner.pk, 100)), (owed, (owner.pk, 0))]
+    passing = [
+        (amounts, (owner.pk, 9)),
+        (amounts, (other_account.pk, 7)),
+        (many, (owner.pk, 3)),
+        (owed, (owner.pk, 101)),
+    ]
+    passing += [(owed, (other_account.pk, 1))]  # the sum of no rows is 0
+    for n, check in enumerate(refusing):
+        assert attempt(f"no-{n}", check) is None
+        assert attempt(f"no-with-{n}", *passing, check) is None
+    assert attempt("yes", *passing) == "yes"
+    assert attempt("none") == "none"
+    assert sorted(IdempotencyKey.objects.values_list("key", flat=True)) == ["none", "yes"]
+    assert sorted(e["key"] for e in Event.objects.values_list("data", flat=True)) == ["none", "yes"]
+
+
 def test_reads_sent_together_give_each_the_rows_it_gives_alone(owner, other_account):
     from core.sql.rows import Select, rows_together
     from drafts.models import Draft
