@@ -200,12 +200,13 @@ def _write_as_asked(*, user, plan: DraftPlan, origin: Origin, now: datetime, key
     what `_one_try` would otherwise read before writing. None when refused (nothing written;
     the caller reads and picks) or when this write cannot carry the check (no such check is
     needed, the write is not one statement, or the try claims a dust waiver first)."""
-    checks = ledger.blocked_reads(user, now=now) if accrues else []
+    if not origin.announce or not writes_in_one_statement(transaction.get_connection()) or _claims_dust_waiver(plan):
+        return None
+    checks = ledger.blocked_reads(user) if accrues else []
     held = amount_held_read(plan)
     if held is not None:
         checks.append(held)
-    one_statement = origin.announce and writes_in_one_statement(transaction.get_connection())
-    if not checks or not one_statement or _claims_dust_waiver(plan):
+    if not checks:  # nothing to read first: the usual try writes at once too
         return None
     try:
         return _build_and_write(

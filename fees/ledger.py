@@ -81,13 +81,14 @@ _OWED_TOO_LONG = Select(
 )
 
 
-def blocked_reads(user, *, now: datetime) -> list[tuple[Select, tuple]]:
+def blocked_reads(user) -> list[tuple[Select, tuple]]:
     """The cap `ensure_not_blocked` checks, as reads that each find a row only when the account
     is blocked: for a write that refuses itself when one does (core.sql.rows.insert_then_fetch
-    `unless`), in place of reading the totals before it."""
+    `unless`), in place of reading the totals before it. Aged as Balance.blocked ages, from
+    the present moment (not a caller's `now`)."""
     return [
         (_OWED_PAST_CAP, (user.pk, settings.FEE_MAX_OUTSTANDING_USD)),
-        (_OWED_TOO_LONG, (user.pk, now - timedelta(days=settings.FEE_MAX_AGE_DAYS))),
+        (_OWED_TOO_LONG, (user.pk, timezone.now() - timedelta(days=settings.FEE_MAX_AGE_DAYS))),
     ]
 
 

@@ -239,7 +239,7 @@ class Select(BuiltOnce):
             sql += " WHERE " + " AND ".join(clauses)
         if self.having is not None:
             (function, name), operator = self.having
-            if operator not in self.OPERATORS[:-1]:
+            if operator not in ("=", "<>", ">=", "<="):
                 raise ValueError(f"unsupported operator {operator!r}")
             field = self._field(name)
             aggregate = f"{self.AGGREGATES[function]}({column(field)})"
