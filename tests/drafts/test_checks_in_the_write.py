@@ -72,7 +72,7 @@ def test_a_creation_whose_checks_pass_reads_nothing_before_its_one_write(api_cli
     assert len(statements) == 1, statements
     assert statements[0].startswith("WITH allowed AS (SELECT 1 WHERE NOT EXISTS")
     assert "fees_accruedfee" in statements[0] and 'INSERT INTO "drafts_draft"' in statements[0]
-    assert ('"drafts_draft"."amount_base_units" >=' in statements[0]) == (body is FIAT)  # the held-amount check
+    assert ('"drafts_draft"."amount_base_units" >=' in statements[0]) == ("fiatAmount" in body)  # the held-amount check
     assert _written(owner) == (1, 1, 1)
 
 
