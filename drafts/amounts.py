@@ -88,28 +88,16 @@ def _matched_by_amount(plan: DraftPlan) -> bool:
     return plan.asset.network in TUPLE_MATCHED_NETWORKS and plan.method != Method.LIGHTNING
 
 
-def open_amounts_read(plan: DraftPlan) -> tuple[Select, tuple] | None:
-    """The read of the open amounts a new draft's may be nudged past; None if it keeps its own."""
+def open_amounts_read(plan: DraftPlan, *, nudges: int = MAX_NUDGE_BASE_UNITS) -> tuple[Select, tuple] | None:
+    """The read of the open amounts (of every account) a new draft's may be nudged past, from
+    its amount as asked up to `nudges` base units above; None if it keeps its own amount (or,
+    an exact draft, is checked by its account's unique index). With `nudges=0` it finds a row
+    only when an open draft already bills the amount as asked: a check a write can carry
+    (core.sql.rows.insert_then_fetch `unless`)."""
     if not _matched_by_amount(plan) or not plan.fiat_priced:
         return None
     low = plan.amount_base_units
-    return _OPEN_AMOUNTS_NEAR, (
-        plan.asset.network,
-        plan.receiver_address,
-        plan.asset.currency,
-        low,
-        low + MAX_NUDGE_BASE_UNITS,
-    )
-
-
-def amount_held_read(plan: DraftPlan) -> tuple[Select, tuple] | None:
-    """A read that finds a row when an open draft (of any account) already bills this plan's
-    amount as asked, for a fiat-priced draft that would be nudged past it; None for a draft
-    that keeps its own amount or is checked by its account's unique index (exact drafts)."""
-    if not _matched_by_amount(plan) or not plan.fiat_priced:
-        return None
-    amount = plan.amount_base_units
-    return _OPEN_AMOUNTS_NEAR, (plan.asset.network, plan.receiver_address, plan.asset.currency, amount, amount)
+    return _OPEN_AMOUNTS_NEAR, (plan.asset.network, plan.receiver_address, plan.asset.currency, low, low + nudges)
 
 
 def _taken_amounts(plan: DraftPlan, *, exclude: UUID | None) -> set[int]:

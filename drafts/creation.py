@@ -30,7 +30,6 @@ from core.sql.values import unsaved
 from drafts.amounts import (
     MAX_AMOUNT_PICKS,
     AmountTaken,
-    amount_held_read,
     free_amount,
     no_free_amount,
     open_amounts_read,
@@ -203,7 +202,7 @@ def _write_as_asked(*, user, plan: DraftPlan, origin: Origin, now: datetime, key
     if not origin.announce or not writes_in_one_statement(transaction.get_connection()) or _claims_dust_waiver(plan):
         return None
     checks = ledger.blocked_reads(user) if accrues else []
-    held = amount_held_read(plan)
+    held = open_amounts_read(plan, nudges=0)  # an open draft bills the amount as asked
     if held is not None:
         checks.append(held)
     if not checks:  # nothing to read first: the usual try writes at once too
