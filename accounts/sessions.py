@@ -17,6 +17,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.models import KnownDevice, User
+from accounts.stepup import step_up_record
 from core.problems import PermissionDenied
 from notifications import kinds
 from notifications.services import email_enqueue
@@ -103,6 +104,8 @@ def session_sign_in(
     request.session[AUTH_AT] = time.time()
     request.session[METHOD] = method
     request.session[SECOND_FACTOR] = second_factor
+    if second_factor in ("totp", "passkey"):
+        step_up_record(request)
     token = client.device or secrets.token_urlsafe(24)
     now = timezone.now()
     device_hash = _device_hash(token)

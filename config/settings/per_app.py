@@ -311,6 +311,9 @@ if AUTH_ACCOUNT_ATTEMPTS_PER_MINUTE <= AUTH_ATTEMPTS_PER_MINUTE:
 AUTH_EMAIL_CODE_MINUTES = env_int("AUTH_EMAIL_CODE_MINUTES", 10, minimum=1)
 AUTH_EMAIL_CODE_MAX_TRIES = env_int("AUTH_EMAIL_CODE_MAX_TRIES", 5, minimum=1)
 AUTH_REAUTH_MINUTES = env_int("AUTH_REAUTH_MINUTES", 5, minimum=1)
+# Step-up (accounts/stepup.py): how recent a second factor must be for actions that could hand
+# the account to someone else.
+STEP_UP_MINUTES = env_int("STEP_UP_MINUTES", 5, minimum=1)
 # WebAuthn: the RP ID is BASE_URL's host name and the origin its scheme, host and port.
 WEBAUTHN_RP_NAME = env_str("WEBAUTHN_RP_NAME", "Payment drafts")
 WEBAUTHN_CHALLENGE_SECONDS = 300
