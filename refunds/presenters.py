@@ -33,6 +33,7 @@ def refund_json(refund: Refund) -> dict[str, Any]:
     return {
         "id": str(refund.id),
         "draftId": str(refund.draft_id),
+        "livemode": refund.livemode,
         "status": refund.status,
         "currency": refund.currency,
         "network": refund.network,

@@ -70,6 +70,7 @@ class RefundResponseSerializer(serializers.Serializer):
 
     id = serializers.UUIDField()
     draftId = serializers.UUIDField()
+    livemode = serializers.BooleanField(help_text="False for a test-mode refund (of a test-mode draft).")
     status = serializers.ChoiceField(choices=RefundStatus.choices)
     currency = serializers.CharField()
     network = serializers.CharField()
