@@ -61,6 +61,7 @@ def refund_claim_json(refund: Refund) -> dict[str, Any]:
     payout = refund.payout_draft
     return {
         "merchantName": merchant_name(refund.user) or None,
+        "livemode": refund.livemode,
         "status": refund.status,
         "currency": refund.currency,
         "network": refund.network,

@@ -93,6 +93,7 @@ class RefundResponseSerializer(serializers.Serializer):
 
 class RefundClaimResponseSerializer(serializers.Serializer):
     merchantName = serializers.CharField(allow_null=True)
+    livemode = serializers.BooleanField(help_text="False for a test refund: no real funds move.")
     status = serializers.ChoiceField(choices=RefundStatus.choices)
     currency = serializers.ChoiceField(choices=Currency.choices)
     network = serializers.ChoiceField(choices=Network.choices)

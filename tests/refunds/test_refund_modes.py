@@ -240,3 +240,16 @@ def test_approval_refuses_a_refund_issued_on_the_other_side_before_the_rule(test
     assert not Draft.objects.filter(origin="Refund").exists()
     answer = test_client.post(f"/api/v1/refunds/{refund['id']}/approve")
     assert answer.status_code == 400 and answer.json()["errors"][0]["field"] == "network"
+
+
+def test_the_claim_page_and_api_say_a_test_refund_is_a_test(api_client, test_client, anon_client, paid_draft):
+    test = issue(test_client, paid_test_draft(test_client)["id"]).json()
+    live = issue(api_client, str(paid_draft().id)).json()
+    for refund, livemode in ((test, False), (live, True)):
+        token = refund["claimUrl"].rsplit("/", 1)[1]
+        assert anon_client.get(f"/api/v1/refund-claims/{token}").json()["livemode"] is livemode
+        html = Client().get(f"/refund/{token}").content.decode()
+        assert ("Test mode: no real funds move." in html) is not livemode
+    token = test["claimUrl"].rsplit("/", 1)[1]
+    german = Client().get(f"/refund/{token}", HTTP_ACCEPT_LANGUAGE="de").content.decode()
+    assert 'class="testmode"' in german and "Test mode: no real funds move." not in german  # translated
