@@ -15,7 +15,7 @@ from drafts.models import Draft
 from notifications.models import EmailNotification
 from notifications.services import emails_send_due
 from refunds.models import Refund
-from refunds.services import refund_approve
+from refunds.services import refund_approve, refund_claim
 from tests.drafts.conftest import ADDRESSES, FEE_ADDRESSES
 from tests.refunds.conftest import CUSTOMER
 from webhooks.models import Delivery, Event, Webhook
@@ -253,3 +253,24 @@ def test_the_claim_page_and_api_say_a_test_refund_is_a_test(api_client, test_cli
     token = test["claimUrl"].rsplit("/", 1)[1]
     german = Client().get(f"/refund/{token}", HTTP_ACCEPT_LANGUAGE="de").content.decode()
     assert 'class="testmode"' in german and "Test mode: no real funds move." not in german  # translated
+
+
+def test_the_dashboard_in_test_mode_issues_and_approves_a_test_refund_into_a_test_payout(owner, test_client):
+    draft = paid_test_draft(test_client)
+    merchant = Client()
+    merchant.force_login(owner)
+    merchant.post("/dashboard/mode", {"testMode": "on"})
+    form = {"kind": "full", "currency": "BTC", "network": "Mainnet", "expiryHours": 336}
+    wrong_side = merchant.post(f"/dashboard/drafts/{draft['id']}/refund", form)
+    assert wrong_side.status_code == 200 and "a test network" in wrong_side.content.decode()
+    assert not Refund.objects.exists()
+
+    issued = merchant.post(f"/dashboard/drafts/{draft['id']}/refund", form | {"currency": "USDC", "network": "Sepolia"})
+    assert issued.status_code == 302, issued.content.decode()[:2000]
+    refund = Refund.objects.get()
+    assert refund.livemode is False
+    refund_claim(token=refund.token, refund_address=SEPOLIA_CUSTOMER)
+    assert merchant.post(f"/dashboard/refunds/{refund.id}/approve").status_code == 302
+    refund.refresh_from_db()
+    assert refund.status == "Approved" and refund.payout_draft.livemode is False
+    assert merchant.get(f"/dashboard/drafts/{refund.payout_draft_id}/").status_code == 200
