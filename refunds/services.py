@@ -8,6 +8,10 @@ payment door; the refund becomes Paid in the transaction that confirms that draf
 (`refund_payout_confirmed`, registered with the drafts state machine). Every status change
 goes through `_transition`: the refund's row locked, the allowed-transition table, the
 refund.* event in the same transaction.
+
+A refund lives in its paid draft's mode (accounts.modes, docs/test-mode.md): its payout draft,
+its events and its emails are made in that mode; and it pays out on the paid draft's side,
+main or test networks (`network_side_check`).
 """
 
 from __future__ import annotations
