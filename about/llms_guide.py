@@ -121,6 +121,9 @@ def _test_mode_lines(base: str) -> list[str]:
         "They answer the draft and go through the same door as real payments: `draft.seen` and "
         "`draft.confirmed` reach your test webhook as they would in production. MCP: `test_pay_draft`, "
         '`test_expire_draft`, `test_reorg_draft`. A test-mode pay link\'s page has a "Simulate payment" button.',
+        "A refund of a test draft is a test refund: approving it makes a test payout draft, which the same `pay` "
+        "helper pays, and the refund becomes Paid. A refund pays out on its payment's side, test networks for a "
+        "test-network payment, main networks for a main-network one (`refund_network_mismatch` otherwise).",
     ]
 
 

@@ -15,6 +15,11 @@ from notifications.models import EmailNotification
 # What apps above add to every email's context before it is rendered (the accounts app: the
 # account's time zone and the amounts and times as people read them), from their `ready`:
 # notifications imports no other app.
+# An outbox row's context holds this key (True) when the email is about a test-mode object.
+TEST_MODE_KEY = "testMode"
+TEST_SUBJECT_PREFIX = "[TEST] "
+TEST_HEADER = "X-Test-Mode"
+
 _CONTEXT_PROVIDERS: list[Callable[[Any, dict[str, Any]], dict[str, Any]]] = []
 
 
@@ -41,13 +46,23 @@ def email_render(notification: EmailNotification) -> tuple[str, str, str]:
         for provider in _CONTEXT_PROVIDERS:
             context |= provider(user, context)
         subject = " ".join(render_to_string(f"{name}_subject.txt", context).split())
+        if is_test(notification):
+            subject = TEST_SUBJECT_PREFIX + subject
         return subject, render_to_string(f"{name}.txt", context), render_to_string(f"{name}.html", context)
+
+
+def is_test(notification: EmailNotification) -> bool:
+    return notification.context.get(TEST_MODE_KEY) is True
 
 
 def email_deliver(notification: EmailNotification) -> None:
     subject, text, html = email_render(notification)
     message = EmailMultiAlternatives(
-        subject=subject, body=text, from_email=settings.DEFAULT_FROM_EMAIL, to=[notification.to]
+        subject=subject,
+        body=text,
+        from_email=settings.DEFAULT_FROM_EMAIL,
+        to=[notification.to],
+        headers={TEST_HEADER: "true"} if is_test(notification) else None,
     )
     message.attach_alternative(html, "text/html")
     message.send(fail_silently=False)

@@ -33,14 +33,26 @@ def email_enqueue(
     user=None,
     to: str | None = None,
     dedup_key: str | None = None,
+    livemode: bool = True,
 ) -> EmailNotification | None:
     """Write an email to the outbox (in the caller's transaction, if any) and send it after
     commit. Give `user` (the email goes to the account's address) or `to` (an address with
     no account yet), or both. Returns None when nothing is written: the kind is optional and
-    the account turned emails off, or a row with the same `dedup_key` exists."""
+    the account turned emails off, or a row with the same `dedup_key` exists.
+
+    `livemode=False`: the email is about a test-mode object (docs/test-mode.md). It is marked
+    as a test when sent ("[TEST]" before its subject, an `X-Test-Mode: true` header) and, unless
+    the operator set TEST_MODE_CUSTOMER_EMAILS, goes to the account's own address in place of
+    `to` (so `user` is required): a test never writes to an address someone typed in."""
     email_kind = kind_get(kind)
     if user is None and not to:
         raise ValueError("email_enqueue needs a user or a to address")
+    if not livemode:
+        if user is None:
+            raise ValueError("a test-mode email names its account (user)")
+        if not settings.TEST_MODE_CUSTOMER_EMAILS:
+            to = user.email
+        context = {**context, emails.TEST_MODE_KEY: True}
     if email_kind.optional and user is not None and not notification_email_enabled(user=user):
         return None
     if dedup_key is not None and EmailNotification.objects.filter(dedup_key=dedup_key).exists():

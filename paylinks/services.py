@@ -306,6 +306,7 @@ def payment_request_draft_confirmed(*, draft: Draft, now: datetime) -> None:
         kind=email_kinds.PAYMENT_REQUEST_PAID,
         context={"data": data, "memo": payment_request.memo},
         dedup_key=f"payment_request_paid:{payment_request.id}",
+        livemode=payment_request.livemode,
     )
     if payment_request.payer_email:
         _receipt_send(payment_request, data, draft)
@@ -336,9 +337,13 @@ def _receipt_send(payment_request: PaymentRequest, data: dict[str, Any], draft: 
     }
     email_enqueue(
         to=payment_request.payer_email,
+        # A test link's receipt is marked as a test and goes to the account's own address
+        # unless the operator allows test emails to customers (notifications.services).
+        user=None if payment_request.livemode else payment_request.user,
         kind=email_kinds.PAYMENT_RECEIPT,
         context=context,
         dedup_key=f"payment_receipt:{payment_request.id}",
+        livemode=payment_request.livemode,
     )
 
 

@@ -252,6 +252,7 @@ def _refuse(*, template_id: UUID, run_index: int, run_at: datetime, problem: Pro
             kind=RECURRING_RUN_REFUSED,
             user=locked.user,
             dedup_key=f"recurring-refused:{template_id}:{run_index}",
+            livemode=locked.livemode,
             context={
                 "templateId": str(template_id),
                 "templateName": locked.name or str(template_id),

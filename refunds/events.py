@@ -26,6 +26,7 @@ def refund_event_data(refund: Refund, *, occurred_at: datetime | None) -> dict[s
     return {
         "refundId": str(refund.id),
         "draftId": str(refund.draft_id),
+        "livemode": refund.livemode,
         "status": refund.status,
         "currency": refund.currency,
         "network": refund.network,

@@ -37,6 +37,9 @@ class Refund(models.Model):
     # The claim link's bearer secret (256 random bits, URL-safe), as a pay link's.
     token = models.CharField(max_length=64, unique=True)
     status = models.CharField(max_length=16, choices=RefundStatus.choices, default=RefundStatus.CLAIMABLE)
+    # accounts.modes: the paid draft's mode. Its payout draft and its events are made in it, and
+    # only a caller in the same mode sees it.
+    livemode = models.BooleanField(default=True)
 
     # What is given back: an asset on a network, for an exact amount or a fiat price (the
     # amount in the asset is then fixed when the merchant approves, at the rate of that moment).

@@ -33,6 +33,7 @@ def refund_json(refund: Refund) -> dict[str, Any]:
     return {
         "id": str(refund.id),
         "draftId": str(refund.draft_id),
+        "livemode": refund.livemode,
         "status": refund.status,
         "currency": refund.currency,
         "network": refund.network,
@@ -60,6 +61,7 @@ def refund_claim_json(refund: Refund) -> dict[str, Any]:
     payout = refund.payout_draft
     return {
         "merchantName": merchant_name(refund.user) or None,
+        "livemode": refund.livemode,
         "status": refund.status,
         "currency": refund.currency,
         "network": refund.network,

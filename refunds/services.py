@@ -8,6 +8,10 @@ payment door; the refund becomes Paid in the transaction that confirms that draf
 (`refund_payout_confirmed`, registered with the drafts state machine). Every status change
 goes through `_transition`: the refund's row locked, the allowed-transition table, the
 refund.* event in the same transaction.
+
+A refund lives in its paid draft's mode (accounts.modes, docs/test-mode.md): its payout draft,
+its events and its emails are made in that mode; and it pays out on the paid draft's side,
+main or test networks (`network_side_check`).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from accounts.languages import account_language
+from accounts.modes import livemode_of, mode_set, network_check
 from core.problems import Conflict, NotFound, Problem
 from drafts.creation import draft_create, draft_plan_for
 from drafts.enums import DraftStatus as D
@@ -34,12 +39,12 @@ from drafts.requests import DraftRequest, Origin, OriginKind
 from drafts.services import draft_cancel
 from notifications import kinds as email_kinds
 from notifications.services import email_enqueue
-from payments.addresses import InvalidAddress, validate_address
+from payments.addresses import AddressError, InvalidAddress, check_address, validate_address
 from payments.enums import Method, Network
 from payments.quotes import base_units_to_fiat, fiat_to_base_units, quote_lock
 from payments.rates import normalise_fiat
 from payments.rates.fiat import fiat_minor_units
-from payments.registry import Asset, get_asset, require_network_enabled
+from payments.registry import NETWORKS, Asset, get_asset, network_info, require_network_enabled
 from refunds.events import refund_event_data
 from refunds.models import OPEN_REFUND_STATUSES, Refund, RefundStatus
 from webhooks.models import EventType
@@ -83,6 +88,27 @@ class RefundExceedsPayment(Problem):
     default_code = "exceeds_refundable"
 
 
+class RefundNetworkMismatch(Problem):
+    default_code = "refund_network_mismatch"
+
+
+def _side(network: str) -> str:
+    return "test" if network_info(network).is_testnet else "main"
+
+
+def network_side_check(*, paid_network: str, network: str, field: str = "network") -> None:
+    """A refund pays out on the side its payment came in on: main networks for a payment on a
+    main network, test networks for one on a test network (docs/decisions.md). A test-network
+    payment never funds a main-network refund, nor the reverse."""
+    if _side(paid_network) != _side(network):
+        raise RefundNetworkMismatch(
+            f"The payment came in on {paid_network}, a {_side(paid_network)} network; its refund is paid on a "
+            f"{_side(paid_network)} network too, and {network} is a {_side(network)} network.",
+            field=field,
+            extra={"paidNetwork": paid_network, "network": network},
+        )
+
+
 def claim_url(refund: Refund) -> str:
     return f"{settings.BASE_URL}/refund/{refund.token}"
 
@@ -108,6 +134,7 @@ def _transition(refund: Refund, to: str, *, now: datetime) -> None:
         type=EVENT_OF_STATUS[to],
         data=refund_event_data(refund, occurred_at=now),
         draft_id=refund.draft_id,
+        livemode=refund.livemode,  # to the endpoints of the refund's mode only
     )
 
 
@@ -132,6 +159,7 @@ def _refund_asset(draft: Draft, currency: str | None, network: str | None) -> As
         require_network_enabled(network)
     except Problem as exc:
         raise Problem(str(exc.detail), code=exc.code, field="network") from exc
+    network_side_check(paid_network=draft.network, network=network)
     asset = get_asset(currency, network)  # the supported (currency, network) matrix; names both fields
     if Method.SINGLE_OUTPUT not in asset.methods:
         raise Problem(
@@ -202,7 +230,7 @@ def refund_issue(
     refunds issued at once cannot together exceed the payment.
     """
     now = now or timezone.now()
-    if draft.user_id != user.pk:
+    if draft.user_id != user.pk or draft.livemode != livemode_of(user):  # as accounts.modes.owned
         raise NotFound("No draft matches the given query.", field="draftId")
     if draft.status != D.CONFIRMED or draft.origin in (OriginKind.REFUND, OriginKind.SETTLEMENT):
         raise Conflict(
@@ -220,6 +248,7 @@ def refund_issue(
             field="amountSats" if not given else given[1],
         )
     asset = _refund_asset(draft, currency, network)
+    network_check(user, asset.network)  # a test draft is on a test network, so this holds already
     paid = get_asset(draft.currency, draft.network)
     same_asset = (asset.currency, asset.network) == (paid.currency, paid.network)
     if amount_base_units is not None and amount_base_units <= 0:
@@ -282,6 +311,7 @@ def refund_issue(
             fiat_currency=fiat_currency if fiat_amount is not None else None,
             fiat_amount=fiat_amount,
             share_base_units=share,
+            livemode=draft.livemode,
             quote=quote,
             reason=reason or None,
             customer_email=customer_email or None,
@@ -289,10 +319,14 @@ def refund_issue(
             created_at=now,
         )
         data = refund_event_data(refund, occurred_at=now)
-        event_record(user=user, type=EventType.REFUND_CREATED, data=data, draft_id=draft.id)
+        event_record(user=user, type=EventType.REFUND_CREATED, data=data, draft_id=draft.id, livemode=refund.livemode)
         if refund.customer_email:
             email_enqueue(
                 to=refund.customer_email,
+                # A test refund's email is marked as a test and goes to the account's own address
+                # unless the operator allows test emails to customers (notifications.services).
+                user=None if refund.livemode else user,
+                livemode=refund.livemode,
                 kind=email_kinds.REFUND_CLAIM_LINK,
                 context={
                     "data": data,
@@ -337,18 +371,31 @@ def refund_claim(*, token: str, refund_address: str, now: datetime | None = None
     """The customer names the address to be refunded to (Claimable -> Claimed): checked for the
     refund's network by the same validators as a draft's receiver."""
     now = now or timezone.now()
-    refund = Refund.objects.get(token=token)
+    refund = Refund.objects.select_related("draft").get(token=token)
     _check_claimable(refund, now)
+    network_side_check(paid_network=refund.draft.network, network=refund.network)  # one issued before the rule
+    entered = (refund_address or "").strip()
     try:
-        address = validate_address(refund.network, (refund_address or "").strip(), field="refundAddress")
+        address = validate_address(refund.network, entered, field="refundAddress")
     except InvalidAddress as exc:
-        if (get_language() or "en").split("-")[0] == "en":
+        other_side = _address_side_other(refund.network, entered)
+        english = (get_language() or "en").split("-")[0] == "en"
+        if english and other_side is None:
             raise  # the validator's own reason ("a Bitcoin address, not ..."), written in English
         # The customer reads this on the claim page or API: in their language.
         message = _("This is not a valid %(network)s address; check it and paste it again.") % {
             "network": Network(refund.network).label
         }
-        raise InvalidAddress(message, field="refundAddress", extra=exc.extra) from exc
+        if other_side is None:
+            raise InvalidAddress(message, field="refundAddress", extra=exc.extra) from exc
+        if english:
+            message = (
+                f"This is a {other_side.label} address; this refund is paid on {Network(refund.network).label}. "
+                "Give an address of that network."
+            )
+        raise RefundNetworkMismatch(
+            message, field="refundAddress", extra={"network": refund.network, "addressNetwork": other_side}
+        ) from exc
     if address == settings.PLATFORM_FEE_ADDRESSES.get(refund.network):
         raise Problem(_("That is the operator's fee address."), code="invalid_address", field="refundAddress")
     with transaction.atomic():
@@ -361,8 +408,25 @@ def refund_claim(*, token: str, refund_address: str, now: datetime | None = None
             kind=email_kinds.REFUND_CLAIMED,
             context={"data": refund_event_data(locked, occurred_at=now), "reason": locked.reason},
             dedup_key=f"refund_claimed:{locked.id}",
+            livemode=locked.livemode,
         )
         return locked
+
+
+def _address_side_other(network: str, address: str) -> Network | None:
+    """The network of the other side (main or test) of the same chain an address belongs to, when
+    it is valid there and not on `network`: a Bitcoin mainnet address given for a Testnet refund.
+    (EVM and Solana addresses look the same on both sides: nothing to tell.)"""
+    info = network_info(network)
+    for other, other_info in NETWORKS.items():
+        if other_info.family != info.family or other_info.is_testnet == info.is_testnet:
+            continue
+        try:
+            check_address(other, address)
+        except AddressError:
+            continue
+        return other
+    return None
 
 
 # --- Merchant side ------------------------------------------------------------------------
@@ -392,11 +456,13 @@ def refund_approve(*, refund: Refund, now: datetime | None = None) -> Refund:
     billing the same amount to the address is a 409 (amount_collision): the refund stays Claimed."""
     now = now or timezone.now()
     _check_claimed(refund)
-    plan = draft_plan_for(request=_payout_request(refund), origin=Origin.refund(), now=now, user=refund.user)
+    network_side_check(paid_network=refund.draft.network, network=refund.network)  # one issued before the rule
+    owner = mode_set(refund.user, livemode=refund.livemode)  # the payout is made in the refund's mode
+    plan = draft_plan_for(request=_payout_request(refund), origin=Origin.refund(), now=now, user=owner)
     with transaction.atomic():
         locked = _locked(refund.id)
         _check_claimed(locked)
-        payout = draft_create(user=refund.user, plan=plan, origin=Origin.refund(), now=now)
+        payout = draft_create(user=owner, plan=plan, origin=Origin.refund(), now=now)
         locked.payout_draft, locked.approved_at = payout, now
         _transition(locked, R.APPROVED, now=now)
         return locked
@@ -472,4 +538,5 @@ def refund_payout_confirmed(*, draft: Draft, now: datetime) -> None:
         kind=email_kinds.REFUND_PAID,
         context={"data": refund_event_data(refund, occurred_at=now), "reason": refund.reason},
         dedup_key=f"refund_paid:{refund.id}",
+        livemode=refund.livemode,
     )

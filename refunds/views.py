@@ -69,6 +69,7 @@ def _context(refund: Refund, *, error: str | None = None, field_error: str | Non
         "amount_text": formatting.asset_amount(amount, refund.currency) if amount is not None else "",
         "network_label": formatting.network_name(refund.network),
         "state": _state(refund),
+        "test_mode": not refund.livemode,
         "tx_id": payout.paid_tx_id if payout is not None else None,
         "error": error,
         "field_error": field_error,

@@ -143,6 +143,7 @@ def event_record(
             kind=EMAIL_KIND_OF_EVENT[type],
             context={"event": type, "data": data},
             dedup_key=f"event:{event.id}",
+            livemode=livemode,  # a test object's email is marked as a test (notifications)
         )
     return event
 

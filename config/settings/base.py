@@ -287,6 +287,9 @@ EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
 EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 15, minimum=1)
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "payments@localhost")
 SERVER_EMAIL = DEFAULT_FROM_EMAIL
+# A test-mode object's email to a customer (a test refund's claim link) goes to the account's
+# own address unless this is on (docs/test-mode.md); test emails are marked "[TEST]" either way.
+TEST_MODE_CUSTOMER_EMAILS = env_bool("TEST_MODE_CUSTOMER_EMAILS", False)
 
 # --- Security (ready for TLS when DEBUG is off) -----------------------------------
 SECURE_CONTENT_TYPE_NOSNIFF = True

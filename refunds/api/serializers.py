@@ -70,6 +70,7 @@ class RefundResponseSerializer(serializers.Serializer):
 
     id = serializers.UUIDField()
     draftId = serializers.UUIDField()
+    livemode = serializers.BooleanField(help_text="False for a test-mode refund (of a test-mode draft).")
     status = serializers.ChoiceField(choices=RefundStatus.choices)
     currency = serializers.CharField()
     network = serializers.CharField()
@@ -92,6 +93,7 @@ class RefundResponseSerializer(serializers.Serializer):
 
 class RefundClaimResponseSerializer(serializers.Serializer):
     merchantName = serializers.CharField(allow_null=True)
+    livemode = serializers.BooleanField(help_text="False for a test refund: no real funds move.")
     status = serializers.ChoiceField(choices=RefundStatus.choices)
     currency = serializers.ChoiceField(choices=Currency.choices)
     network = serializers.ChoiceField(choices=Network.choices)

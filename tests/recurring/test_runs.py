@@ -264,3 +264,25 @@ def test_the_beat_schedule_runs_the_tick(settings):
     entry = settings.CELERY_BEAT_SCHEDULE["recurring-run-due"]
     assert entry["task"] == "recurring.run_due"
     assert entry["schedule"] == float(settings.RECURRING_INTERVAL_SECONDS)
+
+
+@pytest.mark.django_db
+def test_a_test_templates_refusal_email_is_marked_as_a_test(owner, settings):
+    from accounts.modes import mode_set
+    from tests.drafts.conftest import ADDRESSES
+
+    sepolia = usdc_draft(network="Sepolia", receiverAddress=ADDRESSES["Sepolia"])
+    template = make_template(
+        mode_set(owner, livemode=False), interval="Daily", first="2027-01-10T09:00:00Z", draft=sepolia
+    )
+    assert template.livemode is False
+    settings.ENABLED_NETWORKS = [n for n in settings.ENABLED_NETWORKS if n != "Sepolia"]  # the run is refused
+
+    assert tick_at("2027-01-10T09:00:05Z") == 1
+    with time_machine.travel(at("2027-01-10T09:00:40Z"), tick=False):
+        emails_send_due()
+    template.refresh_from_db()
+    assert template.refused_runs == 1
+    [message] = mail.outbox
+    assert message.to == [owner.email] and message.subject.startswith("[TEST] ") and "Rent" in message.subject
+    assert message.extra_headers["X-Test-Mode"] == "true"

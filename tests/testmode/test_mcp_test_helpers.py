@@ -38,3 +38,30 @@ def test_a_live_key_is_refused_by_the_test_tools(mcp_url, make_key):  # noqa: F8
     draft = call_tool(mcp_url, key, "create_draft", SEPOLIA | {"amountSats": 7_000_000}).structured_content
     refused = call_tool(mcp_url, key, "test_pay_draft", {"id": draft["id"]})
     assert refused.is_error and refused.structured_content["code"] == "test_mode_only"
+
+
+def test_an_agent_takes_a_test_refund_to_paid_and_never_sees_a_live_one(mcp_url, make_key):  # noqa: F811
+    from drafts.models import Draft
+    from refunds.services import refund_claim
+    from tests.refunds.conftest import CUSTOMER, pay
+
+    live_key, key = make_key(), make_key(livemode=False)
+    live_draft = call_tool(mcp_url, live_key, "create_draft", SEPOLIA | {"amountSats": 8_000_000}).structured_content
+    pay(Draft.objects.get(pk=live_draft["id"]))  # a live draft paid as a watcher would see it
+    live = call_tool(mcp_url, live_key, "create_refund", {"draftId": live_draft["id"], "full": True}).structured_content
+    assert live["livemode"] is True
+
+    draft = call_tool(mcp_url, key, "create_draft", SEPOLIA | {"amountSats": 9_000_000}).structured_content
+    call_tool(mcp_url, key, "test_pay_draft", {"id": draft["id"]})
+    refund = call_tool(mcp_url, key, "create_refund", {"draftId": draft["id"], "full": True}).structured_content
+    assert refund["livemode"] is False
+    assert [r["id"] for r in call_tool(mcp_url, key, "list_refunds", {}).structured_content["result"]] == [refund["id"]]
+    for tool in ("get_refund", "approve_refund", "cancel_refund"):
+        hidden = call_tool(mcp_url, key, tool, {"id": live["id"]})
+        assert hidden.is_error and hidden.structured_content["status"] == 404, (tool, hidden.structured_content)
+
+    refund_claim(token=refund["claimUrl"].rsplit("/", 1)[1], refund_address=CUSTOMER["Ethereum"])
+    approved = call_tool(mcp_url, key, "approve_refund", {"id": refund["id"]}).structured_content
+    paid = call_tool(mcp_url, key, "test_pay_draft", {"id": approved["payout"]["draftId"]})
+    assert not paid.is_error and paid.structured_content["status"] == "Confirmed", paid.structured_content
+    assert call_tool(mcp_url, key, "get_refund", {"id": refund["id"]}).structured_content["status"] == "Paid"

@@ -71,6 +71,26 @@ def test_simulate_payment_pays_a_test_links_draft(test_link):
 
 
 @pytest.mark.django_db
+def test_a_test_links_receipt_goes_to_the_merchant_marked_as_a_test(test_link, owner, settings):
+    from django.core import mail
+
+    from notifications.models import EmailNotification
+    from notifications.services import emails_send_due
+
+    link = test_link()
+    page = Client()
+    page.post(f"/pay/{link['token']}/select", {"option": "USDC:Sepolia:SingleOutput"})
+    page.post(f"/pay/{link['token']}/receipt", {"email": "payer@example.net"}, HTTP_ORIGIN="null")
+    page.post(f"/pay/{link['token']}/simulate")
+    assert EmailNotification.objects.get(kind="payment_receipt").to == owner.email
+    mail.outbox.clear()
+    emails_send_due(limit=100)
+    assert mail.outbox and all(m.to == [owner.email] for m in mail.outbox)  # the payer's address is never written to
+    receipt = next(m for m in mail.outbox if "18.50" in m.body)
+    assert receipt.subject.startswith("[TEST] ") and receipt.extra_headers["X-Test-Mode"] == "true"
+
+
+@pytest.mark.django_db
 def test_a_live_link_has_no_simulate_button_and_refuses_the_post(api_client, settings):
     settings.CHECKOUT_RATE_LIMITS = {"read": "10000/min", "write": "10000/min"}
     link = api_client.post("/api/v1/payment-requests", link_body(), format="json").json()
