@@ -3,6 +3,7 @@ from rest_framework.routers import SimpleRouter
 
 from accounts.api import auth_views as auth
 from accounts.api.profile_views import MerchantLogoView, MerchantProfileView
+from accounts.api.receiver_lock_views import ReceiverLockView
 from accounts.api.views import ApiKeyViewSet
 
 router = SimpleRouter(trailing_slash=False)
@@ -38,5 +39,6 @@ urlpatterns = [
     path("auth/passkeys/<id:passkey_id>", auth.PasskeyDetailView.as_view(), name="auth-passkey"),
     path("account/profile", MerchantProfileView.as_view(), name="account-profile"),
     path("account/profile/logo", MerchantLogoView.as_view(), name="account-profile-logo"),
+    path("account/receiver-lock", ReceiverLockView.as_view(), name="account-receiver-lock"),
     *router.urls,
 ]

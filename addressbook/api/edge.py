@@ -70,6 +70,20 @@ def address_book_entry_save(
     return saved
 
 
+def address_book_entry_usable_now(*, request, entry: AddressBookEntry) -> AddressBookEntry:
+    """The owner cuts an entry's waiting time short (the dashboard): step-up, and an email."""
+    step_up_require(request)
+    entry = services.address_book_entry_usable_now(entry=entry)
+    change_notice(
+        user=entry.user,
+        notice="receiver_lock_address_now",
+        client=client_of(request),
+        address=entry.address,
+        network=entry.network,
+    )
+    return entry
+
+
 def address_book_create_json(*, user, body, request=None) -> dict:
     """POST /address-book: the new entry (the address checked with its network's rules)."""
     entry = address_book_entry_save(user=user, fields=entry_fields(body), request=request)
