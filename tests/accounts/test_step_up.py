@@ -13,10 +13,12 @@ from django.test import Client
 from django_otp.oath import TOTP
 from rest_framework.test import APIClient
 
-from accounts.models import ApiKey, TotpDevice, User
+from accounts.models import ApiKey, Passkey, TotpDevice, User
 from notifications.emails import email_render
 from notifications.models import EmailNotification
+from tests.accounts.authenticator import Authenticator
 from tests.accounts.conftest import PASSWORD, csrf_call, csrf_post, emailed_code, sign_in
+from tests.accounts.test_passkeys import ORIGIN
 from tests.accounts.test_totp import code_at, enable
 
 pytestmark = pytest.mark.django_db
@@ -160,10 +162,23 @@ def test_the_dashboard_asks_to_confirm_then_returns_to_the_key_form(owner):
     assert issued.status_code == 200 and ApiKey.objects.filter(user=owner).count() == 1
 
 
-def test_deleting_the_last_passkey_needs_a_step_up(registered):
-    from tests.accounts.authenticator import Authenticator
-    from tests.accounts.test_passkeys import ORIGIN
+def test_a_new_passkey_is_emailed_with_an_undo_link_that_removes_it_once(registered):
+    options = csrf_post(registered, "/api/v1/auth/register/begin").json()["publicKey"]
+    credential = Authenticator().create_json(options, ORIGIN)
+    csrf_post(registered, "/api/v1/auth/register/complete", {"credential": credential, "name": "Stranger"})
+    email = notice("passkey_added")
+    subject, text, _html = email_render(email)
+    undo = link_path(email.context["undo_url"])
 
+    removed = Client().post(undo)
+    again = Client().post(undo)
+
+    assert subject == "A passkey was added to your account" and 'named "Stranger"' in text
+    assert removed.status_code == 200 and not Passkey.objects.exists()
+    assert again.status_code == 409
+
+
+def test_deleting_the_last_passkey_needs_a_step_up(registered):
     options = csrf_post(registered, "/api/v1/auth/register/begin").json()["publicKey"]
     credential = Authenticator().create_json(options, ORIGIN)
     csrf_post(registered, "/api/v1/auth/register/complete", {"credential": credential})
