@@ -14,7 +14,7 @@ from django.core.cache import cache
 from rest_framework import authentication, exceptions
 
 from accounts.models import ApiKey
-from accounts.modes import mode_set
+from accounts.modes import by_key_set, mode_set
 from accounts.selectors import api_key_find
 from accounts.services import api_key_touch
 from core.api.throttling import ApiRateThrottle
@@ -70,6 +70,7 @@ def api_key_authenticate(
         raise KeyRefused("The account is disabled.")
     api_key_touch(api_key=api_key)
     mode_set(api_key.user, livemode=api_key.livemode)  # what it sees and makes (accounts.modes)
+    by_key_set(api_key.user)  # who acts: a key, not a person (the receiving-address lock, step-up)
     return api_key, ({counter[0]: count} if counter else {})
 
 

@@ -45,6 +45,15 @@ class User(AbstractBaseUser, PermissionsMixin):
     date_joined = models.DateTimeField(default=timezone.now)
     # Set when the owner deleted the account: the row stays (anonymised) for the operator's books.
     deleted_at = models.DateTimeField(null=True, blank=True)
+    # Set by the owner's "lock the account" link (accounts.security_links): no sign-in until a
+    # password reset clears it.
+    locked_at = models.DateTimeField(null=True, blank=True)
+    # The receiving-address lock (addressbook.selectors.receiver_lock_active): while on, what API
+    # keys and MCP create may pay only addresses of the address book past their delay. Turning it
+    # off waits RECEIVER_LOCK_DELAY_HOURS (`receiver_lock_off_at`). On this row because the API
+    # key look-up loads it with the key: the check costs no query.
+    receiver_lock = models.BooleanField(default=False)
+    receiver_lock_off_at = models.DateTimeField(null=True, blank=True)
 
     objects = UserManager()
 

@@ -20,8 +20,9 @@ from payments.registry import NETWORKS
 
 M = TypeVar("M", bound=Model)
 
-# The attribute on the account instance a request works with.
+# The attributes on the account instance a request works with.
 _MODE_ATTRIBUTE = "livemode"
+_KEY_ATTRIBUTE = "acting_by_key"
 
 
 def livemode_of(user) -> bool:
@@ -33,6 +34,18 @@ def mode_set(user, *, livemode: bool):
     """Mark the account instance of a request (or of a task acting for an object) with a mode."""
     setattr(user, _MODE_ATTRIBUTE, livemode)
     return user
+
+
+def by_key_set(user):
+    """Mark the account instance of a request as acting through an API key (REST or MCP):
+    authentication does, next to `mode_set`. The receiving-address lock and step-up read it."""
+    setattr(user, _KEY_ATTRIBUTE, True)
+    return user
+
+
+def by_key(user) -> bool:
+    """Whether the caller is an API key (REST or MCP), not a person's session or a task."""
+    return getattr(user, _KEY_ATTRIBUTE, False)
 
 
 def owned(objects: type[M] | QuerySet[M], user) -> QuerySet[M]:

@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 from django.views.decorators.http import require_http_methods, require_POST
 
-from accounts import passwords, sessions
+from accounts import passwords, security_links, sessions
 from accounts.selectors import account_summary
 from core.problems import Problem
 from core.text import PlainTextForm
@@ -271,3 +271,30 @@ def forgot_code(request: HttpRequest) -> HttpResponse:
     if done is not None:
         return done
     return _page(request, "forgot_code.html", {"form": form, "email": pending["email"]}, status)
+
+
+SECURITY_LINK_DONE = {
+    "locked": "The account is locked: every session ended and every API key was revoked. "
+    "Reset the password to sign in again, then check your passkeys, authenticator app and address book.",
+    "passkeyRemoved": "The passkey was removed.",
+    "apiKeyRevoked": "The API key was revoked. It no longer works.",
+}
+
+
+@strict_headers
+@require_http_methods(["GET", "POST"])
+def security_link(request: HttpRequest, token: str) -> HttpResponse:
+    """A security email's undo or lock link: GET asks to confirm (a mail scanner that follows
+    links changes nothing), POST does it, once."""
+    try:
+        link = security_links.link_read(token)
+    except Problem as problem:
+        return _page(request, "security_link.html", {"problem": problem.detail}, status=problem.status_code)
+    context = {"action": link.action, "email": link.user.email}
+    if request.method == "POST":
+        try:
+            done = security_links.link_use(link, client=sessions.client_of(request))
+        except Problem as problem:
+            return _page(request, "security_link.html", context | {"problem": problem.detail}, problem.status_code)
+        return _page(request, "security_link.html", context | {"done": SECURITY_LINK_DONE[done]})
+    return _page(request, "security_link.html", context)

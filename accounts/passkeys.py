@@ -50,11 +50,11 @@ from accounts.passwords import (
     registration_code_send,
 )
 from accounts.ratelimit import attempt_count
+from accounts.security_links import UNDO_PASSKEY, change_notice
 from accounts.services import account_create
 from accounts.sessions import Client
+from accounts.stepup import step_up_record, step_up_require
 from core.problems import Conflict, NotFound, Problem
-from notifications import kinds
-from notifications.services import email_enqueue
 
 logger = logging.getLogger("accounts.security")
 
@@ -206,6 +206,7 @@ def passkey_register_begin(
     """Signed in: creation options for another passkey. Not signed in: first `email` (a code
     is emailed), then `email` + `code` (options for a new account)."""
     if user is not None:
+        step_up_require(request)  # a new passkey is a new way in (accounts.stepup)
         options = _creation_options(
             request, user_handle=user.public_id, email=user.email, existing=list(user.passkeys.all())
         )
@@ -235,6 +236,8 @@ def passkey_register_complete(
     new_account = bool(state.get("newAccount"))
     if not new_account and (user is None or str(user.public_id) != state.get("userHandle")):
         raise ChallengeMissing()
+    if not new_account:
+        step_up_require(request)  # checked at begin too: the proof may have run out since
     normalized, raw_id = _credential_normalize(credential, kind="registration")
     rp_id, origin = relying_party()
     try:
@@ -264,11 +267,8 @@ def passkey_register_complete(
         except IntegrityError:
             raise Conflict("This passkey is already registered.", code="passkey_exists") from None
         if not new_account:
-            email_enqueue(
-                user=user,
-                kind=kinds.SECURITY_NOTICE,
-                context=sessions.notice_context("passkey_added", client=client, at=timezone.now(), name=passkey.name),
-            )
+            undo = (UNDO_PASSKEY, str(passkey.id))
+            change_notice(user=user, notice="passkey_added", client=client, undo=undo, name=passkey.name)
     if new_account:
         token = sessions.session_sign_in(
             request, user=user, method="passkey", client=client, first=True, second_factor="passkey"
@@ -295,6 +295,43 @@ def passkey_login_begin(request) -> dict[str, Any]:
 def passkey_login_complete(request, *, credential: dict[str, Any], client: Client) -> Step:
     attempt_count(action="login", email=None, ip=client.ip)
     state = _challenge_take(request, purpose="login")
+    passkey = _assertion_verify(state, credential=credential, client=client)
+    if passkey.user.locked_at is not None:
+        raise InvalidCredentials("The account is locked: reset its password to sign in again.")
+    token = sessions.session_sign_in(
+        request, user=passkey.user, method="passkey", client=client, second_factor="passkey"
+    )
+    return Step("signedIn", user=passkey.user, device_token=token)
+
+
+def passkey_step_up_begin(request, *, user: User) -> dict[str, Any]:
+    """Step-up with a passkey, begin: request options for the account's own passkeys."""
+    rp_id, _ = relying_party()
+    options = generate_authentication_options(
+        rp_id=rp_id,
+        timeout=settings.WEBAUTHN_CHALLENGE_SECONDS * 1000,
+        user_verification=UserVerificationRequirement.REQUIRED,
+        allow_credentials=[
+            PublicKeyCredentialDescriptor(id=_b64_bytes(p.credential_id, "credential_id")) for p in user.passkeys.all()
+        ],
+    )
+    _challenge_store(request, purpose="step_up", challenge=options.challenge, user=str(user.public_id))
+    return json.loads(options_to_json(options))
+
+
+def passkey_step_up_complete(request, *, user: User, credential: dict[str, Any], client: Client) -> None:
+    """Step-up with a passkey, complete: a user-verified assertion by one of the account's
+    passkeys (the sign-in's checks and attempt limits), recorded as the session's proof."""
+    attempt_count(action="login", email=user.email, ip=client.ip, device=client.device)
+    state = _challenge_take(request, purpose="step_up")
+    if state.get("user") != str(user.public_id):
+        raise ChallengeMissing()
+    _assertion_verify(state, credential=credential, client=client, user=user)
+    step_up_record(request)
+
+
+def _assertion_verify(state: dict[str, Any], *, credential: dict[str, Any], client: Client, user: User | None = None):
+    """The passkey that signed the challenge (its count and last use updated), or InvalidCredentials."""
     normalized, raw_id = _credential_normalize(credential, kind="authentication")
     rp_id, origin = relying_party()
     with transaction.atomic():
@@ -306,6 +343,8 @@ def passkey_login_complete(request, *, credential: dict[str, Any], client: Clien
         )
         if passkey is None or active_user_by_public_id(str(passkey.user.public_id)) is None:
             raise InvalidCredentials("This passkey is not registered here.")
+        if user is not None and passkey.user_id != user.pk:
+            raise InvalidCredentials("This passkey belongs to another account.")
         handle = normalized["response"].get("userHandle")
         if handle and handle != bytes_to_base64url(passkey.user.public_id.bytes):
             raise InvalidCredentials("This passkey belongs to another account.")
@@ -330,10 +369,7 @@ def passkey_login_complete(request, *, credential: dict[str, Any], client: Clien
             raise InvalidCredentials(f"The passkey could not be verified: {exc}") from None
         passkey.sign_count, passkey.last_used_at = verified.new_sign_count, timezone.now()
         passkey.save(update_fields=["sign_count", "last_used_at"])
-    token = sessions.session_sign_in(
-        request, user=passkey.user, method="passkey", client=client, second_factor="passkey"
-    )
-    return Step("signedIn", user=passkey.user, device_token=token)
+    return passkey
 
 
 # --- Managing passkeys --------------------------------------------------------------------
@@ -348,16 +384,21 @@ def passkey_rename(*, user: User, passkey_id, name: str) -> Passkey:
     return passkey
 
 
-def passkey_delete(*, user: User, passkey_id) -> None:
-    """Not the last way in: an account without a password keeps at least one passkey."""
+def passkey_delete(request, *, user: User, passkey_id, client: Client) -> None:
+    """Not the last way in: an account without a password keeps at least one passkey. The
+    last passkey goes only with step-up (accounts.stepup), and the owner is emailed."""
     with transaction.atomic():
         User.objects.select_for_update().filter(pk=user.pk).first()
         passkey = Passkey.objects.filter(user=user, id=passkey_id).first()
         if passkey is None:
             raise NotFound("No such passkey.")
-        if not user.has_usable_password() and user.passkeys.count() <= 1:
+        remaining = user.passkeys.count()
+        if not user.has_usable_password() and remaining <= 1:
             raise Conflict(
                 "This is the account's last way to sign in; set a password or add another passkey first.",
                 code="last_factor",
             )
+        if remaining <= 1:
+            step_up_require(request)
+            change_notice(user=user, notice="last_passkey_removed", client=client, name=passkey.name)
         passkey.delete()

@@ -222,7 +222,8 @@ def password_forgot_complete(*, email: str, code: str, new_password: str, client
         if user is None:
             raise CodeInvalid(field="code")
         user.set_password(new_password)
-        user.save(update_fields=["password"])
+        user.locked_at = None  # a reset is how a locked account (accounts.security_links) opens again
+        user.save(update_fields=["password", "locked_at"])
         email_enqueue(
             user=user,
             kind=kinds.SECURITY_NOTICE,

@@ -16,6 +16,9 @@ from django.utils import timezone
 from accounts.codes import CodeInvalid
 from accounts.models import ApiKey, User
 from accounts.scopes import ALL_SCOPES
+from accounts.security_links import UNDO_API_KEY, change_notice
+from accounts.sessions import Client
+from accounts.stepup import step_up_require
 from core.problems import Conflict
 
 KEY_PREFIX = "pdk_"
@@ -66,6 +69,31 @@ def api_key_create(
             livemode=livemode,
         )
     return IssuedKey(api_key=api_key, key=key)
+
+
+def api_key_issue(
+    request,
+    *,
+    user: User,
+    client: Client,
+    name: str,
+    scopes: list[str],
+    expires_at: datetime | None = None,
+    livemode: bool = True,
+) -> IssuedKey:
+    """A person's new key (REST and the dashboard): needs step-up (accounts.stepup); the owner
+    is emailed, with a link that revokes the key and one that locks the account."""
+    step_up_require(request)
+    with transaction.atomic():
+        issued = api_key_create(user=user, name=name, scopes=scopes, expires_at=expires_at, livemode=livemode)
+        change_notice(
+            user=user,
+            notice="api_key_created",
+            client=client,
+            undo=(UNDO_API_KEY, str(issued.api_key.id)),
+            name=issued.api_key.name or issued.api_key.prefix,
+        )
+    return issued
 
 
 def _api_keys_below_cap(*, user: User) -> None:

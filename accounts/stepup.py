@@ -3,12 +3,17 @@ off a second factor, creating an API key, changing the email, the receiving-addr
 needs a session that proved a second factor within the last ``STEP_UP_MINUTES``.
 
 A sign-in with the authenticator app or a passkey counts as that proof at its time
-(``sessions.session_sign_in`` records it); later proofs are recorded with ``step_up_record``.
-An account with no second factor at all cannot prove one: for it a sign-in (password and
-emailed code) within the same minutes stands in.
+(``sessions.session_sign_in`` records it); later proofs are recorded with ``step_up_record``:
+``POST /api/v1/auth/step-up`` with a code (``totp.totp_step_up``, the sign-in's attempt limits)
+or a passkey assertion (``passkeys.passkey_step_up_begin`` / ``passkey_step_up_complete``), the
+dashboard's "Confirm it's you" page, turning the authenticator app on (its first code), and
+turning it off with a code. An account with no second factor at all cannot prove one: for it a
+sign-in (password and emailed code) within the same minutes stands in.
 
-API keys never reach these checks: the authorization table refuses a key before any of them
-(a key is never a person).
+An API key is never a person: a keyed call (``accounts.modes.by_key``) or a request without a
+session never satisfies step-up (the authorization table refuses keys on account routes first;
+a key reaching a step-up check elsewhere, such as adding to a locked address book, gets 403
+step_up_required).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import time
 from django.conf import settings
 
 from accounts.models import Passkey, TotpDevice
+from accounts.modes import by_key
 from core.problems import PermissionDenied
 
 STEP_UP_AT = "accounts.step_up_at"
@@ -41,13 +47,16 @@ def step_up_record(request) -> None:
 
 def step_up_satisfied(request) -> bool:
     window = settings.STEP_UP_MINUTES * 60
-    at = request.session.get(STEP_UP_AT)
+    session = getattr(request, "session", None)
+    user = getattr(request, "user", None)
+    if session is None or user is None or not user.is_authenticated or by_key(user):
+        return False
+    at = session.get(STEP_UP_AT)
     if at and time.time() - at <= window:
         return True
-    user = getattr(request, "user", None)
-    if user is None or not user.is_authenticated or has_second_factor(user):
+    if has_second_factor(user):
         return False
-    at = request.session.get("accounts.auth_at")  # sessions.AUTH_AT: a sign-in within the same minutes
+    at = session.get("accounts.auth_at")  # sessions.AUTH_AT: a sign-in within the same minutes
     return bool(at) and time.time() - at <= window
 
 

@@ -19,7 +19,9 @@ from django.utils import timezone
 
 from accounts.models import RecoveryCode, TotpDevice, User
 from accounts.ratelimit import attempt_count
+from accounts.security_links import change_notice
 from accounts.sessions import Client, notice_context
+from accounts.stepup import step_up_record, step_up_require
 from core.problems import Conflict, Problem
 from notifications import kinds
 from notifications.services import email_enqueue
@@ -102,9 +104,9 @@ def _recovery_codes_make(*, user: User) -> list[str]:
     return codes
 
 
-def totp_enable(*, user: User, code: str, client: Client) -> list[str]:
+def totp_enable(request, *, user: User, code: str, client: Client) -> list[str]:
     """Confirm the device set up last with a code from the app. Returns the recovery codes
-    (shown this once)."""
+    (shown this once). The code is the session's step-up proof too (accounts.stepup)."""
     attempt_count(action="totp", email=user.email, ip=client.ip, device=client.device)
     if totp_enabled(user=user):
         raise Conflict("An authenticator app is already on.", code="totp_already_enabled")
@@ -120,21 +122,36 @@ def totp_enable(*, user: User, code: str, client: Client) -> list[str]:
             kind=kinds.SECURITY_NOTICE,
             context=notice_context("totp_enabled", client=client, at=timezone.now()),
         )
+    step_up_record(request)
     return codes
 
 
-def totp_disable(*, user: User, code: str, client: Client) -> None:
-    """Needs a current code (or a recovery code)."""
-    attempt_count(action="totp", email=user.email, ip=client.ip, device=client.device)
+def totp_disable(request, *, user: User, code: str | None, client: Client) -> None:
+    """Needs step-up (accounts.stepup): a current code (or a recovery code) given here is that
+    proof; without one, a recent step-up of the session. The owner is emailed, with the link
+    that locks the account."""
     if not totp_enabled(user=user):
         raise Conflict("No authenticator app is on.", code="totp_not_enabled")
-    if not totp_verify(user=user, code=code):
-        raise TotpCodeInvalid(field="code")
+    if code:
+        attempt = attempt_count(action="totp", email=user.email, ip=client.ip, device=client.device)
+        if not totp_verify(user=user, code=code):
+            raise TotpCodeInvalid(field="code")
+        attempt.succeeded()
+        step_up_record(request)
+    step_up_require(request)
     with transaction.atomic():
         TotpDevice.objects.filter(user=user).delete()
         RecoveryCode.objects.filter(user=user).delete()
-        email_enqueue(
-            user=user,
-            kind=kinds.SECURITY_NOTICE,
-            context=notice_context("totp_disabled", client=client, at=timezone.now()),
-        )
+        change_notice(user=user, notice="totp_disabled", client=client)
+
+
+def totp_step_up(request, *, user: User, code: str, client: Client) -> None:
+    """Step-up with the authenticator app (or a recovery code): the same attempt limits as the
+    sign-in's second step; a right code is recorded as the session's proof (accounts.stepup)."""
+    attempt = attempt_count(action="totp", email=user.email, ip=client.ip, device=client.device, on_lockout=None)
+    if not totp_enabled(user=user):
+        raise Conflict("No authenticator app is on; confirm with a passkey.", code="totp_not_enabled", field="code")
+    if not totp_verify(user=user, code=code):
+        raise TotpCodeInvalid(field="code")
+    attempt.succeeded()
+    step_up_record(request)

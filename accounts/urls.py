@@ -11,4 +11,5 @@ urlpatterns = [
     path("sign-out", pages.sign_out, name="logout"),
     path("forgot", pages.forgot, name="forgot"),
     path("forgot/code", pages.forgot_code, name="forgot_code"),
+    path("security-link/<str:token>", pages.security_link, name="security_link"),
 ]

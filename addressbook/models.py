@@ -30,6 +30,9 @@ class AddressBookEntry(models.Model):
     # The account's default receiving address on this network: pay links and drafts that name
     # no address are paid here (one per account and network, Receiving entries only).
     is_default = models.BooleanField(default=False)
+    # Added while the receiving-address lock was on: API keys and MCP may pay it only from
+    # this time on (RECEIVER_LOCK_DELAY_HOURS later; the owner may cut it short). None: at once.
+    usable_from = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -1,13 +1,17 @@
-"""Reads for the address book, and the one place an entry stands in for an address."""
+"""Reads for the address book, the one place an entry stands in for an address, and the one
+check of the receiving-address lock."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from uuid import UUID
 
 from django.db.models import QuerySet
+from django.utils import timezone
 
 from addressbook.models import AddressBookEntry, AddressDirection
-from core.problems import NotFound, Problem
+from core.problems import NotFound, PermissionDenied, Problem
+from payments.addresses import validate_address
 
 
 def address_book_list(*, user, network: str | None = None, direction: str | None = None) -> QuerySet:
@@ -77,3 +81,70 @@ def receiver_or_default(*, user, network: str, receiver: str | None, field: str 
             field=field,
         )
     return default
+
+
+# --- The receiving-address lock (accounts.receiver_lock holds the setting) -------------------
+
+
+class ReceiverNotAllowed(PermissionDenied):
+    default_code = "receiver_not_allowed"
+
+
+def receiver_lock_active(user, now: datetime | None = None) -> bool:
+    """Whether the account's receiving-address lock binds now: on, and not past a pending
+    turn-off. Reads the account row's own fields only (loaded with the API key): no query."""
+    if not getattr(user, "receiver_lock", False):
+        return False
+    off_at = user.receiver_lock_off_at
+    return off_at is None or off_at > (now or timezone.now())
+
+
+def draft_body_receiver(data: dict, prefix: str = "") -> dict:
+    """What a draft body pays, as the receiving-address lock checks it: the network, the
+    address (a Lightning address too) and the field to name. A bolt11 invoice pays whoever made
+    it and is in no address book: under the lock a key cannot give one."""
+    if data.get("bolt11"):
+        return {"network": data["network"], "address": None, "field": f"{prefix}bolt11"}
+    if data.get("lightningAddress"):
+        return {"network": data["network"], "address": data["lightningAddress"], "field": f"{prefix}lightningAddress"}
+    field = "addressBookId" if data.get("addressBookId") is not None else "receiverAddress"
+    return {"network": data["network"], "address": data.get("receiverAddress"), "field": f"{prefix}{field}"}
+
+
+def receiver_lock_check(
+    *, user, by_key: bool, network: str, address: str | None, field: str, now: datetime | None = None
+) -> None:
+    """The check each creation door (drafts, pay links, recurring templates) makes with the
+    receiver it will pay: under the lock, an API key or MCP may name only a Receiving entry of
+    the address book past its waiting time (`usable_from`); anything else is 403
+    receiver_not_allowed naming `field`. A person's session is not limited (docs/accounts.md)."""
+    if not by_key or not receiver_lock_active(user, now):
+        return
+    now = now or timezone.now()
+    entry = None
+    if address:
+        try:
+            normalized = validate_address(network, address, field=field)
+        except Problem:
+            normalized = address
+        entry = (
+            AddressBookEntry.objects.filter(
+                user=user, network=network, address=normalized, direction=AddressDirection.RECEIVING
+            )
+            .only("usable_from")
+            .first()
+        )
+    if entry is not None and (entry.usable_from is None or entry.usable_from <= now):
+        return
+    if entry is not None:
+        raise ReceiverNotAllowed(
+            "The receiving-address lock is on and this address-book entry is still in its waiting time; "
+            "API keys and agents may use it from usableFrom (the owner can confirm it earlier from the dashboard).",
+            field=field,
+            extra={"usableFrom": entry.usable_from.isoformat().replace("+00:00", "Z")},
+        )
+    raise ReceiverNotAllowed(
+        "The receiving-address lock is on: API keys and agents may have payments sent only to Receiving "
+        "addresses of the address book. Add this address from the dashboard (it is usable after a waiting time).",
+        field=field,
+    )

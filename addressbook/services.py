@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import ProtectedError
+from django.utils import timezone
 
 from addressbook.models import AddressBookEntry, AddressDirection
+from addressbook.selectors import receiver_lock_active
 from core.problems import Conflict, Problem
 from payments.addresses import validate_address
 from payments.registry import require_network_enabled
@@ -55,6 +60,7 @@ def address_book_entry_create(
     address = _checked(network, address)
     _check_default(direction, is_default)
     entry = AddressBookEntry(
+        usable_from=_usable_from(user),
         user=user,
         network=network,
         address=address,
@@ -89,6 +95,8 @@ def address_book_entry_update(
     try:
         with transaction.atomic():
             locked = AddressBookEntry.objects.select_for_update().get(pk=entry.pk)
+            if (locked.network, locked.address, locked.direction) != (network, address, direction):
+                locked.usable_from = _usable_from(locked.user)  # a changed receiver waits like a new one
             locked.network, locked.address, locked.direction = network, address, direction
             locked.label, locked.verified, locked.is_default = label, verified, is_default
             if is_default:
@@ -97,6 +105,31 @@ def address_book_entry_update(
     except IntegrityError:
         raise _duplicate(network) from None
     return locked
+
+
+def _usable_from(user) -> datetime | None:
+    """Under the receiving-address lock a new (or changed) entry waits RECEIVER_LOCK_DELAY_HOURS
+    before keys and agents may pay it; without the lock it is usable at once (None)."""
+    if not receiver_lock_active(user):
+        return None
+    return timezone.now() + timedelta(hours=settings.RECEIVER_LOCK_DELAY_HOURS)
+
+
+def entry_change_waits(*, entry: AddressBookEntry | None, user, network: str, address: str, direction: str) -> bool:
+    """Whether creating (entry None) or replacing an entry with these fields needs the lock's
+    step-up and waiting time: the lock is on and the receiver is new or changed."""
+    if not receiver_lock_active(user):
+        return False
+    if entry is None:
+        return True
+    return (entry.network, entry.address, entry.direction) != (network, _checked(network, address), direction)
+
+
+def address_book_entry_usable_now(*, entry: AddressBookEntry) -> AddressBookEntry:
+    """The owner cuts an entry's waiting time short (the dashboard, after step-up)."""
+    AddressBookEntry.objects.filter(pk=entry.pk).update(usable_from=None, updated_at=timezone.now())
+    entry.usable_from = None
+    return entry
 
 
 def address_book_entry_delete(*, entry: AddressBookEntry) -> None:

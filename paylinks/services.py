@@ -22,9 +22,9 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from accounts.modes import livemode_of, mode_set, network_check
+from accounts.modes import by_key, livemode_of, mode_set, network_check
 from accounts.profiles import https_url_check, merchant_profile_get
-from addressbook.selectors import address_book_receiver, receiver_or_default
+from addressbook.selectors import address_book_receiver, receiver_lock_check, receiver_or_default
 from core.problems import Conflict, Problem
 from drafts.creation import draft_create, draft_plan_for
 from drafts.enums import DraftStatus as D
@@ -174,6 +174,15 @@ def payment_request_create(
             field=where,
         )
         network_check(user, checked_option.network, field=f"{where}.network")
+        if by_key(user):  # the receiving-address lock binds keys and MCP (no query while it is off)
+            named = "addressBookId" if option.get("addressBookId") else "receiverAddress"
+            receiver_lock_check(
+                user=user,
+                by_key=True,
+                network=checked_option.network,
+                address=checked_option.receiver_address,
+                field=f"{where}.{named}",
+            )
         if any(
             (o.currency, o.network, o.method)
             == (checked_option.currency, checked_option.network, checked_option.method)

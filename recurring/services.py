@@ -25,8 +25,8 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from accounts.modes import livemode_of, mode_set, network_check
-from addressbook.selectors import address_book_receiver, default_receiver
+from accounts.modes import by_key, livemode_of, mode_set, network_check
+from addressbook.selectors import address_book_receiver, default_receiver, draft_body_receiver, receiver_lock_check
 from core.problems import Problem
 from core.wire import json_datetime
 from drafts.creation import draft_create, draft_plan_for
@@ -105,6 +105,9 @@ def recurring_template_create(
         )
     request = _draft_request(user=user, draft=draft, interval=interval, entry_field="draft.addressBookId")
     network_check(user, request.network, field="draft.network")
+    if by_key(user):  # the receiving-address lock binds keys and MCP; a run later is the template's own
+        pays = draft_body_receiver({**draft, "receiverAddress": request.receiver_address}, prefix="draft.")
+        receiver_lock_check(user=user, by_key=True, **pays)
     lightning = (
         request.payment_method == "Lightning" or request.lightning_address or "@" in (request.receiver_address or "")
     )

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ipaddress
+import time
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -12,6 +13,7 @@ from accounts.models import User
 from accounts.scopes import ALL_SCOPES
 from accounts.services import api_key_create
 from accounts.sessions import SECOND_FACTOR
+from accounts.stepup import STEP_UP_AT
 
 
 @pytest.fixture(autouse=True)
@@ -59,6 +61,18 @@ def operator_sign_in(client, user: User) -> None:
     session = client.session
     session[SECOND_FACTOR] = "totp"
     session.save()
+
+
+def stepped_up(client, user: User | None = None):
+    """A session that proved a second factor just now, as a sign-in with the authenticator app
+    or a passkey (or POST /auth/step-up) leaves it (tests/accounts/test_step_up.py takes those
+    steps for real). Signs `user` in first when given."""
+    if user is not None:
+        client.force_login(user)
+    session = client.session
+    session[STEP_UP_AT] = time.time()
+    session.save()
+    return client
 
 
 @pytest.fixture

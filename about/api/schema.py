@@ -16,7 +16,8 @@ PROBLEM_RESPONSES = {
     400: "Invalid request: malformed JSON, a bad field (named in `errors`) or a bad parameter",
     401: "No credentials, or an unknown, revoked or expired API key",
     402: "Accrued fees are outstanding: settle them first (`fees_outstanding`)",
-    403: "The API key lacks the scope, the endpoint needs a session, or a session call lacks its CSRF token",
+    403: "The API key lacks the scope, the endpoint needs a session or a recent second factor (`step_up_required`), "
+    "a session call lacks its CSRF token, or the receiving-address lock refuses the receiver (`receiver_not_allowed`)",
     404: "No such resource, or it belongs to another account",
     409: "The resource's state does not allow this now",
     413: "The request body is too large",

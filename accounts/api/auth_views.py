@@ -30,8 +30,10 @@ from accounts.api.serializers import (
     PublicKeyOptionsSerializer,
     RegisterBeginRequestSerializer,
     RegisterCompleteRequestSerializer,
+    StepUpRequestSerializer,
     TotpCodeRequestSerializer,
     TotpDisabledSerializer,
+    TotpDisableRequestSerializer,
     TotpEnabledSerializer,
     TotpSetupSerializer,
 )
@@ -39,6 +41,7 @@ from accounts.models import ApiKey
 from accounts.passwords import Step
 from accounts.scopes import ALL_SCOPES
 from accounts.selectors import account_summary
+from core.problems import Problem
 
 TAG = ["auth"]
 CODE_SENT = "If the address can be used, a code is on its way by email. It works once and expires in a few minutes."
@@ -50,6 +53,7 @@ DETAILS = {
     "passwordChanged": "Password changed. Your other sessions were signed out.",
     "passkeyAdded": "Passkey added.",
     "accountDeleted": "The account is deleted.",
+    "steppedUp": "Confirmed. Actions that need it are allowed for the next few minutes.",
 }
 
 
@@ -273,19 +277,21 @@ class TotpEnableView(SessionView):
     )
     def post(self, request):
         data = _body(TotpCodeRequestSerializer, request)
-        codes = totp.totp_enable(user=request.user, code=data["code"], client=sessions.client_of(request))
+        codes = totp.totp_enable(request, user=request.user, code=data["code"], client=sessions.client_of(request))
         return Response({"totpEnabled": True, "recoveryCodes": codes})
 
 
 class TotpDisableView(SessionView):
+    problem_statuses = {"POST": [403, 409]}
+
     @_schema(
-        "Turn the authenticator app off with a code (or a recovery code)",
-        TotpCodeRequestSerializer,
+        "Turn the authenticator app off (step-up: a code or recovery code here, or a recent step-up)",
+        TotpDisableRequestSerializer,
         TotpDisabledSerializer,
     )
     def post(self, request):
-        data = _body(TotpCodeRequestSerializer, request)
-        totp.totp_disable(user=request.user, code=data["code"], client=sessions.client_of(request))
+        data = _body(TotpDisableRequestSerializer, request)
+        totp.totp_disable(request, user=request.user, code=data.get("code"), client=sessions.client_of(request))
         return Response({"totpEnabled": False})
 
 
@@ -311,5 +317,41 @@ class PasskeyDetailView(SessionView):
         responses={200: PasskeySerializer(many=True), 409: OpenApiResponse(description="The last way to sign in")},
     )
     def delete(self, request, passkey_id):
-        passkeys.passkey_delete(user=request.user, passkey_id=passkey_id)
+        passkeys.passkey_delete(request, user=request.user, passkey_id=passkey_id, client=sessions.client_of(request))
         return Response(PasskeySerializer(request.user.passkeys.all(), many=True).data)
+
+
+class StepUpBeginView(SessionView):
+    @_schema("Step-up with a passkey, begin: options for the account's passkeys", None, PublicKeyOptionsSerializer)
+    def post(self, request):
+        options = passkeys.passkey_step_up_begin(request, user=request.user)
+        return Response(
+            {"status": "options", "detail": "Pass publicKey to navigator.credentials.get().", "publicKey": options}
+        )
+
+
+class StepUpView(SessionView):
+    """Prove a second factor now: what adding a passkey, turning off the authenticator app,
+    creating an API key and the receiving-address lock need within the last few minutes."""
+
+    problem_statuses = {"POST": [401, 403, 409]}
+
+    @_schema("Step-up: confirm it is you with an authenticator code or a passkey assertion", StepUpRequestSerializer)
+    def post(self, request):
+        data = _body(StepUpRequestSerializer, request)
+        client = sessions.client_of(request)
+        if data.get("code") and request.data.get("credential"):
+            raise Problem("Give a code or a passkey credential, not both.", code="ambiguous", field="code")
+        if request.data.get("credential"):
+            passkeys.passkey_step_up_complete(
+                request, user=request.user, credential=request.data["credential"], client=client
+            )
+        elif data.get("code"):
+            totp.totp_step_up(request, user=request.user, code=data["code"], client=client)
+        else:
+            raise Problem(
+                "Give a code from the authenticator app, or a passkey credential (POST /auth/step-up/begin first).",
+                code="required",
+                field="code",
+            )
+        return Response({"status": "steppedUp", "detail": DETAILS["steppedUp"]})

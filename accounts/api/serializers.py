@@ -161,6 +161,25 @@ class LoginCompleteRequestSerializer(StrictSerializer):
     credential = AuthenticatorAssertionRawResponseSerializer(help_text="What navigator.credentials.get() returned")
 
 
+class TotpDisableRequestSerializer(StrictSerializer):
+    code = serializers.CharField(
+        max_length=64,
+        required=False,
+        help_text="A 6-digit code from the authenticator app or a recovery code: the step-up proof. "
+        "May be left out after a step-up (POST /auth/step-up) within the last few minutes",
+    )
+
+
+class StepUpRequestSerializer(StrictSerializer):
+    code = serializers.CharField(
+        max_length=64, required=False, help_text="A 6-digit code from the authenticator app (or a recovery code)"
+    )
+    credential = AuthenticatorAssertionRawResponseSerializer(
+        required=False,
+        help_text="What navigator.credentials.get() returned for the options of POST /auth/step-up/begin",
+    )
+
+
 class PasskeyRenameRequestSerializer(StrictSerializer):
     name = serializers.CharField(max_length=100)
 
@@ -186,6 +205,7 @@ class AccountSerializer(serializers.Serializer):
 
 
 AUTH_STATUSES = [
+    "steppedUp",
     "emailCodeSent",
     "totpRequired",
     "signedIn",

@@ -3,6 +3,7 @@ from rest_framework.routers import SimpleRouter
 
 from accounts.api import auth_views as auth
 from accounts.api.profile_views import MerchantLogoView, MerchantProfileView
+from accounts.api.receiver_lock_views import ReceiverLockView
 from accounts.api.views import ApiKeyViewSet
 
 router = SimpleRouter(trailing_slash=False)
@@ -29,6 +30,8 @@ urlpatterns = [
     path("auth/password/login/complete", auth.PasswordLoginCompleteView.as_view(), name="auth-password-login-complete"),
     path("auth/me", auth.MeView.as_view(), name="auth-me"),
     path("auth/account", auth.AccountView.as_view(), name="auth-account"),
+    path("auth/step-up/begin", auth.StepUpBeginView.as_view(), name="auth-step-up-begin"),
+    path("auth/step-up", auth.StepUpView.as_view(), name="auth-step-up"),
     path("auth/totp/setup", auth.TotpSetupView.as_view(), name="auth-totp-setup"),
     path("auth/totp/enable", auth.TotpEnableView.as_view(), name="auth-totp-enable"),
     path("auth/totp/disable", auth.TotpDisableView.as_view(), name="auth-totp-disable"),
@@ -36,5 +39,6 @@ urlpatterns = [
     path("auth/passkeys/<id:passkey_id>", auth.PasskeyDetailView.as_view(), name="auth-passkey"),
     path("account/profile", MerchantProfileView.as_view(), name="account-profile"),
     path("account/profile/logo", MerchantLogoView.as_view(), name="account-profile-logo"),
+    path("account/receiver-lock", ReceiverLockView.as_view(), name="account-receiver-lock"),
     *router.urls,
 ]

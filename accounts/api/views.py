@@ -11,7 +11,8 @@ from accounts.api.serializers import (
     CreateApiKeyRequestSerializer,
 )
 from accounts.selectors import api_key_list
-from accounts.services import api_key_create, api_key_revoke
+from accounts.services import api_key_issue, api_key_revoke
+from accounts.sessions import client_of
 from core.api.pagination import PageQuerySerializer, paged_envelope_serializer, paginate
 from core.routing import UUID_PATTERN
 
@@ -21,7 +22,7 @@ class ApiKeyViewSet(viewsets.ViewSet):
 
     session_only = True
     lookup_value_regex = UUID_PATTERN
-    problem_statuses = {"create": (409,)}  # api_key_limit_reached
+    problem_statuses = {"create": (403, 409)}  # step_up_required, api_key_limit_reached
 
     @extend_schema(
         summary="List the account's active API keys",
@@ -33,15 +34,17 @@ class ApiKeyViewSet(viewsets.ViewSet):
         return Response(page.envelope(ApiKeySerializer(page.items, many=True).data))
 
     @extend_schema(
-        summary="Create an API key (the key is shown once)",
+        summary="Create an API key (the key is shown once; needs step-up, and the owner is emailed)",
         request=CreateApiKeyRequestSerializer,
         responses={200: ApiKeyCreatedSerializer},
     )
     def create(self, request):
         body = CreateApiKeyRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        issued = api_key_create(
+        issued = api_key_issue(
+            request,
             user=request.user,
+            client=client_of(request),
             name=body.validated_data.get("name") or "",
             scopes=body.validated_data["scopes"],
             expires_at=body.validated_data.get("expiresAt"),

@@ -3,12 +3,16 @@
 
 from __future__ import annotations
 
+from accounts.security_links import change_notice
+from accounts.sessions import client_of
+from accounts.stepup import step_up_require
 from addressbook import services
 from addressbook.api.serializers import (
     AddressBookEntrySerializer,
     AddressBookListQuerySerializer,
     AddressBookUpsertRequestSerializer,
 )
+from addressbook.models import AddressBookEntry
 from addressbook.selectors import address_book_entry_get, address_book_list
 from core.api.pagination import page_of
 
@@ -38,9 +42,52 @@ def address_book_page_json(*, user, query: dict) -> dict:
     return page.envelope(AddressBookEntrySerializer(page.items, many=True).data)
 
 
-def address_book_create_json(*, user, body) -> dict:
+def address_book_entry_save(
+    *, user, fields: dict, request=None, entry: AddressBookEntry | None = None
+) -> AddressBookEntry:
+    """Add an entry (`entry` None) or replace one, under the receiving-address lock's rule
+    (accounts.receiver_lock): while it is on, a new or changed receiver needs step-up (so never
+    an API key or MCP: `request` None or keyed), waits RECEIVER_LOCK_DELAY_HOURS and is emailed
+    to the owner. REST, MCP and the dashboard all save through here."""
+    waits = services.entry_change_waits(
+        entry=entry, user=user, network=fields["network"], address=fields["address"], direction=fields["direction"]
+    )
+    if waits:
+        step_up_require(request)
+    if entry is None:
+        saved = services.address_book_entry_create(user=user, **fields)
+    else:
+        saved = services.address_book_entry_update(entry=entry, **fields)
+    if waits:
+        change_notice(
+            user=user,
+            notice="address_added",
+            client=client_of(request),
+            address=saved.address,
+            network=saved.network,
+            usable_from=saved.usable_from.strftime("%Y-%m-%d %H:%M UTC") if saved.usable_from else "now",
+        )
+    return saved
+
+
+def address_book_entry_usable_now(*, request, entry: AddressBookEntry) -> AddressBookEntry:
+    """The owner cuts an entry's waiting time short (the dashboard): step-up, and an email."""
+    step_up_require(request)
+    entry = services.address_book_entry_usable_now(entry=entry)
+    change_notice(
+        user=entry.user,
+        notice="receiver_lock_address_now",
+        client=client_of(request),
+        address=entry.address,
+        network=entry.network,
+    )
+    return entry
+
+
+def address_book_create_json(*, user, body, request=None) -> dict:
     """POST /address-book: the new entry (the address checked with its network's rules)."""
-    return AddressBookEntrySerializer(services.address_book_entry_create(user=user, **entry_fields(body))).data
+    entry = address_book_entry_save(user=user, fields=entry_fields(body), request=request)
+    return AddressBookEntrySerializer(entry).data
 
 
 def address_book_delete_json(*, user, entry_id) -> dict:

@@ -35,5 +35,11 @@ class AddressBookEntrySerializer(serializers.Serializer):
     direction = serializers.ChoiceField(choices=AddressDirection.choices)
     verified = serializers.BooleanField()
     isDefault = serializers.BooleanField(source="is_default")
+    usableFrom = serializers.DateTimeField(
+        source="usable_from",
+        allow_null=True,
+        help_text="Added under the receiving-address lock: API keys and agents may pay it from this time on "
+        "(null: at once)",
+    )
     createdAt = serializers.DateTimeField(source="created_at")
     updatedAt = serializers.DateTimeField(source="updated_at")

@@ -4,10 +4,10 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import viewsets
 from rest_framework.response import Response
 
-from addressbook import services
 from addressbook.api.edge import (
     address_book_create_json,
     address_book_delete_json,
+    address_book_entry_save,
     address_book_page_json,
     entry_fields,
 )
@@ -45,7 +45,7 @@ class AddressBookViewSet(viewsets.ViewSet):
         responses={200: AddressBookEntrySerializer},
     )
     def create(self, request):
-        return Response(address_book_create_json(user=request.user, body=request.data))
+        return Response(address_book_create_json(user=request.user, body=request.data, request=request))
 
     @extend_schema(summary="Read an address-book entry", responses=AddressBookEntrySerializer)
     def retrieve(self, request, pk=None):
@@ -58,7 +58,8 @@ class AddressBookViewSet(viewsets.ViewSet):
     )
     def update(self, request, pk=None):
         entry = address_book_entry_get(user=request.user, entry_id=pk)
-        entry = services.address_book_entry_update(entry=entry, **entry_fields(request.data))
+        fields = entry_fields(request.data)
+        entry = address_book_entry_save(user=request.user, fields=fields, request=request, entry=entry)
         return Response(AddressBookEntrySerializer(entry).data)
 
     @extend_schema(

@@ -314,6 +314,11 @@ AUTH_REAUTH_MINUTES = env_int("AUTH_REAUTH_MINUTES", 5, minimum=1)
 # Step-up (accounts/stepup.py): how recent a second factor must be for actions that could hand
 # the account to someone else.
 STEP_UP_MINUTES = env_int("STEP_UP_MINUTES", 5, minimum=1)
+# The receiving-address lock (docs/accounts.md): an address added to the book while it is on,
+# and turning it off, take effect this many hours later (the owner may cut an address's short).
+RECEIVER_LOCK_DELAY_HOURS = env_int("RECEIVER_LOCK_DELAY_HOURS", 24, minimum=0)
+# How long the undo and lock links of a security email work.
+SECURITY_LINK_DAYS = env_int("SECURITY_LINK_DAYS", 14, minimum=1)
 # WebAuthn: the RP ID is BASE_URL's host name and the origin its scheme, host and port.
 WEBAUTHN_RP_NAME = env_str("WEBAUTHN_RP_NAME", "Payment drafts")
 WEBAUTHN_CHALLENGE_SECONDS = 300

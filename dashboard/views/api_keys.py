@@ -1,4 +1,4 @@
-"""Dashboard: aPI keys."""
+"""Dashboard: API keys (a new one needs step-up: accounts.stepup)."""
 
 from __future__ import annotations
 
@@ -12,13 +12,16 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from accounts.selectors import api_key_list
-from accounts.services import api_key_create, api_key_revoke
+from accounts.services import api_key_issue, api_key_revoke
+from accounts.sessions import client_of
+from accounts.stepup import StepUpRequired
 from core.problems import Problem
 from dashboard.forms import (
     ApiKeyForm,
 )
 from dashboard.security import merchant_page
 from dashboard.views.common import show_problem
+from dashboard.views.security import step_up_redirect
 
 
 @merchant_page
@@ -28,14 +31,18 @@ def api_keys(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         days = form.cleaned_data.get("expiresInDays")
         try:
-            issued = api_key_create(
+            issued = api_key_issue(
+                request,
                 user=request.user,
+                client=client_of(request),
                 name=form.cleaned_data["name"],
                 scopes=form.cleaned_data["scopes"],
                 expires_at=timezone.now() + timedelta(days=days) if days else None,
                 livemode=not form.cleaned_data.get("testMode"),
             )
             form = ApiKeyForm()
+        except StepUpRequired:
+            return step_up_redirect(request)
         except Problem as problem:
             show_problem(form, problem)
     return render(

@@ -6,13 +6,16 @@ from django.conf import settings
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 from django.utils.translation import gettext as _
 
 from accounts.closure import account_delete
 from accounts.passkeys import passkey_delete
 from accounts.passwords import password_change
 from accounts.sessions import client_of
-from accounts.totp import totp_disable, totp_enable, totp_enabled, totp_setup
+from accounts.stepup import StepUpRequired, has_second_factor, step_up_satisfied
+from accounts.totp import totp_disable, totp_enable, totp_enabled, totp_setup, totp_step_up
 from core.problems import Problem
 from dashboard.forms import (
     CodeForm,
@@ -62,15 +65,15 @@ def security(request: HttpRequest) -> HttpResponse:
             if form.is_valid():
                 if action == "totp_enable":
                     extra["recovery_codes"] = totp_enable(
-                        user=request.user, code=form.cleaned_data["code"], client=client
+                        request, user=request.user, code=form.cleaned_data["code"], client=client
                     )
                     extra["code_form"] = CodeForm()
-                else:
-                    totp_disable(user=request.user, code=form.cleaned_data["code"], client=client)
+                else:  # the code is the step-up proof
+                    totp_disable(request, user=request.user, code=form.cleaned_data["code"], client=client)
                     messages.success(request, _("The authenticator app is off."))
                     return redirect("dashboard:security")
         elif action == "passkey_delete":
-            passkey_delete(user=request.user, passkey_id=request.POST.get("passkey"))
+            passkey_delete(request, user=request.user, passkey_id=request.POST.get("passkey"), client=client)
             messages.success(request, _("Passkey removed."))
             return redirect("dashboard:security")
         elif action == "delete_account":
@@ -80,6 +83,8 @@ def security(request: HttpRequest) -> HttpResponse:
                 return redirect(settings.LOGIN_URL)
         else:
             raise Http404
+    except StepUpRequired:
+        return step_up_redirect(request)
     except Problem as problem:
         target = next((f for f in extra.values() if hasattr(f, "add_error")), None)
         if target is not None:
@@ -98,3 +103,42 @@ def notifications(request: HttpRequest) -> HttpResponse:
         messages.success(request, _("Saved."))
         return redirect("dashboard:notifications")
     return render(request, "dashboard/notifications.html", {"form": form})
+
+
+def step_up_redirect(request: HttpRequest, next_url: str | None = None) -> HttpResponse:
+    """To the "Confirm it's you" page, which returns to `next_url` (this page) once confirmed."""
+    messages.info(request, _("Confirm it's you first, then do it again."))
+    target = next_url or request.get_full_path()
+    return redirect(f"{reverse('dashboard:confirm')}?{urlencode({'next': target})}")
+
+
+def _confirm_next(request: HttpRequest) -> str:
+    target = request.POST.get("next") or request.GET.get("next") or ""
+    if target.startswith("/dashboard/") and url_has_allowed_host_and_scheme(target, {request.get_host()}):
+        return target
+    return reverse("dashboard:security")
+
+
+@merchant_page
+def confirm(request: HttpRequest) -> HttpResponse:
+    """Step-up (accounts.stepup): a code from the authenticator app, or a passkey (its script
+    calls POST /api/v1/auth/step-up), then back to the action's page. An account with no second
+    factor confirms by signing in again."""
+    next_url = _confirm_next(request)
+    form = CodeForm(request.POST if request.method == "POST" else None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            totp_step_up(request, user=request.user, code=form.cleaned_data["code"], client=client_of(request))
+            return redirect(next_url)
+        except Problem as problem:
+            show_problem(form, problem)
+    context = {
+        "form": form,
+        "next": next_url,
+        "confirmed": step_up_satisfied(request),
+        "totp_on": totp_enabled(user=request.user),
+        "has_passkeys": request.user.passkeys.exists(),
+        "has_factor": has_second_factor(request.user),
+        "sign_in_url": f"{settings.LOGIN_URL}?{urlencode({'next': next_url})}",
+    }
+    return render(request, "dashboard/confirm.html", context)

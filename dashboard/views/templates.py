@@ -1,4 +1,4 @@
-"""Dashboard: recurring templates and the address book."""
+"""Dashboard: recurring templates, the address book and its receiving-address lock."""
 
 from __future__ import annotations
 
@@ -7,14 +7,20 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.formats import date_format
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from accounts.receiver_lock import receiver_lock_get, receiver_lock_set
+from accounts.sessions import client_of
+from accounts.stepup import StepUpRequired
+from addressbook.api.edge import address_book_entry_save, address_book_entry_usable_now
 from addressbook.selectors import address_book_entry_get, address_book_list
 from addressbook.services import (
     address_book_default_clear,
     address_book_default_set,
-    address_book_entry_create,
     address_book_entry_delete,
 )
 from core.problems import Problem
@@ -25,6 +31,7 @@ from dashboard.forms import (
 )
 from dashboard.security import merchant_page
 from dashboard.views.common import show_problem
+from dashboard.views.security import step_up_redirect
 from recurring.schedule import run_time
 from recurring.selectors import recurring_template_get, recurring_template_list
 from recurring.services import (
@@ -101,14 +108,61 @@ def address_book(request: HttpRequest) -> HttpResponse:
     form = AddressBookForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            address_book_entry_create(user=request.user, **form.cleaned_data)
-            messages.success(request, _("Address saved."))
+            entry = address_book_entry_save(user=request.user, fields=form.cleaned_data, request=request)
+            if entry.usable_from:
+                messages.success(
+                    request,
+                    _("Address saved. Under the receiving-address lock, API keys and agents may use it from %(at)s.")
+                    % {"at": date_format(timezone.localtime(entry.usable_from), "DATETIME_FORMAT")},
+                )
+            else:
+                messages.success(request, _("Address saved."))
             return redirect("dashboard:address_book")
+        except StepUpRequired:
+            return step_up_redirect(request)
         except Problem as problem:
             show_problem(form, problem)
-    return render(
-        request, "dashboard/address_book.html", {"form": form, "entries": address_book_list(user=request.user)}
-    )
+    context = {
+        "form": form,
+        "entries": address_book_list(user=request.user),
+        "lock": receiver_lock_get(user=request.user),
+        "now": timezone.now(),
+    }
+    return render(request, "dashboard/address_book.html", context)
+
+
+@merchant_page
+@require_POST
+def receiver_lock(request: HttpRequest) -> HttpResponse:
+    """The receiving-address lock's switch: on at once; off after step-up and the waiting time."""
+    enabled = request.POST.get("enabled") == "on"
+    try:
+        lock = receiver_lock_set(request, user=request.user, enabled=enabled, client=client_of(request))
+    except StepUpRequired:
+        return step_up_redirect(request, reverse("dashboard:address_book"))
+    if lock.enabled and lock.off_at:
+        messages.success(
+            request,
+            _("The receiving-address lock turns off at %(at)s.")
+            % {"at": date_format(timezone.localtime(lock.off_at), "DATETIME_FORMAT")},
+        )
+    elif lock.enabled:
+        messages.success(request, _("The receiving-address lock is on."))
+    else:
+        messages.success(request, _("The receiving-address lock is off."))
+    return redirect("dashboard:address_book")
+
+
+@merchant_page
+@require_POST
+def address_book_usable_now(request: HttpRequest, entry_id) -> HttpResponse:
+    entry = address_book_entry_get(user=request.user, entry_id=entry_id)
+    try:
+        address_book_entry_usable_now(request=request, entry=entry)
+    except StepUpRequired:
+        return step_up_redirect(request, reverse("dashboard:address_book"))
+    messages.success(request, _("API keys and agents may use this address now."))
+    return redirect("dashboard:address_book")
 
 
 @merchant_page

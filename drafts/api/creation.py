@@ -12,7 +12,8 @@ from typing import Any
 
 from django.utils import timezone
 
-from addressbook.selectors import address_book_receiver, default_receiver
+from accounts.modes import by_key
+from addressbook.selectors import address_book_receiver, default_receiver, draft_body_receiver, receiver_lock_check
 from core.api.problems import validated
 from core.api.renderers import encoded
 from drafts.api.serializers import CreateDraftRequestSerializer
@@ -34,6 +35,8 @@ def draft_request_from_body(body: Any, *, user) -> DraftRequest:
         data = {**data, "receiverAddress": receiver}
     elif data.get("receiverAddress") is None and not _is_lightning(data):
         data = {**data, "receiverAddress": default_receiver(user=user, network=data["network"])}
+    if by_key(user):  # the receiving-address lock binds keys and MCP (no query while it is off)
+        receiver_lock_check(user=user, by_key=True, **draft_body_receiver(data))
     return DraftRequest.from_api(data)
 
 

@@ -12,7 +12,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from accounts.models import Passkey, UsedPasskeyChallenge, User
-from tests.accounts.authenticator import Authenticator
+from tests.accounts.authenticator import Authenticator, b64u
 from tests.accounts.conftest import csrf_call, csrf_post, emailed_code
 from tests.concurrency import run_at_once
 
@@ -70,6 +70,11 @@ def test_a_signed_in_account_adds_a_second_passkey_and_lists_renames_and_deletes
         "/api/v1/auth/register/complete",
         {"credential": first.create_json(options, ORIGIN), "name": "Phone"},
     )
+    # The account has a second factor now: another passkey needs step-up, here with the first.
+    step_up = csrf_post(registered, "/api/v1/auth/step-up/begin").json()["publicKey"]
+    assert [c["id"] for c in step_up["allowCredentials"]] == [b64u(first.credential_id)]
+    stepped = csrf_post(registered, "/api/v1/auth/step-up", {"credential": first.get_json(step_up, ORIGIN)})
+    assert stepped.json()["status"] == "steppedUp"
     options = csrf_post(registered, "/api/v1/auth/register/begin").json()["publicKey"]
     assert len(options["excludeCredentials"]) == 1
     csrf_post(

@@ -12,6 +12,7 @@ from django.test import Client, override_settings
 from accounts.models import ApiKey
 from drafts.enums import DraftStatus
 from drafts.models import Draft
+from tests.conftest import stepped_up
 from tests.drafts.conftest import ADDRESSES, FEE_ADDRESSES
 from tests.factories import make_draft
 from webhooks.models import Webhook
@@ -31,9 +32,7 @@ def _operator():
 
 @pytest.fixture
 def browser(owner) -> Client:
-    client = Client(enforce_csrf_checks=False)
-    client.force_login(owner)
-    return client
+    return stepped_up(Client(enforce_csrf_checks=False), owner)  # a recent second factor (accounts.stepup)
 
 
 @pytest.fixture

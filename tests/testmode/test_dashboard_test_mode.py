@@ -10,6 +10,7 @@ import pytest
 from django.test import Client
 
 from drafts.models import Draft
+from tests.conftest import stepped_up
 from tests.dashboard.test_browser import _axe_serious, _no_horizontal_overflow, _signed_in_context, chromium  # noqa: F401
 from tests.drafts.conftest import ADDRESSES, FEE_ADDRESSES
 from tests.factories import make_draft
@@ -59,8 +60,7 @@ def test_the_switch_shows_test_drafts_only_and_new_drafts_are_test_drafts(owner)
 
 @pytest.mark.django_db
 def test_the_key_form_issues_a_test_key(owner):
-    client = Client()
-    client.force_login(owner)
+    client = stepped_up(Client(), owner)  # a new key needs a recent second factor (accounts.stepup)
     page = client.post(
         "/dashboard/api-keys/", {"name": "sandbox", "scopes": ["drafts:read"], "testMode": "on"}
     ).content.decode()

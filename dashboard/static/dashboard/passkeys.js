@@ -1,5 +1,6 @@
-// Passkeys through the account API with this browser session: add one (security page) and
-// sign in with one (sign-in page). Buttons carry data-passkey="add" or data-passkey="sign-in".
+// Passkeys through the account API with this browser session: add one (security page), sign in
+// with one (sign-in page) and confirm it's you (step-up page). Buttons carry data-passkey="add",
+// "sign-in" or "step-up".
 (function () {
   "use strict";
   if (!window.PublicKeyCredential) return;
@@ -26,7 +27,11 @@
       body: JSON.stringify(body || {}),
     }).then(function (response) {
       return response.json().then(function (data) {
-        if (!response.ok) throw new Error(data.detail || "The request failed.");
+        if (!response.ok) {
+          var error = new Error(data.detail || "The request failed.");
+          error.code = data.code;
+          throw error;
+        }
         return data;
       });
     });
@@ -62,6 +67,32 @@
     }).then(function () { window.location.reload(); });
   }
 
+  function assertionOf(credential) {
+    return {
+      id: credential.id,
+      rawId: bytesToB64url(credential.rawId),
+      type: credential.type,
+      response: {
+        authenticatorData: bytesToB64url(credential.response.authenticatorData),
+        clientDataJSON: bytesToB64url(credential.response.clientDataJSON),
+        signature: bytesToB64url(credential.response.signature),
+        userHandle: credential.response.userHandle ? bytesToB64url(credential.response.userHandle) : null,
+      },
+      clientExtensionResults: credential.getClientExtensionResults(),
+    };
+  }
+
+  function stepUp(button) {
+    return post("/api/v1/auth/step-up/begin", {}).then(function (begin) {
+      var options = begin.publicKey;
+      options.challenge = b64urlToBytes(options.challenge);
+      (options.allowCredentials || []).forEach(function (c) { c.id = b64urlToBytes(c.id); });
+      return navigator.credentials.get({ publicKey: options });
+    }).then(function (credential) {
+      return post("/api/v1/auth/step-up", { credential: assertionOf(credential) });
+    }).then(function () { window.location.assign(button.getAttribute("data-next") || "/dashboard/security/"); });
+  }
+
   function signIn(button) {
     return post("/api/v1/auth/login/begin", {}).then(function (begin) {
       var options = begin.publicKey;
@@ -91,8 +122,13 @@
     button.addEventListener("click", function () {
       button.disabled = true;
       say(button, "");
-      var run = button.getAttribute("data-passkey") === "add" ? add : signIn;
+      var kind = button.getAttribute("data-passkey");
+      var run = kind === "add" ? add : kind === "step-up" ? stepUp : signIn;
       run(button).catch(function (error) {
+        if (error.code === "step_up_required") {
+          window.location.assign("/dashboard/confirm?next=" + encodeURIComponent(window.location.pathname));
+          return;
+        }
         say(button, error.message || String(error));
         button.disabled = false;
       });
