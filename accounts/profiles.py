@@ -94,9 +94,9 @@ def merchant_logo_png(*, digest: str) -> bytes | None:
 def _text(value: Any, field: str, max_length: int) -> str:
     if not isinstance(value, str):
         raise Problem(f"{field} must be a string.", code="invalid", field=field)
-    value = value.strip()
-    if has_control_characters(value):
+    if has_control_characters(value):  # before the strip, which would drop some unnoticed
         raise Problem(f"{field}: {CONTROL_MESSAGE}", code=CONTROL_CODE, field=field)
+    value = value.strip()
     if len(value) > max_length:
         raise Problem(f"{field} is at most {max_length} characters.", code="max_length", field=field)
     return value

@@ -72,6 +72,12 @@ def test_the_owner_sets_name_contact_currency_zone_and_language(api_client):
         ("displayCurrency", "XYZ", "invalid_choice"),
         ("language", "tlh", "invalid_choice"),
         ("displayName", "Evil\u202eeepahC", "control_characters"),
+        ("displayName", "Corner\u200bCoffee", "control_characters"),
+        ("displayName", "\ufeffCorner Coffee", "control_characters"),
+        ("displayName", "Corner\u2066Coffee\u2069", "control_characters"),
+        ("displayName", "Corner Coffee\u001f", "control_characters"),
+        ("supportEmail", "help\u200d@corner.example", "control_characters"),
+        ("supportUrl", "https://corner.example/\u200fhelp", "control_characters"),
         ("displayName", "x" * 81, "max_length"),
     ],
 )
