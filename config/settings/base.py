@@ -403,6 +403,9 @@ SPECTACULAR_SETTINGS = {
 # --- Health -------------------------------------------------------------------------
 # /metrics answers loopback clients, and anyone sending `Authorization: Bearer <METRICS_TOKEN>`.
 METRICS_TOKEN = env_secret("METRICS_TOKEN") or ""
+# /healthz answers `status` and `failed` to anyone; its `checks`, `notices` and `detail` to
+# loopback clients and to `Authorization: Bearer <HEALTHZ_TOKEN>` (about/operator.py).
+HEALTHZ_TOKEN = env_secret("HEALTHZ_TOKEN") or ""
 HEALTHZ_BROKER_TIMEOUT_SECONDS = env_int("HEALTHZ_BROKER_TIMEOUT_SECONDS", 3, minimum=1)
 # Beat sends a heartbeat task this often: beat notes the tick as it sends it, a worker as it runs it.
 HEARTBEAT_INTERVAL_SECONDS = env_int("HEARTBEAT_INTERVAL_SECONDS", 15, minimum=1)
