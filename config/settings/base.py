@@ -335,6 +335,12 @@ API_COST_RATE_LIMITS = {
         "account": env_rate("API_RATE_LIMIT_BATCH_PER_ACCOUNT", "20/min"),
     },
     "csv": {"account": env_rate("API_RATE_LIMIT_CSV_PER_ACCOUNT", "10/min")},  # the dashboard's export
+    # Simulated payments, expiries and reorgs (REST, MCP, a test pay page's button): each writes
+    # a payment, events and webhook deliveries.
+    "test-helper": {
+        "key": env_rate("API_RATE_LIMIT_TEST_HELPER_PER_KEY", "60/min"),
+        "account": env_rate("API_RATE_LIMIT_TEST_HELPER_PER_ACCOUNT", "120/min"),
+    },
 }
 API_KEYS_PER_ACCOUNT_MAX = env_int("API_KEYS_PER_ACCOUNT_MAX", 25, minimum=1)
 
