@@ -12,4 +12,4 @@ ENV VAR_DIR=/app/var
 RUN mkdir -p var && SECRET_KEY=build-only FIELD_ENCRYPTION_KEY=build-only-not-a-key-build-only-not-a-key python manage.py collectstatic --noinput -v 0 && chown -R app var
 USER app
 EXPOSE 8000
-CMD ["gunicorn", "config.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "4"]
+CMD ["gunicorn", "config.wsgi:application", "--config", "deploy/gunicorn.conf.py", "--bind", "0.0.0.0:8000", "--workers", "4"]

@@ -100,14 +100,11 @@ def metrics_view(request):
     NUM_PROXIES proxies vouch for, as REST's rate limits see it: behind nginx, the real client's)
     or one sending `Authorization: Bearer <METRICS_TOKEN>`. Else 401 (a token is set: send it)
     or 403, as problem+json."""
-    import hmac
-    import ipaddress
-
     from django.conf import settings
     from django.http import HttpResponse, JsonResponse
     from prometheus_client import CONTENT_TYPE_LATEST
 
-    from accounts.sessions import client_ip
+    from about.operator import Access, operator_access
     from core.problems import problem_document
 
     def refused(status: int, code: str, detail: str) -> JsonResponse:
@@ -119,19 +116,13 @@ def metrics_view(request):
         return response
 
     token = settings.METRICS_TOKEN
-    scheme, _, offered = request.META.get("HTTP_AUTHORIZATION", "").partition(" ")
-    if scheme.lower() == "bearer" and offered:
-        if not token or not hmac.compare_digest(offered.strip().encode(), token.encode()):
-            return refused(401, "metrics_token_invalid", "This bearer token does not open /metrics.")
-    else:
-        try:
-            loopback = ipaddress.ip_address(client_ip(request.META)).is_loopback
-        except ValueError:
-            loopback = False
-        if not loopback:
-            if token:
-                return refused(401, "metrics_token_required", "Send Authorization: Bearer <METRICS_TOKEN>.")
-            return refused(403, "metrics_loopback_only", "/metrics answers loopback clients (or set METRICS_TOKEN).")
+    access = operator_access(request.META, token)
+    if access is Access.BAD_TOKEN:
+        return refused(401, "metrics_token_invalid", "This bearer token does not open /metrics.")
+    if access is Access.PUBLIC:
+        if token:
+            return refused(401, "metrics_token_required", "Send Authorization: Bearer <METRICS_TOKEN>.")
+        return refused(403, "metrics_loopback_only", "/metrics answers loopback clients (or set METRICS_TOKEN).")
     if request.method not in ("GET", "HEAD"):
         return refused(405, "method_not_allowed", "Use GET.")
     return HttpResponse(exposition(), content_type=CONTENT_TYPE_LATEST)

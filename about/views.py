@@ -14,6 +14,7 @@ from kombu import Connection
 
 from about.api.views import openapi_document
 from about.notices import setup_notices
+from about.operator import Access, operator_access
 from accounts.scopes import Scope
 from core.heartbeats import BEAT, WORKER, heartbeat_age
 
@@ -146,10 +147,12 @@ def _traces_detail() -> dict[str, str]:
 
 @require_safe
 def healthz(request: HttpRequest) -> JsonResponse:
-    """200 when every part answers, else 503 naming the part that failed. `detail` gives the
-    figures behind the checks (heartbeat ages, watcher lag, backlogs). `notices` says what this
-    deployment leaves off (no fee address, no node endpoint) and `detail.traces`, per EVM watcher,
-    whether its node lets it see ETH moved by contracts' internal calls; neither fails the check."""
+    """200 when every part answers, else 503 (with Retry-After) naming the part that failed.
+    Anyone gets `status` and `failed`; the operator (a loopback client or one sending
+    `Authorization: Bearer <HEALTHZ_TOKEN>`, about/operator.py) also `checks`, `notices` and
+    `detail`: the figures behind the checks (heartbeat ages, watcher cursors and node heads,
+    backlogs), what this deployment leaves off (no fee address, no node endpoint) and, per EVM
+    watcher, whether its node lets it see ETH moved by contracts' internal calls."""
     checks: dict[str, str] = {}
     detail: dict = {}
     for name, check in HEALTH_CHECKS.items():
@@ -168,6 +171,9 @@ def healthz(request: HttpRequest) -> JsonResponse:
             checks[name] = f"stale: {exc}" if isinstance(exc, Unhealthy) else f"error: {type(exc).__name__}"
     healthy = all(value == "ok" for value in checks.values())
     failed = [name for name, value in checks.items() if value != "ok"]
+    status = 200 if healthy else 503
+    if operator_access(request.META, settings.HEALTHZ_TOKEN) not in (Access.LOOPBACK, Access.TOKEN):
+        return _health_response({"status": "ok" if healthy else "fail", "failed": failed}, status)
     body: dict = {"status": "ok" if healthy else "fail", "checks": checks, "failed": failed, "notices": setup_notices()}
     if checks.get("database") == "ok":
         # What the watchers can and cannot see; informative, never a failure.
@@ -176,7 +182,14 @@ def healthz(request: HttpRequest) -> JsonResponse:
             detail["traces"] = traces
     detail["rates"] = _rates_detail()
     body["detail"] = detail
-    return JsonResponse(body, status=200 if healthy else 503)
+    return _health_response(body, status)
+
+
+def _health_response(body: dict, status: int) -> JsonResponse:
+    response = JsonResponse(body, status=status)
+    if status == 503:
+        response["Retry-After"] = str(settings.OUTAGE_RETRY_AFTER_SECONDS)
+    return response
 
 
 def _rates_detail() -> dict:

@@ -94,9 +94,9 @@ def merchant_logo_png(*, digest: str) -> bytes | None:
 def _text(value: Any, field: str, max_length: int) -> str:
     if not isinstance(value, str):
         raise Problem(f"{field} must be a string.", code="invalid", field=field)
-    value = value.strip()
-    if has_control_characters(value):
+    if has_control_characters(value):  # before the strip, which would drop some unnoticed
         raise Problem(f"{field}: {CONTROL_MESSAGE}", code=CONTROL_CODE, field=field)
+    value = value.strip()
     if len(value) > max_length:
         raise Problem(f"{field} is at most {max_length} characters.", code="max_length", field=field)
     return value
@@ -178,7 +178,7 @@ def logo_encode(data: bytes, *, field: str = "logo") -> bytes:
             width, height = image.size
             if width * height > LOGO_MAX_PIXELS or not width or not height:
                 raise Problem(
-                    f"The logo is at most {LOGO_MAX_PIXELS} pixels ({width}×{height} given).",
+                    f"The logo has too many pixels: at most {LOGO_MAX_PIXELS} are taken ({width}×{height} given).",
                     code="too_large",
                     field=field,
                 )
@@ -186,7 +186,13 @@ def logo_encode(data: bytes, *, field: str = "logo") -> bytes:
             image.load()
     except Problem:
         raise
-    except (UnidentifiedImageError, OSError, ValueError, SyntaxError, Image.DecompressionBombError, Warning):
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning):
+        # Pillow's own cap (MAX_IMAGE_PIXELS), met while opening a header that declares far more
+        # pixels than ours allows: the file is an image, only too large a one.
+        raise Problem(
+            f"The logo has too many pixels: at most {LOGO_MAX_PIXELS} are taken.", code="too_large", field=field
+        ) from None
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError, Warning):
         raise Problem("The logo is not a PNG, JPEG, WebP or GIF image.", code="invalid_image", field=field) from None
     image = image.convert("RGBA")
     image.thumbnail((LOGO_MAX_SIDE, LOGO_MAX_SIDE))

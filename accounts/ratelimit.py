@@ -33,6 +33,7 @@ from django.conf import settings
 from django.core.cache import cache
 
 from accounts.sessions import device_known
+from core.cache import window_count
 from core.problems import TooManyRequests
 
 logger = logging.getLogger("accounts.security")
@@ -48,12 +49,10 @@ class TooManyAttempts(TooManyRequests):
 
 
 def _count(key: str, window_seconds: int) -> int:
-    cache.add(key, 0, timeout=window_seconds + 1)
-    try:
-        return cache.incr(key)
-    except ValueError:  # expired between add and incr
-        cache.add(key, 1, timeout=window_seconds + 1)
-        return 1
+    """One more on the window's counter, and the count it reached, in one atomic step (Redis:
+    INCR and EXPIRE in one MULTI; the file cache: under its lock): each of many guesses
+    arriving together gets a count of its own, so exactly the limit passes."""
+    return window_count(key, timeout=window_seconds + 1)
 
 
 def _retry_after(now: float, window_seconds: int) -> int:

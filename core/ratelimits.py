@@ -22,7 +22,13 @@ from core.cache import window_counts_until_over
 from core.problems import TooManyRequests
 
 _PERIODS = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "hour": 3600, "d": 86400, "day": 86400}
-COST_LABELS = {"pdf": "PDF", "csv": "CSV export", "tx-template": "transaction template", "batch": "batch creation"}
+COST_LABELS = {
+    "pdf": "PDF",
+    "csv": "CSV export",
+    "tx-template": "transaction template",
+    "batch": "batch creation",
+    "test-helper": "test helper",
+}
 
 
 def parse_rate(rate: str) -> tuple[int, int]:

@@ -1,8 +1,11 @@
 """Text people type: no control characters, wherever it comes in.
 
 What a user types ends up in payment URIs, PDFs, emails, the pay page and terminals, so a
-control character (C0, DEL, C1), a bidirectional override or a line/paragraph separator is
-refused with a field error rather than stored. Multiline text (a suggestion) may hold tab and
+control character (C0, DEL, C1), a bidirectional control (embeddings, overrides, isolates and
+the marks LRM, RLM and ALM), an invisible zero-width character (ZWSP, ZWNJ, ZWJ, WORD JOINER,
+BOM) or a line/paragraph separator is refused with a field error rather than stored or
+stripped: text shown to a payer must read as it looks, and two names that look the same must
+be the same text (docs/decisions.md, "Invisible characters"). Multiline text (a suggestion) may hold tab and
 newline. One check serves every surface: strict REST serializers (and so MCP tools) run it on
 every string field (`core.api.serializers.StrictSerializer`), forms through `PlainTextForm`.
 """
@@ -15,8 +18,10 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 CODE = "control_characters"
-MESSAGE = "Must not contain control characters."
-_BIDI_AND_SEPARATORS = "\u202a-\u202e\u2066-\u2069\u2028\u2029"
+MESSAGE = "Must not contain control, invisible (zero-width) or text-direction characters."
+# Bidi controls (U+202A-U+202E, U+2066-U+2069, LRM/RLM U+200E/U+200F, ALM U+061C), zero-width
+# characters (U+200B-U+200D, WORD JOINER U+2060, BOM U+FEFF), line and paragraph separators.
+_BIDI_AND_SEPARATORS = "\u061c\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff\u2028\u2029"
 _CONTROLS = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI_AND_SEPARATORS}]")
 _CONTROLS_MULTILINE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI_AND_SEPARATORS}]")
 

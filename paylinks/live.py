@@ -6,6 +6,10 @@ the body is the checkout status document. pay.js asks again at once, and falls b
 backed-off polling of the status endpoint when this answers anything but 200 (no ASGI
 process, too many waiters, an old proxy). Pages without JavaScript keep their refresh link.
 
+The waiters are a shared pool (MAX_WAITERS per process); each account's pay links hold at
+most MAX_WAITERS_PER_ACCOUNT of them, so payers of one merchant (or one merchant's own script
+opening its links' polls) cannot take every place and push the others' pages back to polling.
+
 It is served by the ASGI process (mcp_server/asgi.py routes it; nginx sends it there), where
 a waiting payer holds a coroutine, not one of the few WSGI workers. While waiting it reads
 the request's state every LIVE_CHECK_SECONDS: one indexed read of a few columns.
@@ -32,6 +36,7 @@ LIVE_PATH = re.compile(rf"^/pay/(?P<token>{TOKEN_PATTERN})/live$")
 LIVE_WAIT_SECONDS = 25.0  # under every proxy's idle timeout (nginx: 60 s)
 LIVE_CHECK_SECONDS = 0.25
 MAX_WAITERS = 500  # per process; beyond it the page polls
+MAX_WAITERS_PER_ACCOUNT = 100  # an account's share of them: four others are always served
 HEADERS = [
     (b"content-type", b"application/json"),
     (b"cache-control", b"no-store"),
@@ -41,6 +46,7 @@ HEADERS = [
 ]
 
 _waiters = 0
+_account_waiters: dict[int, int] = {}
 # The reads run on a few threads of their own, each keeping its database connection
 # (CONN_MAX_AGE), so a waiting payer costs no thread and no connection of its own.
 READ_THREADS = 4
@@ -65,6 +71,12 @@ def state_key(document: dict[str, Any]) -> str:
         f"{document['status']}:{document['draftStatus'] or ''}:{document['unmatchedTransfers']}"
         f":{document['confirmations']}"
     )
+
+
+def _owner(token: str) -> int | None:
+    """The account whose pay link `token` is (None for an unknown token)."""
+    close_old_connections()
+    return PaymentRequest.objects.filter(token=token).values_list("user_id", flat=True).first()
 
 
 def _status(token: str) -> dict[str, Any] | None:
@@ -102,14 +114,26 @@ async def application(scope: dict[str, Any], receive, send) -> None:
         await _answer(send, 404 if match is None else 405, {"title": "Not found", "status": 404})
         return
     since = (parse_qs(scope.get("query_string", b"").decode("latin-1")).get("since") or [""])[0][:100]
+    busy = {"title": "Busy: poll the status instead", "status": 503}
     if _waiters >= MAX_WAITERS:
-        await _answer(send, 503, {"title": "Busy: poll the status instead", "status": 503}, [(b"retry-after", b"5")])
+        await _answer(send, 503, busy, [(b"retry-after", b"5")])
+        return
+    owner = await asyncio.get_running_loop().run_in_executor(_reads, _owner, match["token"])
+    if owner is None:
+        await _answer(send, 404, {"title": "Not found", "status": 404})
+        return
+    if _account_waiters.get(owner, 0) >= MAX_WAITERS_PER_ACCOUNT:
+        await _answer(send, 503, busy, [(b"retry-after", b"5")])
         return
     _waiters += 1
+    _account_waiters[owner] = _account_waiters.get(owner, 0) + 1
     try:
         document = await wait_for_change(match["token"], since)
     finally:
         _waiters -= 1
+        _account_waiters[owner] -= 1
+        if not _account_waiters[owner]:
+            del _account_waiters[owner]
     if document is None:
         await _answer(send, 404, {"title": "Not found", "status": 404})
         return

@@ -29,7 +29,8 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.profiles import merchant_profile_get
-from core.problems import Problem
+from core.problems import Problem, TooManyRequests
+from core.ratelimits import cost_take
 from core.text import shown
 from drafts.enums import DraftStatus
 from drafts.presenters import quote_is_live
@@ -234,6 +235,12 @@ def pay_simulate(request: HttpRequest, token: str) -> HttpResponse:
     if draft is None or draft.status not in (DraftStatus.PENDING, DraftStatus.SEEN):
         context = _context(payment_request, error=_("There is no payment to simulate: choose how to pay first."))
         return render(request, "paylinks/pay.html", context, status=200)
+    try:  # the merchant's test-helper budget, shared with its keys: no account spends another's
+        cost_take(cost="test-helper", account_id=payment_request.user_id)
+    except TooManyRequests as spent:
+        response = render(request, "paylinks/busy.html", status=429)
+        response["Retry-After"] = str(spent.retry_after)
+        return response
     try:
         draft_payment_simulate(draft=draft, outcome=Outcome.EXACT)
     except Problem as problem:

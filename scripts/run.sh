@@ -163,7 +163,8 @@ supervise "web server" .venv/bin/gunicorn config.wsgi:application --config deplo
   --access-logfile - --access-logformat '%(h)s "%(r)s" %(s)s %(b)s %(M)sms request_id=%({x-request-id}o)s' \
   --graceful-timeout 5
 supervise "MCP server" .venv/bin/uvicorn mcp_server.asgi:application --host 127.0.0.1 --port "${MCP_PORT}" \
-  --workers "${MCP_WORKERS:-1}" --timeout-graceful-shutdown 5 --no-server-header --no-proxy-headers
+  --workers "${MCP_WORKERS:-1}" --timeout-graceful-shutdown 5 --no-server-header --no-proxy-headers \
+  --h11-max-incomplete-event-size 65536  # above nginx's 32 KB head (deploy/nginx.conf.template)
 NGINX_PREFIX="$VAR/nginx" NGINX_WORKERS=1 LISTEN="127.0.0.1:${PORT}" NGINX_TLS="" \
   WEB_UPSTREAM="127.0.0.1:${WEB_PORT}" MCP_UPSTREAM="127.0.0.1:${MCP_PORT}" \
   scripts/nginx-conf.sh > "$VAR/nginx/nginx.conf"

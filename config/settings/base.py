@@ -338,6 +338,12 @@ API_COST_RATE_LIMITS = {
         "account": env_rate("API_RATE_LIMIT_BATCH_PER_ACCOUNT", "20/min"),
     },
     "csv": {"account": env_rate("API_RATE_LIMIT_CSV_PER_ACCOUNT", "10/min")},  # the dashboard's export
+    # Simulated payments, expiries and reorgs (REST, MCP, a test pay page's button): each writes
+    # a payment, events and webhook deliveries.
+    "test-helper": {
+        "key": env_rate("API_RATE_LIMIT_TEST_HELPER_PER_KEY", "60/min"),
+        "account": env_rate("API_RATE_LIMIT_TEST_HELPER_PER_ACCOUNT", "120/min"),
+    },
 }
 API_KEYS_PER_ACCOUNT_MAX = env_int("API_KEYS_PER_ACCOUNT_MAX", 25, minimum=1)
 
@@ -406,6 +412,9 @@ SPECTACULAR_SETTINGS = {
 # --- Health -------------------------------------------------------------------------
 # /metrics answers loopback clients, and anyone sending `Authorization: Bearer <METRICS_TOKEN>`.
 METRICS_TOKEN = env_secret("METRICS_TOKEN") or ""
+# /healthz answers `status` and `failed` to anyone; its `checks`, `notices` and `detail` to
+# loopback clients and to `Authorization: Bearer <HEALTHZ_TOKEN>` (about/operator.py).
+HEALTHZ_TOKEN = env_secret("HEALTHZ_TOKEN") or ""
 HEALTHZ_BROKER_TIMEOUT_SECONDS = env_int("HEALTHZ_BROKER_TIMEOUT_SECONDS", 3, minimum=1)
 # Beat sends a heartbeat task this often: beat notes the tick as it sends it, a worker as it runs it.
 HEARTBEAT_INTERVAL_SECONDS = env_int("HEARTBEAT_INTERVAL_SECONDS", 15, minimum=1)

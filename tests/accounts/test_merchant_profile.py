@@ -4,6 +4,8 @@ currency, time zone and language; the logo re-encoded and served from a public U
 from __future__ import annotations
 
 import io
+import struct
+import zlib
 from base64 import b64encode
 from urllib.parse import urlsplit
 
@@ -72,6 +74,12 @@ def test_the_owner_sets_name_contact_currency_zone_and_language(api_client):
         ("displayCurrency", "XYZ", "invalid_choice"),
         ("language", "tlh", "invalid_choice"),
         ("displayName", "Evil\u202eeepahC", "control_characters"),
+        ("displayName", "Corner\u200bCoffee", "control_characters"),
+        ("displayName", "\ufeffCorner Coffee", "control_characters"),
+        ("displayName", "Corner\u2066Coffee\u2069", "control_characters"),
+        ("displayName", "Corner Coffee\u001f", "control_characters"),
+        ("supportEmail", "help\u200d@corner.example", "control_characters"),
+        ("supportUrl", "https://corner.example/\u200fhelp", "control_characters"),
         ("displayName", "x" * 81, "max_length"),
     ],
 )
@@ -137,3 +145,25 @@ def test_a_logo_with_too_many_pixels_is_refused_before_decoding(api_client):
     response = api_client.put(f"{URL}/logo", {"imageBase64": b64encode(big).decode()}, format="json")
     assert response.status_code == 400
     assert response.json()["errors"][0]["field"] == "logo"
+
+
+def declared_png(width: int, height: int) -> bytes:
+    """A tiny PNG whose header declares width × height (a decompression bomb's header)."""
+    data = bytearray(png(1, 1))
+    ihdr = data.index(b"IHDR")
+    data[ihdr + 4 : ihdr + 12] = struct.pack(">II", width, height)
+    crc = zlib.crc32(bytes(data[ihdr : ihdr + 17]))
+    data[ihdr + 17 : ihdr + 21] = struct.pack(">I", crc)
+    return bytes(data)
+
+
+@pytest.mark.parametrize("side", [10_000, 100_000])  # Pillow's warning (over 89 MP), its error (over 179 MP)
+def test_a_decompression_bomb_logo_is_refused_as_too_many_pixels_not_as_no_image(api_client, side):
+    bomb = declared_png(side, side)
+    assert len(bomb) < 200
+    response = api_client.put(f"{URL}/logo", {"imageBase64": b64encode(bomb).decode()}, format="json")
+    assert response.status_code == 400
+    error = response.json()["errors"][0]
+    assert (error["field"], error["code"]) == ("logo", "too_large"), error
+    assert "too many pixels" in error["message"]
+    assert not MerchantProfile.objects.exclude(logo_png=None).exists()

@@ -7,6 +7,8 @@ same whether or not an email went out."""
 from __future__ import annotations
 
 import logging
+import threading
+import time
 
 import pytest
 from django.core import mail
@@ -14,6 +16,7 @@ from rest_framework.test import APIClient
 
 from notifications.services import emails_send_due
 from tests.accounts.conftest import PASSWORD, csrf_post, emailed_code, register, sign_in
+from tests.concurrency import run_at_once
 
 pytestmark = pytest.mark.django_db
 
@@ -190,3 +193,23 @@ def test_without_a_trusted_proxy_a_forged_forwarded_for_changes_nothing(db):
     ]
 
     assert answers[-1] == 429
+
+
+@pytest.mark.django_db(transaction=True)
+def test_sixty_guesses_at_once_from_sixty_addresses_let_exactly_the_accounts_limit_through(settings):
+    """Counting is one atomic step per guess (count, then compare), so guesses arriving together
+    cannot slip past the account's pool between another's count and its check."""
+    while time.time() % 60 > 45:  # not across the minute's boundary, where a new window opens
+        time.sleep(1)
+    addresses = iter(f"203.0.113.{n}" for n in range(60))
+    lock = threading.Lock()
+
+    def guess() -> int:
+        with lock:
+            ip = next(addresses)
+        return _guess(email="nobody-yet@example.com", ip=ip).status_code
+
+    statuses = run_at_once(60, guess)
+
+    limit = settings.AUTH_ACCOUNT_ATTEMPTS_PER_MINUTE
+    assert sorted(statuses) == [401] * limit + [429] * (60 - limit)

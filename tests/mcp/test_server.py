@@ -368,3 +368,15 @@ def test_a_resource_needs_the_scope_of_its_tool_and_only_shows_the_accounts_own_
     assert refused["code"] == "missing_scope" and refused["requiredScope"] == "fees:read"
     unknown = in_session(mcp_url, make_key("drafts:read"), lambda s: read(s, f"draft://{theirs['id']}"))
     assert unknown["status"] == 404
+
+
+def test_the_server_keeps_no_session_an_account_could_pile_up(mcp_url, make_key):
+    """Stateless Streamable HTTP: an initialize opens nothing that stays in the process, so no
+    account can fill a pool of sessions; each call spends its key's budgets like a REST call."""
+    auth = {"Authorization": f"Bearer {make_key()}"}
+    for _ in range(3):
+        status, headers, _ = raw_post(mcp_url, INITIALIZE, auth)
+        assert status == 200 and "mcp-session-id" not in {name.lower() for name in headers}
+    listed = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    status, _, body = raw_post(mcp_url, listed, auth)  # no session id: served all the same
+    assert status == 200 and b"create_draft" in body

@@ -10,9 +10,10 @@ import time
 import httpx
 import pytest
 from django.db import connection
+from rest_framework.test import APIClient
 
 from paylinks import live
-from tests.paylinks.conftest import pay
+from tests.paylinks.conftest import link_body, pay
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -98,3 +99,38 @@ def test_the_page_tells_its_script_where_to_wait_and_what_it_shows(chosen, clien
     assert f'data-live-url="/pay/{chosen["token"]}/live"' in html
     assert 'data-live-state="Open:Pending:0:0"' in html
     assert 'data-poll="on"' in html  # polling stays, for when the long poll is not served
+
+
+def test_one_account_holds_at_most_its_share_of_the_waiters_and_another_accounts_payers_still_wait(
+    chosen, other_account, make_key, select, monkeypatch
+):
+    monkeypatch.setattr(live, "MAX_WAITERS_PER_ACCOUNT", 3)
+    monkeypatch.setattr(live, "LIVE_WAIT_SECONDS", 2.0)
+    other = APIClient()
+    other.credentials(HTTP_AUTHORIZATION=f"Bearer {make_key(user=other_account)}")
+    others_link = other.post("/api/v1/payment-requests", link_body(), format="json").json()["token"]
+    assert select(others_link).status_code == 200
+    waiting = "?since=Open:Pending:0:0"
+
+    async def scene() -> tuple[list[int], int, int]:
+        from mcp_server.asgi import application
+
+        transport = httpx.ASGITransport(app=application)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1", timeout=30) as client:
+            # Account A's payers hold its three places...
+            held = [asyncio.create_task(client.get(f"/pay/{chosen['token']}/live{waiting}")) for _ in range(3)]
+            while sum(live._account_waiters.values()) < 3:
+                await asyncio.sleep(0.01)
+            # ...a fourth of A's is sent to polling, while B's payer waits as usual.
+            fourth = await client.get(f"/pay/{chosen['token']}/live{waiting}")
+            started = asyncio.get_running_loop().time()
+            b = await client.get(f"/pay/{others_link}/live{waiting}")
+            waited = asyncio.get_running_loop().time() - started
+            return [r.status_code for r in await asyncio.gather(*held)], fourth.status_code, (b.status_code, waited)
+
+    held, fourth, (b_status, b_waited) = asyncio.run(scene())
+
+    assert held == [200, 200, 200]
+    assert fourth == 503
+    assert b_status == 200 and b_waited >= 1.9  # a real wait, not a refusal
+    assert live._account_waiters == {}  # every place given back

@@ -7,7 +7,11 @@ import json
 import pytest
 from django.test import Client
 
+from accounts.models import MerchantProfile
 from addressbook.models import AddressBookEntry
+from core.problems import Problem
+from core.text import MESSAGE
+from mcp_server.tools import create_payment_request_for
 from paylinks.models import PaymentRequest
 from recurring.models import RecurringTemplate
 from suggestions.models import Suggestion
@@ -29,6 +33,21 @@ CONTROLS = [
     "abc\u202edcba",
     "a\u2028b",
 ]
+# Invisible and text-direction characters: zero-width space, non-joiner and joiner, word
+# joiner, BOM, the marks LRM, RLM and ALM, an isolate: two texts that read the same must be
+# the same text.
+INVISIBLES = [
+    "a\u200bb",
+    "Shop\u200c",
+    "\u200dShop",
+    "a\u2060b",
+    "\ufeffShop",
+    "a\u200eb",
+    "a\u200fb",
+    "a\u061cb",
+    "a\u2067b",
+]
+CONTROLS += INVISIBLES
 
 ENTRY = {"label": "Shop", "address": ADDRESSES["Ethereum"], "network": "Ethereum", "direction": "Receiving"}
 SURFACES = [
@@ -51,9 +70,7 @@ def assert_refused(response, field: str) -> None:
     assert response.status_code == 400, response.content[:300]
     assert response["Content-Type"] == "application/problem+json"
     problem = response.json()
-    assert {"field": field, "code": "control_characters", "message": "Must not contain control characters."} in (
-        problem["errors"]
-    ), problem
+    assert {"field": field, "code": "control_characters", "message": MESSAGE} in (problem["errors"]), problem
 
 
 @pytest.mark.parametrize("text", CONTROLS)
@@ -97,7 +114,7 @@ def test_the_pay_link_form_shows_the_error_next_to_the_field_and_writes_nothing(
     browser.force_login(owner)
     response = browser.post("/dashboard/pay-links/new", {**PAY_LINK, field: text})
     assert response.status_code == 200
-    assert response.context["form"].errors[field] == ["Must not contain control characters."]
+    assert response.context["form"].errors[field] == [MESSAGE]
     assert not PaymentRequest.objects.exists()
 
 
@@ -111,3 +128,35 @@ def test_a_pay_link_stored_before_controls_were_refused_shows_them_replaced(api_
     assert not any(c in page for c in "\u001b\u0007\u202e")
     checkout = anon_client.get(f"/api/v1/checkout/{token}").json()
     assert (checkout["memo"], checkout["orderId"]) == ("Pay \ufffd[2Jnow\ufffd", "A\ufffd-1")
+
+
+@pytest.mark.parametrize("text", INVISIBLES)
+def test_an_mcp_tool_refuses_invisible_characters_naming_the_field(owner, text):
+    with pytest.raises(Problem) as refused:  # the MCP server answers it as a tool error (its document)
+        create_payment_request_for(user=owner, arguments=link_body(memo=f"Two coffees {text}"))
+    document = refused.value.document()
+    assert document["status"] == 400
+    assert {"field": "memo", "code": "control_characters", "message": MESSAGE} in document["errors"]
+    assert not PaymentRequest.objects.exists()
+
+
+@pytest.mark.parametrize("text", INVISIBLES)
+def test_the_profile_form_refuses_an_invisible_character_in_the_name_payers_see(owner, text):
+    browser = Client()
+    browser.force_login(owner)
+    response = browser.post(
+        "/dashboard/profile/",
+        {"display_name": f"Corner {text}Coffee", "display_currency": "EUR", "time_zone": "UTC", "language": "en"},
+    )
+    assert response.status_code == 400
+    assert response.context["form"].errors["display_name"] == [MESSAGE]
+    assert not MerchantProfile.objects.exists()
+
+
+def test_text_with_emoji_accents_and_right_to_left_letters_is_still_taken(api_client):
+    response = api_client.post(
+        "/api/v1/payment-requests",
+        link_body(memo="Café \u0645\u0642\u0647\u0649 \U0001f600 \u0915\u093e\u092b\u0940"),
+        format="json",
+    )
+    assert response.status_code == 201, response.content[:300]

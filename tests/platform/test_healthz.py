@@ -1,5 +1,5 @@
 import pytest
-from django.test import override_settings
+from django.test import Client, override_settings
 
 pytestmark = pytest.mark.django_db
 
@@ -64,3 +64,49 @@ def test_healthz_is_503_naming_the_broker_when_it_is_down(anon_client):
     assert body["status"] == "fail"
     assert body["failed"] == ["broker"]
     assert body["checks"]["database"] == "ok"
+
+
+FULL = {"status", "checks", "failed", "notices", "detail"}
+
+
+def test_the_public_gets_only_status_and_failed_the_operator_on_loopback_everything():
+    public = Client(REMOTE_ADDR="203.0.113.7").get("/healthz")
+    assert public.status_code == 200 and public.json() == {"status": "ok", "failed": []}
+    operator = Client(REMOTE_ADDR="127.0.0.1").get("/healthz")
+    assert set(operator.json()) == FULL and "webhooks" in operator.json()["detail"]
+
+
+@override_settings(REST_FRAMEWORK={"NUM_PROXIES": 1})
+def test_behind_the_proxy_the_client_it_vouches_for_decides_not_the_proxys_own_loopback_address():
+    # nginx connects from loopback and appends the real client's address.
+    remote = Client(REMOTE_ADDR="127.0.0.1").get("/healthz", HTTP_X_FORWARDED_FOR="203.0.113.7")
+    assert set(remote.json()) == {"status", "failed"}
+    # A client claiming to be loopback: nginx appends its real address after the claim.
+    forged = Client(REMOTE_ADDR="127.0.0.1").get("/healthz", HTTP_X_FORWARDED_FOR="127.0.0.1, 203.0.113.7")
+    assert set(forged.json()) == {"status", "failed"}
+    local = Client(REMOTE_ADDR="127.0.0.1").get("/healthz", HTTP_X_FORWARDED_FOR="127.0.0.1")
+    assert set(local.json()) == FULL
+
+
+def test_a_proxy_the_service_was_not_told_about_makes_no_caller_loopback():
+    # NUM_PROXIES 0 (the default) yet a forwarded request: the loopback peer is a proxy.
+    response = Client(REMOTE_ADDR="127.0.0.1").get("/healthz", HTTP_X_FORWARDED_FOR="203.0.113.7")
+    assert set(response.json()) == {"status", "failed"}
+
+
+@override_settings(HEALTHZ_TOKEN="h" * 40)
+def test_the_operators_token_in_the_authorization_header_opens_the_detail_from_anywhere():
+    remote = Client(REMOTE_ADDR="203.0.113.7")
+    assert set(remote.get("/healthz", HTTP_AUTHORIZATION=f"Bearer {'h' * 40}").json()) == FULL
+    assert set(remote.get("/healthz", HTTP_AUTHORIZATION=f"Bearer {'h' * 39}x").json()) == {"status", "failed"}
+    # Not in the query string, where access logs would keep it.
+    assert set(remote.get("/healthz", {"token": "h" * 40}).json()) == {"status", "failed"}
+
+
+@override_settings(CELERY_BROKER_URL="redis://127.0.0.1:1/0", HEALTHZ_BROKER_TIMEOUT_SECONDS=1)
+def test_a_503_says_when_to_ask_again_and_tells_the_public_only_what_failed(settings):
+    public = Client(REMOTE_ADDR="203.0.113.7").get("/healthz")
+    assert public.status_code == 503 and public.json() == {"status": "fail", "failed": ["broker"]}
+    assert public["Retry-After"] == str(settings.OUTAGE_RETRY_AFTER_SECONDS)
+    operator = Client(REMOTE_ADDR="127.0.0.1").get("/healthz")
+    assert operator.status_code == 503 and operator["Retry-After"] == str(settings.OUTAGE_RETRY_AFTER_SECONDS)

@@ -51,6 +51,19 @@ def fetch(
         return exc.code, exc.read(), dict(exc.headers)
 
 
+def raw_answer(port: int, head: str) -> tuple[int, str, bytes]:
+    """Status, Content-Type and body of one request whose head (request line and headers, each
+    line ending in CRLF) is sent as it is, no client library rewriting it."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    connection.connect()
+    connection.sock.sendall(f"{head}Host: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n".encode())
+    response = http.client.HTTPResponse(connection.sock, method=head.split(" ", 1)[0])
+    response.begin()
+    answer = response.status, response.getheader("Content-Type", ""), response.read()
+    connection.close()
+    return answer
+
+
 def metric_value(text: str, network: str, currency: str) -> float:
     """drafts_created_total for one network and currency in a /metrics answer (0 when absent)."""
     pattern = rf'^drafts_created_total\{{currency="{currency}",network="{network}"\}} (\S+)$'
@@ -199,6 +212,20 @@ def test_the_readme_commands_work_verbatim_on_a_fresh_clone(fresh_clone, tmp_pat
         assert answer.status == 400
         assert "unknownField" in [error["field"] for error in json.loads(answer.read())["errors"]]
         connection.close()
+
+        # Every oversize head is refused with a problem document, whichever layer sees it first:
+        # request lines of 4, 8, 16 and 64 KB, a header over nginx's 8 KB, and a 30 KB head for
+        # the MCP process (uvicorn) that nginx passes on.
+        for size, status in ((4096, 401), (8190, 401), (8192, 414), (16384, 414), (65536, 414)):
+            pad = "a" * (size - len("GET /api/v1/drafts?pad= HTTP/1.1"))
+            answer = raw_answer(port, f"GET /api/v1/drafts?pad={pad} HTTP/1.1\r\n")
+            assert answer[:2] == (status, "application/problem+json"), (size, answer)
+            assert json.loads(answer[2])["status"] == status
+        answer = raw_answer(port, f"GET /healthz HTTP/1.1\r\nX-Big: {'x' * 9000}\r\n")
+        assert answer[:2] == (431, "application/problem+json") and json.loads(answer[2])["status"] == 431
+        heads = "".join(f"X-Pad-{n}: {'x' * 7500}\r\n" for n in range(4))
+        answer = raw_answer(port, f"POST /mcp HTTP/1.1\r\n{heads}Content-Length: 0\r\n")
+        assert answer[:2] == (401, "application/problem+json"), answer
 
         # X-Request-Id: kept when well-formed, returned, and in the access log.
         _, _, headers = fetch(f"{base}/api/v1/fees/schedule", key=key, headers={"X-Request-Id": "readme-check-42"})

@@ -144,6 +144,9 @@ def test_costly_operations_name_their_rate_limit_class_and_document_its_429(anon
         ("get", "/api/v1/drafts/{id}/pdf"): "pdf",
         ("get", "/api/v1/drafts/{id}/tx-template"): "tx-template",
         ("post", "/api/v1/drafts/batch"): "batch",
+        ("post", "/api/v1/test-helpers/drafts/{id}/pay"): "test-helper",
+        ("post", "/api/v1/test-helpers/drafts/{id}/expire"): "test-helper",
+        ("post", "/api/v1/test-helpers/drafts/{id}/reorg"): "test-helper",
     }
     paths = document["paths"]
     assert "`pdf` class" in paths["/api/v1/drafts/{id}/pdf"]["get"]["responses"]["429"]["description"]

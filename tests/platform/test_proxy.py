@@ -104,7 +104,8 @@ def start_gunicorn(port: int) -> subprocess.Popen:
     database = os.environ["DATABASE_URL"].rsplit("/", 1)[0] + "/postgres"
     env = dict(os.environ) | {"DJANGO_SETTINGS_MODULE": "tests.settings", "ENV_FILE": "", "DATABASE_URL": database}
     return subprocess.Popen(
-        [str(ROOT / ".venv/bin/gunicorn"), "config.wsgi:application", "--bind", f"127.0.0.1:{port}"]
+        [str(ROOT / ".venv/bin/gunicorn"), "config.wsgi:application", "--config", "deploy/gunicorn.conf.py"]
+        + ["--bind", f"127.0.0.1:{port}"]
         + ["--workers", "1", "--timeout", "60"],
         cwd=ROOT,
         env=env,
