@@ -171,7 +171,7 @@ def healthz(request: HttpRequest) -> JsonResponse:
     Anyone gets `status` and `failed`; the operator (a loopback client or one sending
     `Authorization: Bearer <HEALTHZ_TOKEN>`, about/operator.py) also `checks`, `notices` and
     `detail`: the figures behind the checks (heartbeat ages, watcher cursors and node heads,
-    backlogs), what this deployment leaves off (no fee address, no node endpoint) and, per EVM
+    backlogs, the rate tables' ages), what this deployment leaves off (no fee address, no node endpoint) and, per EVM
     watcher, whether its node lets it see ETH moved by contracts' internal calls."""
     checks: dict[str, str] = {}
     detail: dict = {}
