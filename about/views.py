@@ -115,6 +115,25 @@ def _check_emails(detail: dict) -> str:
     return _backlog_check("emails", email_backlog, "HEALTHZ_EMAIL_DUE_SECONDS")(detail)
 
 
+def _check_rates(detail: dict) -> str:
+    """Fails when no fiat price can be made: a live table missing or older than
+    RATES_MAX_AGE_SECONDS while the bundled table may not price (RATES_BUNDLED_ALLOWED off);
+    fiat-priced drafts and pay links are then refused. Its age is in ``detail.rates``."""
+    from payments.rates.health import rates_health
+
+    report = rates_health()
+    detail["rates"] = report
+    if report["live"] or report["bundledAllowed"]:
+        return "ok"
+    behind = []
+    for kind, table in report["tables"].items():
+        if table["fresh"]:
+            continue
+        age = table["ageSeconds"]
+        behind.append(f"no {kind} rates fetched yet" if age is None else f"{kind} rates {age} s old")
+    raise Unhealthy(f"{', '.join(behind)} (limit {settings.RATES_MAX_AGE_SECONDS} s): fiat prices are refused")
+
+
 HEALTH_CHECKS = {
     "database": _check_database,
     "cache": _check_cache,
@@ -124,9 +143,10 @@ HEALTH_CHECKS = {
     "watchers": _check_watchers,
     "webhooks": _check_webhooks,
     "emails": _check_emails,
+    "rates": _check_rates,
 }
 NEEDS_DATABASE = ("watchers", "webhooks", "emails")
-NEEDS_CACHE = ("beat", "worker")
+NEEDS_CACHE = ("beat", "worker", "rates")
 
 
 def _traces_detail() -> dict[str, str]:
@@ -151,7 +171,7 @@ def healthz(request: HttpRequest) -> JsonResponse:
     Anyone gets `status` and `failed`; the operator (a loopback client or one sending
     `Authorization: Bearer <HEALTHZ_TOKEN>`, about/operator.py) also `checks`, `notices` and
     `detail`: the figures behind the checks (heartbeat ages, watcher cursors and node heads,
-    backlogs), what this deployment leaves off (no fee address, no node endpoint) and, per EVM
+    backlogs, the rate tables' ages), what this deployment leaves off (no fee address, no node endpoint) and, per EVM
     watcher, whether its node lets it see ETH moved by contracts' internal calls."""
     checks: dict[str, str] = {}
     detail: dict = {}
@@ -180,7 +200,8 @@ def healthz(request: HttpRequest) -> JsonResponse:
         traces = _traces_detail()
         if traces:
             detail["traces"] = traces
-    detail["rates"] = _rates_detail()
+    if "rates" not in detail:  # the check could not run (the cache down)
+        detail["rates"] = _rates_detail()
     body["detail"] = detail
     return _health_response(body, status)
 

@@ -76,6 +76,20 @@ def _runtime_guards(**kwargs) -> None:
     apply_runtime_guards()
 
 
+@signals.beat_init.connect
+def _refresh_rates_at_start(**kwargs) -> None:
+    """Beat starting (alone or embedded in a worker) sends one rate refresh at once, rather than
+    leaving every fiat price refused until the schedule's first interval has passed. It is the
+    schedule's own work (payments.rates_refresh, no arguments): its lease keeps it from running
+    twice alongside the first scheduled send."""
+    from payments.tasks import rates_refresh
+
+    try:
+        rates_refresh.apply_async()
+    except Exception:  # the broker down must not stop beat; the schedule sends the next one
+        logger.warning("could not send the first rate refresh", exc_info=True)
+
+
 @signals.task_failure.connect
 def _count_task_failure(sender=None, **kwargs) -> None:
     from core import metrics

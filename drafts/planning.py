@@ -157,7 +157,7 @@ def draft_plan(
         required_confirmations=required,
         fiat_currency=fiat_currency,
         fiat_amount=fiat_amount,
-        sek=sek_value(asset=asset, base_units=amount),
+        sek=sek_value(asset=asset, base_units=amount, last_known=not fiat_currency),
         is_fee_settlement=is_fee_settlement,
         **plan_fields,
     )
@@ -198,8 +198,11 @@ def _asset_and_method(request: DraftRequest) -> tuple[Asset, str]:
 
 
 def _price(request: DraftRequest, asset: Asset, now: datetime) -> tuple[Quote, Decimal, int | None]:
-    """(the locked quote, USD per whole unit, the amount in base units or None for an invoice's amount)."""
-    usd_rate = quote_lock(asset=asset, fiat_currency="USD", now=now).rate
+    """(the locked quote, USD per whole unit, the amount in base units or None for an invoice's amount).
+    An amount given in the asset needs no live rate: its fee and USD value are priced at the last
+    known (or bundled) rate when no fresh one is at hand, and its quote says not live."""
+    last_known = not request.fiat_currency
+    usd_rate = quote_lock(asset=asset, fiat_currency="USD", now=now, last_known=last_known).rate
     if request.fiat_currency:
         quote = quote_lock(asset=asset, fiat_currency=request.fiat_currency.upper(), now=now)
         amount = fiat_to_base_units(request.fiat_amount, quote.rate, asset.decimals)
@@ -209,7 +212,7 @@ def _price(request: DraftRequest, asset: Asset, now: datetime) -> tuple[Quote, D
             )
         _check_amount(amount, asset, "fiatAmount")
     else:
-        quote = quote_lock(asset=asset, fiat_currency="USD", now=now)
+        quote = quote_lock(asset=asset, fiat_currency="USD", now=now, last_known=True)
         amount = request.amount_base_units
         if amount is not None:
             _check_amount(amount, asset, "amountSats")

@@ -4,7 +4,10 @@ documents the same shape and a test keeps the two in step."""
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
+
+from django.utils.dateparse import parse_datetime
 
 from core.wire import json_datetime, json_number
 from drafts.models import Draft
@@ -32,6 +35,21 @@ def quote_is_live(draft: Draft) -> bool:
     if draft.quote_sources and "live" in draft.quote_sources:
         return bool(draft.quote_sources["live"])
     return "not live" not in (draft.rate_source or "")
+
+
+def quote_prices_date(draft: Draft) -> date | None:
+    """For a rate that is not live (the bundled table's): the date of the prices behind it, so
+    a payer sees how old they are; None for a live rate or one with no recorded sources."""
+    if quote_is_live(draft) or not draft.quote_sources:
+        return None
+    stamps = [
+        parse_datetime(source["asOf"])
+        for leg in ("crypto", "fx")
+        for source in (draft.quote_sources.get(leg) or {}).get("sources", [])
+        if source.get("asOf") and source.get("used", True)
+    ]
+    stamps = [stamp for stamp in stamps if stamp is not None]
+    return min(stamps).date() if stamps else None
 
 
 def fee_outputs_json(draft: Draft) -> list[dict[str, Any]] | None:

@@ -33,7 +33,7 @@ from core.problems import Problem, TooManyRequests
 from core.ratelimits import cost_take
 from core.text import shown
 from drafts.enums import DraftStatus
-from drafts.presenters import quote_is_live
+from drafts.presenters import quote_is_live, quote_prices_date
 from drafts.simulation import Outcome, draft_payment_simulate
 from paylinks import services
 from paylinks.api.views import CheckoutThrottle
@@ -45,6 +45,7 @@ from paylinks.services import PaymentOption, merchant_name
 from payments import formatting
 from payments.enums import Method
 from payments.qr import qr_svg_responsive
+from payments.rates import RatesUnavailable
 
 CONTENT_SECURITY_POLICY = "; ".join(
     [
@@ -154,6 +155,7 @@ def _context(payment_request: PaymentRequest, *, error: str | None = None, recei
             else None
         ),
         "rate_live": draft is None or quote_is_live(draft),
+        "rate_date": quote_prices_date(draft) if draft is not None else None,
         "confirmations": draft.confirmations if draft is not None else 0,
         "draft_expired": state == "choose" and draft_status in (DraftStatus.EXPIRED, DraftStatus.PENDING),
         "polling": outcome.polling or (state == "expired" and draft_status is not None),
@@ -198,7 +200,7 @@ def pay_select(request: HttpRequest, token: str) -> HttpResponse:
         services.checkout_select(token=token, currency=currency, network=network, method=method or None)
     except Problem as problem:
         payment_request.refresh_from_db()
-        return render(request, "paylinks/pay.html", _context(payment_request, error=problem.detail), status=200)
+        return render(request, "paylinks/pay.html", _context(payment_request, error=_payer_error(problem)), status=200)
     return HttpResponseRedirect(reverse("pay-page", kwargs={"token": token}), status=303)
 
 
@@ -245,8 +247,16 @@ def pay_simulate(request: HttpRequest, token: str) -> HttpResponse:
         draft_payment_simulate(draft=draft, outcome=Outcome.EXACT)
     except Problem as problem:
         payment_request.refresh_from_db()
-        return render(request, "paylinks/pay.html", _context(payment_request, error=problem.detail), status=200)
+        return render(request, "paylinks/pay.html", _context(payment_request, error=_payer_error(problem)), status=200)
     return HttpResponseRedirect(reverse("pay-page", kwargs={"token": token}), status=303)
+
+
+def _payer_error(problem: Problem) -> str:
+    """What the payer reads: no price right now is said plainly, without the operator's figures
+    (fetch times, age limits, source counts) the API's problem detail gives the merchant."""
+    if isinstance(problem, RatesUnavailable):
+        return str(RatesUnavailable.default_detail)
+    return problem.detail
 
 
 def _request_or_none(token: str) -> PaymentRequest | None:

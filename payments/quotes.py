@@ -63,9 +63,10 @@ class Quote:
         return (now or timezone.now()) >= self.expires_at
 
 
-def quote_lock(*, asset: Asset, fiat_currency: str, now: datetime | None = None) -> Quote:
-    """Lock the current rate of ``asset`` in ``fiat_currency`` for QUOTE_LOCK_MINUTES."""
-    rate = get_rate(asset.price_currency, fiat_currency)
+def quote_lock(*, asset: Asset, fiat_currency: str, now: datetime | None = None, last_known: bool = False) -> Quote:
+    """Lock the current rate of ``asset`` in ``fiat_currency`` for QUOTE_LOCK_MINUTES.
+    ``last_known``: the rate sets no amount, so a stale or bundled one will do (get_rate)."""
+    rate = get_rate(asset.price_currency, fiat_currency, last_known=last_known)
     locked_at = now or timezone.now()
     return Quote(
         rate=rate.rate,
@@ -79,9 +80,9 @@ def quote_lock(*, asset: Asset, fiat_currency: str, now: datetime | None = None)
     )
 
 
-def sek_value(*, asset: Asset, base_units: int) -> dict[str, Any]:
+def sek_value(*, asset: Asset, base_units: int, last_known: bool = False) -> dict[str, Any]:
     """SekValueInfo: the amount's value in SEK for bookkeeping (amount rounded half-up to öre)."""
-    rate = get_rate(asset.price_currency, "SEK")
+    rate = get_rate(asset.price_currency, "SEK", last_known=last_known)
     amount = base_units_to_fiat(base_units, rate.rate, asset.decimals).quantize(Decimal("0.01"), ROUND_HALF_UP)
     return {
         "amount": json_number(amount),

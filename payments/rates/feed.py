@@ -12,6 +12,7 @@ dated snapshot price such a pair instead, and every rate it gives says
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import time
@@ -296,13 +297,17 @@ def bundled_notice() -> str | None:
     )
 
 
-def _entry(kind: str, code: str) -> tuple[_Table, _Entry]:
-    """The live combined price of ``code``, else (only if allowed) the bundled one, else 503."""
+def _entry(kind: str, code: str, *, last_known: bool = False) -> tuple[_Table, _Entry]:
+    """The live combined price of ``code``, else (only if allowed) the bundled one, else 503.
+    With ``last_known`` (a price that only informs, never sets an amount) a stale live price,
+    else the bundled one, is taken rather than a 503; either is marked not live."""
     now = timezone.now()
     table = _cached(kind)
     if _is_fresh(table, now) and code in table.entries:
         return table, table.entries[code]
-    if settings.RATES_BUNDLED_ALLOWED:
+    if settings.RATES_BUNDLED_ALLOWED or last_known:
+        if last_known and table is not None and code in table.entries:
+            return dataclasses.replace(table, live=False), table.entries[code]
         bundled = _bundled(kind)
         if code in bundled.entries:
             return bundled, bundled.entries[code]
@@ -361,21 +366,21 @@ def normalise_asset(currency: str, *, field: str = "currency") -> str:
 _USD = _Entry(rate=Decimal(1), source="USD", as_of=None, agreeing=1, sources=[])
 
 
-def _crypto_usd(currency: str) -> tuple[_Table | None, _Entry]:
+def _crypto_usd(currency: str, *, last_known: bool = False) -> tuple[_Table | None, _Entry]:
     """USD per 1 ``currency``: its own markets, or its peg when the operator prices it at par."""
     if currency in settings.RATES_STABLECOINS_AT_PAR:
         peg = STABLECOIN_PEGS[currency]
         if peg == "USD":
             rate, table, source = Decimal(1), None, "at par with USD (RATES_STABLECOINS_AT_PAR)"
         else:
-            table, fx = _entry("fx", peg)
+            table, fx = _entry("fx", peg, last_known=last_known)
             with localcontext() as ctx:
                 ctx.prec = 28
                 rate = 1 / fx.rate
             source = f"at par with {peg} (RATES_STABLECOINS_AT_PAR) + {fx.source}"
         entry = _Entry(rate=rate, source=source, as_of=None, agreeing=1, sources=[{"source": source, "used": True}])
         return table, entry
-    return _entry("crypto", currency)
+    return _entry("crypto", currency, last_known=last_known)
 
 
 # The last Rate built per pair, with the entries and tables it was built from: a Rate is a
@@ -383,12 +388,15 @@ def _crypto_usd(currency: str) -> tuple[_Table | None, _Entry]:
 _built: dict[tuple[str, str], tuple[tuple, Rate]] = {}
 
 
-def get_rate(currency: str, fiat: str) -> Rate:
-    """Fiat per 1 whole unit of ``currency`` (a crypto asset), with its sources and fetch time."""
+def get_rate(currency: str, fiat: str, *, last_known: bool = False) -> Rate:
+    """Fiat per 1 whole unit of ``currency`` (a crypto asset), with its sources and fetch time.
+    ``last_known``: for a price that sets no amount (the fee and bookkeeping value of a draft
+    whose amount is given in the asset), the last live price or the bundled one rather than a
+    503 when no fresh one is at hand; such a Rate says ``live=False``."""
     currency = normalise_asset(str(currency))
     fiat = normalise_fiat(fiat)
-    crypto_table, crypto = _crypto_usd(currency)
-    fx_table, fx = (None, _USD) if fiat == "USD" else _entry("fx", fiat)
+    crypto_table, crypto = _crypto_usd(currency, last_known=last_known)
+    fx_table, fx = (None, _USD) if fiat == "USD" else _entry("fx", fiat, last_known=last_known)
     made_of = (crypto_table, crypto, fx_table, fx)
     built = _built.get((currency, fiat))
     if built is not None and all(a is b for a, b in zip(built[0], made_of, strict=True)):

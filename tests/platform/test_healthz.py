@@ -1,7 +1,23 @@
+from datetime import timedelta
+from decimal import Decimal
+
 import pytest
+import time_machine
 from django.test import Client, override_settings
+from django.utils import timezone
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def live_rates():
+    """Fresh live tables in the shared cache, as a refresh stores them."""
+    from payments.rates.feed import _Entry, _store, _Table
+
+    now = timezone.now()
+    for kind, code in (("crypto", "BTC"), ("fx", "EUR")):
+        entry = _Entry(rate=Decimal("1.5"), source="kraken", as_of=now, agreeing=1, sources=[])
+        _store(_Table(kind=kind, fetched_at=now, live=True, entries={code: entry}))
 
 
 def test_healthz_is_ok_when_the_database_cache_and_broker_answer_and_nothing_waits(anon_client):
@@ -10,14 +26,14 @@ def test_healthz_is_ok_when_the_database_cache_and_broker_answer_and_nothing_wai
     body = response.json()
     assert {k: body[k] for k in ("status", "checks", "failed")} == {
         "status": "ok",
-        "checks": {"database": "ok", "cache": "ok", "broker": "ok", "webhooks": "ok", "emails": "ok"},
+        "checks": {"database": "ok", "cache": "ok", "broker": "ok", "webhooks": "ok", "emails": "ok", "rates": "ok"},
         "failed": [],
     }
     assert body["detail"]["webhooks"] == {"backlog": 0, "oldestDueAgeSeconds": None}
     assert body["detail"]["emails"] == {"backlog": 0, "oldestDueAgeSeconds": None}
 
 
-def test_healthz_stays_ok_while_naming_what_is_off_and_how_to_turn_it_on(anon_client, settings):
+def test_healthz_stays_ok_while_naming_what_is_off_and_how_to_turn_it_on(anon_client, settings, live_rates):
     settings.ENABLED_NETWORKS = ["Testnet", "Sepolia"]
     settings.PLATFORM_FEE_ADDRESSES = {}
     settings.CHAINWATCH_ENDPOINTS = {}
@@ -32,7 +48,7 @@ def test_healthz_stays_ok_while_naming_what_is_off_and_how_to_turn_it_on(anon_cl
     assert "RPC_URL_SEPOLIA=" in notices[1]
 
 
-def test_healthz_has_no_notice_once_fee_addresses_and_nodes_are_set(anon_client, settings):
+def test_healthz_has_no_notice_once_fee_addresses_and_nodes_are_set(anon_client, settings, live_rates):
     settings.ENABLED_NETWORKS = ["Sepolia"]
     settings.PLATFORM_FEE_ADDRESSES = {"Sepolia": "0x8617E340B3D01FA5F11F306F4090FD50E238070D"}
     settings.CHAINWATCH_ENDPOINTS = {"Sepolia": {"rpc_url": "http://127.0.0.1:8545"}}
@@ -110,3 +126,35 @@ def test_a_503_says_when_to_ask_again_and_tells_the_public_only_what_failed(sett
     assert public["Retry-After"] == str(settings.OUTAGE_RETRY_AFTER_SECONDS)
     operator = Client(REMOTE_ADDR="127.0.0.1").get("/healthz")
     assert operator.status_code == 503 and operator["Retry-After"] == str(settings.OUTAGE_RETRY_AFTER_SECONDS)
+
+
+def test_healthz_fails_naming_rates_when_no_fiat_price_can_be_made_yet(settings):
+    settings.RATES_BUNDLED_ALLOWED = False  # and no refresh has run: fiat-priced creation is refused
+    public = Client(REMOTE_ADDR="203.0.113.7").get("/healthz")
+    assert public.status_code == 503 and public.json() == {"status": "fail", "failed": ["rates"]}
+    operator = Client(REMOTE_ADDR="127.0.0.1").get("/healthz").json()
+    assert operator["failed"] == ["rates"]
+    assert operator["checks"]["rates"].startswith("stale: no crypto rates fetched yet, no fx rates fetched yet")
+    assert operator["detail"]["rates"]["tables"]["crypto"]["ageSeconds"] is None
+
+
+def test_healthz_fails_naming_rates_with_their_age_once_older_than_the_limit(settings, live_rates):
+    settings.RATES_BUNDLED_ALLOWED = False
+    client = Client(REMOTE_ADDR="127.0.0.1")
+    assert client.get("/healthz").json()["checks"]["rates"] == "ok"
+    limit = settings.RATES_MAX_AGE_SECONDS
+    with time_machine.travel(timezone.now() + timedelta(seconds=limit + 30), tick=False):
+        response = client.get("/healthz")
+    body = response.json()
+    assert response.status_code == 503 and body["failed"] == ["rates"]
+    age = limit + 30
+    assert body["checks"]["rates"] == (
+        f"stale: crypto rates {age} s old, fx rates {age} s old (limit {limit} s): fiat prices are refused"
+    )
+    assert body["detail"]["rates"]["tables"]["crypto"]["ageSeconds"] == limit + 30
+
+
+def test_healthz_rates_stay_ok_when_the_operator_allows_the_bundled_table(settings):
+    settings.RATES_BUNDLED_ALLOWED = True  # no live rates, but the bundled table prices, knowingly
+    body = Client(REMOTE_ADDR="127.0.0.1").get("/healthz").json()
+    assert body["checks"]["rates"] == "ok" and body["detail"]["rates"]["bundledInUse"] is True
