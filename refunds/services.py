@@ -23,7 +23,6 @@ from uuid import UUID
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Sum
 from django.utils import timezone
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
@@ -41,10 +40,10 @@ from notifications import kinds as email_kinds
 from notifications.services import email_enqueue
 from payments.addresses import AddressError, InvalidAddress, check_address, validate_address
 from payments.enums import Method, Network
-from payments.quotes import base_units_to_fiat, fiat_to_base_units, quote_lock
-from payments.rates import normalise_fiat
+from payments.quotes import base_units_to_fiat, quote_lock
 from payments.rates.fiat import fiat_minor_units
 from payments.registry import NETWORKS, Asset, get_asset, network_info, require_network_enabled
+from refunds.amounts import fiat_checked, fiat_share, in_paid_asset, paid_base_units, refunded_base_units
 from refunds.events import refund_event_data
 from refunds.models import OPEN_REFUND_STATUSES, Refund, RefundStatus
 from webhooks.models import EventType
@@ -141,18 +140,6 @@ def _transition(refund: Refund, to: str, *, now: datetime) -> None:
 # --- Issue ------------------------------------------------------------------------------
 
 
-def _paid_base_units(draft: Draft) -> int:
-    return draft.received_base_units if draft.received_base_units is not None else draft.amount_base_units
-
-
-def _refunded_base_units(draft_id: UUID) -> int:
-    """What the draft's open and paid refunds already take off its payment."""
-    taken = Refund.objects.filter(draft_id=draft_id, status__in=(*OPEN_REFUND_STATUSES, R.PAID)).aggregate(
-        total=Sum("share_base_units")
-    )
-    return taken["total"] or 0
-
-
 def _refund_asset(draft: Draft, currency: str | None, network: str | None) -> Asset:
     currency, network = currency or draft.currency, network or draft.network
     try:
@@ -168,41 +155,6 @@ def _refund_asset(draft: Draft, currency: str | None, network: str | None) -> As
             field="network",
         )
     return asset
-
-
-def _fiat_checked(fiat_currency: str, fiat_amount: Decimal) -> tuple[str, Decimal]:
-    fiat_currency = normalise_fiat(fiat_currency)
-    if fiat_amount <= 0:
-        raise Problem("fiatAmount must be positive.", code="min_value", field="fiatAmount")
-    places = fiat_minor_units(fiat_currency)
-    if fiat_amount != fiat_amount.quantize(Decimal(1).scaleb(-places)):
-        raise Problem(
-            f"{fiat_currency} amounts have {places} decimal places; {fiat_amount} is more precise than that.",
-            code="too_precise",
-            field="fiatAmount",
-        )
-    return fiat_currency, fiat_amount
-
-
-def _in_paid_asset(*, base_units: int, asset: Asset, paid: Asset, now: datetime) -> tuple[int, dict]:
-    """Another asset's amount valued in the paid asset's base units, through USD quotes."""
-    mine, theirs = (
-        quote_lock(asset=asset, fiat_currency="USD", now=now),
-        quote_lock(asset=paid, fiat_currency="USD", now=now),
-    )
-    usd = base_units_to_fiat(base_units, mine.rate, asset.decimals)
-    share = fiat_to_base_units(usd, theirs.rate, paid.decimals)
-    return share, {"refundAsset": mine.as_json(), "paidAsset": theirs.as_json()}
-
-
-def _fiat_share(draft: Draft, paid: Asset, fiat_currency: str, fiat_amount: Decimal, now: datetime) -> tuple[int, dict]:
-    """A fiat price's value in the paid asset: at the draft's own price when it was priced in
-    the same fiat (a full refund of 25 EUR is the whole payment), else at a rate locked now."""
-    if draft.fiat_currency == fiat_currency and draft.fiat_amount:
-        exact = Decimal(_paid_base_units(draft)) * fiat_amount / draft.fiat_amount
-        return int(exact.quantize(Decimal(1), rounding=ROUND_HALF_UP)), {"atDraftPrice": True}
-    quote = quote_lock(asset=paid, fiat_currency=fiat_currency, now=now)
-    return fiat_to_base_units(fiat_amount, quote.rate, paid.decimals), {"paidAsset": quote.as_json()}
 
 
 def refund_issue(
@@ -256,7 +208,7 @@ def refund_issue(
     if fiat_amount is not None:
         if not fiat_currency:
             raise Problem("A fiat-priced refund names its fiatCurrency.", code="required", field="fiatCurrency")
-        fiat_currency, fiat_amount = _fiat_checked(fiat_currency, fiat_amount)
+        fiat_currency, fiat_amount = fiat_checked(fiat_currency, fiat_amount)
     elif fiat_currency:
         raise Problem("fiatCurrency goes with fiatAmount.", code="unexpected", field="fiatCurrency")
     expiry_hours = expiry_hours or DEFAULT_EXPIRY_HOURS
@@ -268,7 +220,7 @@ def refund_issue(
     quote: dict | None = None
     field = given[0]
     if full:
-        left = _paid_base_units(draft) - _refunded_base_units(draft.id)
+        left = paid_base_units(draft) - refunded_base_units(draft.id)
         if left <= 0:
             raise RefundExceedsPayment("Nothing is left to refund of this payment.", field="full")
         share = left
@@ -285,16 +237,16 @@ def refund_issue(
     elif amount_base_units is not None:
         share = amount_base_units
         if not same_asset:
-            share, quote = _in_paid_asset(base_units=amount_base_units, asset=asset, paid=paid, now=now)
+            share, quote = in_paid_asset(base_units=amount_base_units, asset=asset, paid=paid, now=now)
     else:
-        share, quote = _fiat_share(draft, paid, fiat_currency, fiat_amount, now)
+        share, quote = fiat_share(draft, paid, fiat_currency, fiat_amount, now)
     share = max(share, 1)
 
     with transaction.atomic():
         if key is not None and not key.take():  # the key already holds an answer: nothing is written
             return KEY_TAKEN
         Draft.objects.select_for_update().filter(pk=draft.pk).first()  # one count of what is left at a time
-        left = _paid_base_units(draft) - _refunded_base_units(draft.id)
+        left = paid_base_units(draft) - refunded_base_units(draft.id)
         if share > left:
             raise RefundExceedsPayment(
                 f"This refund is worth {share} base units of the {paid.currency} paid; only {left} are left to refund.",
