@@ -130,7 +130,10 @@ def _fee_address(network: str) -> tuple[str, str]:
 
 
 # The operator's fee addresses per network: FEE_ADDRESS_MAINNET, FEE_ADDRESS_BASE_SEPOLIA, ...
-PLATFORM_FEE_ADDRESS_VARIABLES = {network: _fee_address(network) for network in MAINNET_NETWORKS + TEST_NETWORKS}
+# (FEE_ADDRESS_SIGNET and FEE_ADDRESS_REGTEST too: every network ENABLED_NETWORKS may name).
+PLATFORM_FEE_ADDRESS_VARIABLES = {
+    network: _fee_address(network) for network in MAINNET_NETWORKS + TEST_NETWORKS + DEVELOPER_NETWORKS
+}
 PLATFORM_FEE_ADDRESSES = {
     network: address for network, (_, address) in PLATFORM_FEE_ADDRESS_VARIABLES.items() if address
 }

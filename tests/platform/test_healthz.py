@@ -64,3 +64,21 @@ def test_healthz_is_503_naming_the_broker_when_it_is_down(anon_client):
     assert body["status"] == "fail"
     assert body["failed"] == ["broker"]
     assert body["checks"]["database"] == "ok"
+
+
+@pytest.mark.parametrize("network", ["Regtest", "Signet"])
+def test_healthz_and_notices_name_the_fee_variable_of_regtest_and_signet(anon_client, settings, network):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    settings.ENABLED_NETWORKS = [network, "Testnet"]
+    settings.PLATFORM_FEE_ADDRESSES = {}
+    settings.CHAINWATCH_ENDPOINTS = {}
+    settings.RATES_BUNDLED_ALLOWED = False
+    notices = anon_client.get("/healthz").json()["notices"]
+    assert notices[0].startswith(f"No fee address for {network}, Testnet:")
+    assert f"FEE_ADDRESS_{network.upper()}=" in notices[0]
+    out = StringIO()
+    call_command("notices", stdout=out)
+    assert f"FEE_ADDRESS_{network.upper()}=" in out.getvalue()
