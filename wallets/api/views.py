@@ -39,10 +39,10 @@ class ReceivingWalletViewSet(viewsets.ViewSet):
     @extend_schema(
         summary="Register a receiving wallet by its public descriptor (private keys refused)",
         request=ReceivingWalletCreateRequestSerializer,
-        responses={201: ReceivingWalletSerializer},
+        responses={200: ReceivingWalletSerializer},
     )
     def create(self, request):
-        return Response(receiving_wallet_create_json(user=request.user, body=request.data), status=201)
+        return Response(receiving_wallet_create_json(user=request.user, body=request.data))
 
     @extend_schema(summary="Read a receiving wallet", responses=ReceivingWalletSerializer)
     def retrieve(self, request, pk=None):
