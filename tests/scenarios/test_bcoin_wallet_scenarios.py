@@ -77,7 +77,8 @@ def test_derived_addresses_paid_from_the_nodes_wallet_are_seen_then_confirmed(ap
     assert first["platformFeeSats"] > 0  # a fee output in the same transaction (MultiOutput)
 
     txids = [
-        node.pay((made["receiverAddress"], 5_000_000), (FEE_ADDRESS, made["platformFeeSats"])) for made in (first, second)
+        node.pay((made["receiverAddress"], 5_000_000), (FEE_ADDRESS, made["platformFeeSats"]))
+        for made in (first, second)
     ]
     tick()
     assert [status(api_client, made)["status"] for made in (first, second)] == ["Seen", "Seen"]
