@@ -12,6 +12,7 @@ from dashboard.views import (
     security,
     templates,
     transfers,
+    wallets,
     webhooks,
 )
 
@@ -46,6 +47,12 @@ urlpatterns = [
     path("address-book/", templates.address_book, name="address_book"),
     path("address-book/<id:entry_id>/default", templates.address_book_default, name="address_book_default"),
     path("address-book/<id:entry_id>/delete", templates.address_book_delete, name="address_book_delete"),
+    path("receiving-wallets/", wallets.receiving_wallets, name="receiving_wallets"),
+    path(
+        "receiving-wallets/<id:wallet_id>/archive",
+        wallets.receiving_wallet_archive_view,
+        name="receiving_wallet_archive",
+    ),
     path("transfers/", transfers.transfers, name="transfers"),
     path("transfers/<id:report_id>/attach", transfers.transfer_attach_view, name="transfer_attach"),
     path("security/", security.security, name="security"),
