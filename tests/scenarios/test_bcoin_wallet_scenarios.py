@@ -5,6 +5,9 @@ task takes them from the mempool to Seen and from blocks to Confirmed."""
 
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
+
 import pytest
 from embit import bip39
 from embit.bip32 import HDKey
@@ -13,7 +16,7 @@ from embit.networks import NETWORKS
 from chainwatch.models import Cursor
 from chainwatch.tasks import chainwatch_run
 from tests.scenarios.bcoin.node import BcoinNode
-from tests.scenarios.conftest import events_of
+from tests.scenarios.conftest import events_of, payload
 
 pytestmark = pytest.mark.django_db
 
@@ -107,3 +110,45 @@ def test_exact_short_and_over_payments_to_derived_addresses(api_client, node):
     for made, received in ((short, 95_000), (over, 104_000)):
         now = api_client.get(f"/api/v1/drafts/{made['id']}").json()
         assert now["status"] == "AmountMismatch" and now["receivedAmountSats"] == received
+
+
+def test_the_tx_templates_psbt_completed_by_bitcoinjs_and_broadcast_pays_the_derived_address(api_client, node):
+    """The payer's side with a real wallet library: the service's PSBT (outputs only) gets an input
+    and change from bitcoinjs-lib, is signed and broadcast to the node, and the draft is paid."""
+    from embit.script import p2wpkh
+
+    tick()
+    shop = wallet(api_client)
+    made = draft(api_client, shop["id"], 5_000_000)
+    template = api_client.get(f"/api/v1/drafts/{made['id']}/tx-template").json()
+    assert template["outputs"][0]["address"] == made["receiverAddress"] == shop["firstAddresses"][0]["address"]
+
+    payer = ROOT_KEY.derive("m/84h/1h/500h/0/0")
+    payer_address = p2wpkh(payer.key.get_public_key()).address(NETWORKS["regtest"])
+    funding = node.pay((payer_address, 10_000_000))
+    node.mine(1)
+    vout = next(
+        o["n"]
+        for o in node.rpc("getrawtransaction", funding, True)["vout"]
+        if o["scriptPubKey"]["hex"] == p2wpkh(payer.key.get_public_key()).data.hex()
+    )
+    total = sum(o["amountSats"] for o in template["outputs"])
+    change = 10_000_000 - total - 1_000  # 1,000 sats of network fee, the payer's choice
+    argv = [template["psbt"], funding, str(vout), "10000000", payer.key.secret.hex(), payer_address, str(change)]
+    completed = subprocess.run(
+        ["node", str(Path(__file__).parent / "bcoin" / "complete_psbt.cjs"), *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    txid = node.rpc("sendrawtransaction", completed.stdout.strip())
+    assert node.rpc("getrawmempool") == [txid]
+    tick()
+    assert status(api_client, made)["status"] == "Seen"
+    node.mine(2)
+    tick()
+    now = status(api_client, made)
+    assert now["status"] == "Confirmed" and now["txIds"] == [txid]
+    assert payload(made, "draft.confirmed")["platformFee"]["accrued"] is False  # the fee output was paid

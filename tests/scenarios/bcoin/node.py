@@ -141,7 +141,10 @@ class BcoinNode:
         # What the service is given: its Core watcher's URL (credentials as a Core URL has them).
         self.rpc_url = f"http://user:pass@127.0.0.1:{self.adapter.server_address[1]}"
         self.miner = self._wallet("POST", "/wallet/primary/address", {"account": "default"})["address"]
-        self.mine(120)  # 20 mature coinbases to spend
+        # Mature coinbases to spend, and segwit active: bcoin's regtest activates it by BIP9
+        # signalling, active from height 432 (three windows of 144 blocks); before that its
+        # mempool refuses to spend a witness output ("no-witness-yet").
+        self.mine(440)
         self._funded()
 
     def _wait(self) -> None:
@@ -178,7 +181,7 @@ class BcoinNode:
     def _funded(self) -> None:
         """The wallet follows the node asynchronously: wait until it has seen the coinbases."""
         for _ in range(100):
-            if self._wallet("GET", "/wallet/primary/balance").get("tx", 0) >= 120:
+            if self._wallet("GET", "/wallet/primary/balance").get("tx", 0) >= 440:
                 return
             time.sleep(0.1)
         raise RuntimeError("bcoin's wallet did not see its coinbases")
