@@ -30,6 +30,7 @@ from core.problems import Conflict, Problem
 from drafts.creation import draft_create, draft_plan_for
 from drafts.idempotency import KeyClaim, KeyTaken
 from drafts.models import Draft
+from drafts.planning import DraftPlan
 from drafts.requests import DraftRequest, Origin
 from wallets.descriptors import derive_address
 from wallets.models import ReceivingWallet
@@ -87,21 +88,28 @@ def _gap_check(wallet: ReceivingWallet) -> None:
         )
 
 
-def wallet_draft_create(
-    *, user, request: DraftRequest, origin: Origin, now: datetime, key: KeyClaim | None = None
-) -> Draft | KeyTaken:
-    """Create a draft paid at the wallet's next address (see the module's docstring)."""
+def wallet_standin(*, user, request: DraftRequest) -> DraftRequest:
+    """The request with the wallet's next address standing in for the receiver, to plan (and
+    check) it before the lock: the account's own wallet, on the request's network, not
+    archived, under its gap limit."""
     if request.receiver_address:
         raise Problem("Give receiverAddress or receivingWalletId, not both.", code="ambiguous", field=FIELD)
     wallet = receiving_wallet_get(user=user, wallet_id=request.receiving_wallet_id, field=FIELD)
     _usable(wallet, request.network)
     _gap_check(wallet)  # before the rates are fetched; checked again under the lock
-    # Planned (rates, checks; network I/O) before the lock, with the next address standing in.
     standin = derive_address(wallet.descriptor, network=wallet.network, index=wallet.next_index)
-    plan = draft_plan_for(request=replace(request, receiver_address=standin), origin=origin, now=now, user=user)
+    return replace(request, receiver_address=standin)
+
+
+def wallet_draft_write(
+    *, user, plan: DraftPlan, wallet_id, origin: Origin, now: datetime, key: KeyClaim | None = None
+) -> Draft | KeyTaken:
+    """Write a draft planned with `wallet_standin` at the wallet's next address: under the
+    wallet's row lock (in the caller's transaction if any: a recurring template's run), the
+    next index is taken, the draft written and the index moved on only if it was."""
     with transaction.atomic():
-        locked = ReceivingWallet.objects.select_for_update().get(pk=wallet.pk)
-        _usable(locked, request.network)
+        locked = ReceivingWallet.objects.select_for_update().get(pk=wallet_id)
+        _usable(locked, plan.asset.network)
         _gap_check(locked)
         index = locked.next_index
         address = derive_address(locked.descriptor, network=locked.network, index=index)
@@ -114,3 +122,15 @@ def wallet_draft_create(
         if isinstance(made, Draft):
             ReceivingWallet.objects.filter(pk=locked.pk).update(next_index=index + 1, updated_at=now)
     return made
+
+
+def wallet_draft_create(
+    *, user, request: DraftRequest, origin: Origin, now: datetime, key: KeyClaim | None = None
+) -> Draft | KeyTaken:
+    """Create a draft paid at the wallet's next address (see the module's docstring)."""
+    # Planned (rates, checks; network I/O) before the lock, with the next address standing in.
+    standin = wallet_standin(user=user, request=request)
+    plan = draft_plan_for(request=standin, origin=origin, now=now, user=user)
+    return wallet_draft_write(
+        user=user, plan=plan, wallet_id=request.receiving_wallet_id, origin=origin, now=now, key=key
+    )
