@@ -94,6 +94,12 @@ def wallet_standin(*, user, request: DraftRequest) -> DraftRequest:
     archived, under its gap limit."""
     if request.receiver_address:
         raise Problem("Give receiverAddress or receivingWalletId, not both.", code="ambiguous", field=FIELD)
+    if request.payment_method == "Lightning" or request.bolt11 or request.lightning_address:
+        raise Problem(
+            "A receiving wallet receives on chain: a Lightning draft pays its invoice instead.",
+            code="conflicting_method",
+            field=FIELD,
+        )
     wallet = receiving_wallet_get(user=user, wallet_id=request.receiving_wallet_id, field=FIELD)
     _usable(wallet, request.network)
     _gap_check(wallet)  # before the rates are fetched; checked again under the lock

@@ -139,6 +139,8 @@ def test_a_wallet_draft_refuses_another_network_and_a_receiver_address_too(api_c
     assert other.status_code == 400 and other.json()["code"] == "network_mismatch"
     both = draft(api_client, wallet["id"], receiverAddress=TESTNET_1)
     assert both.status_code == 400
+    lightning = draft(api_client, wallet["id"], paymentMethod="Lightning", amountSats=1000)
+    assert lightning.status_code == 400 and lightning.json()["code"] == "conflicting_method"
     assert ReceivingWallet.objects.get(pk=wallet["id"]).next_index == 0
 
 
