@@ -27,6 +27,7 @@ class ReceivingWalletViewSet(viewsets.ViewSet):
         "create": "wallets:write",
         "destroy": "wallets:write",
     }
+    problem_statuses = {"create": (409,)}  # wallet_exists
 
     @extend_schema(
         summary="List receiving wallets, newest first",
