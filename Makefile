@@ -19,9 +19,13 @@ $(VENV)/.dev: $(VENV)/.runtime requirements-dev.txt
 	$(PIP) install -q -r requirements-dev.txt
 	touch $@
 
-# Local chain nodes for the tests (anvil), pinned in package.json / package-lock.json.
+# Local chain nodes for the tests (anvil, bcoin), pinned in package.json / package-lock.json.
+# bcoin 1.0.2's install scripts build native modules that fail on current Node; it runs on its
+# JavaScript fallbacks (NODE_BACKEND=js), so no package's scripts run except anvil's own
+# postinstall (it fetches the anvil binary), run by the rebuild.
 node_modules/.installed: package.json package-lock.json
-	npm install --no-audit --no-fund
+	npm install --no-audit --no-fund --ignore-scripts
+	npm rebuild --foreground-scripts @foundry-rs/anvil
 	touch $@
 
 system-deps:

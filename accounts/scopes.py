@@ -15,6 +15,8 @@ class Scope(models.TextChoices):
     RATES_READ = "rates:read", "Read exchange rates"
     TEMPLATES_MANAGE = "templates:manage", "Manage recurring templates"
     ADDRESSBOOK_MANAGE = "addressbook:manage", "Manage the address book"
+    WALLETS_READ = "wallets:read", "Read receiving wallets (public descriptors) and their addresses"
+    WALLETS_WRITE = "wallets:write", "Register and archive receiving wallets (public descriptors only)"
     WEBHOOKS_MANAGE = "webhooks:manage", "Register, test and remove webhooks"
 
 

@@ -1,6 +1,8 @@
 """Turn observed transfers into state-machine calls (drafts/services.py).
 
-Bitcoin and EVM match by (network, receiver address, asset, exact base units); Solana by
+Bitcoin and EVM match by (network, receiver address, asset, exact base units); a draft paid at
+a receiving wallet's fresh address (drafts.wallets) is the one draft of that address, so it
+takes the transfers to it before any other account's draft there; Solana by
 the draft's reference; Lightning by payment hash. A transfer within 10% of an open
 draft's amount at the same address and asset is reported as a mismatch to the closest one.
 Every call here is safe to repeat: the state machine locks the draft and ignores what it
@@ -80,6 +82,9 @@ def find_draft(transfer: ObservedTransfer, *, now: datetime) -> Draft | None:
         )
         if _same_asset(d, transfer)
     ]
+    own = [d for d in candidates if d.receiving_wallet_id is not None]
+    if own:  # a receiving wallet's fresh address is its draft's alone: matched by address
+        candidates = own
     exact = [d for d in candidates if _is_exact(transfer, d)]
     if exact:
         return _unambiguous(exact, transfer)

@@ -21,6 +21,7 @@ api_v1 = [
     path("", include("notifications.api.urls")),
     path("", include("chainwatch.api.urls")),
     path("", include("addressbook.api.urls")),
+    path("", include("wallets.api.urls")),
     path("", include("suggestions.api.urls")),
     path("", include("recurring.api.urls")),
     path("", include("demo.api.urls")),

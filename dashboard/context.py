@@ -11,6 +11,7 @@ NAV = [
     ("dashboard:refunds", _("Refunds")),
     ("dashboard:templates", _("Recurring")),
     ("dashboard:address_book", _("Address book")),
+    ("dashboard:receiving_wallets", _("Receiving wallets")),
     ("dashboard:webhooks", _("Webhooks")),
     ("dashboard:api_keys", _("API keys")),
     ("dashboard:transfers", _("Transfers")),

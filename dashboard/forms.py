@@ -268,3 +268,35 @@ class PayLinkPreferenceForm(PlainTextForm):
         ),
         required=False,
     )
+
+
+class ReceivingWalletForm(PlainTextForm):
+    """A receiving wallet: a Bitcoin network and the wallet's public descriptor (or xpub)."""
+
+    label = forms.CharField(label=_("Label"), max_length=200, required=False)
+    network = forms.ChoiceField(
+        label=_("Network"),
+        choices=[(n, label) for n, label in Network.choices if n in ("Mainnet", "Testnet", "Signet", "Regtest")],
+    )
+    descriptor = forms.CharField(
+        label=_("Output descriptor or extended public key"),
+        max_length=1000,
+        widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false", "autocomplete": "off"}),
+        help_text=_(
+            "Public only: wpkh(...), tr(...) or sh(wpkh(...)) ending in /0/* or /<0;1>/*, or an xpub, ypub or "
+            "zpub (tpub, upub or vpub on test networks). Never a private key (xprv, tprv, WIF): it is refused."
+        ),
+    )
+    script_type = forms.ChoiceField(
+        label=_("Address type (for a bare xpub or tpub)"),
+        required=False,
+        choices=[
+            ("", _("From the descriptor or key")),
+            ("wpkh", _("Native SegWit (wpkh)")),
+            ("tr", _("Taproot (tr)")),
+            ("sh-wpkh", _("Nested SegWit (sh-wpkh)")),
+        ],
+    )
+
+    def field_for(self, api_field: str) -> str | None:
+        return {"scriptType": "script_type"}.get(api_field, api_field if api_field in self.fields else None)

@@ -12,6 +12,7 @@ from dashboard.views import (
     security,
     templates,
     transfers,
+    wallets,
     webhooks,
 )
 
@@ -48,6 +49,12 @@ urlpatterns = [
     path("address-book/<id:entry_id>/delete", templates.address_book_delete, name="address_book_delete"),
     path("address-book/<id:entry_id>/usable-now", templates.address_book_usable_now, name="address_book_usable_now"),
     path("address-book/lock", templates.receiver_lock, name="receiver_lock"),
+    path("receiving-wallets/", wallets.receiving_wallets, name="receiving_wallets"),
+    path(
+        "receiving-wallets/<id:wallet_id>/archive",
+        wallets.receiving_wallet_archive_view,
+        name="receiving_wallet_archive",
+    ),
     path("transfers/", transfers.transfers, name="transfers"),
     path("transfers/<id:report_id>/attach", transfers.transfer_attach_view, name="transfer_attach"),
     path("security/", security.security, name="security"),

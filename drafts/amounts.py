@@ -84,8 +84,14 @@ _OPEN_AMOUNTS_NEAR = Select(
 
 def _matched_by_amount(plan: DraftPlan) -> bool:
     """Whether a payment to this draft is told apart by its amount, which must then be unique
-    among the open drafts to that address (not a Lightning invoice, a tuple-matched network)."""
-    return plan.asset.network in TUPLE_MATCHED_NETWORKS and plan.method != Method.LIGHTNING
+    among the open drafts to that address (not a Lightning invoice, a tuple-matched network;
+    not a receiving wallet's fresh address either: the address tells it apart, the amount stays
+    as asked)."""
+    return (
+        plan.asset.network in TUPLE_MATCHED_NETWORKS
+        and plan.method != Method.LIGHTNING
+        and plan.receiving_wallet_id is None
+    )
 
 
 def open_amounts_read(plan: DraftPlan, *, nudges: int = MAX_NUDGE_BASE_UNITS) -> tuple[Select, tuple] | None:

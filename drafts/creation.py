@@ -131,6 +131,10 @@ def draft_create_from_request(
     """
     origin = origin or Origin.api()
     now = now or timezone.now()
+    if request.receiving_wallet_id is not None:  # a fresh address, allocated under the wallet's lock
+        from drafts.wallets import wallet_draft_create
+
+        return wallet_draft_create(user=user, request=request, origin=origin, now=now, key=key)
     plan = draft_plan_for(request=request, origin=origin, now=now, user=user)
     return draft_create(user=user, plan=plan, origin=origin, now=now, key=key)
 
@@ -297,6 +301,8 @@ def draft_build(
         livemode=livemode_of(user),
         fee_placement=placement,
         platform_fee_address=fee_address,
+        receiving_wallet_id=plan.receiving_wallet_id,
+        derivation_index=plan.derivation_index,
     )
     if plan.fee is not None:
         draft.fee_usd, draft.fee_base_units = plan.fee.fee_usd, plan.fee.fee_base_units

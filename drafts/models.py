@@ -105,6 +105,10 @@ class Draft(models.Model):
     superseded_at = models.DateTimeField(null=True, blank=True)
     # False for a draft made in test mode (accounts.modes): seen only by test keys, never in fees.
     livemode = models.BooleanField(default=True)
+    # Paid at a fresh address of the merchant's receiving wallet (wallets.ReceivingWallet):
+    # the wallet and the index of receiver_address on its receive branch.
+    receiving_wallet_id = models.UUIDField(null=True, blank=True)
+    derivation_index = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -122,6 +126,11 @@ class Draft(models.Model):
             models.Index(fields=["user"], condition=Q(is_fee_settlement=True), name="draft_fee_settlements"),
             # Looked up by equality only: no second, LIKE-shaped index as db_index=True would add.
             models.Index(fields=["payment_hash"], name="draft_payment_hash"),
+            models.Index(
+                fields=["receiving_wallet_id", "derivation_index"],
+                condition=Q(receiving_wallet_id__isnull=False),
+                name="draft_wallet_addresses",
+            ),
         ]
         constraints = [
             # Exact-amount matching must be unambiguous among an account's open drafts (between

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
+from uuid import UUID
 
 from django.conf import settings
 
@@ -48,6 +49,9 @@ class DraftPlan:
     lnurl_verify_url: str | None = None
     sek: dict[str, Any] | None = None
     is_fee_settlement: bool = False
+    # Paid at a fresh address of a receiving wallet (drafts.wallets): which, and its index.
+    receiving_wallet_id: UUID | None = None
+    derivation_index: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property

@@ -115,6 +115,8 @@ def draft_json(draft: Draft) -> dict[str, Any]:
         "paymentRequestId": str(draft.payment_request_id) if draft.payment_request_id else None,
         "orderId": draft.order_id,
         "livemode": draft.livemode,
+        "receivingWalletId": str(draft.receiving_wallet_id) if draft.receiving_wallet_id else None,
+        "addressIndex": draft.derivation_index,
     }
     mismatch = amount_mismatch_json(draft)
     if mismatch is not None:  # the spec's AmountMismatchInfo is not nullable: absent until there is one

@@ -92,6 +92,8 @@ class DraftRequest:
     expiry_minutes: int | None = None
     required_confirmations: int | None = None
     single_output: bool = False
+    # Paid at the next unused address of this receiving wallet (drafts.wallets), not receiver_address.
+    receiving_wallet_id: UUID | None = None
 
     @classmethod
     def from_api(cls, data: dict[str, Any]) -> DraftRequest:
@@ -111,6 +113,7 @@ class DraftRequest:
             expiry_hours=data.get("expiryHours"),
             required_confirmations=data.get("requiredConfirmations"),
             single_output=bool(data.get("singleOutput")),
+            receiving_wallet_id=data.get("receivingWalletId"),
         )
 
     @property

@@ -225,6 +225,7 @@ FIELD_DESCRIPTIONS: dict[str, str] = {
     "requiredConfirmations": "Confirmations before the draft is Confirmed; omitted: the network's default.",
     "singleOutput": "On-chain Bitcoin: one output to the receiver (the platform fee accrues) instead of two.",
     "addressBookId": "A Receiving address-book entry on the same network, instead of receiverAddress.",
+    "receivingWalletId": "A receiving wallet (Bitcoin) instead of receiverAddress: a fresh address per draft.",
     "idempotencyKey": "Makes a retry of this item safe: the same key and input give the first result.",
     "draft": "One create_draft input (without idempotency_key).",
     "items": "The drafts to create, 1 to 25, each {draft, idempotencyKey}.",

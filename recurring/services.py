@@ -33,6 +33,7 @@ from drafts.creation import draft_create, draft_plan_for
 from drafts.models import Draft
 from drafts.planning import draft_plan
 from drafts.requests import DraftRequest, Origin
+from drafts.wallets import wallet_draft_write, wallet_standin
 from notifications.kinds import RECURRING_RUN_REFUSED
 from notifications.services import email_enqueue
 from recurring.models import RecurrenceInterval, RecurringTemplate
@@ -62,6 +63,8 @@ def _draft_request(*, user, draft: dict[str, Any], interval: str, entry_field: s
         data["receiverAddress"] = address_book_receiver(
             user=user, entry_id=data["addressBookId"], network=data["network"], field=entry_field
         )
+    elif data.get("receivingWalletId"):
+        pass  # each run pays the wallet's next address (drafts.wallets)
     elif not data.get("receiverAddress") and not (
         data.get("paymentMethod") == "Lightning" or data.get("bolt11") or data.get("lightningAddress")
     ):  # each run pays the default receiving address the account has then
@@ -111,6 +114,11 @@ def recurring_template_create(
     lightning = (
         request.payment_method == "Lightning" or request.lightning_address or "@" in (request.receiver_address or "")
     )
+    if request.receiving_wallet_id is not None:  # checked with the wallet's next address standing in
+        try:
+            request = wallet_standin(user=user, request=request)
+        except Problem as problem:
+            raise _prefixed(problem, "draft.") from None
     if not lightning:  # a Lightning address is asked for an invoice only at each run (network I/O)
         try:
             draft_plan(request=request, now=now)
@@ -211,13 +219,19 @@ def recurring_template_run(*, template_id: UUID, run_index: int, now: datetime |
         request = _draft_request(
             user=template.user, draft=template.draft, interval=template.interval, entry_field="addressBookId"
         )
+        owner = mode_set(template.user, livemode=template.livemode)  # a test template makes test drafts
+        wallet_id = request.receiving_wallet_id
+        if wallet_id is not None:  # the wallet's next address stands in until the wallet's lock
+            request = wallet_standin(user=owner, request=request)
         plan = draft_plan_for(request=request, origin=origin, now=now)  # network I/O, before the lock
         with transaction.atomic():
             locked = RecurringTemplate.objects.select_for_update().filter(pk=template_id).first()
             if locked is None or locked.next_run_index != run_index or locked.paused:
                 return None  # made meanwhile by another worker, paused or deleted
-            owner = mode_set(template.user, livemode=template.livemode)  # a test template makes test drafts
-            draft = draft_create(user=owner, plan=plan, origin=origin, now=now)
+            if wallet_id is not None:
+                draft = wallet_draft_write(user=owner, plan=plan, wallet_id=wallet_id, origin=origin, now=now)
+            else:
+                draft = draft_create(user=owner, plan=plan, origin=origin, now=now)
             _move_to(locked, run_index + 1)
             locked.claimed_until, locked.last_run_at, locked.last_draft_id = None, now, draft.id
             locked.last_refusal = None

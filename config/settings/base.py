@@ -86,6 +86,7 @@ INSTALLED_APPS = [
     "chainwatch",
     "dashboard",
     "addressbook",
+    "wallets",
     "suggestions",
     "recurring",
     "demo",

@@ -117,6 +117,10 @@ FEE_MAX_AGE_DAYS = env_int("FEE_MAX_AGE_DAYS", 30, minimum=1)
 
 # --- Drafts (drafts/) ----------------------------------------------------------------
 DRAFT_LATE_PAYMENT_GRACE_HOURS = env_int("DRAFT_LATE_PAYMENT_GRACE_HOURS", 72, minimum=0)
+# Receiving wallets (wallets/, drafts/wallets.py): how many addresses handed out and never paid a
+# wallet may have after its last paid one; a draft past it is refused (409 gap_limit_reached).
+# Wallets look this far ahead of their last used address (Electrum, Sparrow: 20 by default).
+RECEIVING_WALLET_GAP_LIMIT = env_int("RECEIVING_WALLET_GAP_LIMIT", 20, minimum=1)
 
 
 def _fee_address(network: str) -> tuple[str, str]:
@@ -130,7 +134,10 @@ def _fee_address(network: str) -> tuple[str, str]:
 
 
 # The operator's fee addresses per network: FEE_ADDRESS_MAINNET, FEE_ADDRESS_BASE_SEPOLIA, ...
-PLATFORM_FEE_ADDRESS_VARIABLES = {network: _fee_address(network) for network in MAINNET_NETWORKS + TEST_NETWORKS}
+# (FEE_ADDRESS_SIGNET and FEE_ADDRESS_REGTEST too: every network ENABLED_NETWORKS may name).
+PLATFORM_FEE_ADDRESS_VARIABLES = {
+    network: _fee_address(network) for network in MAINNET_NETWORKS + TEST_NETWORKS + DEVELOPER_NETWORKS
+}
 PLATFORM_FEE_ADDRESSES = {
     network: address for network, (_, address) in PLATFORM_FEE_ADDRESS_VARIABLES.items() if address
 }

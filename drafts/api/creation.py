@@ -28,11 +28,14 @@ def draft_request_from_body(body: Any, *, user) -> DraftRequest:
     """A CreateDraftRequest body as the typed request; bad input raises the domain Problem.
     An `addressBookId` is resolved here, at the edge, into the entry's address; a body that
     names no receiver (and is not a Lightning draft) is paid to the account's default
-    receiving address on the network, when it has one."""
+    receiving address on the network, when it has one. A `receivingWalletId` is left for the
+    creation, which gives the draft the wallet's next address."""
     data = validated(CreateDraftRequestSerializer, body)
     if data.get("addressBookId") is not None:
         receiver = address_book_receiver(user=user, entry_id=data["addressBookId"], network=data["network"])
         data = {**data, "receiverAddress": receiver}
+    elif data.get("receivingWalletId") is not None:
+        pass  # the wallet's next address, allocated by the creation (drafts.wallets)
     elif data.get("receiverAddress") is None and not _is_lightning(data):
         data = {**data, "receiverAddress": default_receiver(user=user, network=data["network"])}
     if by_key(user):  # the receiving-address lock binds keys and MCP (no query while it is off)

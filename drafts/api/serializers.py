@@ -55,12 +55,26 @@ class CreateDraftRequestSerializer(StrictSerializer):
         required=False,
         help_text="A Receiving address-book entry on the same network, instead of receiverAddress",
     )
+    receivingWalletId = serializers.UUIDField(
+        allow_null=True,
+        required=False,
+        help_text="A receiving wallet on the same (Bitcoin) network, instead of receiverAddress: the draft is "
+        "paid at the wallet's next unused address, never reused, and its amount is billed as asked",
+    )
 
     def validate(self, attrs):
         errors: dict[str, list] = {}
         if attrs.get("addressBookId") is not None and attrs.get("receiverAddress") is not None:
             errors["addressBookId"] = [
                 serializers.ErrorDetail("Give receiverAddress or addressBookId, not both.", code="ambiguous")
+            ]
+        if attrs.get("receivingWalletId") is not None and (
+            attrs.get("receiverAddress") is not None or attrs.get("addressBookId") is not None
+        ):
+            errors["receivingWalletId"] = [
+                serializers.ErrorDetail(
+                    "Give receivingWalletId, or receiverAddress or addressBookId, not both.", code="ambiguous"
+                )
             ]
         if not attrs.get("network"):
             errors["network"] = [serializers.ErrorDetail("Name the network.", code="required")]
@@ -88,6 +102,7 @@ class FeeQuoteRequestSerializer(CreateDraftRequestSerializer):
     """An amount, currency and network (and optionally the method) to price; nothing is created."""
 
     receiverAddress = None
+    receivingWalletId = None
     senderAddress = None
     bolt11 = None
     lightningAddress = None
@@ -267,6 +282,13 @@ class DraftResponseSerializer(serializers.Serializer):
     paymentRequestId = serializers.UUIDField(allow_null=True)
     orderId = serializers.CharField(allow_null=True)
     livemode = serializers.BooleanField(help_text="False for a test-mode object (made with a test key).")
+
+    receivingWalletId = serializers.UUIDField(
+        allow_null=True, help_text="The receiving wallet whose fresh address receiverAddress is, if any"
+    )
+    addressIndex = serializers.IntegerField(
+        allow_null=True, help_text="receiverAddress's index on the receiving wallet's receive branch (…/0/index)"
+    )
 
 
 class DraftListResponseSerializer(serializers.Serializer):

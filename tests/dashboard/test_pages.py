@@ -21,7 +21,8 @@ pytestmark = pytest.mark.django_db
 PAGES = ["/dashboard/", "/dashboard/drafts/", "/dashboard/drafts/new", "/dashboard/webhooks/",
          "/dashboard/api-keys/", "/dashboard/fees/", "/dashboard/pay-links/", "/dashboard/pay-links/new",
          "/dashboard/transfers/", "/dashboard/security/", "/dashboard/notifications/",
-         "/dashboard/templates/", "/dashboard/address-book/", "/dashboard/profile/"]  # fmt: skip
+         "/dashboard/templates/", "/dashboard/address-book/", "/dashboard/receiving-wallets/",
+         "/dashboard/profile/"]  # fmt: skip
 
 
 @pytest.fixture(autouse=True)
@@ -367,3 +368,40 @@ def test_address_book_entries_are_added_checked_and_removed(browser, stranger, o
     assert stranger.post(f"/dashboard/address-book/{entry.id}/delete").status_code == 404
     browser.post(f"/dashboard/address-book/{entry.id}/delete")
     assert not AddressBookEntry.objects.exists()
+
+
+def test_a_receiving_wallet_is_added_shown_with_its_addresses_and_archived(browser, stranger, owner):
+    from wallets.models import ReceivingWallet
+
+    tpub = "tpubDC8msFGeGuwnKG9Upg7DM2b4DaRqg3CUZa5g8v2SRQ6K4NSkxUgd7HsL2XVWbVm39yBA4"
+    tpub += "LAxysQAm397zwQSQoQgewGiYZqrA9DsP4zbQ1M"
+    browser.post("/dashboard/mode", {"testMode": "on"})
+    added = browser.post(
+        "/dashboard/receiving-wallets/",
+        {"label": "Till", "network": "Testnet", "descriptor": f"wpkh([73c5da0a/84h/1h/0h]{tpub}/0/*)"},
+    )
+    assert added.status_code == 302, added.content.decode()[:2000]
+    page = browser.get("/dashboard/receiving-wallets/").content.decode()
+    assert "tb1q6rz28mcfaxtmd6v789l9rrlrusdprr9pqcpvkl" in page and "tb1qd7spv5q28348xl4myc8zmh983w5jx32cjhkn97" in page
+    wallet = ReceivingWallet.objects.get(user=owner)
+    assert stranger.post(f"/dashboard/receiving-wallets/{wallet.id}/archive").status_code == 404
+    browser.post(f"/dashboard/receiving-wallets/{wallet.id}/archive")
+    wallet.refresh_from_db()
+    assert wallet.archived_at is not None
+
+
+def test_a_private_key_in_the_wallet_form_is_refused_and_not_rendered_back(browser):
+    from embit import bip39
+    from embit.bip32 import HDKey
+
+    from wallets.models import ReceivingWallet
+
+    tprv = HDKey.from_seed(bip39.mnemonic_to_seed("abandon " * 11 + "about")).derive("m/84h/1h/0h").to_base58()
+    browser.post("/dashboard/mode", {"testMode": "on"})
+    for field in ("descriptor", "label", "network"):
+        body = {"network": "Testnet", "descriptor": "x", field: f"wpkh({tprv}/0/*)"}
+        page = browser.post("/dashboard/receiving-wallets/", body)
+        assert page.status_code == 200
+        html = page.content.decode()
+        assert "private key" in html and tprv not in html
+    assert not ReceivingWallet.objects.exists()

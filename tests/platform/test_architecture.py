@@ -21,7 +21,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("core", "outbound"),  # ground: problems, wire formats, SQL machinery, API base classes
     ("notifications", "payments", "suggestions"),  # base
     ("accounts", "addressbook"),
-    ("fees", "webhooks"),
+    ("fees", "webhooks", "wallets"),  # wallets: receiving wallets (descriptors), below drafts
     ("drafts",),
     ("chainwatch", "paylinks", "recurring", "demo"),
     ("refunds",),  # its claim page shares the pay page's policy and per-address budget

@@ -158,3 +158,21 @@ def test_healthz_rates_stay_ok_when_the_operator_allows_the_bundled_table(settin
     settings.RATES_BUNDLED_ALLOWED = True  # no live rates, but the bundled table prices, knowingly
     body = Client(REMOTE_ADDR="127.0.0.1").get("/healthz").json()
     assert body["checks"]["rates"] == "ok" and body["detail"]["rates"]["bundledInUse"] is True
+
+
+@pytest.mark.parametrize("network", ["Regtest", "Signet"])
+def test_healthz_and_notices_name_the_fee_variable_of_regtest_and_signet(anon_client, settings, network):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    settings.ENABLED_NETWORKS = [network, "Testnet"]
+    settings.PLATFORM_FEE_ADDRESSES = {}
+    settings.CHAINWATCH_ENDPOINTS = {}
+    settings.RATES_BUNDLED_ALLOWED = False
+    notices = anon_client.get("/healthz").json()["notices"]
+    assert notices[0].startswith(f"No fee address for {network}, Testnet:")
+    assert f"FEE_ADDRESS_{network.upper()}=" in notices[0]
+    out = StringIO()
+    call_command("notices", stdout=out)
+    assert f"FEE_ADDRESS_{network.upper()}=" in out.getvalue()

@@ -134,6 +134,22 @@ def test_operator_fee_addresses_are_validated_at_start_up():
     assert bad.returncode != 0 and "FEE_ADDRESS_ETHEREUM" in bad.stderr
 
 
+def test_regtest_and_signet_fee_addresses_are_read_and_validated():
+    env = {
+        "SECRET_KEY": "x" * 50,
+        "FEE_ADDRESS_REGTEST": "bcrt1qd7spv5q28348xl4myc8zmh983w5jx32cs707jh",
+        "FEE_ADDRESS_SIGNET": "tb1q6rz28mcfaxtmd6v789l9rrlrusdprr9pqcpvkl",
+    }
+    good = settings_under(env, "PLATFORM_FEE_ADDRESSES")
+    assert good.returncode == 0, good.stderr
+    assert json.loads(good.stdout)["PLATFORM_FEE_ADDRESSES"] == {
+        "Signet": "tb1q6rz28mcfaxtmd6v789l9rrlrusdprr9pqcpvkl",
+        "Regtest": "bcrt1qd7spv5q28348xl4myc8zmh983w5jx32cs707jh",
+    }
+    bad = settings_under({"SECRET_KEY": "x" * 50, "FEE_ADDRESS_REGTEST": "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq"})
+    assert bad.returncode != 0 and "FEE_ADDRESS_REGTEST" in bad.stderr
+
+
 def test_the_outbound_loopback_switch_is_off_by_default_and_also_read_under_its_former_names():
     base = {"SECRET_KEY": "x" * 50}
     assert json.loads(settings_under(base, "OUTBOUND_ALLOW_LOOPBACK").stdout)["OUTBOUND_ALLOW_LOOPBACK"] is False

@@ -286,3 +286,26 @@ def test_a_test_templates_refusal_email_is_marked_as_a_test(owner, settings):
     [message] = mail.outbox
     assert message.to == [owner.email] and message.subject.startswith("[TEST] ") and "Rent" in message.subject
     assert message.extra_headers["X-Test-Mode"] == "true"
+
+
+@pytest.mark.django_db
+def test_a_template_naming_a_receiving_wallet_gets_a_fresh_address_at_each_run(owner, settings):
+    from wallets.services import receiving_wallet_archive, receiving_wallet_create
+
+    settings.ENABLED_NETWORKS = [*settings.ENABLED_NETWORKS, "Testnet"]
+    tpub = "tpubDC8msFGeGuwnKG9Upg7DM2b4DaRqg3CUZa5g8v2SRQ6K4NSkxUgd7HsL2XVWbVm39yBA4"
+    tpub += "LAxysQAm397zwQSQoQgewGiYZqrA9DsP4zbQ1M"
+    wallet = receiving_wallet_create(user=owner, network="Testnet", descriptor=f"wpkh([73c5da0a/84h/1h/0h]{tpub}/0/*)")
+    body = {"network": "Testnet", "receivingWalletId": str(wallet.id), "amountSats": 50_000, "singleOutput": True}
+    template = make_template(owner, interval="Daily", first="2027-01-01T09:00:00Z", draft=body)
+    assert tick_at("2027-01-01T09:00:10Z") == 1
+    assert tick_at("2027-01-02T09:00:10Z") == 1
+    drafts = Draft.objects.filter(template_id=template.id).order_by("created_at")
+    assert [(d.receiver_address, d.derivation_index, d.amount_base_units) for d in drafts] == [
+        ("tb1q6rz28mcfaxtmd6v789l9rrlrusdprr9pqcpvkl", 0, 50_000),
+        ("tb1qd7spv5q28348xl4myc8zmh983w5jx32cjhkn97", 1, 50_000),
+    ]
+    receiving_wallet_archive(wallet=wallet)
+    tick_at("2027-01-03T09:00:10Z")
+    template.refresh_from_db()
+    assert template.last_refusal["code"] == "wallet_archived" and drafts.count() == 2
