@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ipaddress
+import time
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -12,6 +13,7 @@ from accounts.models import User
 from accounts.scopes import ALL_SCOPES
 from accounts.services import api_key_create
 from accounts.sessions import SECOND_FACTOR
+from accounts.stepup import STEP_UP_AT
 
 
 @pytest.fixture(autouse=True)
@@ -58,6 +60,14 @@ def operator_sign_in(client, user: User) -> None:
     client.force_login(user)
     session = client.session
     session[SECOND_FACTOR] = "totp"
+    session.save()
+
+
+def step_up(client) -> None:
+    """The session confirmed a second factor just now, as a step-up leaves it (accounts.stepup):
+    what adding a passkey, creating an API key or turning the authenticator app off ask for."""
+    session = client.session
+    session[STEP_UP_AT] = time.time()
     session.save()
 
 

@@ -61,7 +61,6 @@ def simulate_reorg_json(*, user, draft_id) -> dict:
 
 
 class TestHelperView(APIView):
-    required_scopes = {"POST": "drafts:write"}
     problem_statuses = {"POST": (403, 409)}
 
 

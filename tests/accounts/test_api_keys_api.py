@@ -6,14 +6,17 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from accounts.models import ApiKey
+from tests.conftest import step_up
 
 pytestmark = pytest.mark.django_db
 
 
 def csrf_session(user) -> APIClient:
-    """A browser-like session: logged in, CSRF enforced, token taken from the cookie."""
+    """A browser-like session: logged in with a second factor confirmed lately (creating a key
+    asks for it), CSRF enforced, token taken from the cookie."""
     client = APIClient(enforce_csrf_checks=True)
     client.force_login(user)
+    step_up(client)
     client.get("/admin/login/")  # sets the csrftoken cookie, as any page of the site would
     client.credentials(HTTP_X_CSRFTOKEN=client.cookies["csrftoken"].value)
     return client
@@ -151,6 +154,7 @@ def test_the_dashboard_and_the_command_refuse_a_key_past_the_cap(owner, make_key
     make_key("drafts:read")
     browser = Client()
     browser.force_login(owner)
+    step_up(browser)
     page = browser.post("/dashboard/api-keys/", {"name": "ci", "scopes": ["drafts:read"]})
     assert page.status_code == 200 and "the most allowed (1)" in page.content.decode()
     with pytest.raises(CommandError, match=r"the most allowed \(1\)"):

@@ -15,6 +15,7 @@ from accounts.models import Passkey, UsedPasskeyChallenge, User
 from tests.accounts.authenticator import Authenticator
 from tests.accounts.conftest import csrf_call, csrf_post, emailed_code
 from tests.concurrency import run_at_once
+from tests.conftest import step_up
 
 pytestmark = pytest.mark.django_db
 
@@ -70,6 +71,7 @@ def test_a_signed_in_account_adds_a_second_passkey_and_lists_renames_and_deletes
         "/api/v1/auth/register/complete",
         {"credential": first.create_json(options, ORIGIN), "name": "Phone"},
     )
+    step_up(registered)  # the account has a second factor now: adding another asks for it
     options = csrf_post(registered, "/api/v1/auth/register/begin").json()["publicKey"]
     assert len(options["excludeCredentials"]) == 1
     csrf_post(
