@@ -111,8 +111,13 @@ class LiveKeyRequired(Problem):
 
 
 class NoRule(PermissionDenied):
-    default_code = "permission_denied"
+    default_code = "no_rule"
     default_detail = "This route is not open to anyone."
+
+
+class StaffRequired(PermissionDenied):
+    default_code = "staff_required"
+    default_detail = "Staff signed in with a second factor only."
 
 
 class Undeclared(Exception):
@@ -179,7 +184,7 @@ def session_refusal(rule: Rule, request) -> Problem | None:
         from accounts.sessions import two_factor_session
 
         if not (request.user.is_staff and two_factor_session(request)):
-            return PermissionDenied("Staff with a second factor only.")
+            return StaffRequired()
     return None
 
 

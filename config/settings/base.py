@@ -377,6 +377,7 @@ SPECTACULAR_SETTINGS = {
     ),
     "VERSION": "v1",
     "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["accounts.permissions.HasScope"],  # the authorization table's `schema` row
     "SCHEMA_PATH_PREFIX": r"/api/v1",
     "COMPONENT_SPLIT_REQUEST": False,
     # Each request body under application/json only (text/json and application/*+json are taken

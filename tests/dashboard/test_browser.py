@@ -15,6 +15,7 @@ from django.conf import settings as django_settings
 from django.test import Client, override_settings
 
 from drafts.models import Draft
+from tests.conftest import step_up
 from tests.drafts.conftest import ADDRESSES, FEE_ADDRESSES
 from webhooks.models import Webhook
 
@@ -46,6 +47,7 @@ def chromium(monkeypatch):
 def _signed_in_context(browser, live_server, user, width: int, height: int):
     client = Client()
     client.force_login(user)
+    step_up(client)  # signed in lately with a confirmed factor: adding a passkey or a key asks for it
     cookie = client.cookies[django_settings.SESSION_COOKIE_NAME]
     # bypass_csp lets the test inject axe-core; the page's own policy is checked from the headers.
     context = browser.new_context(viewport={"width": width, "height": height}, bypass_csp=True, accept_downloads=True)

@@ -9,4 +9,5 @@ ROUTES = {
     "test-scoped": {"GET": key("drafts:read"), "POST": key("drafts:write")},
     "test-crash": {"GET": key()},
     "test-public": {"GET": public()},
+    "crash": {"GET": public()},  # tests/platform/test_error_documents.py
 }

@@ -10,6 +10,7 @@ import pytest
 from django.test import Client
 
 from drafts.models import Draft
+from tests.conftest import step_up
 from tests.dashboard.test_browser import _axe_serious, _no_horizontal_overflow, _signed_in_context, chromium  # noqa: F401
 from tests.drafts.conftest import ADDRESSES, FEE_ADDRESSES
 from tests.factories import make_draft
@@ -61,6 +62,7 @@ def test_the_switch_shows_test_drafts_only_and_new_drafts_are_test_drafts(owner)
 def test_the_key_form_issues_a_test_key(owner):
     client = Client()
     client.force_login(owner)
+    step_up(client)
     page = client.post(
         "/dashboard/api-keys/", {"name": "sandbox", "scopes": ["drafts:read"], "testMode": "on"}
     ).content.decode()
