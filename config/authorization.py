@@ -178,6 +178,7 @@ PAGES: dict[str, dict[str, Rule]] = {
     "dashboard:transfers": {"*": session()},
     "dashboard:transfer_attach": {"*": session()},
     "dashboard:security": {"*": session()},
+    "dashboard:totp_off": {"POST": step_up()},  # turning the authenticator app off
     "dashboard:notifications": {"*": session()},
     "dashboard:profile": {"*": session()},
     "dashboard:signout": {"*": person()},

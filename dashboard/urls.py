@@ -49,6 +49,7 @@ urlpatterns = [
     path("transfers/", transfers.transfers, name="transfers"),
     path("transfers/<id:report_id>/attach", transfers.transfer_attach_view, name="transfer_attach"),
     path("security/", security.security, name="security"),
+    path("security/totp-off", security.totp_off, name="totp_off"),
     path("notifications/", security.notifications, name="notifications"),
     path("profile/", profile.profile, name="profile"),
     path("signout", common.signout, name="signout"),
