@@ -147,7 +147,13 @@ def rules_for(view_name: str | None) -> dict[str, Rule] | None:
 def rule_for(view_name: str | None, method: str) -> Rule:
     """The rule of a route's method; NoRule for a route the table does not name, Undeclared
     for a method it does not."""
-    rules = rules_for(view_name)
+    rules = table().get(view_name)  # the common case first: a named route, its method named
+    if rules is not None:
+        rule = rules.get(method)
+        if rule is not None:
+            return rule
+    else:
+        rules = rules_for(view_name)
     if rules is None:
         raise NoRule()
     rule = rules.get(method) or rules.get("*")
@@ -162,17 +168,22 @@ def tool_rule(name: str) -> Rule:
     return rule_for(f"mcp:{name}", "CALL")
 
 
+OPEN = (Kind.PUBLIC, Kind.PAYER, Kind.OPERATOR)  # no credential consulted
+
+
 def key_refusal(rule: Rule, api_key) -> Problem | None:
     """Why this API key may not call under this rule (None: it may)."""
-    if rule.anonymous and rule.kind is not Kind.PERSON:
+    kind = rule.kind
+    if kind is Kind.KEY:
+        scope = rule.scope
+        if scope is not None and scope not in api_key.scopes:
+            return MissingScope(f"This API key lacks the scope {scope}.", extra={"requiredScope": scope})
+        if not rule.test_keys and not api_key.livemode:
+            return LiveKeyRequired()
         return None
-    if rule.kind is not Kind.KEY:
-        return SessionRequired()  # a key is never a person
-    if rule.scope and rule.scope not in api_key.scopes:
-        return MissingScope(f"This API key lacks the scope {rule.scope}.", extra={"requiredScope": rule.scope})
-    if not rule.test_keys and not api_key.livemode:
-        return LiveKeyRequired()
-    return None
+    if kind in OPEN:
+        return None
+    return SessionRequired()  # a key is never a person
 
 
 def session_refusal(rule: Rule, request) -> Problem | None:

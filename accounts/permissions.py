@@ -7,7 +7,7 @@ from __future__ import annotations
 from rest_framework import exceptions, permissions
 
 from accounts.authorization import (
-    Kind,
+    OPEN,
     MissingScope,
     SessionRequired,
     Undeclared,
@@ -18,8 +18,6 @@ from accounts.authorization import (
 from accounts.models import ApiKey
 
 __all__ = ["HasScope", "MissingScope", "SessionRequired"]
-
-OPEN = (Kind.PUBLIC, Kind.PAYER, Kind.OPERATOR)  # no credential consulted
 
 
 class HasScope(permissions.BasePermission):
@@ -34,9 +32,9 @@ class HasScope(permissions.BasePermission):
             raise exceptions.MethodNotAllowed(request.method) from None
         if rule.kind in OPEN:
             return True
-        api_key = request.auth if isinstance(request.auth, ApiKey) else None
-        if api_key is not None:
-            refusal = key_refusal(rule, api_key)
+        auth = request.auth
+        if isinstance(auth, ApiKey):
+            refusal = key_refusal(rule, auth)
             if refusal is not None:
                 raise refusal
             return True
