@@ -27,6 +27,7 @@ from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.middleware import csrf
 from django.urls import reverse
+from django.utils.deprecation import MiddlewareMixin
 from django.views import defaults
 
 from accounts.authentication import ApiKeyAuthentication
@@ -71,7 +72,7 @@ class MessageMiddleware(_SkippedByKeyedApiCalls, messages_middleware.MessageMidd
     pass
 
 
-class AuthorizationMiddleware:
+class AuthorizationMiddleware(MiddlewareMixin):
     """The authorization table's rule for a page (every view that is not DRF's: the dashboard,
     /account, /pay, /refund, the admin, the probes), checked before the view runs. DRF views
     are left to their permission class (`accounts.permissions.HasScope`), which reads the same
@@ -80,12 +81,6 @@ class AuthorizationMiddleware:
     Pages never read an API key. A visitor on a page for the signed-in goes to sign-in (the
     admin's pages: the admin's own sign-in door); a session without what its rule asks more
     gets 403."""
-
-    def __init__(self, get_response):
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest):
-        return self.get_response(request)
 
     def process_view(self, request: HttpRequest, view_func, view_args, view_kwargs):
         if hasattr(view_func, "cls"):  # a DRF view (APIView.as_view sets `cls`)
@@ -99,7 +94,8 @@ class AuthorizationMiddleware:
             return _refused(request, refused)
         if rule.anonymous:
             return None
-        if not request.user.is_authenticated:
+        user = getattr(request, "user", None)  # none on a keyed API call (the middleware above skipped it)
+        if user is None or not user.is_authenticated:
             login_url = reverse("admin:login") if rule.kind is Kind.STAFF else settings.LOGIN_URL
             return redirect_to_login(request.get_full_path(), login_url)
         refusal = session_refusal(rule, request)
