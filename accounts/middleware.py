@@ -18,13 +18,27 @@ authentication sets it (DRF copies its user onto the Django request).
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth import middleware as auth_middleware
+from django.contrib.auth.views import redirect_to_login
 from django.contrib.messages import middleware as messages_middleware
 from django.contrib.sessions import middleware as sessions_middleware
-from django.http import HttpRequest
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect, JsonResponse
 from django.middleware import csrf
+from django.urls import reverse
+from django.utils.deprecation import MiddlewareMixin
+from django.utils.http import url_has_allowed_host_and_scheme, urlencode
+from django.utils.translation import gettext as _
+from django.views import defaults
 
 from accounts.authentication import ApiKeyAuthentication
+from accounts.authorization import Kind, NoRule, Undeclared, rule_for, session_refusal
+from accounts.stepup import StepUpRequired
+from core.errors import wants_html
 
 API_PREFIX = "/api/"
 SIGN_IN_PREFIX = "/api/v1/auth/"  # accounts/api/urls.py: register, sign in and out, passkeys, TOTP
@@ -62,3 +76,57 @@ class AuthenticationMiddleware(_SkippedByKeyedApiCalls, auth_middleware.Authenti
 
 class MessageMiddleware(_SkippedByKeyedApiCalls, messages_middleware.MessageMiddleware):
     pass
+
+
+class AuthorizationMiddleware(MiddlewareMixin):
+    """The authorization table's rule for a page (every view that is not DRF's: the dashboard,
+    /account, /pay, /refund, the admin, the probes), checked before the view runs. DRF views
+    are left to their permission class (`accounts.permissions.HasScope`), which reads the same
+    table once the API key is authenticated.
+
+    Pages never read an API key. A visitor on a page for the signed-in goes to sign-in (the
+    admin's pages: the admin's own sign-in door); a session without what its rule asks more
+    gets 403."""
+
+    def process_view(self, request: HttpRequest, view_func, view_args, view_kwargs):
+        if hasattr(view_func, "cls"):  # a DRF view (APIView.as_view sets `cls`)
+            return None
+        match = request.resolver_match
+        try:
+            rule = rule_for(match.view_name if match is not None else None, request.method)
+        except Undeclared as undeclared:
+            return HttpResponseNotAllowed(undeclared.allowed)
+        except NoRule as refused:
+            return _refused(request, refused)
+        if rule.anonymous:
+            return None
+        user = getattr(request, "user", None)  # none on a keyed API call (the middleware above skipped it)
+        if user is None or not user.is_authenticated:
+            login_url = reverse("admin:login") if rule.kind is Kind.STAFF else settings.LOGIN_URL
+            return redirect_to_login(request.get_full_path(), login_url)
+        refusal = session_refusal(rule, request)
+        if refusal is None:
+            return None
+        if rule.kind is Kind.STAFF:  # the admin's door says what is missing (accounts/admin_site.py)
+            return redirect_to_login(request.get_full_path(), reverse("admin:login"))
+        if isinstance(refusal, StepUpRequired) and wants_html(request):
+            return _to_step_up(request)
+        return _refused(request, refusal)
+
+
+def _to_step_up(request: HttpRequest) -> HttpResponse:
+    """To the "Confirm it's you" page, which comes back once confirmed: to this page for a GET,
+    to the page the form was on for a POST (a POST is not replayed)."""
+    back = request.get_full_path()
+    if request.method != "GET":
+        referer = urlsplit(request.META.get("HTTP_REFERER", ""))
+        same_site = url_has_allowed_host_and_scheme(request.META.get("HTTP_REFERER", ""), {request.get_host()})
+        back = referer.path if same_site and referer.path else back
+    messages.info(request, _("Confirm it's you first, then do it again."))
+    return HttpResponseRedirect(f"{settings.STEP_UP_URL}?{urlencode({'next': back})}")
+
+
+def _refused(request: HttpRequest, problem) -> HttpResponse:
+    if wants_html(request):
+        return defaults.permission_denied(request, DjangoPermissionDenied(problem.detail))
+    return JsonResponse(problem.document(), status=problem.status_code, content_type="application/problem+json")

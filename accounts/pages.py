@@ -9,7 +9,6 @@ from collections.abc import Callable
 from functools import wraps
 
 from django import forms
-from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -219,8 +218,7 @@ def sign_in_code(request: HttpRequest) -> HttpResponse:
 
 @strict_headers
 def account(request: HttpRequest) -> HttpResponse:
-    if not request.user.is_authenticated:
-        return redirect(f"{settings.LOGIN_URL}?next=/account/")
+    # Signed in: the authorization table sends a visitor to sign-in first (config/authorization.py).
     return _page(request, "account.html", {"account": account_summary(user=request.user)})
 
 

@@ -1,49 +1,46 @@
-"""Scope checks. Views declare ``required_scopes``: a dict from action name (viewsets)
-or HTTP method (plain views) to one scope; a view without an entry needs none beyond
-authentication. A logged-in session acts for its own account with every scope.
+"""The REST API's permission class: the authorization table's rule for the route and method
+(accounts/authorization.py, the table in config/authorization.py). Views declare nothing.
 """
 
 from __future__ import annotations
 
-from rest_framework import permissions
+from rest_framework import exceptions, permissions
 
+from accounts.authorization import (
+    OPEN,
+    MissingScope,
+    SessionRequired,
+    Undeclared,
+    key_refusal,
+    rule_for,
+    session_refusal,
+)
 from accounts.models import ApiKey
-from core.problems import Problem
 
-
-class MissingScope(Problem):
-    status_code = 403
-    default_code = "missing_scope"
-
-
-class SessionRequired(Problem):
-    status_code = 403
-    default_code = "session_required"
-    default_detail = "This endpoint needs a logged-in session; API keys cannot use it."
-
-
-def required_scope_for(view, method: str) -> str | None:
-    scopes = getattr(view, "required_scopes", None) or {}
-    action = getattr(view, "action", None)
-    if action is None:
-        action = (getattr(view, "action_map", None) or {}).get(method.lower())
-    return scopes.get(action) or scopes.get(method)
+__all__ = ["HasScope", "MissingScope", "SessionRequired"]
 
 
 class HasScope(permissions.BasePermission):
-    """Authenticated, and the API key (if any) carries the scope the action needs."""
+    """The caller is one the table lets call this route: an API key is checked for its scope
+    and mode, a session for what its rule asks more (a recent second factor, staff)."""
 
     def has_permission(self, request, view) -> bool:
-        if getattr(view, "public", False):
+        match = request._request.resolver_match
+        try:
+            rule = rule_for(match.view_name if match is not None else None, request.method)
+        except Undeclared:
+            raise exceptions.MethodNotAllowed(request.method) from None
+        if rule.kind in OPEN:
+            return True
+        auth = request.auth
+        if isinstance(auth, ApiKey):
+            refusal = key_refusal(rule, auth)
+            if refusal is not None:
+                raise refusal
             return True
         if not (request.user and request.user.is_authenticated):
-            return False
-        api_key = request.auth if isinstance(request.auth, ApiKey) else None
-        if getattr(view, "session_only", False):
-            if api_key is not None:
-                raise SessionRequired()
-            return True
-        scope = required_scope_for(view, request.method)
-        if api_key is not None and scope and scope not in api_key.scopes:
-            raise MissingScope(f"This API key lacks the scope {scope}.", extra={"requiredScope": scope})
+            return rule.anonymous  # False: 401 for a route that needs a caller
+        refusal = session_refusal(rule, request)
+        if refusal is not None:
+            raise refusal
         return True

@@ -6,8 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import wraps
 
-from django.conf import settings
-from django.contrib.auth.views import redirect_to_login
 from django.http import Http404, HttpRequest, HttpResponse
 from django.utils import timezone
 
@@ -48,12 +46,12 @@ def test_mode_on(request: HttpRequest) -> bool:
 
 
 def merchant_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """A signed-in merchant's page: anonymous visitors go to sign-in; strict headers always."""
+    """A signed-in merchant's page, strict headers always. Who may open it is the authorization
+    table's (config/authorization.py: a session; anonymous visitors are sent to sign-in before
+    the view runs, by accounts.middleware.AuthorizationMiddleware)."""
 
     @wraps(view)
     def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-        if not request.user.is_authenticated:
-            return page_headers(redirect_to_login(request.get_full_path(), settings.LOGIN_URL))
         mode_set(request.user, livemode=not test_mode_on(request))  # what the pages show (accounts.modes)
         request.display = display_of(request.user)
         # Times on the page are shown in the account's zone (and labelled with it).

@@ -59,6 +59,7 @@ urlpatterns = [
     path("transfers/<id:report_id>/attach", transfers.transfer_attach_view, name="transfer_attach"),
     path("security/", security.security, name="security"),
     path("confirm", security.confirm, name="confirm"),
+    path("security/totp-off", security.totp_off, name="totp_off"),
     path("notifications/", security.notifications, name="notifications"),
     path("profile/", profile.profile, name="profile"),
     path("signout", common.signout, name="signout"),

@@ -35,12 +35,6 @@ def operation(method: str, path: str) -> dict[str, Any]:
 
 
 @functools.cache
-def required_scope(method: str, path: str) -> str | None:
-    scopes = operation(method, path).get("x-required-scopes") or []
-    return scopes[0] if scopes else None
-
-
-@functools.cache
 def cost_class(method: str, path: str) -> str | None:
     """The costly class whose own rate limits the operation spends (`x-rate-limit-class`), if any."""
     return operation(method, path).get("x-rate-limit-class")

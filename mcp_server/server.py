@@ -34,8 +34,8 @@ from rest_framework import exceptions
 from starlette.applications import Starlette
 
 from accounts.authentication import KeyRefused, api_key_authenticate
+from accounts.authorization import Rule, key_refusal, rule_for
 from accounts.models import ApiKey
-from accounts.permissions import MissingScope
 from core.api.parsers import parse_json
 from core.api.problems import problem_exception_handler
 from core.api.renderers import JsonRenderer
@@ -114,10 +114,12 @@ def problem_of(exc: Exception) -> dict[str, Any]:
     return json.loads(response.content)
 
 
-def _guard(api_key: ApiKey, *, scope: str | None, write: bool, cost: str | None = None) -> None:
-    """What REST's permission and throttle classes check, in the same order, on the same counters."""
-    if scope and scope not in api_key.scopes:
-        raise MissingScope(f"This API key lacks the scope {scope}.", extra={"requiredScope": scope})
+def _guard(api_key: ApiKey, *, rule: Rule, write: bool, cost: str | None = None) -> None:
+    """What REST's permission and throttle classes check, in the same order, on the same counters:
+    the authorization table's rule (config/authorization.py), then the rate limits."""
+    refusal = key_refusal(rule, api_key)
+    if refusal is not None:
+        raise refusal
     policy = "write" if write else "read"
     allowed, wait = rate_limit_take(scope=policy, ident=f"key:{api_key.pk}")
     if not allowed:
@@ -164,7 +166,7 @@ def execute(spec: ToolSpec, api_key: ApiKey, arguments: dict[str, Any]) -> types
     try:
         arguments = rest_arguments(arguments)
         # The budget follows the REST operation's method, so both surfaces spend the same one.
-        _guard(api_key, scope=spec.scope, write=spec.method not in ("GET", "HEAD", "OPTIONS"), cost=spec.cost)
+        _guard(api_key, rule=spec.rule, write=spec.method not in ("GET", "HEAD", "OPTIONS"), cost=spec.cost)
         for name in schemas.path_parameters(spec.method, spec.path):
             if name not in arguments:
                 raise Problem(f"{name}: This field is required.", code="required", field=name)
@@ -227,27 +229,30 @@ def asset_matrix() -> dict[str, Any]:
     }
 
 
-RESOURCES: dict[str, tuple[str, str, str | None, Callable[[ApiKey], Any]]] = {
+# Who may read each: the authorization table's `mcp-resource:<uri>` rows (config/authorization.py).
+RESOURCES: dict[str, tuple[str, str, Callable[[ApiKey], Any]]] = {
     MATRIX_URI: (
         "asset-matrix",
         "Supported currencies and networks: decimals of the base units, payment methods, token addresses.",
-        None,
         lambda api_key: asset_matrix(),
     ),
     SCHEDULE_URI: (
         "fee-schedule",
         "The platform fee schedule (same body as get_fee_schedule).",
-        "fees:read",
         lambda api_key: fee_schedule(),
     ),
 }
+
+
+def resource_rule(uri: str) -> Rule:
+    return rule_for(f"mcp-resource:{uri}", "READ")
 
 
 async def handle_list_resources(ctx, params) -> types.ListResourcesResult:
     return types.ListResourcesResult(
         resources=[
             types.Resource(uri=uri, name=name, description=description, mime_type="application/json")
-            for uri, (name, description, _, _) in RESOURCES.items()
+            for uri, (name, description, _) in RESOURCES.items()
         ]
     )
 
@@ -267,11 +272,11 @@ async def handle_list_resource_templates(ctx, params) -> types.ListResourceTempl
 
 def read_resource(api_key: ApiKey, uri: str) -> Any:
     if uri in RESOURCES:
-        _, _, scope, read = RESOURCES[uri]
-        _guard(api_key, scope=scope, write=False)
+        _, _, read = RESOURCES[uri]
+        _guard(api_key, rule=resource_rule(uri), write=False)
         return read(api_key)
     if uri.startswith("draft://"):
-        _guard(api_key, scope="drafts:read", write=False)
+        _guard(api_key, rule=resource_rule(DRAFT_TEMPLATE), write=False)
         draft_id = uri.removeprefix("draft://")
         _check_id(draft_id)
         return draft_json(draft_get(user=api_key.user, draft_id=draft_id))

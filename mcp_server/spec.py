@@ -8,6 +8,7 @@ from typing import Any
 
 from mcp_types import Tool, ToolAnnotations
 
+from accounts.authorization import Rule, tool_rule
 from accounts.models import ApiKey, User
 from drafts.selectors import draft_get
 from mcp_server import schemas
@@ -50,8 +51,13 @@ class ToolSpec:
     same_result_as: str | None = None
 
     @property
+    def rule(self) -> Rule:
+        """Who may call it: the authorization table's `mcp:<name>` row (config/authorization.py)."""
+        return tool_rule(self.name)
+
+    @property
     def scope(self) -> str | None:
-        return schemas.required_scope(self.method, self.path)
+        return self.rule.scope
 
     @property
     def cost(self) -> str | None:

@@ -28,3 +28,5 @@ from config.settings import *  # noqa: E402,F403
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast; never in production
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 RATES_LOCAL_CACHE_SECONDS = 0  # tests change the shared rate tables and expect it to show at once
+# The service's table and the rules of the views that exist only in tests (tests/platform/urls.py).
+AUTHORIZATION_TABLE = "tests.platform.authorization.ROUTES"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
 
-from accounts.permissions import required_scope_for
+from accounts.authorization import Kind, rule_of_view
 from core.api.throttling import cost_class_of
 
 PAGE_ENVELOPE = {"items", "page", "pageSize", "total"}
@@ -29,7 +29,7 @@ PROBLEM_RESPONSES = {
 
 
 def _declared_for(view, method: str, attribute: str):
-    """A per-action (viewsets) or per-method (plain views) declaration, as `required_scopes`."""
+    """A per-action (viewsets) or per-method (plain views) declaration (`problem_statuses`, `cost_classes`)."""
     declared = getattr(view, attribute, None) or {}
     action = getattr(view, "action", None) or (getattr(view, "action_map", None) or {}).get(method.lower())
     return declared.get(action) or declared.get(method.upper()) or ()
@@ -38,14 +38,15 @@ def _declared_for(view, method: str, attribute: str):
 def problem_statuses(view, *, method: str, path: str, has_body: bool) -> set[int]:
     """The error statuses an operation can answer. The generic ones follow from what every
     view shares (parsing, authentication, scopes, throttling, the body limit); views name
-    the domain ones (402, 409, 422, 503) in `problem_statuses`, keyed like `required_scopes`."""
+    the domain ones (402, 409, 422, 503) in `problem_statuses`, by action or method."""
     statuses = {400, 429}
     if method.upper() in ("POST", "PUT", "PATCH"):
         statuses.add(413)
         if has_body:
             statuses.add(415)
-    if not getattr(view, "public", False):
-        statuses |= {401, 403}
+    rule = rule_of_view(view, method)
+    if rule is None or not rule.anonymous or rule.kind is Kind.PERSON:
+        statuses |= {401, 403}  # a person's step refuses an API key (403 session_required)
     if "{" in path:
         statuses.add(404)
     statuses |= set(_declared_for(view, method, "problem_statuses"))
@@ -74,7 +75,8 @@ class ServiceAutoSchema(AutoSchema):
         operation = super().get_operation(path, path_regex, path_prefix, method, registry)
         if operation is None:
             return None
-        if getattr(self.view, "public", False) and {} not in operation.setdefault("security", []):
+        rule = rule_of_view(self.view, method)  # config/authorization.py
+        if rule is not None and rule.anonymous and {} not in operation.setdefault("security", []):
             operation["security"].append({})  # anonymous callers are welcome (sign-in steps)
         responses = operation.setdefault("responses", {})
         problem_content = {"application/problem+json": {"schema": PROBLEM_REF}}
@@ -90,15 +92,22 @@ class ServiceAutoSchema(AutoSchema):
                 f"Rate limited: the read/write budget, or the `{cost}` class's per-key or per-account budget "
                 f"(the problem's `limit` and `per` say which); retry after `Retry-After` seconds"
             )
-        scope = required_scope_for(self.view, method.upper())
+        scope = rule.scope if rule is not None and rule.takes_keys else None
         if scope:
             operation["x-required-scopes"] = [scope]
             note = f"Required API key scope: `{scope}`."
-        elif getattr(self.view, "session_only", False):
+        elif rule is not None and not rule.takes_keys and not rule.anonymous:
             operation["x-session-only"] = True
             note = "Needs a logged-in session; API keys are refused."
+            if rule.kind is Kind.STEP_UP:
+                operation["x-step-up"] = True
+                note += " The session must have confirmed a second factor lately (403 step_up_required)."
         else:
             note = ""
+        if rule is not None and rule.kind is Kind.PERSON:
+            note = "For a visitor or a signed-in session; API keys are refused (403 session_required)."
+            if rule.step_up:
+                note += " A signed-in session must have confirmed a second factor in the last few minutes."
         if cost:
             note = f"{note} Costly: also limited per API key and per account as the `{cost}` class.".strip()
         if note:

@@ -19,7 +19,6 @@ class SchemaView(SpectacularAPIView):
     """The OpenAPI document: JSON by default, YAML with ?format=yaml or Accept: application/yaml."""
 
     renderer_classes = [OpenApiJsonRenderer, OpenApiJsonRenderer2, OpenApiYamlRenderer, OpenApiYamlRenderer2]
-    public = True
 
 
 _swagger_page = SpectacularSwaggerView.as_view(url_name="schema")

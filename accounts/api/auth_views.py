@@ -85,17 +85,17 @@ def step_response(step: Step, *, login_code: bool = False) -> Response:
 
 
 class AuthView(APIView):
-    """Anonymous by default: these steps are how a session comes to exist. A signed-in
-    session calling one still needs its CSRF token (403)."""
+    """The sign-in steps: how a session comes to exist, for a visitor or a signed-in session,
+    never an API key (config/authorization.py). A signed-in session calling one still needs
+    its CSRF token (403)."""
 
-    public = True
     problem_statuses = {"POST": [403]}
 
 
 class SessionView(APIView):
-    """Needs a signed-in browser session; an API key gets 403 session_required."""
+    """Needs a signed-in browser session; an API key gets 403 session_required
+    (config/authorization.py)."""
 
-    session_only = True
     problem_statuses = {"POST": [409], "DELETE": [409]}
 
 

@@ -16,7 +16,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.profiles import merchant_profile_get, merchant_profile_json, merchant_profile_update
-from accounts.scopes import Scope
 from core.api.serializers import StrictSerializer
 from core.problems import Problem
 
@@ -76,8 +75,6 @@ def _body(request, profile) -> Response:
 
 
 class MerchantProfileView(APIView):
-    required_scopes = {"PATCH": Scope.PAYLINKS_WRITE}
-
     @extend_schema(tags=TAG, summary="The merchant profile payers see", responses=MerchantProfileSerializer)
     def get(self, request):
         return _body(request, merchant_profile_get(user=request.user))
@@ -96,8 +93,6 @@ class MerchantProfileView(APIView):
 
 
 class MerchantLogoView(APIView):
-    required_scopes = {"PUT": Scope.PAYLINKS_WRITE, "DELETE": Scope.PAYLINKS_WRITE}
-
     @extend_schema(
         tags=TAG,
         summary="Upload the logo (PNG, JPEG, WebP or GIF, base64 in JSON; re-encoded as a PNG of at most 256 px)",

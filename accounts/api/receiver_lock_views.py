@@ -43,7 +43,6 @@ def _json(lock: ReceiverLock) -> dict:
 
 
 class ReceiverLockView(APIView):
-    session_only = True
     problem_statuses = {"PUT": [403]}
 
     @extend_schema(tags=TAG, summary="The receiving-address lock", responses=ReceiverLockSerializer)

@@ -20,7 +20,6 @@ from core.routing import UUID_PATTERN
 class ApiKeyViewSet(viewsets.ViewSet):
     """API keys are managed from a logged-in session only: a key cannot mint keys."""
 
-    session_only = True
     lookup_value_regex = UUID_PATTERN
     problem_statuses = {"create": (403, 409)}  # step_up_required, api_key_limit_reached
 

@@ -23,13 +23,6 @@ from core.routing import UUID_PATTERN
 
 class AddressBookViewSet(viewsets.ViewSet):
     lookup_value_regex = UUID_PATTERN
-    required_scopes = {
-        "list": "addressbook:manage",
-        "create": "addressbook:manage",
-        "retrieve": "addressbook:manage",
-        "update": "addressbook:manage",
-        "destroy": "addressbook:manage",
-    }
 
     @extend_schema(
         summary="List the address book, newest first",

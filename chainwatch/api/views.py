@@ -21,7 +21,6 @@ class TransferViewSet(viewsets.ViewSet):
     """Transfers to your addresses that paid none of your drafts."""
 
     lookup_value_regex = UUID_PATTERN
-    required_scopes = {"list": "drafts:read", "attach": "drafts:write"}
 
     @extend_schema(
         summary="Transfers to your addresses that pay none of your drafts (newest first)",

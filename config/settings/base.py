@@ -106,6 +106,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "accounts.middleware.CsrfViewMiddleware",
     "accounts.middleware.AuthenticationMiddleware",
+    # Pages: the authorization table's rule before the view (REST: accounts.permissions.HasScope)
+    "accounts.middleware.AuthorizationMiddleware",
     # After authentication: the dashboard speaks the account's language (accounts/languages.py)
     "accounts.languages.LanguageMiddleware",
     "accounts.middleware.MessageMiddleware",
@@ -161,6 +163,9 @@ elif env_bool("DATABASE_SERVER_SIDE_BINDING", True):
     DATABASES["default"].setdefault("OPTIONS", {}).update({"server_side_binding": True, "prepare_threshold": 5})
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "accounts.User"
+# Who may call what: every route and MCP tool with its rule (config/authorization.py), read and
+# enforced by accounts/authorization.py.
+AUTHORIZATION_TABLE = "config.authorization.ROUTES"
 
 # --- Cache (rate limits, rate feed) ----------------------------------------------
 # Shared by every process: Redis in production; on the embedded default a file cache under
@@ -382,6 +387,7 @@ SPECTACULAR_SETTINGS = {
     ),
     "VERSION": "v1",
     "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["accounts.permissions.HasScope"],  # the authorization table's `schema` row
     "SCHEMA_PATH_PREFIX": r"/api/v1",
     "COMPONENT_SPLIT_REQUEST": False,
     # Each request body under application/json only (text/json and application/*+json are taken

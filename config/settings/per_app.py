@@ -334,6 +334,8 @@ OTP_TOTP_ISSUER = env_str("OTP_TOTP_ISSUER", WEBAUTHN_RP_NAME)
 # would let the window creep).
 OTP_TOTP_SYNC = False
 LOGIN_URL = "/account/sign-in"
+# Where a page that needs a recent second factor sends a session without one (accounts.stepup).
+STEP_UP_URL = "/dashboard/confirm"
 CELERY_BEAT_SCHEDULE["accounts-purge-email-codes"] = {"task": "accounts.purge_email_codes", "schedule": 3600.0}
 
 # --- Recurring templates (recurring/) -------------------------------------------------------

@@ -127,8 +127,8 @@ class ApiRateThrottle(Throttle):
 
 
 def cost_class_of(view, method: str) -> str | None:
-    """The costly class of an operation: `cost_classes` on the view, keyed like `required_scopes`
-    (action name for viewsets, HTTP method for plain views)."""
+    """The costly class of an operation: `cost_classes` on the view, keyed by action name
+    (viewsets) or HTTP method (plain views)."""
     declared = getattr(view, "cost_classes", None)
     if not declared:
         return None

@@ -9,6 +9,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
 
 from accounts.closure import account_delete
 from accounts.passkeys import passkey_delete
@@ -46,7 +47,21 @@ def _security_context(request: HttpRequest, **extra) -> dict:
 def security(request: HttpRequest) -> HttpResponse:
     if request.method != "POST":
         return render(request, "dashboard/security.html", _security_context(request))
-    action, client = request.POST.get("action"), client_of(request)
+    if request.POST.get("action") == "totp_disable":
+        raise Http404  # its own route, which asks for a recent second factor (config/authorization.py)
+    return _security_post(request, request.POST.get("action"))
+
+
+@merchant_page
+@require_POST
+def totp_off(request: HttpRequest) -> HttpResponse:
+    """Turning the authenticator app off: a route of its own, so that the authorization table
+    can ask the session for a second factor confirmed lately."""
+    return _security_post(request, "totp_disable")
+
+
+def _security_post(request: HttpRequest, action: str | None) -> HttpResponse:
+    client = client_of(request)
     extra: dict = {}
     try:
         if action == "password":

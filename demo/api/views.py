@@ -28,7 +28,6 @@ class DemoDraftThrottle(PerIpThrottle):
 
 class DemoView(APIView):
     # Anyone, credentials or not: a key or session sent along is ignored rather than checked.
-    public = True
     authentication_classes: list = []
 
 

@@ -61,7 +61,6 @@ def simulate_reorg_json(*, user, draft_id) -> dict:
 
 
 class TestHelperView(APIView):
-    required_scopes = {"POST": "drafts:write"}
     cost_classes = {"POST": "test-helper"}  # MCP's test_* tools spend it too (x-rate-limit-class)
     problem_statuses = {"POST": (403, 409)}
 

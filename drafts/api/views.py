@@ -74,19 +74,6 @@ IDEMPOTENCY_HEADER = OpenApiParameter(
 
 class DraftViewSet(viewsets.ViewSet):
     lookup_value_regex = UUID_PATTERN
-    required_scopes = {
-        "list": "drafts:read",
-        "create": "drafts:write",
-        "batch": "drafts:write",
-        "retrieve": "drafts:read",
-        "status": "drafts:read",
-        "cancel": "drafts:write",
-        "accept_received": "drafts:write",
-        "requote": "drafts:write",
-        "fees": "drafts:read",
-        "pdf": "drafts:read",
-        "tx_template": "drafts:read",
-    }
     # Their own rate limits per key and per account (core.ratelimits), besides the read/write one.
     cost_classes = {"batch": "batch", "pdf": "pdf", "tx_template": "tx-template"}
     problem_statuses = {

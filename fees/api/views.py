@@ -19,16 +19,12 @@ from fees.ledger import balance_of
 
 
 class FeeScheduleView(APIView):
-    required_scopes = {"GET": "fees:read"}
-
     @extend_schema(summary="The platform fee schedule (tiers, limits, dust rule)", responses=FeeScheduleSerializer)
     def get(self, request):
         return Response(fee_schedule())
 
 
 class AccruedFeesView(APIView):
-    required_scopes = {"GET": "fees:read"}
-
     @extend_schema(
         summary="Fees accrued by single-output and Lightning payments, and whether the account is blocked",
         responses=AccruedFeesResponseSerializer,
@@ -38,7 +34,6 @@ class AccruedFeesView(APIView):
 
 
 class SettleAccruedFeesView(APIView):
-    required_scopes = {"POST": "fees:write"}
     problem_statuses = {"POST": (409, 503)}
 
     @extend_schema(
@@ -52,8 +47,6 @@ class SettleAccruedFeesView(APIView):
 
 
 class FeeQuoteView(APIView):
-    required_scopes = {"POST": "fees:read"}
-
     @extend_schema(
         summary="The platform fee for an amount, currency and network, without creating anything",
         request=FeeQuoteRequestSerializer,

@@ -11,13 +11,8 @@ from notifications.api.serializers import (
 )
 from notifications.selectors import notification_email_enabled
 
-# The preference is about draft events, the same outbox webhooks read: one scope manages both.
-SCOPE = "webhooks:manage"
-
 
 class NotificationPreferenceView(APIView):
-    required_scopes = {"GET": SCOPE, "PATCH": SCOPE}
-
     @extend_schema(
         summary="Read the account's email notification preference", responses=NotificationPreferenceSerializer
     )

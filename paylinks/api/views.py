@@ -35,12 +35,6 @@ TOKEN_PATTERN = r"[A-Za-z0-9_-]{20,64}"
 
 class PaymentRequestViewSet(viewsets.ViewSet):
     lookup_value_regex = UUID_PATTERN
-    required_scopes = {
-        "list": "paylinks:read",
-        "retrieve": "paylinks:read",
-        "create": "paylinks:write",
-        "cancel": "paylinks:write",
-    }
 
     @extend_schema(
         summary="List payment requests, newest first (a plain array; the total is in X-Total-Count)",
@@ -92,7 +86,6 @@ class CheckoutView(APIView):
     """Anonymous: the token in the path is the payer's only credential. No session is
     read, so a merchant testing their own link in a logged-in browser is a payer too."""
 
-    public = True
     authentication_classes: list = []
     throttle_classes = [CheckoutThrottle]
 

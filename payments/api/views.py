@@ -9,7 +9,6 @@ from payments.api.serializers import RatesResponseSerializer
 
 
 class RatesView(APIView):
-    required_scopes = {"GET": "rates:read"}
     problem_statuses = {"GET": (503,)}
 
     @extend_schema(

@@ -17,12 +17,9 @@ from recurring.api.serializers import CreateRecurringTemplateRequestSerializer, 
 from recurring.presenters import recurring_template_json
 from recurring.selectors import recurring_template_get
 
-SCOPE = "templates:manage"
-
 
 class RecurringTemplateViewSet(viewsets.ViewSet):
     lookup_value_regex = UUID_PATTERN
-    required_scopes = {name: SCOPE for name in ("list", "create", "retrieve", "destroy", "pause", "resume")}
 
     @extend_schema(
         summary="List recurring templates, newest first",

@@ -29,13 +29,6 @@ from refunds.selectors import refund_by_token, refund_get
 
 class RefundViewSet(viewsets.ViewSet):
     lookup_value_regex = UUID_PATTERN
-    required_scopes = {
-        "list": "refunds:read",
-        "retrieve": "refunds:read",
-        "create": "refunds:write",
-        "approve": "refunds:write",
-        "cancel": "refunds:write",
-    }
     # 404: an unknown draftId; 409: a draft that cannot be refunded, a refund in the wrong
     # state, a reused Idempotency-Key in progress; 422: a key reused with another body;
     # 503: rates down while a fiat price or another asset is valued.
@@ -93,7 +86,6 @@ class RefundViewSet(viewsets.ViewSet):
 class ClaimView(APIView):
     """Anonymous: the token in the path is the customer's only credential (as a pay link's)."""
 
-    public = True
     authentication_classes: list = []
     throttle_classes = [CheckoutThrottle]
 

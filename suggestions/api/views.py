@@ -20,7 +20,6 @@ class SuggestionThrottle(PerIpThrottle):
 class SuggestionView(APIView):
     """Anyone may send one, signed in or not; limited per client IP."""
 
-    public = True
     throttle_classes = [*APIView.throttle_classes, SuggestionThrottle]
 
     @extend_schema(

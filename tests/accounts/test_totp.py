@@ -15,6 +15,7 @@ from rest_framework.test import APIClient
 
 from accounts.models import RecoveryCode
 from tests.accounts.conftest import PASSWORD, csrf_post, register
+from tests.conftest import stepped_up
 
 pytestmark = pytest.mark.django_db
 
@@ -120,6 +121,7 @@ def test_a_recovery_code_signs_in_once(registered):
 
 def test_disabling_needs_a_valid_code(registered):
     secret, _ = enable(registered)
+    stepped_up(registered)
     wrong = csrf_post(registered, "/api/v1/auth/totp/disable", {"code": "123456"})
     with time_machine.travel(time.time() + 62, tick=False):
         right = csrf_post(registered, "/api/v1/auth/totp/disable", {"code": code_at(secret, time.time())})

@@ -140,6 +140,7 @@ def test_another_account_sees_none_of_my_drafts_webhooks_or_keys(browser, strang
     draft = make_draft(owner)
     browser.post("/dashboard/webhooks/", {"url": "http://127.0.0.1:9/hook"})
     webhook = Webhook.objects.get(user=owner)
+    stepped_up(browser)
     browser.post("/dashboard/api-keys/", {"name": "ci", "scopes": ["drafts:read"]})
     key = ApiKey.objects.get(user=owner)
     for path in (
@@ -162,6 +163,7 @@ def test_a_webhook_secret_and_an_api_key_are_shown_once(browser, owner):
     assert webhook.secret in created
     assert webhook.secret not in browser.get("/dashboard/webhooks/").content.decode()
     assert webhook.secret not in browser.get(f"/dashboard/webhooks/{webhook.id}/").content.decode()
+    stepped_up(browser)
     issued = browser.post("/dashboard/api-keys/", {"name": "ci", "scopes": ["drafts:read"]}).content.decode()
     key = ApiKey.objects.get(user=owner)
     assert f"{key.prefix}" in issued and "pdk_" in issued

@@ -15,6 +15,7 @@ from mcp_server.tools import create_payment_request_for
 from paylinks.models import PaymentRequest
 from recurring.models import RecurringTemplate
 from suggestions.models import Suggestion
+from tests.conftest import stepped_up
 from tests.dashboard.test_pages import PAY_LINK
 from tests.drafts.conftest import ADDRESSES
 from tests.paylinks.conftest import link_body
@@ -101,6 +102,7 @@ def test_a_query_parameter_with_a_control_character_is_a_400_naming_it(api_clien
 def test_an_api_key_name_from_a_session_is_refused_too(owner):
     client = Client()
     client.force_login(owner)
+    stepped_up(client)
     response = client.post(
         "/api/v1/api-keys", {"name": "bot\u0085", "scopes": ["drafts:read"]}, content_type="application/json"
     )

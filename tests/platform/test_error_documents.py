@@ -66,7 +66,7 @@ def crash(request):
     raise RuntimeError("boom")
 
 
-urlpatterns = [path("crash", crash)]
+urlpatterns = [path("crash", crash, name="crash")]  # its rule: tests/platform/authorization.py
 handler500 = project_urls.handler500
 
 

@@ -1,4 +1,5 @@
-"""A URLconf for exercising the API machinery with views that exist only in tests."""
+"""A URLconf for exercising the API machinery with views that exist only in tests. Their
+rules extend the authorization table (AUTHORIZATION_TABLE in tests/settings.py)."""
 
 from django.urls import include, path
 from rest_framework import serializers
@@ -14,8 +15,6 @@ class EchoRequest(StrictSerializer):
 
 
 class ScopedView(APIView):
-    required_scopes = {"GET": "drafts:read", "POST": "drafts:write"}
-
     def get(self, request):
         return Response({"ok": True})
 
@@ -26,7 +25,6 @@ class ScopedView(APIView):
 
 
 class PublicView(APIView):
-    public = True
     authentication_classes: list = []
 
     def get(self, request):
@@ -39,8 +37,8 @@ class CrashingView(APIView):
 
 
 urlpatterns = [
-    path("api/v1/test/scoped", ScopedView.as_view()),
-    path("api/v1/test/crash", CrashingView.as_view()),
-    path("api/v1/test/public", PublicView.as_view()),
+    path("api/v1/test/scoped", ScopedView.as_view(), name="test-scoped"),
+    path("api/v1/test/crash", CrashingView.as_view(), name="test-crash"),
+    path("api/v1/test/public", PublicView.as_view(), name="test-public"),
     path("", include("config.urls")),
 ]

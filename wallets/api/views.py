@@ -21,12 +21,6 @@ from wallets.api.serializers import (
 
 class ReceivingWalletViewSet(viewsets.ViewSet):
     lookup_value_regex = UUID_PATTERN
-    required_scopes = {
-        "list": "wallets:read",
-        "retrieve": "wallets:read",
-        "create": "wallets:write",
-        "destroy": "wallets:write",
-    }
     problem_statuses = {"create": (409,)}  # wallet_exists
 
     @extend_schema(

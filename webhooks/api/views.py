@@ -29,25 +29,9 @@ from webhooks.api.serializers import (
 from webhooks.models import Delivery
 from webhooks.selectors import delivery_list
 
-SCOPE = "webhooks:manage"
-
 
 class WebhookViewSet(viewsets.ViewSet):
     lookup_value_regex = UUID_PATTERN
-    required_scopes = {
-        name: SCOPE
-        for name in (
-            "list",
-            "create",
-            "retrieve",
-            "partial_update",
-            "destroy",
-            "test",
-            "deliveries",
-            "redeliver",
-            "rotate_secret",
-        )
-    }
     problem_statuses = {"test": (409,), "redeliver": (409,)}
 
     def _webhook(self, request, pk):
