@@ -109,7 +109,7 @@ class AuthorizationMiddleware(MiddlewareMixin):
             return None
         if rule.kind is Kind.STAFF:  # the admin's door says what is missing (accounts/admin_site.py)
             return redirect_to_login(request.get_full_path(), reverse("admin:login"))
-        if isinstance(refusal, StepUpRequired) and wants_html(request):
+        if isinstance(refusal, StepUpRequired):  # a page: to the confirm page, as a browser expects
             return _to_step_up(request)
         return _refused(request, refusal)
 

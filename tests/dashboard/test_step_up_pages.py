@@ -53,7 +53,8 @@ def test_the_security_page_posts_turning_off_to_its_own_route(signed_in):
 
 def test_creating_an_api_key_on_the_dashboard_asks_for_a_recent_second_factor(signed_in, owner):
     refused = signed_in.post("/dashboard/api-keys/", {"name": "ci", "scopes": ["drafts:read"]})
-    assert refused.status_code == 403 and not ApiKey.objects.filter(user=owner).exists()
+    assert refused.status_code == 302 and refused["Location"].startswith("/dashboard/confirm?next=")
+    assert not ApiKey.objects.filter(user=owner).exists()
 
     stepped_up(signed_in)
     made = signed_in.post("/dashboard/api-keys/", {"name": "ci", "scopes": ["drafts:read"]})

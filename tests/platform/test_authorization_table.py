@@ -110,7 +110,7 @@ def test_a_key_reaches_nothing_but_key_rules():
     changes the account itself is a session's."""
     for name in ("auth-password-change", "auth-account", "auth-totp-setup", "auth-totp-enable", "auth-passkeys"):
         assert all(rule.kind is Kind.SESSION for rule in ROUTES[name].values()), name
-    assert ROUTES["auth-totp-disable"] == {"POST": Rule(Kind.STEP_UP)}
+    assert ROUTES["auth-totp-disable"] == {"POST": Rule(Kind.STEP_UP, proof_in_request=True)}
     assert (
         ROUTES["api-key-list"]["POST"].kind is Kind.STEP_UP and ROUTES["api-key-detail"]["DELETE"].kind is Kind.SESSION
     )
@@ -206,6 +206,8 @@ def observed_refusal(response, path: str) -> str | None:
         if location.path in (settings.LOGIN_URL, reverse("admin:login")):
             if parse_qs(location.query).get("next") == [path]:
                 return "sign_in"
+        if location.path == settings.STEP_UP_URL:  # a page sends a session to confirm it's you
+            return "step_up_required"
     return None
 
 
