@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 
-.PHONY: run test lint lock run-deps test-deps test-services lnbits migrate bench clean devchain
+.PHONY: run test lint docs lock run-deps system-deps test-services lnbits migrate bench clean devchain
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,7 +38,7 @@ node_modules/.installed: package.json package-lock.json
 run-deps:
 	scripts/system-deps.sh run
 
-test-deps:
+system-deps:
 	scripts/system-deps.sh test
 
 test-services:
@@ -51,21 +51,27 @@ lnbits:
 run: run-deps $(VENV)/.runtime
 	scripts/run.sh
 
-# anvil as Sepolia and Base Sepolia with test tokens, written into .env (README, "A local chain").
+# anvil as Sepolia and Base Sepolia with test tokens, written into .env (docs/local-chain.md).
 devchain: $(VENV)/.runtime node_modules/.installed
 	$(PY) manage.py devchain
 
-test: test-deps test-services lnbits $(VENV)/.dev node_modules/.installed
+test: system-deps test-services lnbits $(VENV)/.dev node_modules/.installed
 	$(PY) -m pytest
 
-# The last step fails when a payer's string is untranslated in some language or a .mo file is stale.
+# check_translations fails when a payer's string is untranslated in some language or a .mo file is
+# stale; mkdocs --strict when a link or anchor between the documentation's pages does not resolve.
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	DATABASE_URL=sqlite:///:memory: DJANGO_SETTINGS_MODULE=tests.settings $(PY) manage.py makemigrations --check --dry-run
 	$(PY) scripts/check_translations.py
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
-bench: test-deps test-services $(VENV)/.dev
+# The documentation site (mkdocs.yml: README.md and docs/) on http://127.0.0.1:8001
+docs: $(VENV)/.dev
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve --dev-addr 127.0.0.1:8001
+
+bench: system-deps test-services $(VENV)/.dev
 	$(PY) bench/drafts_bench.py
 
 migrate: $(VENV)/.runtime
