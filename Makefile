@@ -5,19 +5,28 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 
-.PHONY: run test lint system-deps test-services lnbits migrate bench clean devchain
+.PHONY: run test lint docs lock run-deps system-deps test-services lnbits migrate bench clean devchain
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 
+# requirements.txt and requirements-dev.txt are locks: every package, transitive ones too, pinned
+# with its hashes. Production installs requirements.txt alone. Edit requirements*.in, then `make lock`.
 $(VENV)/.runtime: $(VENV)/bin/python requirements.txt
-	$(PIP) install -q -r requirements.txt
+	$(PIP) install -q --require-hashes -r requirements.txt
 	touch $@
 
 $(VENV)/.dev: $(VENV)/.runtime requirements-dev.txt
-	$(PIP) install -q -r requirements-dev.txt
+	$(PIP) install -q --require-hashes -r requirements-dev.txt
 	touch $@
+
+# Resolves requirements.in and requirements-dev.in into the locks, keeping every pin the locks
+# already hold unless the .in files ask otherwise (add --upgrade-package NAME to move one).
+LOCK := $(VENV)/bin/uv pip compile --quiet --universal --python-version 3.11 --generate-hashes --custom-compile-command "make lock"
+lock: $(VENV)/.dev
+	$(LOCK) requirements.in -o requirements.txt
+	$(LOCK) requirements-dev.in -o requirements-dev.txt
 
 # Local chain nodes for the tests (anvil, bcoin), pinned in package.json / package-lock.json.
 # bcoin 1.0.2's install scripts build native modules that fail on current Node; it runs on its
@@ -28,8 +37,13 @@ node_modules/.installed: package.json package-lock.json
 	npm rebuild --foreground-scripts @foundry-rs/anvil
 	touch $@
 
+# Debian packages: what running needs (WeasyPrint's libraries and fonts, nginx), and what the tests
+# and benches need on top (chromium, valgrind, wrk, Electrum, poppler, gettext).
+run-deps:
+	scripts/system-deps.sh run
+
 system-deps:
-	scripts/system-deps.sh
+	scripts/system-deps.sh test
 
 test-services:
 	scripts/test-services.sh
@@ -38,22 +52,28 @@ test-services:
 lnbits:
 	scripts/lnbits-venv.sh
 
-run: system-deps $(VENV)/.runtime
+run: run-deps $(VENV)/.runtime
 	scripts/run.sh
 
-# anvil as Sepolia and Base Sepolia with test tokens, written into .env (README, "A local chain").
+# anvil as Sepolia and Base Sepolia with test tokens, written into .env (docs/local-chain.md).
 devchain: $(VENV)/.runtime node_modules/.installed
 	$(PY) manage.py devchain
 
 test: system-deps test-services lnbits $(VENV)/.dev node_modules/.installed
 	$(PY) -m pytest
 
-# The last step fails when a payer's string is untranslated in some language or a .mo file is stale.
+# check_translations fails when a payer's string is untranslated in some language or a .mo file is
+# stale; mkdocs --strict when a link or anchor between the documentation's pages does not resolve.
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	DATABASE_URL=sqlite:///:memory: DJANGO_SETTINGS_MODULE=tests.settings $(PY) manage.py makemigrations --check --dry-run
 	$(PY) scripts/check_translations.py
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
+# The documentation site (mkdocs.yml: README.md and docs/) on http://127.0.0.1:8001
+docs: $(VENV)/.dev
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve --dev-addr 127.0.0.1:8001
 
 bench: system-deps test-services $(VENV)/.dev
 	$(PY) bench/drafts_bench.py

@@ -10,7 +10,7 @@ shared cache for rate limits, limits set high enough not to cap the run) and the
 under bench/bare/ (same virtualenv, so the same Django, DRF and psycopg; a hashed Bearer-key
 SELECT, body validation, one INSERT and a JSON answer; a one-row GET). Both run under gunicorn
 with the same settings (sync workers, 2 x cores + 1). After a warm-up, wrk (Debian package;
-scripts/system-deps.sh) drives each with the same number of concurrent connections, in
+scripts/system-deps.sh test) drives each with the same number of concurrent connections, in
 interleaved rounds: POST project, POST bare, GET project, GET bare, then the next round.
 A Lua script gives every POST its own body and Idempotency-Key; GETs rotate over drafts
 created in the warm-up.
@@ -762,7 +762,7 @@ def main() -> int:
         inprocess(args.app, args.inprocess, args.api_key, max(args.profile, 1), args.verbose, args.profile_out)
         return 0
     if not shutil.which("wrk"):
-        raise SystemExit("wrk is not installed: run scripts/system-deps.sh (Debian package wrk)")
+        raise SystemExit("wrk is not installed: run scripts/system-deps.sh test (Debian package wrk)")
 
     signal.signal(signal.SIGTERM, _on_sigterm)
     cleanup = Cleanup()
@@ -889,7 +889,7 @@ def main() -> int:
         clean = report(runs, counts, args, args.workers)
         if args.instructions:
             if not shutil.which("valgrind"):
-                raise SystemExit("valgrind is not installed: run scripts/system-deps.sh (Debian package valgrind)")
+                raise SystemExit("valgrind is not installed: run scripts/system-deps.sh test (Debian package valgrind)")
             counted = {app: count_instructions(app, envs[app], keys[app], args.instructions, var_dir) for app in APPS}
             print(f"\nInstructions per request, in-process under valgrind ({args.instructions} of each; thousands):")
             print(f"  {'app':8}  {'create':>8}  {'read':>8}")

@@ -8,7 +8,7 @@ It creates its own PostgreSQL database (dropped and recreated each run), migrate
 issues an API key, creates one draft, and starts the `make run` layout with DEBUG off:
 gunicorn sync workers (REST), uvicorn (MCP) and nginx in front of both, from the same
 template as make run (deploy/nginx.conf.template). wrk (a C load generator, installed
-by scripts/system-deps.sh) then measures, --seconds each:
+by scripts/system-deps.sh test) then measures, --seconds each:
 
 - REST GET /api/v1/fees/schedule straight to gunicorn (no dispatcher: the "before")
 - REST GET /api/v1/fees/schedule through nginx           (the "after")
@@ -138,7 +138,7 @@ def main() -> int:
     parser.add_argument("--cache-url", default=os.environ.get("BENCH_CACHE_URL", "redis://127.0.0.1:6379/15"))
     args = parser.parse_args()
     if shutil.which("wrk") is None:
-        raise SystemExit("wrk is missing: run scripts/system-deps.sh (make run / make test do)")
+        raise SystemExit("wrk is missing: run scripts/system-deps.sh test (make test and make bench do)")
     nginx = shutil.which("nginx") or "/usr/sbin/nginx"
 
     signal.signal(signal.SIGTERM, _on_sigterm)

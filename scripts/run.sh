@@ -18,7 +18,7 @@ if [ ! -f .env ]; then
 # Local settings written by \`make run\` (git-ignored; edit freely). manage.py, the web server,
 # the worker and beat read this file; variables set in the environment win over it.
 SECRET_KEY=$(new_key 50)
-# Encrypts webhook secrets and authenticator keys in the database (README, "Settings": rotation).
+# Encrypts webhook secrets and authenticator keys in the database (docs/settings.md: rotation).
 FIELD_ENCRYPTION_KEY=$(new_key 32)
 DEBUG=false
 # Plain HTTP: the service listens on 127.0.0.1 only. Behind TLS, drop these four lines.
@@ -31,14 +31,14 @@ SECURE_HSTS_SECONDS=0
 # EMAIL_HOST=...; to print them here instead: EMAIL_BACKEND=django.core.mail.backends.console.EmailBackend
 EMAIL_BACKEND=notifications.mailfiles.EmailBackend
 ENABLED_NETWORKS=Mainnet,Solana,Ethereum,Base,Testnet,SolanaDevnet,Sepolia,BaseSepolia
-# A complete local test setup (README, "Quick start"): operator fee addresses and a node, e.g.
+# A complete local test setup (docs/local-chain.md): operator fee addresses and a node, e.g.
 # FEE_ADDRESS_SEPOLIA=0x...
 # RPC_URL_SEPOLIA=http://127.0.0.1:8545
 ENV
   echo "Wrote .env (local settings with a new SECRET_KEY and FIELD_ENCRYPTION_KEY)."
 elif ! grep -q '^FIELD_ENCRYPTION_KEY' .env && [ -z "${FIELD_ENCRYPTION_KEY:-}${FIELD_ENCRYPTION_KEY_FILE:-}" ]; then
   # A .env from before secrets were encrypted at rest: `migrate` encrypts them with this key.
-  printf '\n# Encrypts webhook secrets and authenticator keys in the database (README, "Settings").\nFIELD_ENCRYPTION_KEY=%s\n' \
+  printf '\n# Encrypts webhook secrets and authenticator keys in the database (docs/settings.md).\nFIELD_ENCRYPTION_KEY=%s\n' \
     "$(new_key 32)" >> .env
   echo "Added a new FIELD_ENCRYPTION_KEY to .env."
 fi
@@ -82,11 +82,11 @@ mkdir -p "$VAR/nginx"
 chmod 700 "$VAR"
 # nginx forwards the client's address; the apps trust exactly that one proxy.
 export NUM_PROXIES="${NUM_PROXIES:-1}"
-# The demo (README): drafts on test networks paid to public test-vector addresses, and a
+# The demo (README; settings in docs/settings.md): drafts on test networks paid to public test-vector addresses, and a
 # simulator that pays and confirms them, so a draft's whole life shows without a node.
 export DEMO_SIMULATE_PAYMENTS="${DEMO_SIMULATE_PAYMENTS:-true}"
 # Trying it without internet: with no fresh live price the bundled, dated rate table prices
-# drafts, and every surface says "not live" (README, "Exchange rates"). Production leaves it off.
+# drafts, and every surface says "not live" (docs/settings.md, "Money core"). Production leaves it off.
 export RATES_BUNDLED_ALLOWED="${RATES_BUNDLED_ALLOWED:-true}"
 export DEMO_ADDRESS_TESTNET="${DEMO_ADDRESS_TESTNET:-tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx}"
 export DEMO_ADDRESS_SEPOLIA="${DEMO_ADDRESS_SEPOLIA:-0x52908400098527886E0F7030069857D2E4169EE7}"
@@ -196,7 +196,7 @@ cat <<TXT
   Get an API key:
     .venv/bin/python manage.py issue_api_key --email you@example.com --scopes drafts:read,drafts:write,rates:read,fees:read
 
-  Settings: .env (see README)
+  Settings: .env (see docs/settings.md)
 $([ "${EMAIL_BACKEND:-}" = notifications.mailfiles.EmailBackend ] && echo "  Emails:    ${EMAIL_FILE_PATH:-$VAR/mail}/ (one file each; sign-in and reset codes are there)")
 $("$PY" manage.py notices | sed 's/^/  /')
 

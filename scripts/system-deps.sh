@@ -1,16 +1,25 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the service and its tests need, if missing.
-# WeasyPrint (PDF drafts) needs Pango, HarfBuzz and a font; poppler-utils reads PDFs in tests;
-# nginx puts the REST server and the MCP server behind one address (make run); wrk measures them and
-# valgrind counts their instructions (bench/);
-# chromium drives the pages in browser tests (Python playwright, executable_path=/usr/bin/chromium);
-# Electrum (python3-electrum, with python3-pyqt5 for its Send tab parser) reads the tx template's
-# pay-to-many CSV and the BIP21 URIs in tests.
-# gettext (xgettext, msgmerge) extracts the translatable strings for `make lint` (scripts/check_translations.py);
-# the fonts draw Japanese, Chinese and Hindi in PDFs and in the browser (DejaVu covers Latin, Cyrillic, Arabic).
+# Installs the Debian packages that running the service needs (`scripts/system-deps.sh run`, from
+# `make run`) or that the tests and benches need as well (`scripts/system-deps.sh test`, from
+# `make test` and `make bench`), if missing. As root it runs apt-get itself, else through sudo.
+#
+# Running: WeasyPrint (PDF drafts) needs Pango, HarfBuzz and fonts (DejaVu covers Latin, Cyrillic and
+# Arabic; the others draw Japanese, Chinese and Hindi in PDFs and in the browser); nginx puts the REST
+# server and the MCP server behind one address (scripts/run.sh).
+# Tests on top: poppler-utils reads PDFs; wrk measures the servers and valgrind counts their
+# instructions (bench/); chromium drives the pages in browser tests (Python playwright,
+# executable_path=/usr/bin/chromium); Electrum (python3-electrum, with python3-pyqt5 for its Send
+# tab parser) reads the tx template's pay-to-many CSV and the BIP21 URIs; gettext (xgettext,
+# msgmerge) extracts the translatable strings for `make lint` (scripts/check_translations.py).
 set -euo pipefail
-packages=(libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz0b fonts-dejavu-core poppler-utils nginx wrk valgrind chromium python3-electrum python3-pyqt5
-  gettext fonts-ipafont-gothic fonts-wqy-microhei fonts-lohit-deva)
+run_packages=(libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz0b fonts-dejavu-core fonts-ipafont-gothic fonts-wqy-microhei
+  fonts-lohit-deva nginx)
+test_packages=(poppler-utils wrk valgrind chromium python3-electrum python3-pyqt5 gettext)
+case "${1:-}" in
+  run) packages=("${run_packages[@]}") ;;
+  test) packages=("${run_packages[@]}" "${test_packages[@]}") ;;
+  *) echo "usage: $0 run|test" >&2; exit 2 ;;
+esac
 missing=()
 for pkg in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

@@ -42,7 +42,7 @@ SECRET_KEY = _secret_key()
 
 def _field_encryption_keys() -> list[str]:
     """FIELD_ENCRYPTION_KEY: comma-separated, the first encrypts and all decrypt
-    (core/encryption.py; rotation in the README)."""
+    (core/encryption.py; rotation in docs/settings.md)."""
     keys = [key.strip() for key in (env_secret("FIELD_ENCRYPTION_KEY") or "").split(",") if key.strip()]
     if not keys:
         if not DEBUG:

@@ -32,7 +32,7 @@ ARGS = [
 @pytest.fixture
 def chromium():
     if not shutil.which(CHROMIUM):
-        pytest.fail("chromium is missing: run scripts/system-deps.sh")
+        pytest.fail("chromium is missing: run scripts/system-deps.sh test")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:

@@ -32,7 +32,7 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--d
 @pytest.fixture
 def chromium(monkeypatch):
     if not shutil.which(CHROMIUM):
-        pytest.fail("chromium is missing: run scripts/system-deps.sh")
+        pytest.fail("chromium is missing: run scripts/system-deps.sh test")
     if not AXE.exists():
         pytest.fail("axe-core is missing: run `make test` (npm ci)")
     from playwright.sync_api import sync_playwright

@@ -14,7 +14,7 @@ from PIL import Image
 from drafts.pdf import render_draft_pdf
 from payments.uris import bip21_uri
 
-pytestmark = pytest.mark.skipif(not shutil.which("pdftotext"), reason="poppler-utils (scripts/system-deps.sh)")
+pytestmark = pytest.mark.skipif(not shutil.which("pdftotext"), reason="poppler-utils (scripts/system-deps.sh test)")
 
 RECEIVER = "bc1p5d7rjq7g6rdk2yhzks9smlaqtedr4dekq08ge8ztwac72sfr9rusxg3297"
 

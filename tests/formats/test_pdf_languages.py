@@ -12,7 +12,7 @@ import pytest
 from drafts.pdf import render_draft_pdf
 from payments import formatting
 
-pytestmark = pytest.mark.skipif(not shutil.which("pdffonts"), reason="poppler-utils (scripts/system-deps.sh)")
+pytestmark = pytest.mark.skipif(not shutil.which("pdffonts"), reason="poppler-utils (scripts/system-deps.sh test)")
 
 
 def context(language: str) -> dict:

@@ -2,7 +2,7 @@
 
 BDK (bdkpython) funds, signs and finalizes a transaction from our PSBT;
 bitcoinjs-lib (npm, package.json) parses it; Electrum (Debian's
-python3-electrum, scripts/system-deps.sh) parses the pay-to-many CSV and the
+python3-electrum, scripts/system-deps.sh test) parses the pay-to-many CSV and the
 BIP21 URIs with its own parsers, offline; @solana/pay and eth-url-parser (npm)
 parse the Solana Pay and EIP-681 URIs.
 """
@@ -193,7 +193,7 @@ def test_bitcoinjs_lib_misreads_a_one_output_psbt_and_refuses_v2_as_documented()
 def electrum_readings() -> dict:
     """Every case read by Electrum in one run (its start-up takes seconds)."""
     has_electrum = subprocess.run([SYSTEM_PYTHON, "-c", "import electrum, PyQt5"], capture_output=True).returncode == 0
-    assert has_electrum, "python3-electrum and python3-pyqt5 are missing: run scripts/system-deps.sh"
+    assert has_electrum, "python3-electrum and python3-pyqt5 are missing: run scripts/system-deps.sh test"
     requests, expected = [], {}
     for case, (network, receiver, fee) in CASES.items():
         result = template(network, receiver, fee, receiver_sats=2_100_000_000_000_000 - 6_050)

@@ -1,4 +1,4 @@
-"""The README's backup and restore commands (Production layout, "Backups and restore"), run
+"""The backup and restore commands of docs/production.md ("Backups and restore"), run
 verbatim against this run's PostgreSQL: a dump of a database holding a draft, restored into a
 new database, gives the draft back."""
 
@@ -14,12 +14,12 @@ import pytest
 from django.db import connection
 
 ROOT = Path(__file__).resolve().parents[2]
-README = (ROOT / "README.md").read_text()
+PRODUCTION = (ROOT / "docs" / "production.md").read_text()
 RECEIVER = "0x8617E340B3D01FA5F11F306F4090FD50E238070D"
 
 
 def _section_commands(heading: str) -> list[str]:
-    section = README.split(heading, 1)[1].split("\n#", 1)[0]
+    section = PRODUCTION.split(heading, 1)[1].split("\n#", 1)[0]
     block = re.search(r"```sh\n(.*?)```", section, flags=re.S).group(1)
     return [line for line in block.replace("\\\n", " ").splitlines() if line.strip() and not line.startswith("#")]
 
@@ -48,7 +48,7 @@ def test_a_dump_restored_into_a_new_database_gives_the_draft_back(transactional_
         "BACKUP": str(tmp_path / "payments.dump"),
     }
     try:
-        for command in _section_commands("### Backups and restore"):
+        for command in _section_commands("## Backups and restore"):
             command = command.replace("payments_restored", restored)  # this run's own name
             ran = subprocess.run(["bash", "-c", command], env=env, capture_output=True, text=True, timeout=120)  # noqa: S603, S607
             assert ran.returncode == 0, f"{command}\n{ran.stderr}"

@@ -1,8 +1,10 @@
 """Production installs requirements.txt alone (the Dockerfile does): everything the service
-imports at run time must come from that file, not from requirements-dev.txt.
+imports at run time must come from that file, not from requirements-dev.txt. requirements.txt is
+the lock of requirements.in (`make lock`), so each import must be pinned by name in requirements.in,
+not only be there as another package's dependency.
 
-`production_venv` builds a virtual environment from requirements.txt only, kept between runs
-under a folder named by the file's hash (a changed file builds a new one), then a Celery worker
+`production_venv` builds a virtual environment from requirements.txt only (--require-hashes), kept
+between runs under a folder named by the file's hash (a changed file builds a new one), then a Celery worker
 from that environment starts on Redis and on RabbitMQ and answers a ping sent from the same
 environment. A transport that needs a package missing from requirements.txt (kombu's Redis
 transport imports `packaging`) fails to start here.
@@ -25,13 +27,14 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 REQUIREMENTS = ROOT / "requirements.txt"
+PINNED = ROOT / "requirements.in"
 CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "payment-drafts-venvs"
 SURFACES = [p for p in ROOT.iterdir() if p.is_dir() and (p / "__init__.py").exists() and p.name != "tests"]
 
 
 def requirement_names() -> set[str]:
     names = set()
-    for line in REQUIREMENTS.read_text().splitlines():
+    for line in PINNED.read_text().splitlines():
         line = line.split("#", 1)[0].strip()
         if line:
             names.add(re.split(r"[=<>\[ ;~!]", line, maxsplit=1)[0].lower().replace("_", "-"))
@@ -57,7 +60,7 @@ def runtime_imports() -> dict[str, set[str]]:
     return found
 
 
-def test_every_runtime_import_is_pinned_in_requirements_txt():
+def test_every_runtime_import_is_pinned_in_requirements_in():
     pinned = requirement_names()
     distributions = importlib.metadata.packages_distributions()
     missing = {}
@@ -65,7 +68,45 @@ def test_every_runtime_import_is_pinned_in_requirements_txt():
         names = {d.lower().replace("_", "-") for d in distributions.get(module, [module])}
         if not names & pinned:
             missing[module] = sorted(files)[:3]
-    assert not missing, f"imported at run time but not pinned in requirements.txt: {missing}"
+    assert not missing, f"imported at run time but not pinned in requirements.in: {missing}"
+
+
+def locked(path: Path) -> dict[str, tuple[str, int]]:
+    """A lock's packages: name -> (version, number of hashes)."""
+    found: dict[str, tuple[str, int]] = {}
+    for entry in re.split(r"\n(?=[A-Za-z0-9])", path.read_text()):
+        pin = re.match(r"([A-Za-z0-9_.\-]+)(?:\[[^\]]*\])?==([^ ;\\\n]+)", entry)
+        if pin:
+            found[re.sub(r"[-_.]+", "-", pin.group(1)).lower()] = (pin.group(2), entry.count("--hash=sha256:"))
+    return found
+
+
+def pins(path: Path) -> dict[str, str]:
+    """The `name==version` lines of a requirements*.in file (its -r/-c lines left out)."""
+    found = {}
+    for line in path.read_text().splitlines():
+        pin = re.match(r"([A-Za-z0-9_.\-]+)(?:\[[^\]]*\])?==(\S+)", line.split("#", 1)[0].strip())
+        if pin:
+            found[re.sub(r"[-_.]+", "-", pin.group(1)).lower()] = pin.group(2)
+    return found
+
+
+def test_the_locks_hold_every_pin_of_the_in_files_each_package_with_its_hashes():
+    """requirements.txt locks requirements.in, requirements-dev.txt both .in files: a pin changed in
+    an .in file without `make lock` fails here, as does a lock entry without hashes (which
+    `pip install --require-hashes` would refuse)."""
+    runtime, dev = locked(REQUIREMENTS), locked(ROOT / "requirements-dev.txt")
+    assert len(runtime) > len(pins(PINNED)) and "django" in runtime
+    for lock, wanted in ((runtime, pins(PINNED)), (dev, pins(PINNED) | pins(ROOT / "requirements-dev.in"))):
+        stale = {
+            name: (version, lock.get(name, ("missing",))[0])
+            for name, version in wanted.items()
+            if lock.get(name, ("",))[0] != version
+        }
+        assert not stale, f"run `make lock`: pinned / locked {stale}"
+        assert all(hashes for _, hashes in lock.values()), [n for n, (_, h) in lock.items() if not h]
+    # The dev lock installs the runtime packages at the versions production runs.
+    assert {name: dev[name][0] for name in runtime} == {name: version for name, (version, _) in runtime.items()}
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +119,17 @@ def production_venv() -> Path:
         venv.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
         subprocess.run(
-            [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", "-r", str(REQUIREMENTS)],
+            [
+                str(python),
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--disable-pip-version-check",
+                "--require-hashes",
+                "-r",
+                str(REQUIREMENTS),
+            ],
             check=True,
             timeout=900,
         )
