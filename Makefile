@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 
-.PHONY: run test lint system-deps test-services lnbits migrate bench clean devchain
+.PHONY: run test test-fast lint system-deps test-services lnbits migrate bench clean devchain
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,8 +41,17 @@ run: system-deps $(VENV)/.runtime
 devchain: $(VENV)/.runtime node_modules/.installed
 	$(PY) manage.py devchain
 
+# The suite runs on every core (pytest-xdist); each worker has its own test database and Redis
+# key prefix (docs/development.md). TEST_WORKERS=0 runs it in one process.
+TEST_WORKERS ?= auto
+PYTEST_PARALLEL := $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
+
 test: system-deps test-services lnbits $(VENV)/.dev node_modules/.installed
-	$(PY) -m pytest
+	$(PYTEST_PARALLEL)
+
+# Unit and API tests only: no browser, chain node, LNbits, bench or started service (`slow`).
+test-fast: system-deps test-services $(VENV)/.dev
+	$(PYTEST_PARALLEL) -m "not slow"
 
 # The last step fails when a payer's string is untranslated in some language or a .mo file is stale.
 lint: $(VENV)/.dev

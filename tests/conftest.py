@@ -1,10 +1,13 @@
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
-from django.core.cache import cache
+from django.core.cache import caches
+from django.core.cache.backends.redis import RedisCache
 from rest_framework.test import APIClient
 
 import outbound
@@ -13,12 +16,63 @@ from accounts.scopes import ALL_SCOPES
 from accounts.services import api_key_create
 from accounts.sessions import SECOND_FACTOR
 
+# `make test-fast` leaves out what is marked `slow`: besides tests marked by hand (real Celery
+# workers, started services, `make run`), every test in these folders or using these fixtures
+# (a browser, an anvil chain node, LNbits).
+SLOW_FOLDERS = ("e2e", "scenarios", "bench")
+SLOW_FIXTURES = {"chromium", "anvil_factory", "nodes", "lnbits"}
+
+# `make test` runs on several pytest-xdist workers (--dist loadgroup). The tests of these files
+# share a module-scoped server, or a build that two workers must not make at once, so each file
+# runs whole on one worker.
+ONE_WORKER_FILES = {
+    "e2e/test_lnbits.py",  # one LNbits for the module
+    "formats/test_wallet_libraries.py",  # Electrum's readings, once per module
+    "platform/test_outages.py",  # one stack of servers for the module
+    "platform/test_proxy.py",  # nginx's rendered problem pages, once per module
+    "platform/test_runtime_requirements.py",  # the production venv, built once under ~/.cache
+    "scenarios/test_bitcoin_solana_scenarios.py",  # anvil nodes kept for the module
+    "scenarios/test_evm_reorgs.py",
+    "scenarios/test_evm_scenarios.py",
+}
+TESTS = Path(__file__).resolve().parent
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
+def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        relative = item.path.relative_to(TESTS).as_posix()
+        if relative.split("/", 1)[0] in SLOW_FOLDERS or SLOW_FIXTURES & set(item.fixturenames):
+            item.add_marker(pytest.mark.slow)
+        if relative in ONE_WORKER_FILES:
+            item.add_marker(pytest.mark.xdist_group(relative))
+
+
+def own_cache_keys_delete() -> None:
+    """Empties this run's part of the default cache. On Redis that is the keys under its own
+    KEY_PREFIX (tests/settings.py: one per xdist worker), deleted by SCAN and DEL: never FLUSHDB
+    (Django's RedisCache.clear()), which would wipe every other run's keys in the database."""
+    backend = caches["default"]
+    if not isinstance(backend, RedisCache):
+        backend.clear()
+        return
+    client = backend._cache.get_client(write=True)
+    pattern = re.sub(r"([\\*?\[\]])", r"\\\1", backend.key_prefix) + ":*"  # the prefix taken literally
+    batch: list[bytes] = []
+    for key in client.scan_iter(match=pattern, count=1000):
+        batch.append(key)
+        if len(batch) == 500:
+            client.delete(*batch)
+            batch.clear()
+    if batch:
+        client.delete(*batch)
+
 
 @pytest.fixture(autouse=True)
 def _clear_cache():
-    cache.clear()
+    own_cache_keys_delete()
     yield
-    cache.clear()
+    own_cache_keys_delete()
 
 
 @pytest.fixture(autouse=True)
