@@ -54,7 +54,7 @@ test-fast: system-deps test-services $(VENV)/.dev
 	$(PYTEST_PARALLEL) -m "not slow"
 
 # The last step fails when a payer's string is untranslated in some language or a .mo file is stale.
-lint: $(VENV)/.dev
+lint: system-deps $(VENV)/.dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	DATABASE_URL=sqlite:///:memory: DJANGO_SETTINGS_MODULE=tests.settings $(PY) manage.py makemigrations --check --dry-run
