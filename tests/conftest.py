@@ -11,6 +11,7 @@ from django.core.cache.backends.redis import RedisCache
 from rest_framework.test import APIClient
 
 import outbound
+import tests.flush
 from accounts.models import User
 from accounts.scopes import ALL_SCOPES
 from accounts.services import api_key_create
@@ -36,6 +37,10 @@ ONE_WORKER_FILES = {
     "scenarios/test_evm_scenarios.py",
 }
 TESTS = Path(__file__).resolve().parent
+
+
+def pytest_configure(config) -> None:
+    tests.flush.install()
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
