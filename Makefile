@@ -51,7 +51,7 @@ test: system-deps test-services lnbits $(VENV)/.dev node_modules/.installed
 
 # Unit and API tests only: no browser, chain node, LNbits, bench or started service (`slow`).
 test-fast: system-deps test-services $(VENV)/.dev
-	$(PYTEST_PARALLEL) -m "not slow"
+	$(PYTEST_PARALLEL) --reuse-db -m "not slow"
 
 # The last step fails when a payer's string is untranslated in some language or a .mo file is stale.
 lint: system-deps $(VENV)/.dev

@@ -18,10 +18,11 @@ from accounts.services import api_key_create
 from accounts.sessions import SECOND_FACTOR
 
 # `make test-fast` leaves out what is marked `slow`: besides tests marked by hand (real Celery
-# workers, started services, `make run`), every test in these folders or using these fixtures
-# (a browser, an anvil chain node, LNbits).
+# workers, started services, `make run`), every test in these folders, using these fixtures (a
+# browser, an anvil chain node, LNbits, the production password hasher timed), or running the
+# service on SQLite in a process of its own (tests/sqlite.py: all migrations on a new file).
 SLOW_FOLDERS = ("e2e", "scenarios", "bench")
-SLOW_FIXTURES = {"chromium", "anvil_factory", "nodes", "lnbits"}
+SLOW_FIXTURES = {"chromium", "anvil_factory", "nodes", "lnbits", "argon2"}
 
 # `make test` runs on several pytest-xdist workers (--dist loadgroup). The tests of these files
 # share a module-scoped server, or a build that two workers must not make at once, so each file
@@ -47,7 +48,8 @@ def pytest_configure(config) -> None:
 def pytest_collection_modifyitems(config, items) -> None:
     for item in items:
         relative = item.path.relative_to(TESTS).as_posix()
-        if relative.split("/", 1)[0] in SLOW_FOLDERS or SLOW_FIXTURES & set(item.fixturenames):
+        in_sqlite = getattr(item.module, "run_on_sqlite", None) is not None
+        if relative.split("/", 1)[0] in SLOW_FOLDERS or SLOW_FIXTURES & set(item.fixturenames) or in_sqlite:
             item.add_marker(pytest.mark.slow)
         if relative in ONE_WORKER_FILES:
             item.add_marker(pytest.mark.xdist_group(relative))
