@@ -42,9 +42,10 @@ devchain: $(VENV)/.runtime node_modules/.installed
 	$(PY) manage.py devchain
 
 # The suite runs on every core (pytest-xdist); each worker has its own test database and Redis
-# key prefix (docs/development.md). TEST_WORKERS=0 runs it in one process.
+# key prefix, and runs each test file whole, so a module's servers start once (docs/development.md).
+# TEST_WORKERS=0 runs it in one process.
 TEST_WORKERS ?= auto
-PYTEST_PARALLEL := $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
+PYTEST_PARALLEL := $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 test: system-deps test-services lnbits $(VENV)/.dev node_modules/.installed
 	$(PYTEST_PARALLEL)

@@ -24,19 +24,6 @@ from accounts.sessions import SECOND_FACTOR
 SLOW_FOLDERS = ("e2e", "scenarios", "bench")
 SLOW_FIXTURES = {"chromium", "anvil_factory", "nodes", "lnbits", "argon2"}
 
-# `make test` runs on several pytest-xdist workers (--dist loadgroup). The tests of these files
-# share a module-scoped server, or a build that two workers must not make at once, so each file
-# runs whole on one worker.
-ONE_WORKER_FILES = {
-    "e2e/test_lnbits.py",  # one LNbits for the module
-    "formats/test_wallet_libraries.py",  # Electrum's readings, once per module
-    "platform/test_outages.py",  # one stack of servers for the module
-    "platform/test_proxy.py",  # nginx's rendered problem pages, once per module
-    "platform/test_runtime_requirements.py",  # the production venv, built once under ~/.cache
-    "scenarios/test_bitcoin_solana_scenarios.py",  # anvil nodes kept for the module
-    "scenarios/test_evm_reorgs.py",
-    "scenarios/test_evm_scenarios.py",
-}
 TESTS = Path(__file__).resolve().parent
 
 
@@ -44,15 +31,12 @@ def pytest_configure(config) -> None:
     tests.flush.install()
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config, items) -> None:
     for item in items:
         relative = item.path.relative_to(TESTS).as_posix()
         in_sqlite = getattr(item.module, "run_on_sqlite", None) is not None
         if relative.split("/", 1)[0] in SLOW_FOLDERS or SLOW_FIXTURES & set(item.fixturenames) or in_sqlite:
             item.add_marker(pytest.mark.slow)
-        if relative in ONE_WORKER_FILES:
-            item.add_marker(pytest.mark.xdist_group(relative))
 
 
 def own_cache_keys_delete() -> None:
