@@ -31,6 +31,7 @@ def pytest_configure(config) -> None:
     tests.flush.install()
 
 
+@pytest.hookimpl(tryfirst=True)  # marked before `-m "not slow"` deselects
 def pytest_collection_modifyitems(config, items) -> None:
     for item in items:
         relative = item.path.relative_to(TESTS).as_posix()
