@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 
-.PHONY: run test lint docs lock run-deps system-deps test-services lnbits migrate bench clean devchain
+.PHONY: run test test-fast lint docs lock run-deps system-deps test-services lnbits migrate bench clean devchain
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -59,12 +59,22 @@ run: run-deps $(VENV)/.runtime
 devchain: $(VENV)/.runtime node_modules/.installed
 	$(PY) manage.py devchain
 
+# The suite runs on every core (pytest-xdist); each worker has its own test database and Redis
+# key prefix, and runs each test file whole, so a module's servers start once (docs/development.md).
+# TEST_WORKERS=0 runs it in one process.
+TEST_WORKERS ?= auto
+PYTEST_PARALLEL := $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
+
 test: system-deps test-services lnbits $(VENV)/.dev node_modules/.installed
-	$(PY) -m pytest
+	$(PYTEST_PARALLEL)
+
+# Unit and API tests only: no browser, chain node, LNbits, bench or started service (`slow`).
+test-fast: system-deps test-services $(VENV)/.dev
+	$(PYTEST_PARALLEL) --reuse-db -m "not slow"
 
 # check_translations fails when a payer's string is untranslated in some language or a .mo file is
 # stale; mkdocs --strict when a link or anchor between the documentation's pages does not resolve.
-lint: $(VENV)/.dev
+lint: system-deps $(VENV)/.dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	DATABASE_URL=sqlite:///:memory: DJANGO_SETTINGS_MODULE=tests.settings $(PY) manage.py makemigrations --check --dry-run

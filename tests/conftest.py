@@ -1,26 +1,72 @@
 from __future__ import annotations
 
 import ipaddress
+import re
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
-from django.core.cache import cache
+from django.core.cache import caches
+from django.core.cache.backends.redis import RedisCache
 from rest_framework.test import APIClient
 
 import outbound
+import tests.flush
 from accounts.models import User
 from accounts.scopes import ALL_SCOPES
 from accounts.services import api_key_create
 from accounts.sessions import SECOND_FACTOR
 from accounts.stepup import STEP_UP_AT
 
+# `make test-fast` leaves out what is marked `slow`: besides tests marked by hand (real Celery
+# workers, started services, `make run`), every test in these folders, using these fixtures (a
+# browser, an anvil chain node, LNbits, the production password hasher timed), or running the
+# service on SQLite in a process of its own (tests/sqlite.py: all migrations on a new file).
+SLOW_FOLDERS = ("e2e", "scenarios", "bench")
+SLOW_FIXTURES = {"chromium", "anvil_factory", "nodes", "lnbits", "argon2"}
+
+TESTS = Path(__file__).resolve().parent
+
+
+def pytest_configure(config) -> None:
+    tests.flush.install()
+
+
+@pytest.hookimpl(tryfirst=True)  # marked before `-m "not slow"` deselects
+def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        relative = item.path.relative_to(TESTS).as_posix()
+        in_sqlite = getattr(item.module, "run_on_sqlite", None) is not None
+        if relative.split("/", 1)[0] in SLOW_FOLDERS or SLOW_FIXTURES & set(item.fixturenames) or in_sqlite:
+            item.add_marker(pytest.mark.slow)
+
+
+def own_cache_keys_delete() -> None:
+    """Empties this run's part of the default cache. On Redis that is the keys under its own
+    KEY_PREFIX (tests/settings.py: one per xdist worker), deleted by SCAN and DEL: never FLUSHDB
+    (Django's RedisCache.clear()), which would wipe every other run's keys in the database."""
+    backend = caches["default"]
+    if not isinstance(backend, RedisCache):
+        backend.clear()
+        return
+    client = backend._cache.get_client(write=True)
+    pattern = re.sub(r"([\\*?\[\]])", r"\\\1", backend.key_prefix) + ":*"  # the prefix taken literally
+    batch: list[bytes] = []
+    for key in client.scan_iter(match=pattern, count=1000):
+        batch.append(key)
+        if len(batch) == 500:
+            client.delete(*batch)
+            batch.clear()
+    if batch:
+        client.delete(*batch)
+
 
 @pytest.fixture(autouse=True)
 def _clear_cache():
-    cache.clear()
+    own_cache_keys_delete()
     yield
-    cache.clear()
+    own_cache_keys_delete()
 
 
 @pytest.fixture(autouse=True)

@@ -10,6 +10,15 @@ os.environ.setdefault("ENV_FILE", "")  # never a developer's local .env from `ma
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/payments")
 os.environ.setdefault("CELERY_BROKER_URL", "redis://127.0.0.1:6379/0")
 os.environ.setdefault("CACHE_URL", "redis://127.0.0.1:6379/1")
+# Every test run's cache keys carry a prefix, and each pytest-xdist worker (PYTEST_XDIST_WORKER,
+# gw0, gw1, ...) one of its own, so workers sharing the Redis database never see each other's
+# keys and tests/conftest.py empties only its own (docs/development.md, "Running the tests").
+# Processes a test starts inherit the variable already suffixed and keep it as it is.
+_worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+_prefix = os.environ.get("CACHE_KEY_PREFIX") or "test"
+if _worker and not _prefix.endswith(f"-{_worker}"):
+    _prefix = f"{_prefix}-{_worker}"
+os.environ["CACHE_KEY_PREFIX"] = _prefix
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key-not-for-production")
 os.environ.setdefault("FIELD_ENCRYPTION_KEY", "test-only-field-encryption-key-not-for-production")
 os.environ.setdefault("DEBUG", "false")
@@ -30,3 +39,9 @@ EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 RATES_LOCAL_CACHE_SECONDS = 0  # tests change the shared rate tables and expect it to show at once
 # The service's table and the rules of the views that exist only in tests (tests/platform/urls.py).
 AUTHORIZATION_TABLE = "tests.platform.authorization.ROUTES"
+
+# The broker's queues under the same prefix (kombu's global_keyprefix), so a Celery worker a test
+# starts takes only the tasks its own pytest worker sent; the database name already differs per
+# xdist worker (pytest-django adds the _gw0 suffix).
+if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):  # noqa: F405
+    CELERY_BROKER_TRANSPORT_OPTIONS = {**CELERY_BROKER_TRANSPORT_OPTIONS, "global_keyprefix": f"{_prefix}:"}  # noqa: F405

@@ -39,8 +39,8 @@ def _database_url(name: str) -> str:
 
 
 def _base_name() -> str:
-    """This run's database name with test_ in front: the benches add their own suffixes to it."""
-    return f"test_{os.environ['DATABASE_URL'].rsplit('/', 1)[-1]}"
+    """This run's test database name (with its xdist worker's suffix): the benches add their own suffixes to it."""
+    return connection.settings_dict["NAME"]
 
 
 def _run(script: str, *args: str, timeout: float = 800) -> str:

@@ -60,7 +60,7 @@ def test_building_a_draft_reads_and_writes_nothing_and_gives_the_row_to_store(ow
     assert draft.payment_uri.startswith("ethereum:") and not Draft.objects.exists()
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_a_write_whose_key_already_holds_an_answer_is_refused_and_writes_nothing(owner):
     plan = draft_plan_for(request=EXACT, origin=Origin.api(), now=timezone.now(), user=owner)
     first = draft_write(built(owner, plan), user=owner, announce=True, key=claim(owner, "k-1", {"a": 1}))
@@ -74,7 +74,7 @@ def test_a_write_whose_key_already_holds_an_answer_is_refused_and_writes_nothing
     assert Event.objects.filter(type="draft.created").count() == 1  # ...nor its event
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_a_try_whose_amount_another_open_draft_took_is_amount_taken_and_undone(owner, settings):
     plan = draft_plan_for(request=EXACT, origin=Origin.api(), now=timezone.now(), user=owner)
     draft_write(built(owner, plan), user=owner, announce=True, key=None)
@@ -86,7 +86,7 @@ def test_a_try_whose_amount_another_open_draft_took_is_amount_taken_and_undone(o
     assert Draft.objects.count() == 1 and Event.objects.filter(type="draft.created").count() == 1
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
 def test_a_pay_link_whose_key_is_taken_writes_nothing_and_returns_key_taken(owner):
     options = [{"currency": "USDC", "network": "Base", "receiverAddress": ADDRESSES["Base"]}]
     key = KeyClaim(user=owner, key="link-1", fingerprint="f", answer=payment_request_answer)

@@ -32,7 +32,7 @@ def test_the_limit_holds_and_counts_are_seen_by_every_process_sharing_the_cache(
     assert taken == [True, True, True, False]
     # Another process is another client of the same Redis: it reads the same counter.
     backend = caches["default"]
-    keys = [k for k in backend._cache.get_client().scan_iter(match="*throttle:read:key:shared:*")]
+    keys = [k for k in backend._cache.get_client().scan_iter(match=f"{backend.key_prefix}:*throttle:read:key:shared:*")]
     assert len(keys) == 1 and int(backend._cache.get_client().get(keys[0])) == 4
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import redis
 from celery import Celery
+from django.conf import settings
 from prometheus_client import CollectorRegistry, multiprocess
 
 from tests.ownservers import own_postgres, own_redis, stop_group
@@ -57,6 +58,7 @@ def test_every_worker_process_succeeds_again_within_10_s_of_a_postgresql_restart
             start_new_session=True,
         )
         sender = Celery()  # its broker is named per call: CELERY_BROKER_URL in the environment is the shared one
+        sender.conf.broker_transport_options = settings.CELERY_BROKER_TRANSPORT_OPTIONS  # the worker's queue names
         stop = threading.Event()
 
         errors: list[Exception] = []

@@ -71,6 +71,7 @@ def test_healthz_names_the_worker_once_no_worker_runs_the_heartbeat_and_is_well_
 
         # The heartbeat as beat sends it: the task every second (HEARTBEAT_INTERVAL_SECONDS here).
         sender = Celery()
+        sender.conf.broker_transport_options = settings.CELERY_BROKER_TRANSPORT_OPTIONS  # the worker's queue names
         stop = threading.Event()
 
         def beat() -> None:

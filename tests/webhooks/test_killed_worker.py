@@ -76,7 +76,8 @@ def _wait(condition, timeout: float, what: str) -> None:
 
 def _queue_drained() -> bool:
     client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
-    return client.llen("celery") == 0
+    prefix = settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("global_keyprefix", "")  # this run's (tests/settings.py)
+    return client.llen(f"{prefix}celery") == 0
 
 
 def test_a_worker_killed_mid_delivery_loses_nothing_and_a_fresh_worker_posts_exactly_once_more(

@@ -13,8 +13,6 @@ from tests.webhooks.conftest import deliver_due
 from webhooks import endpoints, services, tasks
 from webhooks.models import Delivery
 
-pytestmark = pytest.mark.django_db(transaction=True)
-
 
 @pytest.fixture
 def broker_down(monkeypatch):
@@ -30,6 +28,7 @@ def broker_down(monkeypatch):
     return sent
 
 
+@pytest.mark.django_db(transaction=True)  # enqueued on commit
 def test_a_state_change_commits_while_the_broker_is_down_and_the_tick_delivers_later(
     broker_down, make_webhook, receiver, owner, caplog
 ):
@@ -49,6 +48,7 @@ def test_a_state_change_commits_while_the_broker_is_down_and_the_tick_delivers_l
     assert set(EmailNotification.objects.values_list("status", flat=True)) == {"Sent"}
 
 
+@pytest.mark.django_db(transaction=True)  # enqueued on commit
 def test_a_batch_of_events_in_one_transaction_enqueues_one_dispatch_per_endpoint(
     broker_down, make_webhook, receiver, owner
 ):
@@ -61,6 +61,7 @@ def test_a_batch_of_events_in_one_transaction_enqueues_one_dispatch_per_endpoint
     assert sorted(broker_down) == sorted([(str(first.id),), (str(second.id),)])
 
 
+@pytest.mark.django_db(transaction=True)  # enqueued on commit
 def test_a_payment_seen_sends_its_endpoints_dispatch_as_work_no_running_tick_can_hold_up(
     broker_down, make_webhook, receiver, owner
 ):
@@ -93,6 +94,7 @@ def test_the_beat_ticks_are_named_entries_for_registered_tasks(settings):
     } <= set(app.tasks)
 
 
+@pytest.mark.django_db
 def test_deleting_an_endpoint_while_its_attempt_is_claimed_is_harmless(make_webhook, receiver, owner):
     webhook = make_webhook(receiver.url)
     with transaction.atomic():
