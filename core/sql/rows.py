@@ -24,26 +24,12 @@ from core.sql.values import JSON, integer_form, jsonb, passed_as_is
 
 
 def run(connection, sql: str, params: Sequence[Any], *, fetch: bool = True) -> list[tuple]:
-    """Run one statement and fetch its rows (`fetch=False`: one that returns none). (Asking
-    the cursor whether there are rows, its `description`, builds a Column for each column.)
-
-    Django's cursor wrapper costs a few microseconds a statement on top of psycopg's (with the
-    read below, 1.7% of a creation's instructions). On PostgreSQL, unless something logs the
-    queries (DEBUG, a test's CaptureQueriesContext) or wraps their execution, the statement
-    goes straight to a psycopg cursor, after the same checks Django makes (health, thread,
-    broken transaction) and with its errors turned into Django's (IntegrityError...)."""
-    if connection.vendor != "postgresql" or connection.queries_logged or connection.execute_wrappers:
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            return cursor.fetchall() if fetch else []
-    connection.close_if_health_check_failed()
-    connection.ensure_connection()
-    connection.validate_thread_sharing()
-    connection.validate_no_broken_transaction()
-    with connection.wrap_database_errors:
-        with connection.create_cursor() as cursor:
-            cursor.execute(sql, params)
-            return cursor.fetchall() if fetch else []
+    """Run one statement through Django's cursor and fetch its rows (`fetch=False`: one that
+    returns none). It never asks the cursor whether there are rows (its `description`, which
+    builds a Column for each column)."""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall() if fetch else []
 
 
 def _converters(field, connection, alias: str) -> list:

@@ -207,3 +207,89 @@ def test_the_private_names_check_finds_them(tmp_path):
     sample = tmp_path / "sample.py"
     sample.write_text("from psycopg import _queries\nx = row._state.adding\nc.run_on_commit\n")
     assert sorted(_private_uses(sample)) == ["2: ._state", "3: .run_on_commit", "psycopg", "psycopg._queries"]
+
+
+# No patch of a library's internals anywhere, core/sql/ included: only public, documented APIs
+# (Django's cursor and database wrappers, psycopg's adapters and `prepare_threshold`, settings
+# read as Django reads them), so an upgrade of Django or psycopg, or a tracer that hooks
+# Django's cursor, finds them as documented.
+CURSOR_BYPASSES = frozenset({"create_cursor", "wrap_database_errors", "validate_no_broken_transaction"})
+
+
+def _root_name(node: ast.expr) -> str | None:
+    while isinstance(node, ast.Attribute | ast.Subscript):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _library_patches(path: Path) -> list[str]:
+    """What a module does to a library's internals: writes an attribute of one of the library's
+    modules or classes it imported (`LazySettings.__getattribute__ = ...`, a constant of
+    psycopg), imports a private module of a library (`psycopg._queries`), or runs a statement
+    around Django's cursor (its `create_cursor`, `wrap_database_errors`...)."""
+    tree = ast.parse(path.read_text())
+    libraries: set[str] = set()  # names this module bound to a library's module or class
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            libraries.update((a.asname or a.name).split(".")[0] for a in node.names if not _package_of_module(a.name))
+        elif isinstance(node, ast.ImportFrom) and not node.level and not _package_of_module(node.module or ""):
+            libraries.update(alias.asname or alias.name for alias in node.names)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Delete):
+            targets = node.targets if isinstance(node, ast.Assign | ast.Delete) else [node.target]
+            found += [
+                f"{node.lineno}: {ast.unparse(t)} ="
+                for t in targets
+                if isinstance(t, ast.Attribute) and _root_name(t) in libraries
+            ]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr", "delattr"):
+            if node.args and _root_name(node.args[0]) in libraries:
+                found.append(f"{node.lineno}: {node.func.id}({ast.unparse(node.args[0])}, ...)")
+        elif isinstance(node, ast.Attribute) and node.attr in CURSOR_BYPASSES:
+            found.append(f"{node.lineno}: .{node.attr}")
+    found += sorted(
+        {
+            module
+            for module in _imports(path)
+            if not _package_of_module(module)
+            and any(part.startswith("_") and not part.startswith("__") for part in module.split("."))
+        }
+    )
+    return found
+
+
+# The one patch left, not of the database's stack: with LOG_FORMAT=json, the Celery worker's few
+# direct writes (shutdown notices from signal handlers) go through a JSON formatter.
+KNOWN_PATCHES = {"config/celery.py": ["celery.apps.worker.safe_say ="]}
+
+
+def test_no_library_internals_are_patched_or_bypassed():
+    offenders = {
+        str(path.relative_to(ROOT)): [f.partition(": ")[2] or f for f in found]  # without line numbers
+        for path in _source_files()
+        if (found := _library_patches(path))
+    }
+    assert offenders == KNOWN_PATCHES
+
+
+def test_the_patch_check_finds_them(tmp_path):
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "from django.conf import LazySettings\n"
+        "from psycopg import _queries as q\n"
+        "import psycopg._queries\n"
+        "LazySettings.__getattribute__ = object.__getattribute__\n"
+        "q.MAX_CACHED_STATEMENT_PARAMS = 256\n"
+        "setattr(psycopg._queries, 'MAX_CACHED_STATEMENT_LENGTH', 8192)\n"
+        "with connection.create_cursor() as cursor:\n"
+        "    pass\n"
+        "row.adding = True\n"  # not a library's: left alone
+    )
+    assert sorted(_library_patches(sample)) == [
+        "4: LazySettings.__getattribute__ =",
+        "5: q.MAX_CACHED_STATEMENT_PARAMS =",
+        "6: setattr(psycopg._queries, ...)",
+        "7: .create_cursor",
+        "psycopg._queries",
+    ]
