@@ -20,6 +20,7 @@ from typing import Any
 from django.db import connections, router
 from django.db.models import IntegerField, Model
 
+from core.sql.backend import backend
 from core.sql.values import JSON, integer_form, jsonb, passed_as_is, row_json
 
 
@@ -275,7 +276,7 @@ def rows_together(*reads: tuple[Select, Sequence[Any]]) -> list[list[tuple]]:
     round trip (the reads side by side, `FULL JOIN ... ON FALSE`, each row marked with the read
     it comes from), elsewhere one statement each."""
     connection = connections[router.db_for_read(reads[0][0].model)]
-    if connection.vendor != "postgresql" or len(reads) == 1:
+    if not backend(connection).one_statement_writes or len(reads) == 1:
         return [select.rows(*values) for select, values in reads]
     branches, params, starts = [], [], []
     start = 0
@@ -331,7 +332,8 @@ class RowInserter(BuiltOnce):
         returning = bool(self.on_conflict) or len(fields) < len(meta.concrete_fields)
         if returning:
             tail += f" RETURNING {quote(meta.pk.column)}"
-        if connection.vendor == "postgresql":  # the row as one parameter, read as the table's row type
+        json_row = backend(connection).json_rows
+        if json_row:  # the row as one parameter, read as the table's row type
             row = f"jsonb_populate_record(NULL::{quote(meta.db_table)}, %s::jsonb) AS r"
             if len(fields) == len(meta.concrete_fields):  # every column, in the table's order
                 head, names = f"INSERT INTO {quote(meta.db_table)}", "r.*"  # noqa: S608 (names from the model)
@@ -345,17 +347,17 @@ class RowInserter(BuiltOnce):
             (f, passed_as_is(f, connection), s, integer_form(f, connection))
             for f, s in zip(fields, stamped, strict=True)
         ]
-        return forms, shapes, returning
+        return forms, shapes, returning, [field.column for field in fields] if json_row else None
 
     def statement(self, connection, instance: Model, *, after: str | None = None) -> tuple[str, list, bool]:
         """The INSERT and its parameters. `after` names a WITH query (PostgreSQL): the row is
         then written only if that query gives a row (INSERT ... SELECT ... FROM it), which
         also makes it run first."""
-        (plain, guarded, tail), fields, returning = self._built_for(connection)
+        (plain, guarded, tail), _, returning, json_columns = self._built_for(connection)
         sql = plain if after is None else f"{guarded}{after}{tail}"
         values = self.values(connection, instance)
-        if connection.vendor == "postgresql":
-            return sql, [row_json([field.column for field, *_ in fields], values)], returning
+        if json_columns is not None:
+            return sql, [row_json(json_columns, values)], returning
         return sql, values, returning
 
     def values(self, connection, instance: Model) -> list:
@@ -399,7 +401,7 @@ class RowInserter(BuiltOnce):
 
 def writes_in_one_statement(connection) -> bool:
     """Whether insert_then_fetch writes its rows (and its reader's) in one statement."""
-    return connection.vendor == "postgresql"
+    return backend(connection).one_statement_writes
 
 
 class WriteRefused(Exception):
