@@ -13,8 +13,6 @@ class CoreConfig(AppConfig):
     def ready(self) -> None:
         from core.runtime import apply_runtime_guards
         from core.sql.driver import driver_tune
-        from core.sql.framework import settings_reads_tune
 
         driver_tune()
-        settings_reads_tune()
         apply_runtime_guards()

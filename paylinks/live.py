@@ -27,8 +27,7 @@ from urllib.parse import parse_qs
 
 from django.db import close_old_connections, connection
 
-from paylinks.api.views import TOKEN_PATTERN
-from paylinks.models import PaymentRequest
+from paylinks.models import TOKEN_PATTERN, PaymentRequest
 from paylinks.outcome import unmatched_count
 from paylinks.presenters import checkout_status_json
 

@@ -12,6 +12,9 @@ from django.utils import timezone
 
 from payments.money import MoneyField
 
+# A pay link's or a refund claim's token in a URL (the pages', the checkout's, the claim's).
+TOKEN_PATTERN = r"[A-Za-z0-9_-]{20,64}"
+
 
 class PaymentRequestStatus(models.TextChoices):
     OPEN = "Open"

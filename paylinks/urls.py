@@ -3,7 +3,7 @@
 from django.urls import re_path
 
 from paylinks import views
-from paylinks.api.views import TOKEN_PATTERN
+from paylinks.models import TOKEN_PATTERN
 
 urlpatterns = [
     re_path(rf"^(?P<token>{TOKEN_PATTERN})$", views.pay_page, name="pay-page"),

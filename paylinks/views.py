@@ -17,7 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import wraps
 
-from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
@@ -36,7 +35,7 @@ from drafts.enums import DraftStatus
 from drafts.presenters import quote_is_live, quote_prices_date
 from drafts.simulation import Outcome, draft_payment_simulate
 from paylinks import services
-from paylinks.api.views import CheckoutThrottle
+from paylinks.budget import payer_request_take
 from paylinks.models import PaymentRequest, PaymentRequestStatus
 from paylinks.outcome import payment_outcome
 from paylinks.presenters import checkout_options, checkout_selection_json, option_label, payer_status
@@ -74,20 +73,14 @@ def _page_headers(view):
     return wrapped
 
 
-class _PageRates:
-    @property
-    def throttle_rates(self) -> dict[str, str]:
-        return settings.CHECKOUT_RATE_LIMITS
-
-
 def page_throttled(request: HttpRequest, busy_template: str = "paylinks/busy.html") -> HttpResponse | None:
     """None while the address is within the checkout's per-address budget (shared by every
     payer page: the pay page and the refund claim page); else the page's 429 with Retry-After."""
-    throttle = CheckoutThrottle()
-    if throttle.allow_request(request, _PageRates()):
+    allowed, wait = payer_request_take(request)
+    if allowed:
         return None
     response = render(request, busy_template, status=429)
-    response["Retry-After"] = str(max(1, int(throttle.wait())))
+    response["Retry-After"] = str(max(1, int(wait)))
     return response
 
 

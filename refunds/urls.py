@@ -2,7 +2,7 @@
 
 from django.urls import re_path
 
-from paylinks.api.views import TOKEN_PATTERN
+from paylinks.models import TOKEN_PATTERN
 from refunds import views
 
 urlpatterns = [

@@ -32,9 +32,10 @@ from uuid import UUID
 from django.db import connection
 from django.utils import timezone
 
-from core.sql.state import table_name
+from core.sql.backend import backend
 from webhooks import services
-from webhooks.models import AttemptState, Delivery, DeliveryAttempt, DeliveryStatus, Event, Webhook
+from webhooks.models import AttemptState, Delivery, DeliveryAttempt, DeliveryStatus, Webhook
+from webhooks.services import OUTBOX
 
 LANE_MAX_ATTEMPTS = 200
 LANE_MAX_SECONDS = 10.0
@@ -57,71 +58,15 @@ class Leased:
     until: datetime
 
 
-# Table names from the models (raw SQL below).
-_DELIVERIES, _ATTEMPTS, _ENDPOINTS, _EVENTS = map(table_name, (Delivery, DeliveryAttempt, Webhook, Event))
-
-_CLAIM_SQL = f"""
-WITH due AS (
-    SELECT d.id, d.next_attempt_at, d.created_at
-    FROM {_DELIVERIES} AS d
-    JOIN {_ENDPOINTS} AS w ON w.id = d.webhook_id
-    WHERE d.webhook_id = %(webhook)s AND d.status = '{DeliveryStatus.PENDING}' AND d.next_attempt_at <= %(now)s
-      AND d.attempt_count < %(max_attempts)s AND w.active AND w.last_failure_at IS NULL
-      AND NOT EXISTS (
-          SELECT 1 FROM {_ATTEMPTS} AS a
-          WHERE a.delivery_id = d.id AND a.state IN ('{AttemptState.CLAIMED}', '{AttemptState.SENDING}')
-      )
-    ORDER BY d.next_attempt_at, d.created_at
-    LIMIT %(limit)s
-    FOR UPDATE OF d SKIP LOCKED
-)
-UPDATE {_DELIVERIES} AS d
-SET next_attempt_at = %(until)s
-FROM due, {_EVENTS} AS e
-WHERE d.id = due.id AND e.id = d.event_id
-RETURNING d.id, d.attempt_count, e.type, e.data, due.next_attempt_at, due.created_at
-"""  # noqa: S608 (names and values from the models)
-
-
 def deliveries_lease(*, webhook_id: UUID, limit: int) -> list[Leased]:
     """Lease up to `limit` of a healthy endpoint's due deliveries, oldest due first; none for an
     endpoint that is failing or disabled. Deliveries with an attempt under way, or whose
     attempts are used up (the dispatcher marks those Failed), are left alone."""
     now = timezone.now()
     until = now + lease()
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _CLAIM_SQL,
-            {
-                "webhook": webhook_id,
-                "now": now,
-                "until": until,
-                "limit": limit,
-                "max_attempts": services.MAX_ATTEMPTS,
-            },
-        )
-        rows = sorted(cursor.fetchall(), key=lambda row: (row[4], row[5]))
+    found = OUTBOX.lease(webhook_id=webhook_id, now=now, until=until, limit=limit, max_attempts=services.MAX_ATTEMPTS)
     # jsonb comes back as text (Django decodes JSONField itself)
-    return [Leased(row[0], row[1], row[2], json.loads(row[3]), until) for row in rows]
-
-
-_START_SQL = f"""
-WITH counted AS (
-    UPDATE {_DELIVERIES} AS d
-    SET attempt_count = d.attempt_count + 1, total_attempts = d.total_attempts + 1,
-        next_attempt_at = %(next_attempt_at)s
-    FROM {_ENDPOINTS} AS w
-    WHERE d.id = %(delivery)s AND d.status = '{DeliveryStatus.PENDING}' AND d.next_attempt_at = %(until)s
-      AND w.id = d.webhook_id AND w.active AND w.last_failure_at IS NULL
-    RETURNING d.id, d.total_attempts, w.id AS webhook_id, w.url, w.secret,
-              w.previous_secret, w.previous_secret_expires_at
-), started AS (
-    INSERT INTO {_ATTEMPTS}
-        (id, delivery_id, number, state, claimed_at, started_at, error, response_excerpt)
-    SELECT %(attempt)s, id, total_attempts, '{AttemptState.SENDING}', %(now)s, %(now)s, '', '' FROM counted
-)
-SELECT total_attempts, webhook_id, url, secret, previous_secret, previous_secret_expires_at FROM counted
-"""  # noqa: S608 (names and values from the models)
+    return [Leased(f.delivery_id, f.attempt_count, f.event_type, json.loads(f.event_data), until) for f in found]
 
 
 _SECRET = Webhook._meta.get_field("secret")
@@ -138,18 +83,12 @@ def _start(leased: Leased) -> tuple[DeliveryAttempt, Webhook] | None:
         services.RETRY_WAITS[count - 1] if count < services.MAX_ATTEMPTS else services.attempt_lease()
     )
     attempt_id = uuid.uuid4()
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _START_SQL,
-            {
-                "delivery": leased.delivery_id,
-                "until": leased.until,
-                "next_attempt_at": next_attempt_at,
-                "attempt": attempt_id,
-                "now": now,
-            },
-        )
-        row = cursor.fetchone()
+    row = OUTBOX.attempt_start(
+        delivery_id=leased.delivery_id,
+        until=leased.until,
+        next_attempt_at=next_attempt_at,
+        attempt={"id": attempt_id, "state": AttemptState.SENDING, "claimed_at": now, "started_at": now},
+    )
     if row is None:
         return None
     number, webhook_id, url, secret, previous_secret, previous_secret_expires_at = row
@@ -214,9 +153,9 @@ def lane_run(*, attempt_id: UUID) -> int:
     if attempt is None:
         return 0
     webhook_id = attempt.delivery.webhook_id
-    # Leasing batches is PostgreSQL SQL (FOR UPDATE SKIP LOCKED, data-modifying CTEs); on the
+    # Leasing batches needs FOR UPDATE SKIP LOCKED and data-modifying WITH queries; on the
     # embedded default (SQLite, one writer at a time) the lane goes one attempt at a time.
-    leases = connection.vendor == "postgresql"
+    leases = backend(connection).leased_batches
     made, healthy = 1, attempt.succeeded and leases
     while True:
         if made >= LANE_MAX_ATTEMPTS or time.monotonic() - started >= LANE_MAX_SECONDS:

@@ -29,8 +29,10 @@ from django.utils import timezone
 import outbound
 from accounts.modes import livemode_of
 from core import metrics
+from core.sql.backend import backend
+from core.sql.outbox import Outbox, OutboxShape
 from core.sql.rows import RowInserter, insert_then_fetch, writes_in_one_statement
-from core.sql.state import in_transaction, on_commit_once, table_name, unwritten
+from core.sql.state import in_transaction, on_commit_once, unwritten
 from core.sql.values import unsaved
 from notifications import kinds as email_kinds
 from notifications.services import email_enqueue
@@ -61,6 +63,19 @@ EMAIL_KIND_OF_EVENT = {
     EventType.TRANSFER_UNMATCHED: email_kinds.TRANSFER_UNMATCHED,
 }
 OPEN_STATES = (AttemptState.CLAIMED, AttemptState.SENDING)
+# The delivery lane's statements and the one-statement success (core.sql.outbox).
+OUTBOX = Outbox(
+    OutboxShape(
+        delivery=Delivery,
+        attempt=DeliveryAttempt,
+        endpoint=Webhook,
+        event=Event,
+        pending=DeliveryStatus.PENDING,
+        succeeded=DeliveryStatus.SUCCEEDED,
+        open_attempts=OPEN_STATES,
+        done=AttemptState.DONE,
+    )
+)
 CLAIM_RESEND_AFTER = timedelta(minutes=2)
 
 
@@ -336,49 +351,23 @@ def attempt_send(
     return _attempt_finish(attempt=attempt, outcome=outcome, now=now)
 
 
-# Table names from the models (raw SQL below).
-_DELIVERIES, _ATTEMPTS, _ENDPOINTS, _EVENTS = map(table_name, (Delivery, DeliveryAttempt, Webhook, Event))
-
-# A success in one statement (one round trip, one commit): the attempt is recorded even when
-# another round already settled the delivery; the delivery is Succeeded only if still Pending;
-# the endpoint's row is touched (and locked) only when there is a failure streak to end.
-_SUCCEEDED_SQL = f"""
-WITH done AS (
-    UPDATE {_ATTEMPTS}
-    SET state = '{AttemptState.DONE}', finished_at = %(now)s, status_code = %(status_code)s,
-        duration_ms = %(duration_ms)s, error = %(error)s, response_excerpt = %(excerpt)s
-    WHERE id = %(attempt)s
-    RETURNING delivery_id
-), delivered AS (
-    UPDATE {_DELIVERIES}
-    SET status = '{DeliveryStatus.SUCCEEDED}', delivered_at = %(now)s, next_attempt_at = NULL
-    WHERE id IN (SELECT delivery_id FROM done) AND status = '{DeliveryStatus.PENDING}'
-    RETURNING webhook_id
-)
-UPDATE {_ENDPOINTS} SET consecutive_failures = 0, last_failure_at = NULL
-WHERE id IN (SELECT webhook_id FROM delivered) AND (consecutive_failures > 0 OR last_failure_at IS NOT NULL)
-"""  # noqa: S608 (names and values from the models)
-
-
 def _attempt_finish(*, attempt: DeliveryAttempt, outcome: outbound.Response, now: datetime | None) -> DeliveryAttempt:
     now = now or timezone.now()
     metrics.webhook_delivery_counted(outcome)
     attempt.state, attempt.finished_at = AttemptState.DONE, now
     attempt.status_code, attempt.duration_ms = outcome.status_code, outcome.duration_ms
     attempt.error, attempt.response_excerpt = outcome.error[:500], outcome.excerpt
-    if outcome.ok and connection.vendor == "postgresql":  # the one-statement success (data-modifying CTEs)
-        with connection.cursor() as cursor:
-            cursor.execute(
-                _SUCCEEDED_SQL,
-                {
-                    "attempt": attempt.id,
-                    "now": now,
-                    "status_code": attempt.status_code,
-                    "duration_ms": attempt.duration_ms,
-                    "error": attempt.error,
-                    "excerpt": attempt.response_excerpt,
-                },
-            )
+    if outcome.ok and backend(connection).leased_batches:  # the one-statement success
+        OUTBOX.attempt_succeeded(
+            attempt_id=attempt.id,
+            now=now,
+            result={
+                "status_code": attempt.status_code,
+                "duration_ms": attempt.duration_ms,
+                "error": attempt.error,
+                "excerpt": attempt.response_excerpt,
+            },
+        )
         return attempt
     with transaction.atomic():
         delivery = Delivery.objects.select_for_update().filter(pk=attempt.delivery_id).first()

@@ -79,20 +79,24 @@ def rate_limit_headers(request) -> dict[str, str]:
     return {name: ", ".join(f[name] for f in fields) for name in fields[0]}
 
 
+def client_address(request) -> str:
+    """The client's address, as DRF's `get_ident` finds it (the `NUM_PROXIES` proxies in
+    front vouch for it in X-Forwarded-For, else the peer's), read from META: DRF's reads
+    request.headers, which parses every header of the request for this one."""
+    forwarded = request.META.get("HTTP_X_FORWARDED_FOR")
+    peer = request.META.get("REMOTE_ADDR")
+    proxies = api_settings.NUM_PROXIES
+    if proxies is None:
+        return "".join(forwarded.split()) if forwarded else peer
+    if proxies == 0 or forwarded is None:
+        return peer
+    hops = forwarded.split(",")
+    return hops[-min(proxies, len(hops))].strip()
+
+
 class Throttle(BaseThrottle):
     def get_ident(self, request) -> str:
-        """The client's address, as DRF's `get_ident` finds it (the `NUM_PROXIES` proxies in
-        front vouch for it in X-Forwarded-For, else the peer's), read from META: DRF's reads
-        request.headers, which parses every header of the request for this one."""
-        forwarded = request.META.get("HTTP_X_FORWARDED_FOR")
-        peer = request.META.get("REMOTE_ADDR")
-        proxies = api_settings.NUM_PROXIES
-        if proxies is None:
-            return "".join(forwarded.split()) if forwarded else peer
-        if proxies == 0 or forwarded is None:
-            return peer
-        hops = forwarded.split(",")
-        return hops[-min(proxies, len(hops))].strip()
+        return client_address(request)
 
 
 class ApiRateThrottle(Throttle):

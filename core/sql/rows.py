@@ -20,30 +20,17 @@ from typing import Any
 from django.db import connections, router
 from django.db.models import IntegerField, Model
 
-from core.sql.values import JSON, integer_form, jsonb, passed_as_is
+from core.sql.backend import backend
+from core.sql.values import JSON, integer_form, jsonb, passed_as_is, row_json
 
 
 def run(connection, sql: str, params: Sequence[Any], *, fetch: bool = True) -> list[tuple]:
-    """Run one statement and fetch its rows (`fetch=False`: one that returns none). (Asking
-    the cursor whether there are rows, its `description`, builds a Column for each column.)
-
-    Django's cursor wrapper costs a few microseconds a statement on top of psycopg's (with the
-    read below, 1.7% of a creation's instructions). On PostgreSQL, unless something logs the
-    queries (DEBUG, a test's CaptureQueriesContext) or wraps their execution, the statement
-    goes straight to a psycopg cursor, after the same checks Django makes (health, thread,
-    broken transaction) and with its errors turned into Django's (IntegrityError...)."""
-    if connection.vendor != "postgresql" or connection.queries_logged or connection.execute_wrappers:
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            return cursor.fetchall() if fetch else []
-    connection.close_if_health_check_failed()
-    connection.ensure_connection()
-    connection.validate_thread_sharing()
-    connection.validate_no_broken_transaction()
-    with connection.wrap_database_errors:
-        with connection.create_cursor() as cursor:
-            cursor.execute(sql, params)
-            return cursor.fetchall() if fetch else []
+    """Run one statement through Django's cursor and fetch its rows (`fetch=False`: one that
+    returns none). It never asks the cursor whether there are rows (its `description`, which
+    builds a Column for each column)."""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall() if fetch else []
 
 
 def _converters(field, connection, alias: str) -> list:
@@ -289,7 +276,7 @@ def rows_together(*reads: tuple[Select, Sequence[Any]]) -> list[list[tuple]]:
     round trip (the reads side by side, `FULL JOIN ... ON FALSE`, each row marked with the read
     it comes from), elsewhere one statement each."""
     connection = connections[router.db_for_read(reads[0][0].model)]
-    if connection.vendor != "postgresql" or len(reads) == 1:
+    if not backend(connection).one_statement_writes or len(reads) == 1:
         return [select.rows(*values) for select, values in reads]
     branches, params, starts = [], [], []
     start = 0
@@ -319,7 +306,13 @@ class RowInserter(BuiltOnce):
     key comes back from the database). `on_conflict` names the columns of a unique constraint:
     a row that already holds them is left alone and `insert` returns False. An auto_now or
     auto_now_add field keeps a time the caller gave the new instance (a new row's updated_at
-    can be its created_at); left empty, it is now, as with the ORM."""
+    can be its created_at); left empty, it is now, as with the ORM.
+
+    On PostgreSQL the row goes as one jsonb parameter, its columns read back by
+    `jsonb_populate_record` (each value through its column type's own input, as a literal
+    would be), so that a creation's statement (the draft's 53 columns, its event, the key's
+    answer, the fan-out) stays within the 50 parameters for which psycopg keeps the
+    statement's conversion: parsing it anew cost a quarter of a creation's instructions."""
 
     def __init__(self, model: type[Model], *, on_conflict: Sequence[str] = ()) -> None:
         super().__init__()
@@ -339,20 +332,37 @@ class RowInserter(BuiltOnce):
         returning = bool(self.on_conflict) or len(fields) < len(meta.concrete_fields)
         if returning:
             tail += f" RETURNING {quote(meta.pk.column)}"
-        forms = (f"{head} VALUES ({placeholders}){tail}", f"{head} SELECT {placeholders} FROM ", tail)  # noqa: S608
+        json_row = backend(connection).json_rows
+        if json_row:  # the row as one parameter, read as the table's row type
+            row = f"jsonb_populate_record(NULL::{quote(meta.db_table)}, %s::jsonb) AS r"
+            if len(fields) == len(meta.concrete_fields):  # every column, in the table's order
+                head, names = f"INSERT INTO {quote(meta.db_table)}", "r.*"  # noqa: S608 (names from the model)
+            else:  # the database numbers the key
+                names = ", ".join(f"r.{quote(f.column)}" for f in fields)
+            forms = (f"{head} SELECT {names} FROM {row}{tail}", f"{head} SELECT {names} FROM {row}, ", tail)  # noqa: S608
+        else:
+            forms = (f"{head} VALUES ({placeholders}){tail}", f"{head} SELECT {placeholders} FROM ", tail)  # noqa: S608
         stamped = [getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False) for field in fields]
         shapes = [
             (f, passed_as_is(f, connection), s, integer_form(f, connection))
             for f, s in zip(fields, stamped, strict=True)
         ]
-        return forms, shapes, returning
+        return forms, shapes, returning, [field.column for field in fields] if json_row else None
 
     def statement(self, connection, instance: Model, *, after: str | None = None) -> tuple[str, list, bool]:
         """The INSERT and its parameters. `after` names a WITH query (PostgreSQL): the row is
         then written only if that query gives a row (INSERT ... SELECT ... FROM it), which
         also makes it run first."""
-        (plain, guarded, tail), fields, returning = self._built_for(connection)
+        (plain, guarded, tail), _, returning, json_columns = self._built_for(connection)
         sql = plain if after is None else f"{guarded}{after}{tail}"
+        values = self.values(connection, instance)
+        if json_columns is not None:
+            return sql, [row_json(json_columns, values)], returning
+        return sql, values, returning
+
+    def values(self, connection, instance: Model) -> list:
+        """The row's values, field by field, as Django prepares them for the database."""
+        fields = self._built_for(connection)[1]
         params = []
         for field, plain_type, stamped, integer in fields:
             value = (
@@ -374,7 +384,7 @@ class RowInserter(BuiltOnce):
                 params.append(integer(value))
             else:
                 params.append(field.get_db_prep_save(value, connection))
-        return sql, params, returning
+        return params
 
     def insert(self, instance: Model) -> bool:
         connection = connections[router.db_for_write(self.model)]
@@ -391,7 +401,7 @@ class RowInserter(BuiltOnce):
 
 def writes_in_one_statement(connection) -> bool:
     """Whether insert_then_fetch writes its rows (and its reader's) in one statement."""
-    return connection.vendor == "postgresql"
+    return backend(connection).one_statement_writes
 
 
 class WriteRefused(Exception):

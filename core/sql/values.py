@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import uuid
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 import orjson
@@ -71,6 +72,30 @@ def integer_form(field, connection) -> type | None:
     if type(field) in _INTEGER_FIELDS and connection.vendor == "postgresql":
         return connection.ops.integerfield_type_map[field.get_internal_type()]
     return None
+
+
+def row_json(columns: list[str], values: list[Any]):
+    """One row as one jsonb parameter, {column: value}, for `jsonb_populate_record`
+    (core.sql.rows.RowInserter on PostgreSQL). The values are Django's prepared ones: a JSON
+    column's value goes in as the JSON its field encodes, a Decimal as its exact text, a
+    UUID, time or TextChoices member as orjson writes it (what the column's input reads)."""
+    from psycopg.types.json import Jsonb
+
+    return Jsonb(dict(zip(columns, values, strict=True)), dumps=_row_bytes)
+
+
+def _row_bytes(row: dict[str, Any]) -> bytes:
+    return orjson.dumps(row, default=_row_value)
+
+
+def _row_value(value: Any):
+    from psycopg.types.json import Jsonb
+
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, Jsonb):  # a JSON column's value, as its field encodes it
+        return orjson.Fragment(value.dumps(value.obj) if value.dumps else json.dumps(value.obj))
+    raise TypeError(f"no JSON form for a column value of type {type(value).__name__}")
 
 
 class JSON:

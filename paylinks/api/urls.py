@@ -2,13 +2,13 @@ from django.urls import re_path
 from rest_framework.routers import SimpleRouter
 
 from paylinks.api.views import (
-    TOKEN_PATTERN,
     CheckoutDetailView,
     CheckoutReceiptView,
     CheckoutSelectView,
     CheckoutStatusView,
     PaymentRequestViewSet,
 )
+from paylinks.models import TOKEN_PATTERN
 
 router = SimpleRouter(trailing_slash=False)
 router.register("payment-requests", PaymentRequestViewSet, basename="payment-request")

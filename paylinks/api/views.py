@@ -26,11 +26,10 @@ from paylinks.api.serializers import (
     PaymentRequestListQuerySerializer,
     PaymentRequestResponseSerializer,
 )
+from paylinks.budget import payer_ident
 from paylinks.outcome import unmatched_count
 from paylinks.presenters import checkout_json, checkout_selection_json, checkout_status_json, payment_request_json
 from paylinks.selectors import payment_request_by_token, payment_request_get
-
-TOKEN_PATTERN = r"[A-Za-z0-9_-]{20,64}"
 
 
 class PaymentRequestViewSet(viewsets.ViewSet):
@@ -79,7 +78,7 @@ class CheckoutThrottle(ApiRateThrottle):
     """Per client IP, with its own budget (CHECKOUT_RATE_LIMITS): the payer has no key."""
 
     def ident_of(self, request) -> str:
-        return f"checkout-ip:{self.get_ident(request)}"
+        return payer_ident(request)
 
 
 class CheckoutView(APIView):

@@ -1,7 +1,7 @@
 from django.urls import re_path
 from rest_framework.routers import SimpleRouter
 
-from paylinks.api.views import TOKEN_PATTERN
+from paylinks.models import TOKEN_PATTERN
 from refunds.api.views import RefundClaimView, RefundViewSet
 
 router = SimpleRouter(trailing_slash=False)

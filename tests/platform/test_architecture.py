@@ -15,7 +15,8 @@ APPS = sorted(
 )
 # From the ground up (docs/architecture.md). A package imports only packages of lower layers.
 # An app's api/ modules are its REST edge: they sit above every domain app (they may call any
-# of them, and share serializers with each other); importing one counts as importing its app.
+# of them, and share serializers with each other). An import of one is an import of the REST
+# edge, from another app or from its own: a module of paylinks importing paylinks.api imports upward.
 REST = "*/api"
 LAYERS: list[tuple[str, ...]] = [
     ("core", "outbound"),  # ground: problems, wire formats, SQL machinery, API base classes
@@ -37,12 +38,20 @@ DRF_ALLOWED = ("/api/", "config/", "accounts/authentication.py", "accounts/permi
 
 
 def _imports(path: Path) -> list[str]:
+    """Every module `path` imports, by its full name (a relative import resolved)."""
     found = []
+    package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1]) if path.is_relative_to(ROOT) else ""
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             found.extend(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.append(node.module)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[: len(package.split(".")) - node.level + 1] if package else []
+                base = ".".join([*parent, base] if base else parent)
+            # `from x import y` may import the module x.y: both are named
+            found.append(base)
+            found.extend(f"{base}.{alias.name}" for alias in node.names if alias.name != "*")
     return found
 
 
@@ -63,10 +72,17 @@ def test_rest_framework_is_imported_only_at_the_edge():
     assert offenders == []
 
 
+def _package_of_module(module: str) -> str | None:
+    """The layer's package a module belongs to: `<app>/api` for an app's REST edge (core/api/
+    excepted: base classes on the ground), else its app; None outside the project."""
+    parts = module.split(".")
+    if parts[0] not in APPS:
+        return None
+    return f"{parts[0]}/api" if len(parts) > 1 and parts[1] == "api" and parts[0] != "core" else parts[0]
+
+
 def _package_of(path: Path) -> str:
-    """The app a module belongs to, or `<app>/api` for its REST edge."""
-    parts = path.relative_to(ROOT).parts
-    return f"{parts[0]}/api" if len(parts) > 2 and parts[1] == "api" and parts[0] != "core" else parts[0]
+    return _package_of_module(".".join(path.relative_to(ROOT).with_suffix("").parts))
 
 
 def _layer_of(package: str) -> int:
@@ -74,22 +90,27 @@ def _layer_of(package: str) -> int:
 
 
 def _edges() -> dict[str, set[str]]:
+    """Package -> the other packages its modules import, within an app too (a module of an app
+    importing that app's api/ imports the REST edge)."""
     edges: dict[str, set[str]] = defaultdict(set)
     for path in _source_files():
         package = _package_of(path)
         for module in _imports(path):
-            target = module.split(".")[0]
-            if target in APPS and target != package.split("/")[0]:
+            target = _package_of_module(module)
+            if target is not None and target != package:
                 edges[package].add(target)
     return edges
 
 
 def _against_the_layers(edges: dict[str, set[str]]) -> list[str]:
+    """Imports of a package's own layer or one above; the REST edge's modules may import each
+    other (shared serializers)."""
     return sorted(
         f"{package} -> {target}"
         for package, targets in edges.items()
         for target in targets
-        if LAYER_OF[target] >= _layer_of(package)
+        if _layer_of(target) > _layer_of(package)
+        or (_layer_of(target) == _layer_of(package) and _layer_of(package) != LAYER_OF[REST])
     )
 
 
@@ -98,7 +119,14 @@ def test_every_package_has_a_layer():
 
 
 def test_each_package_imports_only_lower_layers():
-    assert _against_the_layers(_edges()) == []
+    against = _against_the_layers(_edges())
+    importers = sorted(
+        f"{path.relative_to(ROOT)}: {module}"
+        for path in _source_files()
+        for module in _imports(path)
+        if f"{_package_of(path)} -> {_package_of_module(module)}" in against
+    )
+    assert against == [], importers
 
 
 def test_the_layer_check_finds_an_upward_import():
@@ -107,9 +135,21 @@ def test_the_layer_check_finds_an_upward_import():
         "drafts": {"fees"},
         "fees": {"webhooks"},
         "fees/api": {"drafts"},
-        "drafts/api": {"mcp_server"},
+        "drafts/api": {"mcp_server", "fees/api", "drafts"},
+        "paylinks": {"paylinks/api", "drafts"},
     }
-    assert _against_the_layers(edges) == ["core -> drafts", "drafts/api -> mcp_server", "fees -> webhooks"]
+    assert _against_the_layers(edges) == [
+        "core -> drafts",
+        "drafts/api -> mcp_server",
+        "fees -> webhooks",
+        "paylinks -> paylinks/api",
+    ]
+
+
+def test_an_import_names_its_module(tmp_path):
+    sample = tmp_path / "sample.py"
+    sample.write_text("from paylinks.api.views import X\nfrom paylinks import api\nimport refunds.api.urls\n")
+    assert {_package_of_module(m) for m in _imports(sample)} == {"paylinks", "paylinks/api", "refunds/api"}
 
 
 def test_no_two_apps_import_each_other():
@@ -166,4 +206,90 @@ def test_private_database_internals_are_used_only_in_core_sql():
 def test_the_private_names_check_finds_them(tmp_path):
     sample = tmp_path / "sample.py"
     sample.write_text("from psycopg import _queries\nx = row._state.adding\nc.run_on_commit\n")
-    assert sorted(_private_uses(sample)) == ["2: ._state", "3: .run_on_commit", "psycopg"]
+    assert sorted(_private_uses(sample)) == ["2: ._state", "3: .run_on_commit", "psycopg", "psycopg._queries"]
+
+
+# No patch of a library's internals anywhere, core/sql/ included: only public, documented APIs
+# (Django's cursor and database wrappers, psycopg's adapters and `prepare_threshold`, settings
+# read as Django reads them), so an upgrade of Django or psycopg, or a tracer that hooks
+# Django's cursor, finds them as documented.
+CURSOR_BYPASSES = frozenset({"create_cursor", "wrap_database_errors", "validate_no_broken_transaction"})
+
+
+def _root_name(node: ast.expr) -> str | None:
+    while isinstance(node, ast.Attribute | ast.Subscript):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _library_patches(path: Path) -> list[str]:
+    """What a module does to a library's internals: writes an attribute of one of the library's
+    modules or classes it imported (`LazySettings.__getattribute__ = ...`, a constant of
+    psycopg), imports a private module of a library (`psycopg._queries`), or runs a statement
+    around Django's cursor (its `create_cursor`, `wrap_database_errors`...)."""
+    tree = ast.parse(path.read_text())
+    libraries: set[str] = set()  # names this module bound to a library's module or class
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            libraries.update((a.asname or a.name).split(".")[0] for a in node.names if not _package_of_module(a.name))
+        elif isinstance(node, ast.ImportFrom) and not node.level and not _package_of_module(node.module or ""):
+            libraries.update(alias.asname or alias.name for alias in node.names)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Delete):
+            targets = node.targets if isinstance(node, ast.Assign | ast.Delete) else [node.target]
+            found += [
+                f"{node.lineno}: {ast.unparse(t)} ="
+                for t in targets
+                if isinstance(t, ast.Attribute) and _root_name(t) in libraries
+            ]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr", "delattr"):
+            if node.args and _root_name(node.args[0]) in libraries:
+                found.append(f"{node.lineno}: {node.func.id}({ast.unparse(node.args[0])}, ...)")
+        elif isinstance(node, ast.Attribute) and node.attr in CURSOR_BYPASSES:
+            found.append(f"{node.lineno}: .{node.attr}")
+    found += sorted(
+        {
+            module
+            for module in _imports(path)
+            if not _package_of_module(module)
+            and any(part.startswith("_") and not part.startswith("__") for part in module.split("."))
+        }
+    )
+    return found
+
+
+# The one patch left, not of the database's stack: with LOG_FORMAT=json, the Celery worker's few
+# direct writes (shutdown notices from signal handlers) go through a JSON formatter.
+KNOWN_PATCHES = {"config/celery.py": ["celery.apps.worker.safe_say ="]}
+
+
+def test_no_library_internals_are_patched_or_bypassed():
+    offenders = {
+        str(path.relative_to(ROOT)): [f.partition(": ")[2] or f for f in found]  # without line numbers
+        for path in _source_files()
+        if (found := _library_patches(path))
+    }
+    assert offenders == KNOWN_PATCHES
+
+
+def test_the_patch_check_finds_them(tmp_path):
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "from django.conf import LazySettings\n"
+        "from psycopg import _queries as q\n"
+        "import psycopg._queries\n"
+        "LazySettings.__getattribute__ = object.__getattribute__\n"
+        "q.MAX_CACHED_STATEMENT_PARAMS = 256\n"
+        "setattr(psycopg._queries, 'MAX_CACHED_STATEMENT_LENGTH', 8192)\n"
+        "with connection.create_cursor() as cursor:\n"
+        "    pass\n"
+        "row.adding = True\n"  # not a library's: left alone
+    )
+    assert sorted(_library_patches(sample)) == [
+        "4: LazySettings.__getattribute__ =",
+        "5: q.MAX_CACHED_STATEMENT_PARAMS =",
+        "6: setattr(psycopg._queries, ...)",
+        "7: .create_cursor",
+        "psycopg._queries",
+    ]
