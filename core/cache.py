@@ -6,6 +6,10 @@ Redis:
 Django builds a new redis.Redis object for every cache call; construction alone cost
 about 0.1 ms each, several times per API request (rate limits, rate tables). redis-py
 clients are thread-safe and share the pool, so one per pool is enough.
+
+Window counters (rate limits): `window_count` and its batched forms count in Redis, and while
+Redis does not answer, in this process's memory (`LocalWindows`), so a cache outage refuses no
+request for itself (docs/operations.md, "When Redis is down").
 """
 
 from __future__ import annotations
