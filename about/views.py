@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from datetime import UTC, datetime
 
 from django.conf import settings
 from django.core.cache import cache
@@ -194,7 +195,11 @@ def healthz(request: HttpRequest) -> JsonResponse:
     status = 200 if healthy else 503
     if operator_access(request.META, settings.HEALTHZ_TOKEN) not in (Access.LOOPBACK, Access.TOKEN):
         return _health_response({"status": "ok" if healthy else "fail", "failed": failed}, status)
-    body: dict = {"status": "ok" if healthy else "fail", "checks": checks, "failed": failed, "notices": setup_notices()}
+    notices = setup_notices()
+    if checks.get("cache", "ok") != "ok":
+        notices.append(CACHE_DOWN_NOTICE)
+    detail["rateLimits"] = _rate_limits_detail()
+    body: dict = {"status": "ok" if healthy else "fail", "checks": checks, "failed": failed, "notices": notices}
     if checks.get("database") == "ok":
         # What the watchers can and cannot see; informative, never a failure.
         traces = _traces_detail()
@@ -211,6 +216,23 @@ def _health_response(body: dict, status: int) -> JsonResponse:
     if status == 503:
         response["Retry-After"] = str(settings.OUTAGE_RETRY_AFTER_SECONDS)
     return response
+
+
+CACHE_DOWN_NOTICE = (
+    "The cache is not answering: requests are still served, rate limits are counted per process "
+    '(RATE_LIMIT_LOCAL_WEIGHT) and signing in waits for it (docs/operations.md, "When Redis is down").'
+)
+
+
+def _rate_limits_detail() -> dict:
+    """Where this process counts rate limits: "shared" (the cache) or "local" (its own memory,
+    since `localSince`, while the cache does not answer)."""
+    from core.cache import shared_counting
+
+    since = shared_counting.down_since
+    if since is None:
+        return {"counting": "shared"}
+    return {"counting": "local", "localSince": datetime.fromtimestamp(since, tz=UTC).isoformat()}
 
 
 def _rates_detail() -> dict:
@@ -230,6 +252,7 @@ def livez(request: HttpRequest) -> JsonResponse:
 
 
 _migrated = False
+DEGRADES_ONLY = ("cache",)  # down, this instance still serves (readyz stays 200)
 
 
 def _migrations_applied() -> bool:
@@ -245,8 +268,10 @@ def _migrations_applied() -> bool:
 
 @require_safe
 def readyz(request: HttpRequest) -> JsonResponse:
-    """200 when this instance can serve: database, cache and broker reachable and every
-    migration applied; else 503 naming what is not."""
+    """200 when this instance can serve: database and broker reachable and every migration
+    applied; else 503 naming what is not. The cache down is `degraded`, not a failure: requests
+    are still served (rate limits counted per process), and the cache is shared by every
+    instance, so failing on it would take all of them out of rotation at once."""
     checks: dict[str, str] = {}
     for name in ("database", "cache", "broker"):
         try:
@@ -259,8 +284,9 @@ def readyz(request: HttpRequest) -> JsonResponse:
             checks["migrations"] = "ok" if _migrations_applied() else "pending"
         except Exception as exc:  # the migration table unreadable is as not ready
             checks["migrations"] = f"error: {type(exc).__name__}"
-    failed = [name for name, value in checks.items() if value != "ok"]
-    body = {"status": "fail" if failed else "ok", "checks": checks, "failed": failed}
+    failed = [name for name, value in checks.items() if value != "ok" and name not in DEGRADES_ONLY]
+    degraded = [name for name in DEGRADES_ONLY if checks.get(name, "ok") != "ok"]
+    body = {"status": "fail" if failed else "ok", "checks": checks, "failed": failed, "degraded": degraded}
     response = JsonResponse(body, status=503 if failed else 200)
     if failed:
         response["Retry-After"] = str(settings.OUTAGE_RETRY_AFTER_SECONDS)

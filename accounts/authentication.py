@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from django.conf import settings
-from django.core.cache import cache
 from rest_framework import authentication, exceptions
 
 from accounts.models import ApiKey
@@ -18,7 +17,7 @@ from accounts.modes import by_key_set, mode_set
 from accounts.selectors import api_key_find
 from accounts.services import api_key_touch
 from core.api.throttling import ApiRateThrottle
-from core.cache import get_and_window_count
+from core.cache import counter_get, get_and_window_count, window_count
 
 
 class KeyRefused(Exception):
@@ -36,7 +35,7 @@ def _failures_key(client_ident: str) -> str:
 
 def auth_failures_exceeded(*, client_ident: str) -> bool:
     """True while this address has failed too many key checks in the last minute."""
-    return cache.get(_failures_key(client_ident), 0) >= settings.API_AUTH_FAILURES_PER_MINUTE
+    return (counter_get(_failures_key(client_ident)) or 0) >= settings.API_AUTH_FAILURES_PER_MINUTE
 
 
 def api_key_authenticate(
@@ -52,8 +51,7 @@ def api_key_authenticate(
     if api_key is None:
         if auth_failures_exceeded(client_ident=client_ident):
             raise KeyRefused("Too many failed authentication attempts from this address.", throttled=True)
-        cache.add(failures_key, 0, timeout=60)
-        cache.incr(failures_key)
+        window_count(failures_key, timeout=60)
         raise KeyRefused("The API key is not valid.")
     # Checked for a right key too: past the limit, a guess is refused whether it is right or not.
     counter = window(api_key) if window is not None else None

@@ -19,7 +19,12 @@ Requests that email an address (a code, or the notice sent instead) count per IP
 past AUTH_CODE_EMAILS_PER_HOUR nothing more is sent that hour (the requester's answer does
 not change), again with a budget of its own for each browser that signed in before. Each
 purpose has its own count, so asking for resets never holds up a sign-in code.
-docs/accounts.md works out what these limits allow a guesser in a year."""
+docs/accounts.md works out what these limits allow a guesser in a year.
+
+These counts fail closed: with the cache down, a guess (and a request for a code) is refused
+with 503 `cache_unavailable` rather than counted per process, since N processes counting
+apart would give a guesser N times the budget those figures rest on. Unlike the API's rate
+limits (core.cache.LocalWindows), which fall back; docs/operations.md, "When Redis is down"."""
 
 from __future__ import annotations
 

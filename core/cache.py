@@ -6,18 +6,25 @@ Redis:
 Django builds a new redis.Redis object for every cache call; construction alone cost
 about 0.1 ms each, several times per API request (rate limits, rate tables). redis-py
 clients are thread-safe and share the pool, so one per pool is enough.
+
+Window counters (rate limits): `window_count` and its batched forms count in Redis, and while
+Redis does not answer, in this process's memory (`LocalWindows`), so a cache outage refuses no
+request for itself (docs/operations.md, "When Redis is down").
 """
 
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 import pickle
+import threading
 import time
 import zlib
 from contextlib import contextmanager
 from typing import Any
 
+from django.conf import settings
 from django.core.cache import caches
 from django.core.cache.backends.base import DEFAULT_TIMEOUT
 from django.core.cache.backends.filebased import FileBasedCache
@@ -25,7 +32,9 @@ from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from core.problems import ServiceUnavailable
+from core.metrics import rate_limit_local_counting, rate_limit_local_counts
+
+logger = logging.getLogger(__name__)
 
 
 class PooledRedisCacheClient(RedisCacheClient):
@@ -87,20 +96,90 @@ class LockedFileCache(FileBasedCache):
             return value
 
 
-class RateLimitUnavailable(ServiceUnavailable):
-    """The rate-limit counters cannot be counted (the cache is down): requests they guard are
-    refused rather than let through uncounted."""
+class LocalWindows:
+    """Window counters of this process alone, counted while the shared cache does not answer.
 
-    default_code = "rate_limit_unavailable"
-    default_detail = "Rate limits cannot be counted right now (the cache is not answering); try again shortly."
+    Each count weighs `settings.RATE_LIMIT_LOCAL_WEIGHT` (the number of processes that serve
+    requests): the callers compare it with the shared limit unchanged, so each process lets
+    through about its share of it, and all of them together about the shared limit."""
+
+    MAX_KEYS = 50_000  # past this, expired windows are dropped (each lives one window)
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: dict[str, tuple[int, float]] = {}
+
+    def count(self, key: str, *, timeout: int) -> int:
+        weight = max(int(getattr(settings, "RATE_LIMIT_LOCAL_WEIGHT", 1)), 1)
+        now = time.monotonic()
+        with self._lock:
+            if len(self._counts) >= self.MAX_KEYS:
+                self._counts = {k: v for k, v in self._counts.items() if v[1] > now}
+            count, expires = self._counts.get(key, (0, 0.0))
+            count = (count if expires > now else 0) + weight
+            self._counts[key] = (count, now + timeout)
+        rate_limit_local_counts.inc()
+        return count
+
+    def get(self, key: str) -> int | None:
+        with self._lock:
+            count, expires = self._counts.get(key, (0, 0.0))
+        return count if expires > time.monotonic() else None
+
+    def clear(self) -> None:
+        with self._lock:
+            self._counts.clear()
+
+
+local_windows = LocalWindows()
+
+
+class SharedCounting:
+    """Whether this process counts rate limits in the shared cache or, while it does not answer,
+    in `local_windows`. After a failure the cache is asked again only after
+    RATE_LIMIT_CACHE_RETRY_SECONDS, so an outage costs one failed round trip per process per
+    interval, not one per request."""
+
+    def __init__(self) -> None:
+        self.down_since: float | None = None  # wall-clock time of the first failure of this outage
+        self._retry_at = 0.0
+
+    def usable(self) -> bool:
+        return self.down_since is None or time.monotonic() >= self._retry_at
+
+    def failed(self, exc: BaseException) -> None:
+        self._retry_at = time.monotonic() + settings.RATE_LIMIT_CACHE_RETRY_SECONDS
+        if self.down_since is None:
+            self.down_since = time.time()
+            rate_limit_local_counting.set(1)
+            logger.error("cache unreachable: rate limits counted per process (%s: %s)", type(exc).__name__, exc)
+
+    def answered(self) -> None:
+        if self.down_since is not None:
+            logger.warning("cache answers again: rate limits counted in the cache again")
+            self.down_since = None
+            rate_limit_local_counting.set(0)
+
+
+shared_counting = SharedCounting()
 
 
 @contextmanager
 def _counting():
+    """Runs a count in the shared cache; raises _CountLocally when it does not answer (or did not
+    answer a moment ago), for the caller to count in `local_windows` instead."""
+    if not shared_counting.usable():
+        raise _CountLocally
     try:
         yield
     except (RedisConnectionError, RedisTimeoutError) as exc:
-        raise RateLimitUnavailable() from exc
+        shared_counting.failed(exc)
+        raise _CountLocally from exc
+    shared_counting.answered()
+
+
+class _CountLocally(Exception):
+    pass
 
 
 def window_count(key: str, *, timeout: int) -> int:
@@ -113,8 +192,11 @@ def window_count(key: str, *, timeout: int) -> int:
     backend = caches["default"]
     if isinstance(backend, RedisCache):
         full_key = backend.make_and_validate_key(key)
-        with _counting(), backend._cache.get_client(full_key, write=True).pipeline(transaction=True) as pipe:
-            count, _ = pipe.incr(full_key).expire(full_key, timeout).execute()
+        try:
+            with _counting(), backend._cache.get_client(full_key, write=True).pipeline(transaction=True) as pipe:
+                count, _ = pipe.incr(full_key).expire(full_key, timeout).execute()
+        except _CountLocally:
+            return local_windows.count(key, timeout=timeout)
         return int(count)
     backend.add(key, 0, timeout=timeout)
     try:
@@ -122,6 +204,19 @@ def window_count(key: str, *, timeout: int) -> int:
     except ValueError:  # expired between add and incr: this count opens the window
         backend.add(key, 1, timeout=timeout)
         return 1
+
+
+def counter_get(key: str) -> int | None:
+    """The window counter `key` (None when not counted yet); while the cache does not answer,
+    this process's own count of it."""
+    backend = caches["default"]
+    if not isinstance(backend, RedisCache):
+        return backend.get(key)
+    try:
+        with _counting():
+            return backend.get(key)
+    except _CountLocally:
+        return local_windows.get(key)
 
 
 # One command instead of MULTI, GET, INCR, EXPIRE, EXEC: the same atomic step, run by Redis
@@ -140,15 +235,18 @@ def get_and_window_count(read_key: str, count_key: str | None, *, timeout: int) 
     `count_key` (as window_count; None when no counter is given)."""
     backend = caches["default"]
     if count_key is None:
-        return backend.get(read_key), None
+        return counter_get(read_key), None
     if isinstance(backend, RedisCache):
         read_full, count_full = backend.make_and_validate_key(read_key), backend.make_and_validate_key(count_key)
         client = backend._cache.get_client(count_full, write=True)
         global _get_and_count_script
         if _get_and_count_script is None:
             _get_and_count_script = client.register_script(_GET_AND_COUNT)
-        with _counting():
-            value, count = _get_and_count_script(keys=[read_full, count_full], args=[timeout], client=client)
+        try:
+            with _counting():
+                value, count = _get_and_count_script(keys=[read_full, count_full], args=[timeout], client=client)
+        except _CountLocally:
+            return local_windows.get(read_key), local_windows.count(count_key, timeout=timeout)
         return (None if value is None else backend._cache._serializer.loads(value)), int(count)
     return backend.get(read_key), window_count(count_key, timeout=timeout)
 
@@ -185,4 +283,13 @@ def window_counts_until_over(counters: list[tuple[str, int, int]]) -> list[int]:
     if _count_until_over_script is None:
         _count_until_over_script = client.register_script(_COUNT_UNTIL_OVER)
     args = [value for _, limit, timeout in counters for value in (limit, timeout)]
-    return [int(count) for count in _count_until_over_script(keys=keys, args=args, client=client)]
+    try:
+        with _counting():
+            counts = _count_until_over_script(keys=keys, args=args, client=client)
+    except _CountLocally:
+        counts = []
+        for key, limit, timeout in counters:
+            counts.append(local_windows.count(key, timeout=timeout))
+            if counts[-1] > limit:
+                break
+    return [int(count) for count in counts]

@@ -44,6 +44,15 @@ webhook_deliveries = Counter("webhook_deliveries", "Webhook delivery attempts, b
 webhook_delivery_seconds = Histogram(
     "webhook_delivery_duration_seconds", "Duration of a webhook delivery attempt", buckets=_BUCKETS
 )
+# The cache down: rate limits counted in each process's memory (core.cache.LocalWindows).
+rate_limit_local_counting = Gauge(
+    "rate_limit_local_counting",
+    "1 while this process counts rate limits in its own memory because the cache does not answer",
+    multiprocess_mode="livemax",
+)
+rate_limit_local_counts = Counter(
+    "rate_limit_local_counts", "Rate-limit counts taken in process memory because the cache did not answer"
+)
 task_failures = Counter("celery_task_failures", "Celery tasks that raised, by task name", ["task"])
 
 

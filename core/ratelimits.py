@@ -8,6 +8,10 @@ its own budgets (`settings.API_COST_RATE_LIMITS`): one per API key and one per a
 keys and sessions together, so many keys buy no more). Both are counted in one more round
 trip, which only costly requests make. Over either: 429 `rate_limited` with `limit` naming the
 class, `per` naming the budget, and Retry-After.
+
+With the cache down the budgets are counted in the process's memory meanwhile
+(core.cache.LocalWindows, docs/operations.md "When Redis is down"): they still refuse past
+their limit, and no request is refused for the outage itself.
 """
 
 from __future__ import annotations

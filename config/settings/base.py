@@ -172,8 +172,17 @@ AUTHORIZATION_TABLE = "config.authorization.ROUTES"
 # VAR_DIR whose counters are incremented under a file lock, so every gunicorn worker and
 # Celery process counts rate limits together.
 CACHE_URL = env_str("CACHE_URL", "")
+# A Redis that stops answering (a host down, a partition) fails a call after this many seconds
+# instead of holding the request.
+CACHE_TIMEOUT_SECONDS = env_int("CACHE_TIMEOUT_SECONDS", 2, minimum=1)
 if CACHE_URL:
-    CACHES = {"default": {"BACKEND": "core.cache.PooledRedisCache", "LOCATION": CACHE_URL}}
+    CACHES = {
+        "default": {
+            "BACKEND": "core.cache.PooledRedisCache",
+            "LOCATION": CACHE_URL,
+            "OPTIONS": {"socket_connect_timeout": CACHE_TIMEOUT_SECONDS, "socket_timeout": CACHE_TIMEOUT_SECONDS},
+        }
+    }
 else:
     CACHES = {
         "default": {
@@ -184,6 +193,13 @@ else:
     }
 # Lets several deployments (or a benchmark beside the tests) share one Redis database.
 CACHES["default"]["KEY_PREFIX"] = env_str("CACHE_KEY_PREFIX", "")
+# While the cache does not answer, each process counts rate limits in its own memory
+# (docs/operations.md, "When Redis is down"), each request weighing RATE_LIMIT_LOCAL_WEIGHT:
+# set it to the number of processes serving requests (gunicorn workers and MCP workers on
+# every instance) for the processes together to allow about the shared limit; 1 lets each
+# process allow the whole limit. The cache is asked again every RATE_LIMIT_CACHE_RETRY_SECONDS.
+RATE_LIMIT_LOCAL_WEIGHT = env_int("RATE_LIMIT_LOCAL_WEIGHT", 1, minimum=1)
+RATE_LIMIT_CACHE_RETRY_SECONDS = env_int("RATE_LIMIT_CACHE_RETRY_SECONDS", 2, minimum=1)
 
 # --- Celery ---------------------------------------------------------------------
 # Embedded default: files under VAR_DIR/broker (core/broker.py: kombu's filesystem transport

@@ -10,6 +10,10 @@ and per account (`CostThrottle`, core/ratelimits.py), in one more round trip tha
 Every throttled response advertises its budget with the IETF RateLimit header fields
 (draft-ietf-httpapi-ratelimit-headers): `RateLimit-Policy: "write";q=120;w=60` and
 `RateLimit: "write";r=57;t=23` (remaining requests, seconds until the window resets).
+
+While the cache does not answer, each process counts these windows in its own memory
+(core.cache.window_count falls back to LocalWindows, weighted by RATE_LIMIT_LOCAL_WEIGHT):
+requests go on, and past a limit they are still refused with 429.
 """
 
 from __future__ import annotations

@@ -27,6 +27,8 @@ from django.core.cache import cache
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from core.problems import Problem, ServiceUnavailable
 from core.wire import json_datetime
@@ -106,6 +108,9 @@ class _Table:
 # Per-process memo of the parsed tables, so one request (or a burst of them) does not
 # read and parse both tables from the shared cache for every rate it needs.
 _memo: dict[str, tuple[float, _Table | None]] = {}
+# The last table this process read, per kind: it prices while the shared cache does not answer
+# (as long as it is fresh, RATES_MAX_AGE_SECONDS), so a cache outage does not stop draft creation.
+_last_read: dict[str, _Table | None] = {}
 
 
 def _entry_json(entry: _Entry) -> dict:
@@ -146,8 +151,14 @@ def _cached(kind: str) -> _Table | None:
 
 
 def _load(kind: str) -> _Table | None:
-    raw = cache.get(CACHE_KEYS[kind])
+    try:
+        raw = cache.get(CACHE_KEYS[kind])
+    except (RedisConnectionError, RedisTimeoutError):
+        if kind in _last_read:
+            return _last_read[kind]
+        raise
     if not raw:
+        _last_read[kind] = None
         return None
     entries = {
         code: _Entry(
@@ -159,7 +170,9 @@ def _load(kind: str) -> _Table | None:
         )
         for code, item in raw["entries"].items()
     }
-    return _Table(kind=kind, fetched_at=datetime.fromisoformat(raw["fetchedAt"]), live=True, entries=entries)
+    table = _Table(kind=kind, fetched_at=datetime.fromisoformat(raw["fetchedAt"]), live=True, entries=entries)
+    _last_read[kind] = table
+    return table
 
 
 @functools.cache
