@@ -57,7 +57,7 @@ def _count(key: str, window_seconds: int) -> int:
     """One more on the window's counter, and the count it reached, in one atomic step (Redis:
     INCR and EXPIRE in one MULTI; the file cache: under its lock): each of many guesses
     arriving together gets a count of its own, so exactly the limit passes."""
-    return window_count(key, timeout=window_seconds + 1)
+    return window_count(key, timeout=window_seconds + 1, fail_closed=True)
 
 
 def _retry_after(now: float, window_seconds: int) -> int:

@@ -182,8 +182,11 @@ class _CountLocally(Exception):
     pass
 
 
-def window_count(key: str, *, timeout: int) -> int:
+def window_count(key: str, *, timeout: int, fail_closed: bool = False) -> int:
     """Add one to the counter `key` in the default cache and return it; a missing counter starts at 1.
+
+    `fail_closed`: when the cache does not answer, raise (503 `cache_unavailable`, core.outages)
+    rather than count in this process (the sign-in guess limits, accounts/ratelimit.py).
 
     For counters whose key names their time window (rate limits): the key expires `timeout`
     seconds after its latest count. On Redis it is one round trip (INCR and EXPIRE in one
@@ -192,6 +195,10 @@ def window_count(key: str, *, timeout: int) -> int:
     backend = caches["default"]
     if isinstance(backend, RedisCache):
         full_key = backend.make_and_validate_key(key)
+        if fail_closed:
+            with backend._cache.get_client(full_key, write=True).pipeline(transaction=True) as pipe:
+                count, _ = pipe.incr(full_key).expire(full_key, timeout).execute()
+            return int(count)
         try:
             with _counting(), backend._cache.get_client(full_key, write=True).pipeline(transaction=True) as pipe:
                 count, _ = pipe.incr(full_key).expire(full_key, timeout).execute()

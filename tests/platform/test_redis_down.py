@@ -156,5 +156,5 @@ def test_signing_in_fails_closed_with_the_cache_down(redis):
     response = APIClient().post(
         "/api/v1/auth/password/login", {"email": "merchant@example.com", "password": "x" * 20}, format="json"
     )
-    assert response.status_code == 503 and response.json()["code"] == "cache_unavailable"
+    assert response.status_code == 503 and response.json()["code"] == "cache_unavailable", response.json()
     assert int(response["Retry-After"]) >= 1
