@@ -117,6 +117,9 @@ FEE_MAX_AGE_DAYS = env_int("FEE_MAX_AGE_DAYS", 30, minimum=1)
 
 # --- Drafts (drafts/) ----------------------------------------------------------------
 DRAFT_LATE_PAYMENT_GRACE_HOURS = env_int("DRAFT_LATE_PAYMENT_GRACE_HOURS", 72, minimum=0)
+# How long a matched-by-amount draft's amount stays reserved at its address once the draft is
+# paid, expired or cancelled, so a repeated payment can only be that draft's (docs/decisions.md).
+AMOUNT_RESERVATION_DAYS = env_int("AMOUNT_RESERVATION_DAYS", 7, minimum=0)
 
 
 def _fee_address(network: str) -> tuple[str, str]:
