@@ -4,9 +4,10 @@ Bitcoin and EVM match by (network, receiver address, asset, exact base units); S
 the draft's reference; Lightning by payment hash. A transfer within 10% of the amount of the
 only draft near it at the same address and asset is reported as a mismatch on that draft.
 A transfer is never guessed onto a draft when another draft's amount there fits it as well:
-one still paid (Seen, AmountMismatch) or holding its amount after it closed (drafts.amounts,
-AMOUNT_RESERVATION_DAYS). It is then reported unmatched (chainwatch.unmatched), so a repeated
-payment of a paid draft is reported on that draft and never pays another.
+the exact amount of a paid draft (Seen, AmountMismatch, Confirmed), or within 10% of any
+draft paid or holding its amount after it closed (drafts.amounts, AMOUNT_RESERVATION_DAYS).
+It is then reported unmatched (chainwatch.unmatched), so a repeated payment of a paid draft
+is reported on that draft and never pays another.
 Every call here is safe to repeat: the state machine locks the draft and ignores what it
 has already recorded, so two passes running at once never confirm or announce twice.
 """
@@ -35,6 +36,8 @@ logger = logging.getLogger(__name__)
 
 # Statuses in which a draft can still be paid by a transfer it has not seen yet.
 _PAYABLE = (DraftStatus.PENDING, DraftStatus.EXPIRED)
+# Statuses of a draft a transfer has paid: the exact amount arriving again is a repeated payment.
+_PAID = (DraftStatus.SEEN, DraftStatus.AMOUNT_MISMATCH, DraftStatus.CONFIRMED)
 
 
 def _same_asset(draft: Draft, transfer: ObservedTransfer) -> bool:
@@ -86,8 +89,8 @@ def find_draft(transfer: ObservedTransfer, *, now: datetime) -> Draft | None:
     ]
     exact = [d for d in candidates if _is_exact(transfer, d)]
     if exact:
-        if any(_is_exact(transfer, d) for d in _holders(transfer, payable=candidates)):
-            return _not_guessed(transfer, "is the amount of a draft paid or closed lately")
+        if any(_is_exact(transfer, d) and d.status in _PAID for d in _holders(transfer, payable=candidates)):
+            return _not_guessed(transfer, "is the amount of a draft paid already")
         return _unambiguous(exact, transfer)
     near = [d for d in candidates if _is_near(transfer, d)]
     if not near:

@@ -254,6 +254,7 @@ _HELD_BY_ACCOUNT = Select(
         ("amount_base_units", "="),
         ("amount_held_until", ">="),
         ("user", "="),
+        ("status", "=", S.CONFIRMED),
     ],
     limit=1,
 )
@@ -271,8 +272,13 @@ def held_amounts_read(
 ) -> tuple[Select, tuple] | None:
     """As `open_amounts_read`, for the amounts closed drafts still hold: a fiat-priced draft's
     (every account's, from its amount up to `nudges` above), or an exact draft's (its own
-    account's, that amount only; the read finds a row when it is held). None when the amount
-    is not matched by amount."""
+    account's paid drafts', that amount only; the read finds a row when it is held). None when
+    the amount is not matched by amount.
+
+    An exact draft is held back only by a paid (Confirmed) one: a payer may pay that again. An
+    unpaid draft that expired or was cancelled does not hold an exact amount against its own
+    account, so an exact-amount recurring template's next run is not refused for yesterday's
+    unpaid draft; a late payment of it is reported (chainwatch.matching does not guess)."""
     if not _matched_by_amount(plan):
         return None
     low, where = plan.amount_base_units, (plan.asset.network, plan.receiver_address, plan.asset.currency)
@@ -295,11 +301,15 @@ def _held_amounts(plan: DraftPlan, *, now: datetime, user=None, exclude: UUID | 
 
 def _held_clash(plan: DraftPlan, *, user, now: datetime, exclude: UUID | None) -> AmountCollision | None:
     amount = plan.amount_base_units
-    held = _held_amounts(plan, now=now, user=user, exclude=exclude).filter(amount_base_units=amount).first()
+    held = (
+        _held_amounts(plan, now=now, user=user, exclude=exclude)
+        .filter(amount_base_units=amount, status=S.CONFIRMED)
+        .first()
+    )
     if held is None:
         return None
     return AmountCollision(
-        f"Your draft {held.id} ({held.status}) billed exactly this amount to this address, which stays reserved "
+        f"Your draft {held.id} was paid exactly this amount at this address, which stays reserved "
         f"for it until {held.amount_held_until.isoformat()} so that a repeated payment can only be its. Change "
         "the amount by one base unit.",
         field="amountSats",
