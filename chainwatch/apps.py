@@ -6,11 +6,8 @@ class ChainwatchConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from chainwatch.selectors import unmatched_transfers_for
         from chainwatch.unmatched import simulated_transfer_report
-        from drafts.transfers import unmatched_reader, unmatched_recorder
+        from drafts.transfers import unmatched_recorder
 
-        # The pay page tells a payer of a transfer that pays nothing (drafts/transfers.py).
-        unmatched_reader(unmatched_transfers_for)
         # A test-mode second payment is reported as a watcher reports one (drafts/simulation.py).
         unmatched_recorder(simulated_transfer_report)

@@ -3,8 +3,13 @@
 Bitcoin and EVM match by (network, receiver address, asset, exact base units); a draft paid at
 a receiving wallet's fresh address (drafts.wallets) is the one draft of that address, so it
 takes the transfers to it before any other account's draft there; Solana by
-the draft's reference; Lightning by payment hash. A transfer within 10% of an open
-draft's amount at the same address and asset is reported as a mismatch to the closest one.
+the draft's reference; Lightning by payment hash. A transfer within 10% of the amount of the
+only draft near it at the same address and asset is reported as a mismatch on that draft.
+A transfer is never guessed onto a draft when another draft's amount there fits it as well:
+the exact amount of a paid draft (Seen, AmountMismatch, Confirmed), or within 10% of any
+draft paid or holding its amount after it closed (drafts.amounts, AMOUNT_RESERVATION_DAYS).
+It is then reported unmatched (chainwatch.unmatched), so a repeated payment of a paid draft
+is reported on that draft and never pays another.
 Every call here is safe to repeat: the state machine locks the draft and ignores what it
 has already recorded, so two passes running at once never confirm or announce twice.
 """
@@ -33,6 +38,8 @@ logger = logging.getLogger(__name__)
 
 # Statuses in which a draft can still be paid by a transfer it has not seen yet.
 _PAYABLE = (DraftStatus.PENDING, DraftStatus.EXPIRED)
+# Statuses of a draft a transfer has paid: the exact amount arriving again is a repeated payment.
+_PAID = (DraftStatus.SEEN, DraftStatus.AMOUNT_MISMATCH, DraftStatus.CONFIRMED)
 
 
 def _same_asset(draft: Draft, transfer: ObservedTransfer) -> bool:
@@ -87,20 +94,46 @@ def find_draft(transfer: ObservedTransfer, *, now: datetime) -> Draft | None:
         candidates = own
     exact = [d for d in candidates if _is_exact(transfer, d)]
     if exact:
+        if any(_is_exact(transfer, d) and d.status in _PAID for d in _holders(transfer, payable=candidates)):
+            return _not_guessed(transfer, "is the amount of a draft paid already")
         return _unambiguous(exact, transfer)
-    near = [
-        d
-        for d in candidates
-        if draft_services.is_within_mismatch_window(d.amount_base_units, transfer.amount_base_units)
-    ]
+    near = [d for d in candidates if _is_near(transfer, d)]
     if not near:
         return None
-    closest = min(abs(d.amount_base_units - transfer.amount_base_units) for d in near)
-    nearest = sorted(
-        (d for d in near if abs(d.amount_base_units - transfer.amount_base_units) == closest),
-        key=lambda d: d.created_at,
+    if len(near) > 1 or any(_is_near(transfer, d) for d in _holders(transfer, payable=candidates)):
+        return _not_guessed(transfer, "is near the amounts of several drafts")
+    return near[0]
+
+
+def _is_near(transfer: ObservedTransfer, draft: Draft) -> bool:
+    return draft_services.is_within_mismatch_window(draft.amount_base_units, transfer.amount_base_units)
+
+
+def _holders(transfer: ObservedTransfer, *, payable: list[Draft]) -> list[Draft]:
+    """Drafts at the transfer's address and asset, other than the `payable` ones, whose amount
+    is still theirs: paid (Seen, AmountMismatch), or closed and holding it (drafts.amounts).
+    Only those within 10% of the transfer are read."""
+    at = paid_at(transfer)
+    amount = transfer.amount_base_units
+    drafts = (
+        Draft.objects.filter(
+            network=transfer.network,
+            receiver_address__iexact=transfer.receiver_address,
+            currency=transfer.currency,
+            created_at__lte=at,
+            amount_base_units__gte=amount * 10 // 11,
+            amount_base_units__lte=amount * 10 // 9 + 1,
+        )
+        .filter(Q(status__in=(DraftStatus.SEEN, DraftStatus.AMOUNT_MISMATCH)) | Q(amount_held_until__gte=at))
+        .exclude(pk__in=[d.pk for d in payable])
+        .exclude(method=Method.LIGHTNING)
     )
-    return _unambiguous(nearest, transfer)
+    return [d for d in drafts if _same_asset(d, transfer)]
+
+
+def _not_guessed(transfer: ObservedTransfer, why: str) -> None:
+    logger.info("%s transfer %s:%s %s; not matched, reported", transfer.network, transfer.txid, transfer.index, why)
+    return None
 
 
 def _unambiguous(drafts: list[Draft], transfer: ObservedTransfer) -> Draft | None:

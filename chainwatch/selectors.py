@@ -5,10 +5,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Q
 from django.utils import timezone
 
-from chainwatch.models import Cursor, ObservedTransfer, UnmatchedTransfer
+from chainwatch.models import Cursor
 from chainwatch.networks import EVM, watchers
 
 
@@ -55,23 +54,3 @@ def evm_traces() -> dict[str, str]:
     networks = [network for network, family in watchers(with_endpoint=True) if family == EVM]
     known = dict(Cursor.objects.filter(network__in=networks, family=EVM).values_list("network", "traces"))
     return {network: known.get(network, "") for network in networks}
-
-
-def unmatched_transfers_for(*, user_id: int, draft_ids: list[str], since: datetime) -> list[ObservedTransfer]:
-    """Transfers reported unmatched to this account that could have been meant for one of
-    these drafts (they were candidates: same address and asset, open around the transfer),
-    seen since `since` and still paying nothing: an amount too far off, or a second payment."""
-    if not draft_ids:
-        return []
-    # Draft ids are UUIDs: a text match on the JSON list finds them on PostgreSQL and SQLite alike.
-    named = Q()
-    for draft_id in draft_ids:
-        named |= Q(candidate_draft_ids__icontains=draft_id)
-    reports = (
-        UnmatchedTransfer.objects.filter(named, user_id=user_id, matched_at__isnull=True)
-        .filter(transfer__first_seen_at__gte=since)
-        .select_related("transfer")
-        .order_by("created_at")
-    )
-    wanted = set(draft_ids)
-    return [r.transfer for r in reports[:20] if wanted & set(r.candidate_draft_ids)]

@@ -4,8 +4,10 @@ A transfer is reported once it is settled on chain (the asset's default confirma
 final) and still pays nothing: to every account with a draft for that address and asset that
 was open around the time of the transfer (created before the grace window after it, not
 expired before two grace windows before it: the first is the late-payment window, the second
-catches payments that come after it). Each account gets one `transfer.unmatched` event
-and email; the owner can attach the transfer to one of their drafts.
+catches payments that come after it), or still holding its amount (drafts.amounts). Each
+account gets one `transfer.unmatched` event and email, and the exact amount of one of its
+paid drafts also `draft.paid_again` on that draft; the owner can attach the transfer to one
+of their drafts.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from chainwatch.networks import token_address
 from core.problems import Conflict, NotFound, Problem
 from core.wire import json_datetime
 from drafts import services as draft_services
+from drafts.enums import DraftStatus
+from drafts.events import draft_event_data
 from drafts.models import Draft
 from drafts.selectors import report_window
 from payments.enums import Method
@@ -49,7 +53,8 @@ def _same_asset(draft: Draft, transfer: ObservedTransfer) -> bool:
 
 
 def candidate_drafts(transfer: ObservedTransfer) -> list[Draft]:
-    """Drafts of any account for this address (or Solana reference) and asset, open around the transfer."""
+    """Drafts of any account for this address (or Solana reference) and asset, open around the
+    transfer or still holding their amount then (drafts.amounts)."""
     grace = timedelta(hours=settings.DRAFT_LATE_PAYMENT_GRACE_HOURS)
     where = Q(receiver_address__iexact=transfer.receiver_address)
     if transfer.solana_reference:
@@ -58,7 +63,10 @@ def candidate_drafts(transfer: ObservedTransfer) -> list[Draft]:
         Draft.objects.filter(where, network=transfer.network, currency=transfer.currency)
         .exclude(method=Method.LIGHTNING)
         .filter(created_at__lte=transfer.first_seen_at + grace)
-        .filter(expires_at__gte=transfer.first_seen_at - report_window())
+        .filter(
+            Q(expires_at__gte=transfer.first_seen_at - report_window())
+            | Q(amount_held_until__gte=transfer.first_seen_at)
+        )
         .order_by("created_at")
     )
     return [d for d in drafts if _same_asset(d, transfer)]
@@ -103,7 +111,29 @@ def _report(*, transfer: ObservedTransfer, user_id: int, drafts: list[Draft], no
                 data=unmatched_event_data(report, now=now),
                 livemode=any(d.livemode for d in drafts),
             )
+            _paid_again(report, drafts=drafts, user=user, now=now)
         return int(created)
+
+
+def _paid_again(report: UnmatchedTransfer, *, drafts: list[Draft], user, now: datetime) -> None:
+    """The transfer is the exact amount of one paid draft of the account (a payer paid it
+    again): `draft.paid_again` on that draft, which every endpoint gets by default. None when
+    several paid drafts fit: the transfer.unmatched report names them all."""
+    transfer = report.transfer
+    paid = [
+        d
+        for d in drafts
+        if d.status in (DraftStatus.SEEN, DraftStatus.CONFIRMED)
+        and d.amount_base_units == transfer.amount_base_units
+        and transfer.txid not in (d.paid_tx_ids or [d.paid_tx_id])
+    ]
+    if len(paid) != 1:
+        return
+    (draft,) = paid
+    body = unmatched_json(report)
+    again = {"transferId": body["id"], "txId": body["txId"], "outputIndex": body["outputIndex"]}
+    data = draft_event_data(draft, occurred_at=now) | {"again": again | {"amountSats": body["amountSats"]}}
+    event_record(user=user, type=EventType.DRAFT_PAID_AGAIN, data=data, draft_id=draft.id, livemode=draft.livemode)
 
 
 def simulated_transfer_report(*, draft: Draft, tx_id: str, amount_base_units: int, now: datetime) -> int:

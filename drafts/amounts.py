@@ -6,10 +6,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import TypeVar
 from uuid import UUID
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from core.problems import Conflict
 from core.sql.rows import Select, writes_in_one_statement
@@ -106,11 +109,13 @@ def open_amounts_read(plan: DraftPlan, *, nudges: int = MAX_NUDGE_BASE_UNITS) ->
     return _OPEN_AMOUNTS_NEAR, (plan.asset.network, plan.receiver_address, plan.asset.currency, low, low + nudges)
 
 
-def _taken_amounts(plan: DraftPlan, *, exclude: UUID | None) -> set[int]:
+def _taken_amounts(plan: DraftPlan, *, exclude: UUID | None, now: datetime) -> set[int]:
+    """The amounts open drafts bill or closed drafts still hold, near this plan's."""
+    held = set(_held_amounts(plan, now=now, exclude=exclude).values_list("amount_base_units", flat=True))
     if exclude is not None:
-        return set(_open_amounts(plan, exclude=exclude).values_list("amount_base_units", flat=True))
+        return held | set(_open_amounts(plan, exclude=exclude).values_list("amount_base_units", flat=True))
     select, values = open_amounts_read(plan)
-    return {amount for (amount,) in select.rows(*values)}
+    return held | {amount for (amount,) in select.rows(*values)}
 
 
 def free_amount(
@@ -120,19 +125,22 @@ def free_amount(
     exclude: UUID | None = None,
     optimistic: bool = False,
     taken: set[int] | None = None,
+    now: datetime | None = None,
 ) -> tuple[int, int]:
     """The amount to bill, so that a payment can be told apart from every other open draft's.
 
-    Exact drafts keep their amount; the same amount in another open draft of the same account
-    is a 409 naming it. Another account's open draft at that amount does not block it (the
-    matcher refuses to guess between accounts; docs/decisions.md). Fiat-priced drafts are
+    Exact drafts keep their amount; the same amount in another open draft of the same account,
+    or held by one closed within AMOUNT_RESERVATION_DAYS, is a 409 naming it. Another account's
+    draft at that amount does not block it (the matcher refuses to guess between accounts;
+    docs/decisions.md). Fiat-priced drafts are
     nudged up by the fewest base units that make the amount unique among every account's open
-    drafts to that address.
+    drafts to that address and the amounts closed drafts there still hold.
 
     `optimistic` (exact drafts only) skips the look-up and proposes the amount as asked: the
     per-account unique index refuses it if needed, and the caller then asks again without.
-    `taken` (fiat-priced drafts) are the open amounts when the caller read them already.
+    `taken` (fiat-priced drafts) are the open and held amounts when the caller read them already.
     """
+    now = now or timezone.now()
     amount = plan.amount_base_units
     if not _matched_by_amount(plan):
         return amount, 0
@@ -147,9 +155,12 @@ def free_amount(
                 field="amountSats",
                 extra={"openDraftId": str(clash.id)},
             )
+        held = _held_clash(plan, user=user, now=now, exclude=exclude)
+        if held is not None:
+            raise held
         return amount, 0
     if taken is None:
-        taken = _taken_amounts(plan, exclude=exclude)
+        taken = _taken_amounts(plan, exclude=exclude, now=now)
     for nudge in range(0, MAX_NUDGE_BASE_UNITS + 1):
         if amount + nudge not in taken:
             return amount + nudge, nudge
@@ -216,3 +227,97 @@ def unless_amount_taken(
 def no_free_amount(field: str) -> AmountCollision:
     """Every try found its amount taken by a concurrent draft."""
     return AmountCollision("Could not find a unique amount for this address; try again.", field=field)
+
+
+# --- Amounts held after a draft closes ------------------------------------------------------
+# A paid, expired or cancelled draft keeps its amount at its address for AMOUNT_RESERVATION_DAYS
+# (docs/decisions.md, "One payment, one draft"): a payer who pays it again, or late, pays an
+# amount no other draft bills, so the transfer is reported on that draft instead of paying
+# another. The unique-amount rule above reads these beside the open amounts.
+
+_CLOSED = (S.CONFIRMED, S.EXPIRED, S.CANCELLED)
+
+_HELD_AMOUNTS_NEAR = Select(
+    Draft,
+    columns=["amount_base_units"],
+    where=[
+        ("network", "="),
+        ("receiver_address", "="),
+        ("currency", "="),
+        ("amount_base_units", ">="),
+        ("amount_base_units", "<="),
+        ("amount_held_until", ">="),
+    ],
+)
+
+_HELD_BY_ACCOUNT = Select(
+    Draft,
+    columns=["id"],
+    where=[
+        ("network", "="),
+        ("receiver_address", "="),
+        ("currency", "="),
+        ("amount_base_units", "="),
+        ("amount_held_until", ">="),
+        ("user", "="),
+        ("status", "=", S.CONFIRMED),
+    ],
+    limit=1,
+)
+
+
+def amount_hold(draft: Draft, *, to: str, now: datetime) -> None:
+    """Called as a draft moves to `to` (before it is saved): a matched-by-amount draft that
+    closes holds its amount at its address for AMOUNT_RESERVATION_DAYS from now."""
+    if to in _CLOSED and draft.network in TUPLE_MATCHED_NETWORKS and draft.method != Method.LIGHTNING:
+        draft.amount_held_until = now + timedelta(days=settings.AMOUNT_RESERVATION_DAYS)
+
+
+def held_amounts_read(
+    plan: DraftPlan, *, user, now: datetime, nudges: int = MAX_NUDGE_BASE_UNITS
+) -> tuple[Select, tuple] | None:
+    """As `open_amounts_read`, for the amounts closed drafts still hold: a fiat-priced draft's
+    (every account's, from its amount up to `nudges` above), or an exact draft's (its own
+    account's paid drafts', that amount only; the read finds a row when it is held). None when
+    the amount is not matched by amount.
+
+    An exact draft is held back only by a paid (Confirmed) one: a payer may pay that again. An
+    unpaid draft that expired or was cancelled does not hold an exact amount against its own
+    account, so an exact-amount recurring template's next run is not refused for yesterday's
+    unpaid draft; a late payment of it is reported (chainwatch.matching does not guess)."""
+    if not _matched_by_amount(plan):
+        return None
+    low, where = plan.amount_base_units, (plan.asset.network, plan.receiver_address, plan.asset.currency)
+    if plan.fiat_priced:
+        return _HELD_AMOUNTS_NEAR, (*where, low, low + nudges, now)
+    return _HELD_BY_ACCOUNT, (*where, low, now, user.pk)
+
+
+def _held_amounts(plan: DraftPlan, *, now: datetime, user=None, exclude: UUID | None = None):
+    drafts = Draft.objects.filter(
+        network=plan.asset.network,
+        receiver_address=plan.receiver_address,
+        currency=plan.asset.currency,
+        amount_base_units__gte=plan.amount_base_units,
+        amount_base_units__lte=plan.amount_base_units + MAX_NUDGE_BASE_UNITS,
+        amount_held_until__gte=now,
+    ).exclude(pk=exclude)
+    return drafts.filter(user=user) if user is not None else drafts
+
+
+def _held_clash(plan: DraftPlan, *, user, now: datetime, exclude: UUID | None) -> AmountCollision | None:
+    amount = plan.amount_base_units
+    held = (
+        _held_amounts(plan, now=now, user=user, exclude=exclude)
+        .filter(amount_base_units=amount, status=S.CONFIRMED)
+        .first()
+    )
+    if held is None:
+        return None
+    return AmountCollision(
+        f"Your draft {held.id} was paid exactly this amount at this address, which stays reserved "
+        f"for it until {held.amount_held_until.isoformat()} so that a repeated payment can only be its. Change "
+        "the amount by one base unit.",
+        field="amountSats",
+        extra={"heldDraftId": str(held.id), "heldUntil": held.amount_held_until.isoformat()},
+    )

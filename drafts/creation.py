@@ -31,6 +31,7 @@ from drafts.amounts import (
     MAX_AMOUNT_PICKS,
     AmountTaken,
     free_amount,
+    held_amounts_read,
     no_free_amount,
     open_amounts_read,
     unless_amount_taken,
@@ -176,8 +177,9 @@ def draft_create(
 def _one_try(*, user, plan: DraftPlan, origin: Origin, now: datetime, key: KeyClaim | None, first_try: bool):
     """Read what the amount and the fee depend on, pick them, build the draft and write it.
 
-    The first try of an exact draft takes the amount as asked (clashes are rare, and the unique
-    index catches them); later tries look up the open amounts first. The fee cap and a
+    The first try of an exact draft takes the amount as asked unless its account's closed
+    drafts still hold it (a clash with an open one the unique index catches); later tries look
+    up the open amounts first. The fee cap and a
     fiat-priced draft's open amounts are read in one round trip. On the first try, where the
     write is one statement, that read is folded into it instead: the draft is written at the
     amount as asked unless the account is blocked or an open draft holds that amount, and only
@@ -188,27 +190,33 @@ def _one_try(*, user, plan: DraftPlan, origin: Origin, now: datetime, key: KeyCl
         if written is not None:
             return written
     fee_cap = ledger.outstanding_read(user) if accrues else None
-    reads = [read for read in (fee_cap, open_amounts_read(plan)) if read is not None]
+    amounts = open_amounts_read(plan)  # with it, the amounts closed drafts hold (fiat-priced only)
+    held = held_amounts_read(plan, user=user, now=now) if amounts is not None else None
+    reads = [read for read in (fee_cap, amounts, held) if read is not None]
     found = rows_together(*reads) if reads else []
     if accrues:
         ledger.ensure_not_blocked(user, totals=found.pop(0))
-    taken = {amount for (amount,) in found[0]} if found else None
-    amount, nudge = free_amount(plan, user=user, optimistic=first_try, taken=taken)
+    taken = {amount for rows in found for (amount,) in rows} if found else None
+    # Never optimistic: an exact draft's first try carried its checks in the write (refused, or
+    # it could not carry them), and the unique index does not cover the amounts closed drafts hold.
+    amount, nudge = free_amount(plan, user=user, optimistic=False, taken=taken, now=now)
     return _build_and_write(user=user, plan=plan, origin=origin, now=now, key=key, amount=amount, nudge=nudge)
 
 
 def _write_as_asked(*, user, plan: DraftPlan, origin: Origin, now: datetime, key: KeyClaim | None, accrues: bool):
     """The first try's write at the amount as asked, refused in its own statement when the
-    account is blocked by its fee cap or (fiat-priced) an open draft already bills that amount:
+    account is blocked by its fee cap, (fiat-priced) an open draft already bills that amount or
+    (matched by amount) a closed draft still holds it (`drafts.amounts.held_amounts_read`):
     what `_one_try` would otherwise read before writing. None when refused (nothing written;
     the caller reads and picks) or when this write cannot carry the check (no such check is
     needed, the write is not one statement, or the try claims a dust waiver first)."""
     if not origin.announce or not writes_in_one_statement(transaction.get_connection()) or _claims_dust_waiver(plan):
         return None
     checks = ledger.blocked_reads(user) if accrues else []
-    held = open_amounts_read(plan, nudges=0)  # an open draft bills the amount as asked
-    if held is not None:
-        checks.append(held)
+    # An open draft bills the amount as asked, or a closed one still holds it.
+    for held in (open_amounts_read(plan, nudges=0), held_amounts_read(plan, user=user, now=now, nudges=0)):
+        if held is not None:
+            checks.append(held)
     if not checks:  # nothing to read first: the usual try writes at once too
         return None
     try:

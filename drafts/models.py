@@ -103,6 +103,9 @@ class Draft(models.Model):
     # A pay link's payer switched to another option: this draft was left (cancelled, or expired
     # when already past its time). Hidden from the default list, shown under its pay link.
     superseded_at = models.DateTimeField(null=True, blank=True)
+    # A matched-by-amount draft that was paid, expired or cancelled keeps its amount at its
+    # address until then (AMOUNT_RESERVATION_DAYS): no new draft bills it meanwhile (drafts.amounts).
+    amount_held_until = models.DateTimeField(null=True, blank=True)
     # False for a draft made in test mode (accounts.modes): seen only by test keys, never in fees.
     livemode = models.BooleanField(default=True)
     # Paid at a fresh address of the merchant's receiving wallet (wallets.ReceivingWallet):
@@ -122,6 +125,14 @@ class Draft(models.Model):
                 fields=["network", "receiver_address", "currency", "amount_base_units"],
                 condition=Q(status__in=OPEN_STATUSES),
                 name="draft_open_amounts",
+            ),
+            # The amounts closed drafts still hold (drafts.amounts): the same look-up as above, over
+            # the drafts closed within the reservation window only (older ones end the range scan
+            # in the index, as their end lies in the past).
+            models.Index(
+                fields=["network", "receiver_address", "currency", "amount_base_units", "amount_held_until"],
+                condition=Q(amount_held_until__isnull=False),
+                name="draft_held_amounts",
             ),
             models.Index(fields=["user"], condition=Q(is_fee_settlement=True), name="draft_fee_settlements"),
             # Looked up by equality only: no second, LIKE-shaped index as db_index=True would add.

@@ -56,10 +56,11 @@ def report_window() -> timedelta:
 
 
 def reportable_drafts(*, network: str, now: datetime | None = None):
-    """The watched drafts, plus every other draft (paid, cancelled or long expired) inside the report window."""
+    """The watched drafts, plus every other draft (paid, cancelled or long expired) inside the
+    report window or still holding its amount (drafts.amounts, AMOUNT_RESERVATION_DAYS)."""
     now = now or timezone.now()
     return Draft.objects.filter(network=network).filter(
-        Q(status__in=OPEN_STATUSES) | Q(expires_at__gte=now - report_window())
+        Q(status__in=OPEN_STATUSES) | Q(expires_at__gte=now - report_window()) | Q(amount_held_until__gte=now)
     )
 
 

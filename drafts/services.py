@@ -15,7 +15,14 @@ from django.utils import timezone
 from core import metrics
 from core.problems import Conflict
 from core.wire import json_datetime
-from drafts.amounts import MAX_AMOUNT_PICKS, AmountTaken, free_amount, no_free_amount, unless_amount_taken
+from drafts.amounts import (
+    MAX_AMOUNT_PICKS,
+    AmountTaken,
+    amount_hold,
+    free_amount,
+    no_free_amount,
+    unless_amount_taken,
+)
 from drafts.creation import count_on_commit, payment_uri
 from drafts.enums import DraftStatus as S
 from drafts.events import draft_event_data
@@ -67,6 +74,7 @@ def _transition(draft: Draft, to: str, *, event: str | None, now: datetime) -> N
             f"A {draft.status} draft cannot become {to}.", extra={"draftStatus": draft.status, "draftId": str(draft.id)}
         )
     draft.status = to
+    amount_hold(draft, to=to, now=now)
     draft.save()
     _settle_fees_on(draft, to, now)
     if event:
@@ -341,7 +349,7 @@ def _requoted(*, draft_id, plan: DraftPlan, now: datetime) -> Draft:
     """One try of a requote, under the draft's lock: the new amount, rate and fee written."""
     locked = _locked(draft_id)
     _check_requotable(locked, now)
-    amount, nudge = free_amount(plan, user=locked.user, exclude=locked.id)
+    amount, nudge = free_amount(plan, user=locked.user, exclude=locked.id, now=now)
     locked.amount_base_units, locked.quote_nudge_base_units = amount, nudge
     locked.rate, locked.usd_rate, locked.rate_source = plan.quote.rate, plan.usd_rate, plan.quote.source
     locked.quote_sources = plan.quote.sources

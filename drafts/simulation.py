@@ -33,7 +33,11 @@ class Outcome(models.TextChoices):
     SHORT = "short", "5% less than billed: AmountMismatch"
     OVER = "over", "5% more than billed: AmountMismatch"
     SPLIT = "split", "The billed amount in two transactions: Seen, then Confirmed"
-    TWICE = "twice", "The billed amount, then a second transfer of it: reported as a transfer that pays nothing"
+    TWICE = (
+        "twice",
+        "The billed amount, then a second transfer of it: it pays nothing and no other draft; draft.paid_again "
+        "on this draft and transfer.unmatched, as a watcher reports it",
+    )
     LATE = "late", "The draft expires first, then the billed amount arrives: paid late"
 
 
@@ -113,7 +117,8 @@ def draft_payment_simulate(
     if outcome == Outcome.TWICE:  # a second transfer: the door takes one payment per draft
         second = PaymentObservation(tx_id=_tx_id(draft, "twice"), received_base_units=amount, confirmations=depth)
         draft = draft_payment_apply(draft_id=draft.id, observation=second, now=now)
-        # It pays nothing, so the watcher reports it (transfer.unmatched, its email, the pay page).
+        # It pays nothing (nor any other draft: the amount is this draft's), so it is reported as a
+        # watcher reports it: draft.paid_again on this draft, transfer.unmatched and its email.
         unmatched_transfer_record(draft=draft, tx_id=second.tx_id, amount_base_units=amount, now=now)
     return draft
 

@@ -1,7 +1,7 @@
 """The pay page's live status: a long poll, `GET /pay/{token}/live?since=<state>`.
 
 The answer comes as soon as the request's state differs from `since` (what the page shows:
-`status:draftStatus:unmatchedTransfers:confirmations`), or after LIVE_WAIT_SECONDS with the unchanged state;
+`status:draftStatus:confirmations`), or after LIVE_WAIT_SECONDS with the unchanged state;
 the body is the checkout status document. pay.js asks again at once, and falls back to its
 backed-off polling of the status endpoint when this answers anything but 200 (no ASGI
 process, too many waiters, an old proxy). Pages without JavaScript keep their refresh link.
@@ -28,7 +28,6 @@ from urllib.parse import parse_qs
 from django.db import close_old_connections, connection
 
 from paylinks.models import TOKEN_PATTERN, PaymentRequest
-from paylinks.outcome import unmatched_count
 from paylinks.presenters import checkout_status_json
 
 LIVE_PATH = re.compile(rf"^/pay/(?P<token>{TOKEN_PATTERN})/live$")
@@ -66,10 +65,7 @@ def reads_close() -> None:
 
 def state_key(document: dict[str, Any]) -> str:
     """What the page shows, as the page writes it (pay.js compares the same string)."""
-    return (
-        f"{document['status']}:{document['draftStatus'] or ''}:{document['unmatchedTransfers']}"
-        f":{document['confirmations']}"
-    )
+    return f"{document['status']}:{document['draftStatus'] or ''}:{document['confirmations']}"
 
 
 def _owner(token: str) -> int | None:
@@ -84,7 +80,7 @@ def _status(token: str) -> dict[str, Any] | None:
     payment_request = PaymentRequest.objects.select_related("draft").filter(token=token).first()
     if payment_request is None:
         return None
-    return checkout_status_json(payment_request) | {"unmatchedTransfers": unmatched_count(payment_request)}
+    return checkout_status_json(payment_request)
 
 
 async def wait_for_change(token: str, since: str, *, wait: float | None = None) -> dict[str, Any] | None:

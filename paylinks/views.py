@@ -153,10 +153,10 @@ def _context(payment_request: PaymentRequest, *, error: str | None = None, recei
         "draft_expired": state == "choose" and draft_status in (DraftStatus.EXPIRED, DraftStatus.PENDING),
         "polling": outcome.polling or (state == "expired" and draft_status is not None),
         "status_url": reverse("checkout-status", kwargs={"token": payment_request.token}),
-        "state_key": f"{status}:{draft_status or ''}:{len(outcome.unmatched)}",
+        "state_key": f"{status}:{draft_status or ''}",
         # What the long poll compares (paylinks/live.py): the state key and the confirmations.
         "live_url": f"/pay/{payment_request.token}/live",
-        "live_state": f"{status}:{draft_status or ''}:{len(outcome.unmatched)}:{draft.confirmations if draft else 0}",
+        "live_state": f"{status}:{draft_status or ''}:{draft.confirmations if draft else 0}",
         "error": error,
         "receipt_asked": receipt or bool(payment_request.payer_email),
         "receipt_sent": status == PaymentRequestStatus.PAID and bool(payment_request.payer_email),

@@ -17,6 +17,7 @@ class EventType(models.TextChoices):
     DRAFT_EXPIRED = "draft.expired"
     DRAFT_CANCELLED = "draft.cancelled"
     DRAFT_PAYMENT_REVERTED = "draft.payment_reverted"
+    DRAFT_PAID_AGAIN = "draft.paid_again"
     TRANSFER_UNMATCHED = "transfer.unmatched"
     PAYMENT_REQUEST_PAID = "payment_request.paid"
     PAYMENT_REQUEST_EXPIRED = "payment_request.expired"

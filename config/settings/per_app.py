@@ -121,6 +121,9 @@ DRAFT_LATE_PAYMENT_GRACE_HOURS = env_int("DRAFT_LATE_PAYMENT_GRACE_HOURS", 72, m
 # wallet may have after its last paid one; a draft past it is refused (409 gap_limit_reached).
 # Wallets look this far ahead of their last used address (Electrum, Sparrow: 20 by default).
 RECEIVING_WALLET_GAP_LIMIT = env_int("RECEIVING_WALLET_GAP_LIMIT", 20, minimum=1)
+# How long a matched-by-amount draft's amount stays reserved at its address once the draft is
+# paid, expired or cancelled, so a repeated payment can only be that draft's (docs/decisions.md).
+AMOUNT_RESERVATION_DAYS = env_int("AMOUNT_RESERVATION_DAYS", 7, minimum=0)
 
 
 def _fee_address(network: str) -> tuple[str, str]:

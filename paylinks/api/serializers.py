@@ -163,6 +163,3 @@ class CheckoutStatusSerializer(serializers.Serializer):
     confirmations = serializers.IntegerField()
     requiredConfirmations = serializers.IntegerField(allow_null=True)
     paidTxId = serializers.CharField(allow_null=True)
-    unmatchedTransfers = serializers.IntegerField(
-        help_text="Transfers to this request's address that pay nothing (too far off the amount, or a second payment)"
-    )

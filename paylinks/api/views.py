@@ -27,7 +27,6 @@ from paylinks.api.serializers import (
     PaymentRequestResponseSerializer,
 )
 from paylinks.budget import payer_ident
-from paylinks.outcome import unmatched_count
 from paylinks.presenters import checkout_json, checkout_selection_json, checkout_status_json, payment_request_json
 from paylinks.selectors import payment_request_by_token, payment_request_get
 
@@ -137,9 +136,7 @@ class CheckoutStatusView(CheckoutView):
     )
     def get(self, request, token: str):
         payment_request = payment_request_by_token(token=token)
-        return Response(
-            checkout_status_json(payment_request) | {"unmatchedTransfers": unmatched_count(payment_request)}
-        )
+        return Response(checkout_status_json(payment_request))
 
 
 class CheckoutReceiptView(CheckoutView):

@@ -36,14 +36,20 @@ def transfer(amount: int, *, txid: str = "0x01", index: int = 0, block: int | No
     return ObservedTransfer.objects.create(**{**defaults, **fields})
 
 
-def test_a_mismatch_goes_to_the_draft_whose_amount_is_closest(owner):
+def test_a_near_amount_that_fits_two_drafts_is_not_guessed_onto_the_closest(owner):
     far = make_draft(owner, amount_base_units=10_000_000)
     near = make_draft(owner, amount_base_units=10_500_000)
-    transfer(10_600_000)
+    transfer(10_600_000)  # within 10% of both: whose payment it is cannot be told
     match_network(network=Network.ETHEREUM, head=100)
     far.refresh_from_db()
     near.refresh_from_db()
-    assert near.status == DraftStatus.AMOUNT_MISMATCH and far.status == DraftStatus.PENDING
+    assert near.status == DraftStatus.PENDING and far.status == DraftStatus.PENDING
+
+    alone = make_draft(owner, amount_base_units=30_000_000)
+    transfer(31_000_000, txid="0xalone")  # within 10% of one draft only: its AmountMismatch
+    match_network(network=Network.ETHEREUM, head=100)
+    alone.refresh_from_db()
+    assert alone.status == DraftStatus.AMOUNT_MISMATCH
 
 
 def test_a_transfer_seen_before_the_draft_existed_does_not_pay_it(owner):

@@ -62,3 +62,61 @@ def test_the_open_amounts_look_up_reads_only_open_drafts_even_as_a_prepared_stat
     passed_over = sum(n.get("Rows Removed by Filter", 0) + n.get("Rows Removed by Index Recheck", 0) for n in nodes)
     assert passed_over == 0, f"the look-up read settled drafts: {plan}"
     assert not any(n["Node Type"] == "Seq Scan" for n in nodes), plan
+
+
+def test_the_held_amounts_look_up_reads_the_held_drafts_index_not_the_table(owner):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from drafts.amounts import _HELD_AMOUNTS_NEAR
+
+    now = timezone.now()
+    template = make_draft(owner, receiver_address=ADDRESS, amount_base_units=LOW, status=DraftStatus.CONFIRMED)
+    fields = {f.attname: getattr(template, f.attname) for f in Draft._meta.concrete_fields if not f.primary_key}
+    # Years of closed drafts: most never held (before the rule) or held long ago, a few held now.
+    Draft.objects.bulk_create(
+        Draft(
+            **{
+                **fields,
+                "amount_base_units": LOW + n % 100,
+                "amount_held_until": None if n % 2 else now - timedelta(days=1 + n),
+            }
+        )
+        for n in range(600)
+    )
+    for amount in (LOW + 3, LOW + 9, HIGH + 1):
+        make_draft(
+            owner,
+            receiver_address=ADDRESS,
+            amount_base_units=amount,
+            status=DraftStatus.CANCELLED,
+            amount_held_until=now + timedelta(days=3),
+        )
+
+    values = ("Ethereum", ADDRESS, "USDC", LOW, HIGH, now)
+    assert sorted(a for (a,) in _HELD_AMOUNTS_NEAR.rows(*values)) == [LOW + 3, LOW + 9]
+
+    sql, params = _HELD_AMOUNTS_NEAR.statement(connection, values)
+    numbered = iter(range(1, len(params) + 1))
+    prepared = re.sub("%s", lambda _: f"${next(numbered)}", sql)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE drafts_draft")
+        cursor.execute("SET plan_cache_mode = force_generic_plan")
+        try:
+            cursor.execute(f"PREPARE held_amounts AS {prepared}")
+            cursor.execute(
+                "EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE held_amounts"
+                f"('Ethereum', '{ADDRESS}', 'USDC', {LOW}, {HIGH}, '{now.isoformat()}')"
+            )
+            plan = cursor.fetchone()[0]
+            plan = plan[0]["Plan"] if isinstance(plan, list) else plan
+        finally:
+            cursor.execute("DEALLOCATE ALL")
+            cursor.execute("RESET plan_cache_mode")
+    nodes = list(_plan_nodes(plan))
+    assert plan["Actual Rows"] == 2
+    assert not any(n["Node Type"] == "Seq Scan" for n in nodes), plan
+    assert any(n.get("Index Name") == "draft_held_amounts" for n in nodes), plan
+    removed = sum(n.get("Rows Removed by Filter", 0) + n.get("Rows Removed by Index Recheck", 0) for n in nodes)
+    assert removed == 0, f"the look-up read the table for drafts that hold nothing: {plan}"

@@ -166,7 +166,6 @@ def test_the_status_endpoint_follows_the_payers_draft(anon_client, create_link, 
         "confirmations": 0,
         "requiredConfirmations": None,
         "paidTxId": None,
-        "unmatchedTransfers": 0,
     }
     draft_id = select(link["token"]).json()["draftId"]
 
@@ -182,7 +181,6 @@ def test_the_status_endpoint_follows_the_payers_draft(anon_client, create_link, 
         "confirmations": 3,
         "requiredConfirmations": 12,
         "paidTxId": "0xpaid",
-        "unmatchedTransfers": 0,
     }
     assert paid["status"] == "Paid" and paid["draftStatus"] == "Confirmed" and paid["confirmations"] == 12
 

@@ -15,7 +15,7 @@ from django.utils import timezone
 from PIL import Image
 
 from accounts.profiles import merchant_profile_update
-from chainwatch.models import ObservedTransfer
+from chainwatch.models import ObservedTransfer, UnmatchedTransfer
 from chainwatch.networks import token_address
 from chainwatch.unmatched import reports_record
 from drafts.models import Draft
@@ -151,29 +151,41 @@ def test_a_short_payment_within_the_window_says_what_arrived_and_that_the_mercha
     assert "Send exactly" not in words  # no invitation to pay the full amount again
 
 
-def test_a_transfer_far_off_the_amount_says_it_does_not_match_and_whom_to_contact(
-    browser, create_link, select, profile
-):
-    link = create_link()
-    draft = chosen(select, link["token"])
+def test_a_payer_sees_only_their_own_payment_never_a_transfer_that_pays_nothing(browser, create_link, select, profile):
+    # Two payers, two links, one shared address: a transfer that pays nothing is reported to
+    # the merchant with both drafts as candidates, but neither payer's page or status shows it.
+    first, second = create_link(), create_link()
+    mine, theirs = chosen(select, first["token"]), chosen(select, second["token"])
+    assert mine.receiver_address == theirs.receiver_address
     far_off = ObservedTransfer.objects.create(
         network="Ethereum",
         txid="0xfaroff",
         index=0,
         currency="USDC",
         token_address=token_address("Ethereum", "USDC"),
-        receiver_address=draft.receiver_address.lower(),
+        receiver_address=mine.receiver_address.lower(),
         amount_base_units=20_000_000,
         block_height=100,
         block_hash="0xblock",
     )
     assert reports_record(transfers=[far_off], head=200, now=timezone.now()) == 1
-    html, words = text(browser, link["token"])
-    assert "We received 20.000000 USDC, which does not match this request" in words
-    assert "Do not send another payment; contact Corner Coffee about it" in words
-    assert 'href="https://etherscan.io/tx/0xfaroff"' in html
-    status = browser.get(f"/api/v1/checkout/{link['token']}/status").json()
-    assert status["unmatchedTransfers"] == 1  # pay.js reloads the page when this grows
+    report = UnmatchedTransfer.objects.get(transfer=far_off)
+    assert {str(mine.id), str(theirs.id)} <= set(report.candidate_draft_ids)  # the merchant's to sort out
+    for link in (first, second):
+        html, words = text(browser, link["token"])
+        assert "0xfaroff" not in html and "20.000000 USDC" not in words
+        assert "does not match this request" not in words
+        status = browser.get(f"/api/v1/checkout/{link['token']}/status").json()
+        assert "0xfaroff" not in str(status) and "unmatchedTransfers" not in status
+
+    # A transfer attached to a draft still shows on that draft's page, and only there.
+    pay(str(mine.id), confirmations=1, tx_id="0xmine")
+    html, words = text(browser, first["token"])
+    assert 'href="https://etherscan.io/tx/0xmine"' in html
+    assert browser.get(f"/api/v1/checkout/{first['token']}/status").json()["paidTxId"] == "0xmine"
+    html, _ = text(browser, second["token"])
+    assert "0xmine" not in html
+    assert browser.get(f"/api/v1/checkout/{second['token']}/status").json()["paidTxId"] is None
 
 
 def test_a_late_payment_says_it_still_counts(browser, create_link, select):

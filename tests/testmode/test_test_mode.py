@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from io import StringIO
+from uuid import UUID
 
 import pytest
 from django.core.management import call_command
@@ -158,6 +159,24 @@ def test_twice_keeps_the_first_payment_and_reports_the_second_as_a_watcher_would
     assert event.livemode is False and event.data["candidateDraftIds"] == [draft["id"]]
     listed = test_client.get("/api/v1/transfers").json()
     assert [t["txId"] for t in listed["items"]] == [report.transfer.txid]
+    [again] = Event.objects.filter(type="draft.paid_again")  # reported on the draft it was meant for
+    assert again.draft_id == UUID(draft["id"]) and again.livemode is False
+    assert again.data["again"]["txId"] == report.transfer.txid
+
+
+def test_twice_never_pays_another_draft_when_the_watcher_matches_the_second_transfer(test_client):
+    from chainwatch.matching import match_network
+    from chainwatch.models import ObservedTransfer
+
+    draft = sepolia_draft(test_client, fiatCurrency="USD", fiatAmount=25, amountSats=None)
+    other = sepolia_draft(test_client, fiatCurrency="USD", fiatAmount=25, amountSats=None)  # the same price
+    assert 0 < other["amountSats"] - draft["amountSats"] <= 1000  # within 10% of the first's amount
+    assert pay(test_client, draft["id"], outcome="twice").json()["status"] == "Confirmed"
+    assert ObservedTransfer.objects.filter(draft__isnull=True).count() == 1  # the second transfer
+    match_network(network="Sepolia", head=None)  # the watcher's next pass over the test network
+    body = test_client.get(f"/api/v1/drafts/{other['id']}").json()
+    assert body["status"] == "Pending"
+    assert not Event.objects.filter(type="draft.amount_mismatch").exists()
 
 
 def test_expire_and_bad_input(test_client):

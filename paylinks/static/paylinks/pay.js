@@ -113,7 +113,7 @@
 
   // Shows a status document; false once the page is reloading.
   function show(body) {
-    var now = body.status + ":" + (body.draftStatus || "") + ":" + (body.unmatchedTransfers || 0);
+    var now = body.status + ":" + (body.draftStatus || "");
     if (now !== state) {
       window.location.reload();
       return false;
