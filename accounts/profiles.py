@@ -25,7 +25,9 @@ from django.db import transaction
 from django.urls import reverse
 from PIL import Image, UnidentifiedImageError
 
+from accounts.authorization import SessionRequired
 from accounts.models import MerchantProfile
+from accounts.modes import by_key
 from core.problems import Problem
 from core.text import CODE as CONTROL_CODE
 from core.text import MESSAGE as CONTROL_MESSAGE
@@ -224,6 +226,11 @@ API_NAMES = {
 _UNSET = object()
 
 
+# Where payers are sent for help: a stolen key must not be able to point them elsewhere
+# (docs/security.md, "Key vs person"), so only a person changes it.
+PERSON_ONLY = ("support_email", "support_url")
+
+
 def merchant_profile_update(
     *,
     user,
@@ -238,6 +245,12 @@ def merchant_profile_update(
     unknown = set(changes) - set(_CHECKS)
     if unknown:
         raise Problem(f"Unknown profile field: {sorted(unknown)[0]}.", code="unknown_field", field=sorted(unknown)[0])
+    for key in PERSON_ONLY:
+        if key in changes and by_key(user):
+            raise SessionRequired(
+                "The support contact payers are sent to changes only from a signed-in session, never an API key.",
+                field=names.get(key, key),
+            )
     checked = {key: _CHECKS[key](value, names.get(key, key)) for key, value in changes.items()}
     png = logo_encode(logo, field=names.get("logo", "logo")) if isinstance(logo, bytes) else None
     with transaction.atomic():

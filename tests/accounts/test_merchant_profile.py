@@ -38,7 +38,16 @@ def test_an_account_without_a_profile_reads_the_defaults(api_client):
     }
 
 
-def test_the_owner_sets_name_contact_currency_zone_and_language(api_client):
+@pytest.fixture
+def signed_in(session_client):
+    """The owner's browser session (the support contact changes only from one), CSRF token set."""
+    session_client.get("/admin/login/")  # the csrftoken cookie, as any page sets it
+    session_client.credentials(HTTP_X_CSRFTOKEN=session_client.cookies["csrftoken"].value)
+    return session_client
+
+
+def test_the_owner_sets_name_contact_currency_zone_and_language(signed_in):
+    api_client = signed_in
     response = api_client.patch(
         URL,
         {
@@ -83,13 +92,22 @@ def test_the_owner_sets_name_contact_currency_zone_and_language(api_client):
         ("displayName", "x" * 81, "max_length"),
     ],
 )
-def test_a_bad_value_is_a_problem_naming_the_field_and_nothing_is_written(api_client, field, value, code):
-    response = api_client.patch(URL, {"displayName": "Kept", field: value}, format="json")
+def test_a_bad_value_is_a_problem_naming_the_field_and_nothing_is_written(signed_in, field, value, code):
+    response = signed_in.patch(URL, {"displayName": "Kept", field: value}, format="json")
     assert response.status_code == 400
     assert response["Content-Type"].startswith("application/problem+json")
     problem = response.json()
     assert problem["errors"][0]["field"] == field and problem["errors"][0]["code"] == code
     assert not MerchantProfile.objects.exists()
+
+
+def test_a_key_cannot_change_where_payers_are_sent_for_help(api_client):
+    for field, value in (("supportEmail", "help@elsewhere.example"), ("supportUrl", "https://elsewhere.example/")):
+        refused = api_client.patch(URL, {"displayName": "Kept", field: value}, format="json")
+        assert refused.status_code == 403 and refused.json()["code"] == "session_required"
+        assert refused.json()["errors"][0]["field"] == field
+    assert api_client.patch(URL, {"displayName": "Corner Coffee"}, format="json").status_code == 200
+    assert api_client.get(URL).json()["supportEmail"] is None
 
 
 def test_changing_the_profile_needs_paylinks_write_reading_it_any_key(client_with_scopes, anon_client):
