@@ -308,7 +308,7 @@ def _long_poll(live: str, token: str, page: dict[str, float]) -> None:
     """What pay.js does: wait on /pay/{token}/live until the draft is no longer Pending."""
     import httpx
 
-    since = "Open:Pending:0:0"
+    since = "Open:Pending:0"  # paylinks.live.state_key of a pending draft
     with httpx.Client(base_url=live, timeout=40) as client:
         for _ in range(4):
             body = client.get(f"/pay/{token}/live", params={"since": since}).json()

@@ -27,6 +27,7 @@ BASE_USDC = {
     "fiatCurrency": "EUR",
     "fiatAmount": 25,
 }
+CUSTOMER_TESTNET = "tb1qrp33g0q5c5txsp9arysrx4k6zdkfs4nce4xj0gdcccefvpysxf3q0sl5k7"
 TESTNET_BTC = {"network": "Testnet", "currency": "BTC", "receiverAddress": ADDRESSES["Testnet"], "amountSats": 150_000}
 
 
@@ -182,12 +183,16 @@ def cancel_payment_request(both: Both):
     ]
 
 
+PAID = iter(range(150_000, 160_000))  # each paid draft its own amount: a paid amount stays held
+
+
 def paid_draft(both: Both) -> dict:
     """A Confirmed draft (paid through the watchers' door) to refund."""
     from drafts.models import Draft
     from tests.refunds.conftest import pay
 
-    return {"id": str(pay(Draft.objects.get(pk=both.draft(TESTNET_BTC)["id"])).id)}
+    draft = both.draft(TESTNET_BTC | {"amountSats": next(PAID)})
+    return {"id": str(pay(Draft.objects.get(pk=draft["id"])).id)}
 
 
 def issued_refund(both: Both, **body) -> dict:
@@ -204,7 +209,8 @@ def approve_refund(both: Both):
     refund = issued_refund(both)
     path = f"/api/v1/refunds/{refund['id']}"
     early = [(both.post(path + "/approve"), both.mcp("approve_refund", {"id": refund["id"]}))]  # not claimed: 409
-    refund_claim(token=refund["claimUrl"].rsplit("/", 1)[1], refund_address=ADDRESSES["Testnet"])
+    # The customer's own address (the merchant's, where the paid amount stays held, is refused).
+    refund_claim(token=refund["claimUrl"].rsplit("/", 1)[1], refund_address=CUSTOMER_TESTNET)
     approved = both.mcp("approve_refund", {"id": refund["id"]})
     return [*early, (both.get(path), approved)]
 

@@ -110,7 +110,7 @@ def test_one_account_holds_at_most_its_share_of_the_waiters_and_another_accounts
     other.credentials(HTTP_AUTHORIZATION=f"Bearer {make_key(user=other_account)}")
     others_link = other.post("/api/v1/payment-requests", link_body(), format="json").json()["token"]
     assert select(others_link).status_code == 200
-    waiting = "?since=Open:Pending:0:0"
+    waiting = "?since=Open:Pending:0"
 
     async def scene() -> tuple[list[int], int, int]:
         from mcp_server.asgi import application

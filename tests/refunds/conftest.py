@@ -32,14 +32,16 @@ def pay(draft: Draft, *, tx_id: str = "0x" + "ab" * 32, confirmations: int = 100
 
 @pytest.fixture
 def paid_draft(api_client):
-    """A Confirmed draft: 25 USDC on Ethereum, paid to the merchant."""
+    """A Confirmed draft: 25 USDC on Ethereum, paid to the merchant. Each further one is a base unit
+    more: a paid amount stays held at its address (AMOUNT_RESERVATION_DAYS)."""
+    made = iter(range(100))
 
     def make(**overrides) -> Draft:
         body = {
             "network": "Ethereum",
             "currency": "USDC",
             "receiverAddress": ADDRESSES["Ethereum"],
-            "amountSats": 25_000_000,
+            "amountSats": 25_000_000 + next(made),
             **overrides,
         }
         response = api_client.post("/api/v1/drafts", body, format="json")

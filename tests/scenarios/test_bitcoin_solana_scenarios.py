@@ -147,7 +147,7 @@ def test_bitcoin_a_draft_paid_twice_reports_the_second_payment(api_client, bitco
     assert status_of(api_client, draft)["txIds"] == [first]
     (item,) = unmatched(api_client)
     assert item["txId"] == second and item["candidateDraftIds"] == [draft["id"]]
-    assert events_of(draft) == ["draft.created", "draft.seen", "draft.confirmed"]
+    assert events_of(draft) == ["draft.created", "draft.seen", "draft.confirmed", "draft.paid_again"]
 
 
 def test_bitcoin_a_reorg_before_confirmation_sends_the_draft_back_to_pending_then_seen_again(api_client, bitcoin):
@@ -259,7 +259,7 @@ def test_solana_a_draft_paid_twice_reports_the_second_payment(api_client, solana
     assert status_of(api_client, draft)["txIds"] == [first]
     (item,) = unmatched(api_client)
     assert item["txId"] == second and item["candidateDraftIds"] == [draft["id"]]
-    assert events_of(draft) == ["draft.created", "draft.seen", "draft.confirmed"]
+    assert events_of(draft) == ["draft.created", "draft.seen", "draft.confirmed", "draft.paid_again"]
 
 
 def test_solana_a_payment_rolled_back_before_finality_sends_the_draft_back_to_pending(api_client, solana):

@@ -50,6 +50,7 @@ def test_a_reorg_between_seen_and_confirmed_that_drops_the_payment_sends_the_dra
         "draft.payment_reverted",
         "draft.seen",
         "draft.confirmed",
+        "draft.paid_again",  # the dropped payment mined again: a repeat, reported on its draft
     ]
     seen = payloads(draft, "draft.seen")
     assert [s["txId"] for s in seen] == [tx, again]
@@ -146,5 +147,6 @@ def test_a_payment_dropped_by_a_reorg_and_mined_again_after_the_payer_paid_anew_
         "draft.payment_reverted",
         "draft.seen",
         "draft.confirmed",
+        "draft.paid_again",  # the dropped payment mined again: a repeat, reported on its draft
     ]
     assert_nothing_counted_twice(chain.network)
