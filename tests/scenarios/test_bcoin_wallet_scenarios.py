@@ -6,6 +6,7 @@ task takes them from the mempool to Seen and from blocks to Confirmed."""
 from __future__ import annotations
 
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -144,6 +145,10 @@ def test_the_tx_templates_psbt_completed_by_bitcoinjs_and_broadcast_pays_the_der
     )
     assert completed.returncode == 0, completed.stderr[-2000:]
     txid = node.rpc("sendrawtransaction", completed.stdout.strip())
+    for _ in range(100):  # the node takes it into its mempool a moment after answering
+        if node.rpc("getrawmempool"):
+            break
+        time.sleep(0.1)
     assert node.rpc("getrawmempool") == [txid]
     tick()
     assert status(api_client, made)["status"] == "Seen"

@@ -50,7 +50,6 @@ def test_a_reorg_between_seen_and_confirmed_that_drops_the_payment_sends_the_dra
         "draft.payment_reverted",
         "draft.seen",
         "draft.confirmed",
-        "draft.paid_again",  # the dropped payment mined again: a repeat, reported on its draft
     ]
     seen = payloads(draft, "draft.seen")
     assert [s["txId"] for s in seen] == [tx, again]
