@@ -195,16 +195,19 @@ def window_count(key: str, *, timeout: int, fail_closed: bool = False) -> int:
     backend = caches["default"]
     if isinstance(backend, RedisCache):
         full_key = backend.make_and_validate_key(key)
-        if fail_closed:
+
+        def shared() -> int:
             with backend._cache.get_client(full_key, write=True).pipeline(transaction=True) as pipe:
                 count, _ = pipe.incr(full_key).expire(full_key, timeout).execute()
             return int(count)
+
+        if fail_closed:
+            return shared()
         try:
-            with _counting(), backend._cache.get_client(full_key, write=True).pipeline(transaction=True) as pipe:
-                count, _ = pipe.incr(full_key).expire(full_key, timeout).execute()
+            with _counting():
+                return shared()
         except _CountLocally:
             return local_windows.count(key, timeout=timeout)
-        return int(count)
     backend.add(key, 0, timeout=timeout)
     try:
         return backend.incr(key)
