@@ -61,9 +61,11 @@ devchain: $(VENV)/.runtime node_modules/.installed
 
 # The suite runs on every core (pytest-xdist); each worker has its own test database and Redis
 # key prefix, and runs each test file whole, so a module's servers start once (docs/development.md).
-# TEST_WORKERS=0 runs it in one process.
+# TEST_WORKERS=0 runs it in one process. One worker per core (auto): the suite is bound by CPU, so
+# more workers than cores cost each one's collection and test database for a tenth of the wall
+# time of the files that wait most, and make latency-bound tests fail (docs/development.md).
 TEST_WORKERS ?= auto
-PYTEST_PARALLEL := $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
+PYTEST_PARALLEL := $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 test: system-deps test-services lnbits $(VENV)/.dev node_modules/.installed
 	$(PYTEST_PARALLEL)
@@ -77,6 +79,7 @@ test-fast: system-deps test-services $(VENV)/.dev
 lint: system-deps $(VENV)/.dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 	DATABASE_URL=sqlite:///:memory: DJANGO_SETTINGS_MODULE=tests.settings $(PY) manage.py makemigrations --check --dry-run
 	$(PY) scripts/check_translations.py
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict

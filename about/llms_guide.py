@@ -58,7 +58,7 @@ def _pay_link_lines(base: str) -> list[str]:
     required = set(schema.get("required", []))
     lines = ["", "## Pay links: POST /api/v1/payment-requests", ""]
     for name, prop in schema["properties"].items():
-        if name != "idempotency_key":
+        if name != "idempotencyKey":
             must = "required" if name in required else "optional"
             lines.append(f"- `{name}` ({must}): {prop.get('description', '')}")
     lines += [
@@ -115,8 +115,8 @@ def _test_mode_lines(base: str) -> list[str]:
         "(both optional; `confirmations` defaults to the draft's `requiredConfirmations`, 0 leaves it Seen):",
         *[f"  - `{outcome.value}`: {outcome.label}" for outcome in Outcome],
         f"- POST {base}/api/v1/test-helpers/drafts/{{id}}/expire: a Pending draft expires now (`draft.expired`).",
-        f"- POST {base}/api/v1/test-helpers/drafts/{{id}}/reorg: the payment of a Seen or AmountMismatch draft "
-        "leaves the chain; back to Pending (`draft.payment_reverted`, opt-in).",
+        f"- POST {base}/api/v1/test-helpers/drafts/{{id}}/reorg: the payment of a Seen, AmountMismatch or not yet "
+        "final Confirmed draft leaves the chain; back to Pending (`draft.payment_reverted`, `paymentReverted`).",
         "",
         "They answer the draft and go through the same door as real payments: `draft.seen` and "
         "`draft.confirmed` reach your test webhook as they would in production. MCP: `test_pay_draft`, "
@@ -163,7 +163,7 @@ def _draft_lines(base: str) -> list[str]:
         "",
     ]
     for name, prop in schema["properties"].items():
-        if name == "idempotency_key":
+        if name == "idempotencyKey":
             continue
         kinds = prop.get("type", "string")
         kinds = "/".join(kinds) if isinstance(kinds, list) else kinds
@@ -216,8 +216,11 @@ def _webhook_lines(base: str) -> list[str]:
     lines += [f"- `{event.value}`{' (opt-in)' if event in OPT_IN_EVENT_TYPES else ''}" for event in EventType]
     lines += [
         "",
-        'Each delivery is a POST whose body is `{"event": "<event name>", "data": <the draft or pay link JSON>}` '
-        "with these headers:",
+        'Each delivery is a POST whose body is `{"id": "<event id>", "event": "<event name>", "createdAt": "...", '
+        '"objectId": "<draft, pay link, refund or transfer id>", "sequence": <n>, "data": <the draft or pay link '
+        "JSON>}`. `sequence` counts 1, 2, 3... over one object's events, and one endpoint gets one object's events "
+        "in that order (the next waits until the previous succeeded or was given up): keep the last sequence "
+        "you applied per objectId and ignore a delivery with a lower one. Headers:",
         "",
     ]
     lines += [f"- `{name}`" for name in headers]
@@ -233,5 +236,13 @@ def _webhook_lines(base: str) -> list[str]:
         "```python",
         VERIFY_SNIPPET,
         "```",
+        "",
+        "Local development: webhook URLs must be public HTTPS, so do not register a local one. Run "
+        "`python manage.py listen --forward-to http://localhost:3000/hook` (or docs/examples/listen.py, Python "
+        "standard library only, with PAYMENT_DRAFTS_API_KEY and PAYMENT_DRAFTS_URL) with a key carrying "
+        "events:read: it long-polls GET /api/v1/events/stream and POSTs each event to your local URL with the "
+        "headers above, signed with a forwarding secret it prints. "
+        f"GET {base}/api/v1/events lists events (filters type, objectId, from, to; the key's mode); "
+        'POST /api/v1/events/{id}/redeliver sends one again (optional body `{"webhookId": ...}`).',
     ]
     return lines

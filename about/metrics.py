@@ -42,10 +42,11 @@ class BacklogCollector:
         oldest = (
             pending.filter(next_attempt_at__lte=now)
             .order_by("next_attempt_at")
-            .values_list("next_attempt_at", flat=True)[:1]
+            .values_list("next_attempt_at", flat=True)
+            .first()
         )
         age = GaugeMetricFamily("webhook_oldest_due_delivery_seconds", "How long the oldest due delivery has waited")
-        age.add_metric([], (now - oldest[0]).total_seconds() if oldest else 0)
+        age.add_metric([], (now - oldest).total_seconds() if oldest else 0)
         yield age
         emails = GaugeMetricFamily("email_outbox_pending", "Emails waiting to be sent")
         emails.add_metric([], EmailNotification.objects.filter(status=EmailStatus.PENDING).count())
@@ -78,6 +79,28 @@ class RatesCollector:
             yield family
 
 
+class HeartbeatCollector:
+    """The age of beat's last tick and of the last heartbeat a worker ran, read from the shared
+    cache when scraped (core/heartbeats.py; /healthz reads the same)."""
+
+    def collect(self):
+        from core.heartbeats import BEAT, WORKER, heartbeat_age
+
+        family = GaugeMetricFamily(
+            "heartbeat_age_seconds",
+            "Seconds since beat's last tick, and since a worker last ran its heartbeat",
+            labels=["process"],
+        )
+        for name in (BEAT, WORKER):
+            try:
+                age = heartbeat_age(name)
+            except Exception:  # the cache away: /healthz names it; the other metrics are still served
+                return
+            if age is not None:  # never noted: a fresh deployment, as /healthz counts it
+                family.add_metric([name], age)
+        yield family
+
+
 def exposition() -> bytes:
     """The text format of every metric: all processes' in multiprocess mode, then the backlogs."""
     registry = CollectorRegistry()
@@ -92,6 +115,7 @@ def exposition() -> bytes:
     backlog = CollectorRegistry(auto_describe=False)
     backlog.register(BacklogCollector())
     backlog.register(RatesCollector())
+    backlog.register(HeartbeatCollector())
     return generate_latest(registry) + generate_latest(backlog)
 
 

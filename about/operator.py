@@ -39,6 +39,6 @@ def operator_access(meta, token: str) -> Access:
         address = ipaddress.ip_address(client_ip(meta))
     except ValueError:
         return Access.PUBLIC
-    if getattr(address, "ipv4_mapped", None):
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
         address = address.ipv4_mapped
     return Access.LOOPBACK if address.is_loopback else Access.PUBLIC

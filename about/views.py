@@ -2,30 +2,36 @@
 
 from __future__ import annotations
 
+import functools
 import logging
+import re
+from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 
 from django.conf import settings
+from django.contrib.staticfiles import finders
 from django.core.cache import cache
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
+from django.utils.html import escape
 from django.views.decorators.http import require_safe
 from kombu import Connection
 
 from about.api.views import openapi_document
 from about.notices import setup_notices
 from about.operator import Access, operator_access
+from about.problems import problem_text
 from accounts.scopes import Scope
 from core.heartbeats import BEAT, WORKER, heartbeat_age
+from core.sql.dbconn import database_answers
 
 logger = logging.getLogger(__name__)
 
 
 def _check_database(detail: dict) -> str:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT 1")
-        cursor.fetchone()
+    database_answers()
     return "ok"
 
 
@@ -49,9 +55,17 @@ def _check_broker(detail: dict) -> str:
 class Unhealthy(Exception):
     """A part that answers but is behind; its message (no secret in it) is shown."""
 
+    state = "stale"
+
 
 class WatcherStale(Unhealthy):
     pass
+
+
+class WatchersDisagree(Unhealthy):
+    """A network's endpoints disagree on a payment (chainwatch/quorum.py)."""
+
+    state = "disagreement"
 
 
 def _heartbeat_check(name: str, limit: int, what: str):
@@ -77,10 +91,11 @@ def _check_worker(detail: dict) -> str | None:
 
 def _check_watchers(detail: dict) -> str | None:
     """Fails when an enabled, configured chain watcher's last successful pass is older than
-    CHAINWATCH_STALE_AFTER_SECONDS; None when none runs. Detail per watcher: cursor, node head,
-    lag and the age of the last successful pass."""
+    CHAINWATCH_STALE_AFTER_SECONDS, or while a network's endpoints disagree on a payment
+    (`disagreement`: chainwatch/quorum.py); None when none runs. Detail per watcher: cursor, node
+    head, lag and the age of the last successful pass; `watchersDisagree`: the transfers."""
     from chainwatch.networks import watchers
-    from chainwatch.selectors import stale_watchers, watcher_lag
+    from chainwatch.selectors import quorum_disagreements, stale_watchers, watcher_lag
 
     if not watchers(with_endpoint=True):
         return None
@@ -88,6 +103,10 @@ def _check_watchers(detail: dict) -> str | None:
     stale = stale_watchers()
     if stale:
         raise WatcherStale(", ".join(stale))
+    disagree = quorum_disagreements()
+    if disagree:
+        detail["watchersDisagree"] = disagree
+        raise WatchersDisagree("endpoints disagree on " + ", ".join(disagree))
     return "ok"
 
 
@@ -146,6 +165,12 @@ HEALTH_CHECKS = {
     "emails": _check_emails,
     "rates": _check_rates,
 }
+# What readiness asks of this instance: its stores reachable (each answers "ok" or raises).
+READINESS_CHECKS: dict[str, Callable[[dict], str]] = {
+    "database": _check_database,
+    "cache": _check_cache,
+    "broker": _check_broker,
+}
 NEEDS_DATABASE = ("watchers", "webhooks", "emails")
 NEEDS_CACHE = ("beat", "worker", "rates")
 
@@ -189,7 +214,7 @@ def healthz(request: HttpRequest) -> JsonResponse:
         except Exception as exc:  # a health check reports every failure, whatever its kind
             logger.warning("health check %s failed: %s", name, exc)
             # Stale parts are named with their figures (no secret in them); other errors only by kind.
-            checks[name] = f"stale: {exc}" if isinstance(exc, Unhealthy) else f"error: {type(exc).__name__}"
+            checks[name] = f"{exc.state}: {exc}" if isinstance(exc, Unhealthy) else f"error: {type(exc).__name__}"
     healthy = all(value == "ok" for value in checks.values())
     failed = [name for name, value in checks.items() if value != "ok"]
     status = 200 if healthy else 503
@@ -273,9 +298,9 @@ def readyz(request: HttpRequest) -> JsonResponse:
     are still served (rate limits counted per process), and the cache is shared by every
     instance, so failing on it would take all of them out of rotation at once."""
     checks: dict[str, str] = {}
-    for name in ("database", "cache", "broker"):
+    for name in READINESS_CHECKS:
         try:
-            checks[name] = HEALTH_CHECKS[name]({})
+            checks[name] = READINESS_CHECKS[name]({})
         except Exception as exc:  # every failure is a reason not to send traffic here
             logger.warning("readiness check %s failed: %s", name, exc)
             checks[name] = f"error: {type(exc).__name__}"
@@ -363,6 +388,43 @@ def _mcp_lines(base: str) -> list[str]:
     return lines
 
 
+FAVICON = "paylinks/favicon.svg"
+
+
+@functools.cache
+def _favicon() -> bytes:
+    found = finders.find(FAVICON)
+    assert isinstance(found, str), FAVICON
+    return Path(found).read_bytes()
+
+
+@require_safe
+def favicon(request: HttpRequest) -> HttpResponse:
+    """/favicon.ico, which browsers and crawlers ask for on their own: the site's icon (the SVG
+    every page links), a day in caches."""
+    response = HttpResponse(_favicon(), content_type="image/svg+xml")
+    response["Cache-Control"] = "public, max-age=86400"
+    return response
+
+
 @require_safe
 def llms_txt(request: HttpRequest) -> HttpResponse:
     return HttpResponse(llms_txt_text(), content_type="text/plain; charset=utf-8")
+
+
+@require_safe
+def problem_page(request: HttpRequest, code: str) -> HttpResponse:
+    """{BASE_URL}/problems/{code}: what an error document's `type` means, for people (HTML); the
+    same text is docs/problems.md (about/problems.py)."""
+    text: str = escape(problem_text(code))
+    text = re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
+    page = (
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>Problem: {escape(code)}</title>"
+        '<meta name="viewport" content="width=device-width, initial-scale=1"></head>\n'
+        f"<body><main><h1>Problem type <code>{escape(code)}</code></h1>\n<p>{text}</p>\n"
+        "<p>Every error is <code>application/problem+json</code>: <code>{type, title, status, detail, code, "
+        'errors: [{field, code, message}]}</code>. <a href="/swagger">The API reference</a>.</p>'
+        "</main></body></html>\n"
+    )
+    return HttpResponse(page, content_type="text/html; charset=utf-8")

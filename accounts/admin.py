@@ -49,7 +49,7 @@ class PasskeyAdmin(admin.ModelAdmin):
 
     list_display = ["name", "user", "sign_count", "backed_up", "created_at", "last_used_at"]
     search_fields = ["name", "user__email"]
-    fields = readonly_fields = [
+    fields = readonly_fields = (
         "id",
         "user",
         "name",
@@ -58,7 +58,7 @@ class PasskeyAdmin(admin.ModelAdmin):
         "backed_up",
         "created_at",
         "last_used_at",
-    ]
+    )
 
     def has_add_permission(self, request) -> bool:
         return False

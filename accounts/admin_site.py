@@ -9,6 +9,7 @@ the authenticator app or a passkey; staff without one are told to set one up."""
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from django.conf import settings
 from django.contrib import admin
@@ -21,6 +22,7 @@ from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 from django.views.decorators.cache import never_cache
 
 from accounts import sessions
+from accounts.models import User
 from accounts.pages import strict_headers
 from accounts.totp import totp_enabled
 
@@ -43,7 +45,9 @@ class AccountAdminSite(admin.AdminSite):
             return redirect(target)
         return _refused(request, target=target)
 
-    def password_change(self, request: HttpRequest, extra_context=None) -> HttpResponse:
+    def password_change(  # type: ignore[override]  # any response does; the stubs say TemplateResponse
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
         # The account's own change: the current password under the sign-in limits, a notice email.
         return redirect("dashboard:security")
 
@@ -51,6 +55,7 @@ class AccountAdminSite(admin.AdminSite):
 @strict_headers
 def _refused(request: HttpRequest, *, target: str) -> HttpResponse:
     user = request.user
+    assert isinstance(user, User)  # signed in: an anonymous visitor is sent to sign-in before this
     if user.is_staff:
         logger.info(
             "Admin refused to a session without a second factor: account=%s ip=%s",

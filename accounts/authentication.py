@@ -8,16 +8,25 @@ client, constant-time hash compare, revocation, expiry, disabled accounts, last-
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import cast
 
 from django.conf import settings
 from rest_framework import authentication, exceptions
+from rest_framework.request import Request
 
-from accounts.models import ApiKey
+from accounts.models import ApiKey, User
 from accounts.modes import by_key_set, mode_set
 from accounts.selectors import api_key_find
 from accounts.services import api_key_touch
+from audit.context import actor_set
 from core.api.throttling import ApiRateThrottle
 from core.cache import counter_get, get_and_window_count, window_count
+
+
+def account_of(request: Request) -> User:
+    """The account a REST call acts for: the authorization table lets no anonymous caller reach
+    an operation that asks, so its user is an account (an API key's, or a session's)."""
+    return cast(User, request.user)
 
 
 class KeyRefused(Exception):
@@ -69,7 +78,8 @@ def api_key_authenticate(
     api_key_touch(api_key=api_key)
     mode_set(api_key.user, livemode=api_key.livemode)  # what it sees and makes (accounts.modes)
     by_key_set(api_key.user)  # who acts: a key, not a person (the receiving-address lock, step-up)
-    return api_key, ({counter[0]: count} if counter else {})
+    actor_set(key=api_key, ip=client_ident)  # and for the audit log
+    return api_key, ({counter[0]: count} if counter and count is not None else {})  # count: None without a counter
 
 
 class ApiKeyAuthentication(authentication.BaseAuthentication):

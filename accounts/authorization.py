@@ -28,6 +28,7 @@ from django.conf import settings
 from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils.module_loading import import_string
 
+from accounts.roles import SAFE_METHODS, Work, may, scope_work
 from accounts.stepup import StepUpRequired, step_up_satisfied
 from core.problems import PermissionDenied, Problem
 
@@ -52,7 +53,11 @@ class Rule:
     # STEP_UP: the request itself may carry the proof (a code from the authenticator app): the
     # service door checks it, or else the session's recent one (accounts.stepup.step_up_require).
     proof_in_request: bool = False
-    role: str | None = None  # the least team role that may call (teams come later; None: the owner)
+    # KEY, SESSION, STEP_UP: the work (accounts.roles.Work) a member's role must grant for a change
+    # in the organization they work in; a read (GET, HEAD) needs `read` only, unless role_reads.
+    # None: a person's own route (their sign-in, second factor, passkeys), not an organization's.
+    role: str | None = None
+    role_reads: bool = False  # the role is needed to read too (members, the audit log)
 
     @property
     def takes_keys(self) -> bool:
@@ -80,16 +85,25 @@ def person(*, step_up_when_signed_in: bool = False) -> Rule:
     return Rule(Kind.PERSON, step_up=step_up_when_signed_in)
 
 
-def key(scope: str | None = None, *, test_keys: bool = True) -> Rule:
-    return Rule(Kind.KEY, scope=str(scope) if scope else None, test_keys=test_keys)
+def key(scope: str | None = None, *, test_keys: bool = True, role: str | None = None, role_reads: bool = False) -> Rule:
+    """An API key with the scope, or a session whose role does the work (by default the scope's:
+    accounts.roles.SCOPE_WORK)."""
+    return Rule(
+        Kind.KEY,
+        scope=str(scope) if scope else None,
+        test_keys=test_keys,
+        role=str(role or scope_work(scope)),
+        role_reads=role_reads,
+    )
 
 
-def session() -> Rule:
-    return Rule(Kind.SESSION)
+def session(role: str | None = None, *, role_reads: bool = False) -> Rule:
+    """A signed-in session; with a role, an organization's route (None: the person's own)."""
+    return Rule(Kind.SESSION, role=str(role) if role else None, role_reads=role_reads)
 
 
-def step_up(*, proof_in_request: bool = False) -> Rule:
-    return Rule(Kind.STEP_UP, proof_in_request=proof_in_request)
+def step_up(role: str | None = None, *, proof_in_request: bool = False) -> Rule:
+    return Rule(Kind.STEP_UP, proof_in_request=proof_in_request, role=str(role) if role else None)
 
 
 def staff() -> Rule:
@@ -111,6 +125,24 @@ class LiveKeyRequired(Problem):
     status_code = 403
     default_code = "live_key_required"
     default_detail = "This endpoint needs a live key; test keys (pdk_test_...) cannot use it."
+
+
+class RoleRequired(PermissionDenied):
+    default_code = "role_required"
+    default_detail = "Your role in this organization does not allow this."
+
+
+class NotAMember(PermissionDenied):
+    default_code = "not_a_member"
+    default_detail = "You are no longer a member of this organization; sign in again."
+
+
+class SecondFactorRequired(PermissionDenied):
+    default_code = "second_factor_required"
+    default_detail = (
+        "This organization requires a second factor for its members: set up an authenticator app or a passkey "
+        "on your security page (/dashboard/security/), then retry."
+    )
 
 
 class NoRule(PermissionDenied):
@@ -150,7 +182,7 @@ def rules_for(view_name: str | None) -> dict[str, Rule] | None:
 def rule_for(view_name: str | None, method: str) -> Rule:
     """The rule of a route's method; NoRule for a route the table does not name, Undeclared
     for a method it does not."""
-    rules = table().get(view_name)  # the common case first: a named route, its method named
+    rules = table().get(view_name) if view_name is not None else None  # the common case first: a named route
     if rules is not None:
         rule = rules.get(method)
         if rule is not None:
@@ -189,8 +221,21 @@ def key_refusal(rule: Rule, api_key) -> Problem | None:
     return SessionRequired()  # a key is never a person
 
 
+def work_needed(rule: Rule, method: str) -> str | None:
+    """The work a member's role must grant to call under this rule with this method (None: a
+    person's own route, no organization's role consulted)."""
+    if rule.role is None:
+        return None
+    if method in SAFE_METHODS and not rule.role_reads:
+        return Work.READ
+    return rule.role
+
+
 def session_refusal(rule: Rule, request) -> Problem | None:
     """Why this signed-in session may not call under this rule (None: it may)."""
+    work = work_needed(rule, request.method)
+    if work is not None and not may(getattr(request, "role", None), work):
+        return RoleRequired(extra={"requiredWork": str(work)})
     if (rule.kind is Kind.STEP_UP and not rule.proof_in_request) or (rule.kind is Kind.PERSON and rule.step_up):
         if not step_up_satisfied(request):
             return StepUpRequired()
@@ -200,6 +245,15 @@ def session_refusal(rule: Rule, request) -> Problem | None:
         if not (request.user.is_staff and two_factor_session(request)):
             return StaffRequired()
     return None
+
+
+def _actions_key(actions: dict[str, str] | None) -> tuple | None:
+    """A viewset route's actions as a key. DRF adds `head` (as `get`'s action) to the route's own
+    actions dict on its first request, in place: the key leaves that entry out, so a view is
+    found the same before and after (the schema is generated at any point of a process's life)."""
+    if not actions:
+        return None
+    return tuple(sorted((m, a) for m, a in actions.items() if not (m == "head" and a == actions.get("get"))))
 
 
 @functools.cache
@@ -218,7 +272,7 @@ def route_names() -> dict[tuple, str]:
                 actions = getattr(callback, "actions", None)
                 target = getattr(callback, "cls", callback)
                 name = f"{namespace}:{pattern.name}" if namespace else pattern.name
-                names.setdefault((target, tuple(sorted(actions.items())) if actions else None), name)
+                names.setdefault((target, _actions_key(actions)), name)
 
     walk(get_resolver().url_patterns, None)
     return names
@@ -226,8 +280,7 @@ def route_names() -> dict[tuple, str]:
 
 def rule_of_view(view, method: str) -> Rule | None:
     """The rule of a DRF view instance's method, found without a request (the schema)."""
-    actions = getattr(view, "action_map", None)
-    name = route_names().get((type(view), tuple(sorted(actions.items())) if actions else None))
+    name = route_names().get((type(view), _actions_key(getattr(view, "action_map", None))))
     try:
         return rule_for(name, method.upper())
     except (NoRule, Undeclared):

@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
+from django.utils.translation import gettext_lazy
 
 from accounts.models import CodePurpose, EmailCode, User
 from core.problems import Problem
@@ -41,7 +42,7 @@ def code_normalize(code: str) -> str:
 
 class CodeInvalid(Problem):
     default_code = "invalid_code"
-    default_detail = "The code is wrong, expired or already used. Ask for a new one."
+    default_detail = gettext_lazy("The code is wrong, expired or already used. Ask for a new one.")
 
 
 def _hash(code_id: UUID, code: str) -> str:

@@ -17,13 +17,17 @@ def email_shown(context: dict[str, Any], zone: str) -> dict[str, str]:
     (notifications renders under the email's language)."""
     data = context.get("data") or {}
     rate = context.get("rate") or {}
-    sent = data.get("sentCurrency")
+    sent = data.get("sentCurrency") or ""  # given with every sent or received amount
     return {
         "fiat": formatting.fiat_amount(data["fiatAmount"], data["fiatCurrency"])
         if data.get("fiatAmount") not in (None, "") and data.get("fiatCurrency")
         else "",
         "sent": formatting.asset_amount(data["sentAmount"], sent) if data.get("sentAmount") else "",
         "received": formatting.asset_amount(data["receivedAmount"], sent) if data.get("receivedAmount") else "",
+        # A refund's or an unmatched transfer's amount, in its own asset.
+        "amount": formatting.asset_amount(data["amount"], data.get("currency") or "")
+        if data.get("amount") not in (None, "")
+        else "",
         "network": formatting.network_name(data.get("network")),
         "method": formatting.method_name(context.get("method") or data.get("method")),
         "when": formatting.moment(data.get("occurredAt"), zone),

@@ -5,7 +5,9 @@
   needed), else the browser's Accept-Language, else English.
 - The dashboard and the account pages of a signed-in account: the account's language setting
   (`account_language`) when those pages are translated into it (DASHBOARD_LANGUAGES), else
-  English.
+  English. Signed out (sign-in, sign-up, a forgotten password, an invitation's or a security
+  email's link): the visitor's language as on the payer's pages, when those pages are
+  translated into it, else English.
 - Everything else (the merchant's REST API, MCP, admin, probes): English, whatever the client
   sends, so an API client's error texts never change under it.
 
@@ -68,8 +70,12 @@ class LanguageMiddleware:
         payer = path.startswith(PAYER_PREFIXES)
         if payer:
             language = payer_language(request)
-        elif path.startswith(ACCOUNT_PREFIXES) and getattr(request, "user", None) and request.user.is_authenticated:
-            language = account_language(request.user)
+        elif path.startswith(ACCOUNT_PREFIXES):
+            user = getattr(request, "user", None)
+            if user is not None and user.is_authenticated:
+                language = account_language(user) or settings.LANGUAGE_CODE
+            else:
+                language = payer_language(request)
             if language not in settings.DASHBOARD_LANGUAGES:
                 language = settings.LANGUAGE_CODE
         else:

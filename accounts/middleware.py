@@ -18,6 +18,7 @@ authentication sets it (DRF copies its user onto the Django request).
 
 from __future__ import annotations
 
+from typing import cast
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -33,12 +34,22 @@ from django.urls import reverse
 from django.utils.deprecation import MiddlewareMixin
 from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 from django.utils.translation import gettext as _
-from django.views import defaults
 
 from accounts.authentication import ApiKeyAuthentication
-from accounts.authorization import Kind, NoRule, Undeclared, rule_for, session_refusal
+from accounts.authorization import (
+    Kind,
+    NoRule,
+    NotAMember,
+    SecondFactorRequired,
+    Undeclared,
+    rule_for,
+    session_refusal,
+)
+from accounts.sessions import client_ip, session_sign_out
 from accounts.stepup import StepUpRequired
-from core.errors import wants_html
+from accounts.teams import OrganizationRequest, organization_resolve, second_factor_missing
+from audit.context import actor_set
+from core.errors import permission_denied, wants_html
 
 API_PREFIX = "/api/"
 SIGN_IN_PREFIX = "/api/v1/auth/"  # accounts/api/urls.py: register, sign in and out, passkeys, TOTP
@@ -54,7 +65,7 @@ def keyed_api_call(request: HttpRequest) -> bool:
     return scheme.lower() == ApiKeyAuthentication.keyword.lower()  # the key alone decides then
 
 
-class _SkippedByKeyedApiCalls:
+class _SkippedByKeyedApiCalls(MiddlewareMixin):
     def __call__(self, request: HttpRequest):
         if keyed_api_call(request):
             return self.get_response(request)  # an awaitable when the chain is async: returned as it is
@@ -84,24 +95,47 @@ class AuthorizationMiddleware(MiddlewareMixin):
     are left to their permission class (`accounts.permissions.HasScope`), which reads the same
     table once the API key is authenticated.
 
+    Before the rule, a signed-in session's organization and role are resolved
+    (`accounts.teams.organization_resolve`, for DRF views too): on an organization's route
+    (a rule with a role) `request.user` becomes the organization's account, the owner every
+    view works with; `request.person` is who signed in.
+
     Pages never read an API key. A visitor on a page for the signed-in goes to sign-in (the
     admin's pages: the admin's own sign-in door); a session without what its rule asks more
     gets 403."""
 
     def process_view(self, request: HttpRequest, view_func, view_args, view_kwargs):
-        if hasattr(view_func, "cls"):  # a DRF view (APIView.as_view sets `cls`)
-            return None
+        drf = hasattr(view_func, "cls")  # a DRF view (APIView.as_view sets `cls`): HasScope checks it
         match = request.resolver_match
         try:
-            rule = rule_for(match.view_name if match is not None else None, request.method)
+            rule = rule_for(match.view_name if match is not None else None, request.method or "")
         except Undeclared as undeclared:
-            return HttpResponseNotAllowed(undeclared.allowed)
+            return None if drf else HttpResponseNotAllowed(undeclared.allowed)
         except NoRule as refused:
-            return _refused(request, refused)
+            return None if drf else _refused(request, refused)
         if rule.anonymous:
             return None
         user = getattr(request, "user", None)  # none on a keyed API call (the middleware above skipped it)
-        if user is None or not user.is_authenticated:
+        signed_in = user is not None and user.is_authenticated
+        if user is not None and signed_in:
+            # The organization worked in and the role there (accounts.teams), once per request.
+            resolved = cast(OrganizationRequest, request)  # organization_resolve sets person, account, role
+            if not organization_resolve(resolved, user):
+                session_sign_out(request)  # removed from the organization: the session ends now
+                not_member = NotAMember()
+                if drf or not wants_html(request):
+                    return JsonResponse(
+                        not_member.document(), status=not_member.status_code, content_type="application/problem+json"
+                    )
+                return redirect_to_login(request.get_full_path(), settings.LOGIN_URL)
+            actor_set(person=user, ip=client_ip(request.META))  # who acts, for the audit log
+            if rule.role is not None:  # an organization's route: its views act as the organization
+                if second_factor_missing(request):  # the organization requires one; this person has none
+                    return _second_factor_first(request, drf)
+                request.user = resolved.account
+        if drf:
+            return None
+        if not signed_in:
             login_url = reverse("admin:login") if rule.kind is Kind.STAFF else settings.LOGIN_URL
             return redirect_to_login(request.get_full_path(), login_url)
         refusal = session_refusal(rule, request)
@@ -112,6 +146,16 @@ class AuthorizationMiddleware(MiddlewareMixin):
         if isinstance(refusal, StepUpRequired):  # a page: to the confirm page, as a browser expects
             return _to_step_up(request)
         return _refused(request, refusal)
+
+
+def _second_factor_first(request: HttpRequest, drf: bool) -> HttpResponse:
+    """A member without a second factor in an organization that requires one: a problem for the
+    API, the security page (to set one up) for a browser."""
+    refusal = SecondFactorRequired()
+    if drf or not wants_html(request):
+        return JsonResponse(refusal.document(), status=refusal.status_code, content_type="application/problem+json")
+    messages.info(request, _("This organization requires a second factor: set one up first."))
+    return HttpResponseRedirect(reverse("dashboard:security"))
 
 
 def _to_step_up(request: HttpRequest) -> HttpResponse:
@@ -128,5 +172,5 @@ def _to_step_up(request: HttpRequest) -> HttpResponse:
 
 def _refused(request: HttpRequest, problem) -> HttpResponse:
     if wants_html(request):
-        return defaults.permission_denied(request, DjangoPermissionDenied(problem.detail))
+        return permission_denied(request, DjangoPermissionDenied(problem.detail))
     return JsonResponse(problem.document(), status=problem.status_code, content_type="application/problem+json")

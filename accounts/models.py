@@ -3,6 +3,7 @@ from __future__ import annotations
 import time
 import uuid
 from base64 import b32encode
+from typing import ClassVar
 from urllib.parse import quote, urlencode
 
 from django.conf import settings
@@ -10,6 +11,7 @@ from django.contrib.auth.base_user import AbstractBaseUser, BaseUserManager
 from django.contrib.auth.models import PermissionsMixin
 from django.db import models
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 from django_otp.models import Device, ThrottlingMixin, TimestampMixin
 from django_otp.oath import TOTP
 from django_otp.util import random_hex
@@ -17,7 +19,7 @@ from django_otp.util import random_hex
 from core.encryption import EncryptedTextField
 
 
-class UserManager(BaseUserManager):
+class UserManager(BaseUserManager["User"]):
     use_in_migrations = True
 
     def create_user(self, email: str, password: str | None = None, **extra) -> User:
@@ -59,17 +61,79 @@ class User(AbstractBaseUser, PermissionsMixin):
 
     USERNAME_FIELD = "email"
     EMAIL_FIELD = "email"
-    REQUIRED_FIELDS: list[str] = []
+    REQUIRED_FIELDS: ClassVar[list[str]] = []
 
     def __str__(self) -> str:
         return self.email
+
+    def save(self, *args, **kwargs) -> None:
+        adding = self.pk is None
+        super().save(*args, **kwargs)
+        if adding:  # every account is an organization whose first owner is its own person
+            Membership.objects.get_or_create(organization=self, person=self, defaults={"role": Role.OWNER})
+
+
+class Role(models.TextChoices):
+    """A member's role in an organization (what each may do: accounts/roles.py)."""
+
+    OWNER = "owner", gettext_lazy("Owner")
+    ADMIN = "admin", gettext_lazy("Admin")
+    DEVELOPER = "developer", gettext_lazy("Developer")
+    SUPPORT = "support", gettext_lazy("Support")
+    VIEWER = "viewer", gettext_lazy("Viewer")
+
+
+class Membership(models.Model):
+    """A person's place in an organization. The organization is the account that owns the
+    objects (drafts, keys, webhooks...); the person signs in as themselves. An account is an
+    organization of which its own person is an owner (that membership is never removed)."""
+
+    organization = models.ForeignKey(User, on_delete=models.CASCADE, related_name="memberships")
+    person = models.ForeignKey(User, on_delete=models.CASCADE, related_name="organizations_joined")
+    role = models.CharField(max_length=16, choices=Role.choices)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["organization", "person"], name="membership_unique")]
+        indexes = [models.Index(fields=["person", "organization"], name="membership_person")]
+
+    def __str__(self) -> str:
+        return f"{self.person_id} in {self.organization_id}: {self.role}"
+
+
+class Invitation(models.Model):
+    """An invitation to join an organization with a role, sent by email: a link valid
+    TEAM_INVITATION_DAYS, used once. Only a hash of its token is stored."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(User, on_delete=models.CASCADE, related_name="invitations")
+    email = models.EmailField()
+    role = models.CharField(max_length=16, choices=Role.choices)
+    token_hash = models.CharField(max_length=64, unique=True)
+    created_by = models.ForeignKey(User, on_delete=models.SET_NULL, null=True, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+    accepted_at = models.DateTimeField(null=True, blank=True)
+    accepted_by = models.ForeignKey(User, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"invitation {self.id} ({self.role})"
 
 
 class ApiKey(models.Model):
     """A scoped Bearer key. Only a SHA-256 hash of the key is stored."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    # The organization the key belongs to (it acts as that account).
     user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="api_keys")
+    # The person who created it: removing them from the organization revokes it (accounts.teams).
+    created_by = models.ForeignKey(
+        User, on_delete=models.SET_NULL, null=True, blank=True, related_name="api_keys_created"
+    )
     name = models.CharField(max_length=100, blank=True)
     prefix = models.CharField(max_length=16, db_index=True, help_text="First characters of the key, for recognising it")
     key_hash = models.CharField(max_length=64, unique=True)
@@ -260,6 +324,10 @@ class MerchantProfile(models.Model):
     display_currency = models.CharField(max_length=3, default="USD")
     time_zone = models.CharField(max_length=64, default="UTC")
     language = models.CharField(max_length=16, default="en")
+    # The most a support member may approve in one refund, in USD (set by an owner; None: none).
+    support_refund_limit_usd = models.DecimalField(max_digits=18, decimal_places=2, null=True, blank=True)
+    # Every member working in the organization must have a second factor (set by an owner).
+    require_second_factor = models.BooleanField(default=False)
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TypeVar
 
+from django.conf import settings
 from django.db.models import Model, QuerySet
 
 from core.problems import Problem
@@ -69,8 +70,10 @@ def network_check(user, network: str | None, *, field: str = "network") -> None:
         return
     info = NETWORKS.get(network)
     if info is not None and not info.is_testnet:
+        enabled = set(settings.ENABLED_NETWORKS)
+        names = ", ".join(NETWORKS[n].network.label for n in test_networks() if n in enabled)
         raise LiveNetworkInTestMode(
-            f"A test key works on test networks only ({', '.join(test_networks())}); {network} is a main network.",
+            f"{info.network.label} is a main network, and test mode uses test networks only: pick one of {names}.",
             field=field,
             extra={"testNetworks": test_networks()},
         )

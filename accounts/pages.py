@@ -7,15 +7,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import wraps
+from typing import cast
 
 from django import forms
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme, urlencode
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods, require_POST
 
-from accounts import passwords, security_links, sessions
+from accounts import invitations, passwords, security_links, sessions, teams
+from accounts.models import User
 from accounts.selectors import account_summary
 from core.problems import Problem
 from core.text import PlainTextForm
@@ -31,7 +35,7 @@ def strict_headers(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespo
     @wraps(view)
     def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
         response = view(request, *args, **kwargs)
-        response["Content-Security-Policy"] = getattr(response, "content_security_policy", CONTENT_SECURITY_POLICY)
+        response.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)  # a page may set its own
         response["X-Frame-Options"] = "DENY"
         response["Referrer-Policy"] = "same-origin"
         response["Cache-Control"] = "no-store"
@@ -40,25 +44,38 @@ def strict_headers(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespo
     return wrapped
 
 
+PASSWORD_HELP = gettext_lazy("At least 10 characters; not a common password.")
+
+
 class RegisterForm(PlainTextForm):
-    email = forms.EmailField(max_length=254, widget=forms.EmailInput(attrs={"autocomplete": "email"}))
+    email = forms.EmailField(
+        label=gettext_lazy("Email"), max_length=254, widget=forms.EmailInput(attrs={"autocomplete": "email"})
+    )
     password = forms.CharField(
+        label=gettext_lazy("Password"),
         max_length=1024,
         strip=False,
         widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
-        help_text="At least 10 characters; not a common password.",
+        help_text=PASSWORD_HELP,
     )
 
 
 class SignInForm(PlainTextForm):
-    email = forms.EmailField(max_length=254, widget=forms.EmailInput(attrs={"autocomplete": "username"}))
+    email = forms.EmailField(
+        label=gettext_lazy("Email"), max_length=254, widget=forms.EmailInput(attrs={"autocomplete": "username"})
+    )
     password = forms.CharField(
-        max_length=1024, strip=False, widget=forms.PasswordInput(attrs={"autocomplete": "current-password"})
+        label=gettext_lazy("Password"),
+        max_length=1024,
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
     )
 
 
 class ForgotForm(PlainTextForm):
-    email = forms.EmailField(max_length=254, widget=forms.EmailInput(attrs={"autocomplete": "email"}))
+    email = forms.EmailField(
+        label=gettext_lazy("Email"), max_length=254, widget=forms.EmailInput(attrs={"autocomplete": "email"})
+    )
 
 
 # Emailed codes have letters (accounts.codes); recovery codes too.
@@ -66,18 +83,18 @@ CODE_INPUT = {"autocomplete": "one-time-code", "autocapitalize": "characters", "
 
 
 class ResetForm(PlainTextForm):
-    code = forms.CharField(max_length=64, widget=forms.TextInput(attrs=CODE_INPUT))
+    code = forms.CharField(label=gettext_lazy("Code"), max_length=64, widget=forms.TextInput(attrs=CODE_INPUT))
     newPassword = forms.CharField(
-        label="New password",
+        label=gettext_lazy("New password"),
         max_length=1024,
         strip=False,
         widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
-        help_text="At least 10 characters; not a common password.",
+        help_text=PASSWORD_HELP,
     )
 
 
 class CodeForm(PlainTextForm):
-    code = forms.CharField(max_length=64, widget=forms.TextInput(attrs=CODE_INPUT))
+    code = forms.CharField(label=gettext_lazy("Code"), max_length=64, widget=forms.TextInput(attrs=CODE_INPUT))
 
 
 def _next_url(request: HttpRequest) -> str:
@@ -161,8 +178,8 @@ def register_code(request: HttpRequest) -> HttpResponse:
         "code.html",
         {
             "form": form,
-            "title": "Check your email",
-            "lead": "We sent a code to finish creating your account.",
+            "title": _("Check your email"),
+            "lead": _("We sent a code to finish creating your account."),
             "email": pending.get("email"),
         },
         status,
@@ -184,7 +201,7 @@ def sign_in(request: HttpRequest) -> HttpResponse:
     if done is not None:
         return done
     response = _page(request, "sign_in.html", {"form": form}, status)
-    response.content_security_policy = SIGN_IN_POLICY
+    response["Content-Security-Policy"] = SIGN_IN_POLICY
     return response
 
 
@@ -207,10 +224,10 @@ def sign_in_code(request: HttpRequest) -> HttpResponse:
         "code.html",
         {
             "form": form,
-            "title": "Authenticator code" if app else "Check your email",
-            "lead": "Enter the 6-digit code from your authenticator app, or a recovery code."
+            "title": _("Authenticator code") if app else _("Check your email"),
+            "lead": _("Enter the 6-digit code from your authenticator app, or a recovery code.")
             if app
-            else "We sent you a code to finish signing in.",
+            else _("We sent you a code to finish signing in."),
         },
         status,
     )
@@ -219,7 +236,7 @@ def sign_in_code(request: HttpRequest) -> HttpResponse:
 @strict_headers
 def account(request: HttpRequest) -> HttpResponse:
     # Signed in: the authorization table sends a visitor to sign-in first (config/authorization.py).
-    return _page(request, "account.html", {"account": account_summary(user=request.user)})
+    return _page(request, "account.html", {"account": account_summary(user=cast(User, request.user))})
 
 
 @strict_headers
@@ -272,10 +289,12 @@ def forgot_code(request: HttpRequest) -> HttpResponse:
 
 
 SECURITY_LINK_DONE = {
-    "locked": "The account is locked: every session ended and every API key was revoked. "
-    "Reset the password to sign in again, then check your passkeys, authenticator app and address book.",
-    "passkeyRemoved": "The passkey was removed.",
-    "apiKeyRevoked": "The API key was revoked. It no longer works.",
+    "locked": gettext_lazy(
+        "The account is locked: every session ended and every API key was revoked. "
+        "Reset the password to sign in again, then check your passkeys, authenticator app and address book."
+    ),
+    "passkeyRemoved": gettext_lazy("The passkey was removed."),
+    "apiKeyRevoked": gettext_lazy("The API key was revoked. It no longer works."),
 }
 
 
@@ -296,3 +315,25 @@ def security_link(request: HttpRequest, token: str) -> HttpResponse:
             return _page(request, "security_link.html", context | {"problem": problem.detail}, problem.status_code)
         return _page(request, "security_link.html", context | {"done": SECURITY_LINK_DONE[done]})
     return _page(request, "security_link.html", context)
+
+
+@strict_headers
+@require_http_methods(["GET", "POST"])
+def invitation(request: HttpRequest, token: str) -> HttpResponse:
+    """An invitation's link: GET shows it (a mail scanner changes nothing), POST accepts it, as
+    the signed-in person or, signed out, by making the invited address's account."""
+    person = request.user if request.user.is_authenticated else None
+    signed_in = person is not None
+    context = {"signed_in": signed_in, "email": person.email if person is not None else None}
+    if request.method != "POST":
+        return _page(request, "invitation.html", context)
+    try:
+        membership, created = invitations.invitation_accept(
+            token=token, person=person, password=request.POST.get("password") or None
+        )
+    except Problem as problem:
+        return _page(request, "invitation.html", context | {"problem": problem.detail}, problem.status_code)
+    if created:
+        return redirect(f"{reverse('login')}?joined=1")
+    request.session[teams.ORGANIZATION_SESSION_KEY] = membership.organization_id  # work in it now
+    return redirect("dashboard:overview")

@@ -54,6 +54,7 @@ from accounts.security_links import UNDO_PASSKEY, change_notice
 from accounts.services import account_create
 from accounts.sessions import Client
 from accounts.stepup import step_up_record, step_up_require
+from audit import services as audit
 from core.problems import Conflict, NotFound, Problem
 
 logger = logging.getLogger("accounts.security")
@@ -253,6 +254,7 @@ def passkey_register_complete(
     with transaction.atomic():
         if new_account:
             user = account_create(email=state["email"], public_id=uuid.UUID(state["userHandle"]))
+        assert user is not None  # an existing account was checked against the challenge above
         try:
             with transaction.atomic():
                 passkey = Passkey.objects.create(
@@ -267,6 +269,13 @@ def passkey_register_complete(
         except IntegrityError:
             raise Conflict("This passkey is already registered.", code="passkey_exists") from None
         if not new_account:
+            audit.record(
+                organization=user,
+                action="second_factor.passkey_added",
+                person=user,
+                ip=client.ip,
+                changes={"passkey": str(passkey.id), "name": passkey.name},
+            )
             undo = (UNDO_PASSKEY, str(passkey.id))
             change_notice(user=user, notice="passkey_added", client=client, undo=undo, name=passkey.name)
     if new_account:
@@ -401,4 +410,11 @@ def passkey_delete(request, *, user: User, passkey_id, client: Client) -> None:
         if remaining <= 1:
             step_up_require(request)
             change_notice(user=user, notice="last_passkey_removed", client=client, name=passkey.name)
+        audit.record(
+            organization=user,
+            action="second_factor.passkey_removed",
+            person=user,
+            ip=client.ip,
+            changes={"passkey": str(passkey.id), "name": passkey.name},
+        )
         passkey.delete()

@@ -15,6 +15,7 @@ from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 
 from accounts import sessions
 from accounts.codes import CodeInvalid, email_code_issue, email_code_redeem
@@ -31,7 +32,7 @@ from notifications.services import email_enqueue
 class InvalidCredentials(Problem):
     status_code = 401
     default_code = "invalid_credentials"
-    default_detail = "The email address or password is wrong."
+    default_detail = gettext_lazy("The email address or password is wrong.")
 
 
 @dataclass(frozen=True)
@@ -234,7 +235,7 @@ def password_forgot_complete(*, email: str, code: str, new_password: str, client
 
 class WrongPassword(Problem):
     default_code = "wrong_password"
-    default_detail = "The current password is wrong."
+    default_detail = gettext_lazy("The current password is wrong.")
 
 
 def password_change(request, *, user: User, current_password: str, new_password: str, client: Client) -> Step:

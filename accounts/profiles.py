@@ -14,6 +14,7 @@ import hashlib
 import io
 import warnings
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
 from typing import Any
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, available_timezones
@@ -28,6 +29,7 @@ from PIL import Image, UnidentifiedImageError
 from accounts.authorization import SessionRequired
 from accounts.models import MerchantProfile
 from accounts.modes import by_key
+from audit import services as audit
 from core.problems import Problem
 from core.text import CODE as CONTROL_CODE
 from core.text import MESSAGE as CONTROL_MESSAGE
@@ -87,7 +89,7 @@ def merchant_profile_get(*, user) -> Profile:
 
 def merchant_logo_png(*, digest: str) -> bytes | None:
     row = MerchantProfile.objects.filter(logo_digest=digest).exclude(logo_png=None).only("logo_png").first()
-    return bytes(row.logo_png) if row is not None else None
+    return bytes(row.logo_png) if row is not None and row.logo_png is not None else None
 
 
 # --- Checks -------------------------------------------------------------------------------
@@ -176,7 +178,7 @@ def logo_encode(data: bytes, *, field: str = "logo") -> bytes:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
-            image = Image.open(io.BytesIO(data), formats=LOGO_FORMATS)
+            image: Image.Image = Image.open(io.BytesIO(data), formats=LOGO_FORMATS)
             width, height = image.size
             if width * height > LOGO_MAX_PIXELS or not width or not height:
                 raise Problem(
@@ -205,8 +207,24 @@ def logo_encode(data: bytes, *, field: str = "logo") -> bytes:
 
 # --- The door -----------------------------------------------------------------------------
 
+
+def _limit(value: Any, field: str) -> Decimal | None:
+    """A USD amount, 0 to 10^15, two decimals at most (None: no limit set: support approves none)."""
+    if value is None:
+        return None
+    try:
+        amount = Decimal(str(value))
+    except (InvalidOperation, ValueError):
+        raise Problem('A USD amount such as "250.00".', code="invalid", field=field) from None
+    if not amount.is_finite() or amount < 0 or amount >= 10**15 or amount != amount.quantize(Decimal("0.01")):
+        raise Problem("A USD amount from 0, with two decimals at most.", code="invalid", field=field)
+    return amount
+
+
 _CHECKS = {
     "display_name": lambda v, f: _text(v, f, DISPLAY_NAME_MAX),
+    # Set by an owner only (PUT /api/v1/team/refund-limit); not a field of the profile API.
+    "support_refund_limit_usd": _limit,
     "support_email": _email,
     "support_url": lambda v, f: https_url_check(v, field=f),
     "display_currency": _currency,
@@ -261,6 +279,10 @@ def merchant_profile_update(
             row.logo_png = png
             row.logo_digest = hashlib.sha256(png).hexdigest()[:32] if png else ""
         row.save()
+        shown = {key: value for key, value in checked.items()}
+        if logo is not _UNSET:
+            shown["logo"] = row.logo_digest or None
+        audit.record(organization=user, action="settings.profile_changed", changes=shown)
     return _profile_of(row)
 
 
@@ -275,3 +297,12 @@ def merchant_profile_json(profile: Profile, *, base_url: str) -> dict[str, Any]:
         "timeZone": profile.time_zone,
         "language": profile.language,
     }
+
+
+def support_refund_limit(organization_id) -> Decimal | None:
+    """The support role's refund approval limit in USD (None: none set; refunds.limits)."""
+    return (
+        MerchantProfile.objects.filter(user_id=organization_id)
+        .values_list("support_refund_limit_usd", flat=True)
+        .first()
+    )

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -27,6 +28,7 @@ from accounts.permissions import SessionRequired
 from accounts.security_links import change_notice
 from accounts.sessions import Client
 from accounts.stepup import step_up_require
+from audit import services as audit
 
 
 @dataclass(frozen=True)
@@ -52,7 +54,7 @@ def receiver_lock_set(request, *, user: User, enabled: bool, client: Client) -> 
     now = timezone.now()
     current = receiver_lock_get(user=user, now=now)
     if enabled:
-        fields = {"receiver_lock": True, "receiver_lock_off_at": None}
+        fields: dict[str, Any] = {"receiver_lock": True, "receiver_lock_off_at": None}
     elif not current.enabled or current.off_at is not None:
         return current  # off already, or already on its way off
     else:
@@ -63,6 +65,12 @@ def receiver_lock_set(request, *, user: User, enabled: bool, client: Client) -> 
         User.objects.filter(pk=user.pk).update(**fields)
         for name, value in fields.items():
             setattr(user, name, value)
+        audit.record(
+            organization=user,
+            action="address_lock.on" if enabled else "address_lock.turning_off",
+            ip=client.ip,
+            changes={"offAt": fields["receiver_lock_off_at"]},
+        )
         if not enabled:
             off_at = fields["receiver_lock_off_at"] or now
             change_notice(

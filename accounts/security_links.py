@@ -28,6 +28,7 @@ from django.core import signing
 from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 
 from accounts.models import ApiKey, Passkey, User
 from accounts.sessions import Client, notice_context
@@ -46,7 +47,7 @@ ACTIONS = (LOCK, UNDO_PASSKEY, UNDO_API_KEY)
 
 class LinkInvalid(Problem):
     default_code = "invalid_link"
-    default_detail = "This link is not valid or has expired."
+    default_detail = gettext_lazy("This link is not valid or has expired.")
 
 
 class LinkUsed(Conflict):
@@ -78,7 +79,7 @@ def link_read(token: str) -> SecurityLink:
         raise LinkInvalid() from None
     if not isinstance(data, dict) or data.get("a") not in ACTIONS:
         raise LinkInvalid()
-    user = User.objects.filter(public_id=data.get("u"), is_active=True, deleted_at__isnull=True).first()
+    user = User.objects.filter(public_id=str(data.get("u")), is_active=True, deleted_at__isnull=True).first()
     if user is None:
         raise LinkInvalid()
     issued = datetime.fromtimestamp(float(data.get("at", 0)), tz=UTC)

@@ -19,6 +19,7 @@ from accounts.scopes import ALL_SCOPES
 from accounts.security_links import UNDO_API_KEY, change_notice
 from accounts.sessions import Client
 from accounts.stepup import step_up_require
+from audit import services as audit
 from core.problems import Conflict
 
 KEY_PREFIX = "pdk_"
@@ -47,8 +48,16 @@ def user_get_or_create(*, email: str) -> User:
 
 
 def api_key_create(
-    *, user: User, name: str, scopes: list[str], expires_at: datetime | None = None, livemode: bool = True
+    *,
+    user: User,
+    name: str,
+    scopes: list[str],
+    expires_at: datetime | None = None,
+    livemode: bool = True,
+    created_by: User | None = None,
 ) -> IssuedKey:
+    """A new key of the organization `user`, made by the person `created_by` (the
+    organization's own person when not named)."""
     unknown = sorted(set(scopes) - set(ALL_SCOPES))
     if unknown:
         raise ValueError(f"Unknown scopes: {', '.join(unknown)}")
@@ -67,6 +76,12 @@ def api_key_create(
             scopes=sorted(set(scopes), key=ALL_SCOPES.index),
             expires_at=expires_at,
             livemode=livemode,
+            created_by=created_by or user,
+        )
+        audit.record(
+            organization=user,
+            action="api_key.created",
+            changes={"key": api_key.id, "name": name, "prefix": api_key.prefix, "scopes": api_key.scopes},
         )
     return IssuedKey(api_key=api_key, key=key)
 
@@ -85,7 +100,14 @@ def api_key_issue(
     is emailed, with a link that revokes the key and one that locks the account."""
     step_up_require(request)
     with transaction.atomic():
-        issued = api_key_create(user=user, name=name, scopes=scopes, expires_at=expires_at, livemode=livemode)
+        issued = api_key_create(
+            user=user,
+            name=name,
+            scopes=scopes,
+            expires_at=expires_at,
+            livemode=livemode,
+            created_by=getattr(request, "person", None),  # who signed in; `user` is the organization
+        )
         change_notice(
             user=user,
             notice="api_key_created",
@@ -115,9 +137,37 @@ def _api_keys_below_cap(*, user: User) -> None:
 
 def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
     with transaction.atomic():
-        ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+        if ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(revoked_at=timezone.now()):
+            audit.record(
+                organization=api_key.user_id,
+                action="api_key.revoked",
+                changes={"key": api_key.id, "name": api_key.name, "prefix": api_key.prefix},
+            )
     api_key.refresh_from_db()
     return api_key
+
+
+def api_key_rotate(request, *, api_key: ApiKey, client: Client, now: datetime | None = None) -> IssuedKey:
+    """Replace a key: a new one with its name, scopes, mode and lifetime, issued as any new key
+    (step-up, the owner emailed), and the old one revoked in the same transaction (first, so the
+    key cap counts the new one in its place)."""
+    step_up_require(request)
+    now = now or timezone.now()
+    with transaction.atomic():
+        locked = ApiKey.objects.select_for_update().filter(pk=api_key.pk, revoked_at__isnull=True).first()
+        if locked is None:
+            raise Conflict("This key is already revoked.", code="api_key_revoked")
+        lifetime = locked.expires_at - locked.created_at if locked.expires_at is not None else None
+        api_key_revoke(api_key=locked)
+        return api_key_issue(
+            request,
+            user=locked.user,
+            client=client,
+            name=locked.name,
+            scopes=list(locked.scopes),
+            expires_at=now + lifetime if lifetime is not None else None,
+            livemode=locked.livemode,
+        )
 
 
 def api_key_touch(*, api_key: ApiKey) -> None:

@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from accounts.models import KnownDevice, User
 from accounts.stepup import step_up_record
+from audit import services as audit
 from core.problems import PermissionDenied
 from notifications import kinds
 from notifications.services import email_enqueue
@@ -108,6 +109,7 @@ def session_sign_in(
         step_up_record(request)
     token = client.device or secrets.token_urlsafe(24)
     now = timezone.now()
+    audit.record(organization=user, action="session.signed_in", person=user, ip=client.ip, changes={"method": method})
     device_hash = _device_hash(token)
     with transaction.atomic():
         known = KnownDevice.objects.filter(user=user, device_hash=device_hash).update(last_seen_at=now)

@@ -48,7 +48,8 @@ def step_up_record(request) -> None:
 def step_up_satisfied(request) -> bool:
     window = settings.STEP_UP_MINUTES * 60
     session = getattr(request, "session", None)
-    user = getattr(request, "user", None)
+    # The person who signed in (an organization's route has the organization as `user`).
+    user = getattr(request, "person", None) or getattr(request, "user", None)
     if session is None or user is None or not user.is_authenticated or by_key(user):
         return False
     at = session.get(STEP_UP_AT)

@@ -16,12 +16,14 @@ from dataclasses import dataclass
 import segno
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 
 from accounts.models import RecoveryCode, TotpDevice, User
 from accounts.ratelimit import attempt_count
 from accounts.security_links import change_notice
 from accounts.sessions import Client, notice_context
 from accounts.stepup import step_up_record, step_up_require
+from audit import services as audit
 from core.problems import Conflict, Problem
 from notifications import kinds
 from notifications.services import email_enqueue
@@ -32,7 +34,7 @@ _RECOVERY_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"  # no look-alikes (0/o, 1
 
 class TotpCodeInvalid(Problem):
     default_code = "invalid_code"
-    default_detail = "The code is wrong, already used or out of time."
+    default_detail = gettext_lazy("The code is wrong, already used or out of time.")
 
 
 @dataclass(frozen=True)
@@ -46,14 +48,27 @@ def totp_enabled(*, user: User) -> bool:
     return TotpDevice.objects.filter(user=user, confirmed=True).exists()
 
 
-def totp_setup(*, user: User) -> TotpSetup:
-    """A new, unconfirmed device (replacing an earlier unconfirmed one). Enabling it needs a
-    valid code from the app."""
+def totp_setup(*, user: User, renew: bool = True) -> TotpSetup:
+    """The unconfirmed device to confirm with a code from the app. `renew`: a new key, replacing
+    an earlier unconfirmed one; otherwise the pending key is kept (a mistyped code is tried again
+    against the same key) and a new one is made only when there is none."""
     if totp_enabled(user=user):
         raise Conflict("An authenticator app is already on; turn it off first.", code="totp_already_enabled")
     with transaction.atomic():
-        TotpDevice.objects.filter(user=user, confirmed=False).delete()
-        device = TotpDevice.objects.create(user=user, name="Authenticator app", confirmed=False, tolerance=1)
+        pending = None if renew else TotpDevice.objects.filter(user=user, confirmed=False).first()
+        if pending is None:
+            TotpDevice.objects.filter(user=user, confirmed=False).delete()
+            pending = TotpDevice.objects.create(user=user, name="Authenticator app", confirmed=False, tolerance=1)
+    return _setup_of(pending)
+
+
+def totp_pending(*, user: User) -> TotpSetup | None:
+    """The key set up and not yet confirmed (stored encrypted, as every device's key), if any."""
+    device = TotpDevice.objects.filter(user=user, confirmed=False).first()
+    return None if device is None else _setup_of(device)
+
+
+def _setup_of(device: TotpDevice) -> TotpSetup:
     uri = device.config_url
     buf = io.BytesIO()
     segno.make_qr(uri, error="m").save(buf, kind="svg", xmldecl=False, svgns=True, scale=4, border=4)
@@ -117,6 +132,7 @@ def totp_enable(request, *, user: User, code: str, client: Client) -> list[str]:
     with transaction.atomic():
         TotpDevice.objects.filter(user=user, confirmed=False).update(confirmed=True)
         codes = _recovery_codes_make(user=user)
+        audit.record(organization=user, action="second_factor.totp_enabled", person=user, ip=client.ip)
         email_enqueue(
             user=user,
             kind=kinds.SECURITY_NOTICE,
@@ -143,6 +159,7 @@ def totp_disable(request, *, user: User, code: str | None, client: Client) -> No
         TotpDevice.objects.filter(user=user).delete()
         RecoveryCode.objects.filter(user=user).delete()
         change_notice(user=user, notice="totp_disabled", client=client)
+        audit.record(organization=user, action="second_factor.totp_disabled", person=user, ip=client.ip)
 
 
 def totp_step_up(request, *, user: User, code: str, client: Client) -> None:

@@ -12,4 +12,5 @@ urlpatterns = [
     path("forgot", pages.forgot, name="forgot"),
     path("forgot/code", pages.forgot_code, name="forgot_code"),
     path("security-link/<str:token>", pages.security_link, name="security_link"),
+    path("invitation/<str:token>", pages.invitation, name="invitation"),
 ]

@@ -6,13 +6,14 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 
 from payments.enums import Network
 
 
 class AddressDirection(models.TextChoices):
-    SENDING = "Sending"
-    RECEIVING = "Receiving"
+    SENDING = "Sending", gettext_lazy("Sending")
+    RECEIVING = "Receiving", gettext_lazy("Receiving")
 
 
 class AddressBookEntry(models.Model):
@@ -30,6 +31,16 @@ class AddressBookEntry(models.Model):
     # The account's default receiving address on this network: pay links and drafts that name
     # no address are paid here (one per account and network, Receiving entries only).
     is_default = models.BooleanField(default=False)
+    # A Receiving entry may stand for the account's receiving wallet rather than one address: as the
+    # network's default, drafts and pay-link options that name no receiver get the wallet's next
+    # address each (drafts.wallets). `address` is then the wallet's address at index 0 (one entry per wallet).
+    receiving_wallet = models.ForeignKey(
+        "wallets.ReceivingWallet",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="address_book_entries",
+    )
     # Added while the receiving-address lock was on: API keys and MCP may pay it only from
     # this time on (RECEIVER_LOCK_DELAY_HOURS later; the owner may cut it short). None: at once.
     usable_from = models.DateTimeField(null=True, blank=True)
@@ -46,6 +57,10 @@ class AddressBookEntry(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(is_default=False) | Q(direction="Receiving"), name="address_book_default_is_receiving"
+            ),
+            models.CheckConstraint(
+                condition=Q(receiving_wallet__isnull=True) | Q(direction="Receiving"),
+                name="address_book_wallet_is_receiving",
             ),
         ]
 

@@ -48,16 +48,36 @@ def address_book_receiver(*, user, entry_id: UUID | str, network: str, field: st
             code="not_a_receiving_address",
             field=field,
         )
+    if entry.receiving_wallet_id is not None:  # its address 0 must not be paid over and over
+        raise Problem(
+            "The address-book entry is a receiving wallet: name it as receivingWalletId "
+            f"({entry.receiving_wallet_id}), and each draft gets its next address.",
+            code="entry_is_a_wallet",
+            field=field,
+            extra={"receivingWalletId": str(entry.receiving_wallet_id)},
+        )
     return entry.address
 
 
 def default_receiver(*, user, network: str) -> str | None:
-    """The account's default receiving address on `network`, or None."""
+    """The account's default receiving address on `network`, or None (also when the default is a
+    receiving wallet: `default_receiving_wallet` gives it)."""
     return (
-        AddressBookEntry.objects.filter(user=user, network=network, is_default=True)
+        AddressBookEntry.objects.filter(user=user, network=network, is_default=True, receiving_wallet__isnull=True)
         .values_list("address", flat=True)
         .first()
     )
+
+
+def default_receiving_wallet(*, user, network: str) -> UUID | None:
+    """The id of the receiving wallet the account's default entry on `network` names, or None: a
+    draft, template run or pay-link option naming no receiver then names the wallet (its next address)."""
+    wallet_id: UUID | None = (
+        AddressBookEntry.objects.filter(user=user, network=network, is_default=True, receiving_wallet__isnull=False)
+        .values_list("receiving_wallet_id", flat=True)
+        .first()
+    )
+    return wallet_id
 
 
 def receiving_addresses(*, user) -> list[AddressBookEntry]:
@@ -141,7 +161,7 @@ def receiver_lock_check(
             "The receiving-address lock is on and this address-book entry is still in its waiting time; "
             "API keys and agents may use it from usableFrom (the owner can confirm it earlier from the dashboard).",
             field=field,
-            extra={"usableFrom": entry.usable_from.isoformat().replace("+00:00", "Z")},
+            extra={"usableFrom": entry.usable_from.isoformat().replace("+00:00", "Z") if entry.usable_from else None},
         )
     raise ReceiverNotAllowed(
         "The receiving-address lock is on: API keys and agents may have payments sent only to Receiving "

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ObjectDoesNotExist
 from django.db import IntegrityError, transaction
 from django.db.models import ProtectedError
 from django.utils import timezone
 
 from addressbook.models import AddressBookEntry, AddressDirection
 from addressbook.selectors import receiver_lock_active
+from audit import services as audit
 from core.problems import Conflict, Problem
 from payments.addresses import validate_address
 from payments.registry import require_network_enabled
@@ -20,9 +23,34 @@ class DuplicateEntry(Conflict):
     default_code = "duplicate_address"
 
 
-def _checked(network: str, address: str) -> str:
+def _checked(network: str, address: str | None) -> str:
     require_network_enabled(network)
+    if not address:
+        raise Problem("Give the address, or receivingWalletId.", code="required", field="address")
     return validate_address(network, address, field="address")
+
+
+def _wallet_checked(*, user, wallet_id, network: str, direction: str) -> Any:
+    """The account's own receiving wallet, on the entry's network, for a Receiving entry. The
+    wallet model is reached through the entry's relation: wallets/ sits above the address book,
+    which imports nothing of it. (The book is not split by mode; the draft door checks the
+    wallet's mode when a draft names it.)"""
+    wallets: Any = AddressBookEntry._meta.get_field("receiving_wallet").related_model
+    try:
+        wallet: Any = wallets._default_manager.get(pk=wallet_id, user=user)
+    except (ObjectDoesNotExist, ValueError, TypeError):
+        raise Problem(
+            "No receiving wallet of this account has this id.", code="unknown_wallet", field="receivingWalletId"
+        ) from None
+    if wallet.network != network:
+        raise Problem(
+            f"The receiving wallet is on {wallet.network}, not {network}.",
+            code="network_mismatch",
+            field="receivingWalletId",
+        )
+    if direction != AddressDirection.RECEIVING:
+        raise Problem("A receiving wallet is a Receiving entry.", code="not_a_receiving_address", field="direction")
+    return wallet
 
 
 def _duplicate(entry_network: str) -> DuplicateEntry:
@@ -51,15 +79,21 @@ def address_book_entry_create(
     *,
     user,
     network: str,
-    address: str,
+    address: str | None,
     direction: str,
     label: str = "",
     verified: bool = False,
     is_default: bool = False,
+    receiving_wallet_id=None,
 ) -> AddressBookEntry:
+    wallet = None
+    if receiving_wallet_id is not None:
+        wallet = _wallet_checked(user=user, wallet_id=receiving_wallet_id, network=network, direction=direction)
+        address = wallet.first_address
     address = _checked(network, address)
     _check_default(direction, is_default)
     entry = AddressBookEntry(
+        receiving_wallet=wallet,
         usable_from=_usable_from(user),
         user=user,
         network=network,
@@ -74,6 +108,7 @@ def address_book_entry_create(
             if is_default:
                 _clear_other_defaults(entry)
             entry.save(force_insert=True)
+            audit.record(organization=user, action="address_book.added", changes=_entry_changes(entry))
     except IntegrityError:
         raise _duplicate(network) from None
     return entry
@@ -83,13 +118,18 @@ def address_book_entry_update(
     *,
     entry: AddressBookEntry,
     network: str,
-    address: str,
+    address: str | None,
     direction: str,
     label: str = "",
     verified: bool = False,
     is_default: bool = False,
+    receiving_wallet_id=None,
 ) -> AddressBookEntry:
     """Replace every field of an entry (PUT)."""
+    wallet = None
+    if receiving_wallet_id is not None:
+        wallet = _wallet_checked(user=entry.user, wallet_id=receiving_wallet_id, network=network, direction=direction)
+        address = wallet.first_address
     address = _checked(network, address)
     _check_default(direction, is_default)
     try:
@@ -99,12 +139,24 @@ def address_book_entry_update(
                 locked.usable_from = _usable_from(locked.user)  # a changed receiver waits like a new one
             locked.network, locked.address, locked.direction = network, address, direction
             locked.label, locked.verified, locked.is_default = label, verified, is_default
+            locked.receiving_wallet = wallet
             if is_default:
                 _clear_other_defaults(locked)
             locked.save()
+            audit.record(organization=locked.user_id, action="address_book.changed", changes=_entry_changes(locked))
     except IntegrityError:
         raise _duplicate(network) from None
     return locked
+
+
+def _entry_changes(entry: AddressBookEntry) -> dict:
+    return {
+        "entry": entry.pk,
+        "network": entry.network,
+        "address": entry.address,
+        "direction": entry.direction,
+        "isDefault": entry.is_default,
+    }
 
 
 def _usable_from(user) -> datetime | None:
@@ -127,14 +179,18 @@ def entry_change_waits(*, entry: AddressBookEntry | None, user, network: str, ad
 
 def address_book_entry_usable_now(*, entry: AddressBookEntry) -> AddressBookEntry:
     """The owner cuts an entry's waiting time short (the dashboard, after step-up)."""
-    AddressBookEntry.objects.filter(pk=entry.pk).update(usable_from=None, updated_at=timezone.now())
+    with transaction.atomic():
+        AddressBookEntry.objects.filter(pk=entry.pk).update(usable_from=None, updated_at=timezone.now())
+        audit.record(organization=entry.user_id, action="address_book.usable_now", changes=_entry_changes(entry))
     entry.usable_from = None
     return entry
 
 
 def address_book_entry_delete(*, entry: AddressBookEntry) -> None:
     try:
-        entry.delete()
+        with transaction.atomic():
+            audit.record(organization=entry.user_id, action="address_book.removed", changes=_entry_changes(entry))
+            entry.delete()
     except ProtectedError as exc:
         names = sorted({str(obj) for obj in exc.protected_objects})
         raise Conflict(

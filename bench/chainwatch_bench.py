@@ -13,7 +13,10 @@ size from 10 drafts up (exit status 1 when not), and runs the listener's own pas
 every --block-seconds, each announced as a node would) for --fast-seconds, without and with
 the spacing between passes (CHAINWATCH_MIN_PASS_SPACING_MS), beside the beat's polling.
 
-    DATABASE_URL=... .venv/bin/python bench/chainwatch_bench.py [--sizes 10,100,1000,10000]
+    DATABASE_URL=... .venv/bin/python bench/chainwatch_bench.py [--sizes 10,100,1000,10000] [--endpoints 2]
+
+With --endpoints 2 each network has its node twice over as two endpoints, so the figures include
+the quorum's checks (chainwatch/quorum.py); compare them with a run without it.
 
 The rate limit is switched off so the numbers show the work, not the throttle.
 """
@@ -301,6 +304,7 @@ def per_pass_and_block(user, backend: str, n: int) -> tuple[int, int, float, int
 
     reset()
     chain = CHAINS[backend](user, n)
+    repeat_endpoints(ENDPOINTS["count"])
     try:
         watcher_pass(chain.network, chain.family)
         chain.step(10, 0)
@@ -311,6 +315,19 @@ def per_pass_and_block(user, backend: str, n: int) -> tuple[int, int, float, int
         return http, rpc, seconds, measure(chain.network, chain.family)[1]
     finally:
         chain.close()
+
+
+ENDPOINTS = {"count": 1}
+
+
+def repeat_endpoints(count: int) -> None:
+    """--endpoints N: each configured node URL N times over, as N endpoints of one network
+    (chainwatch/quorum.py): the calls then include the quorum's checks of every endpoint."""
+    if count > 1:
+        settings.CHAINWATCH_ENDPOINTS = {
+            network: {kind: ",".join([url] * count) if url and kind != "ws_url" else url for kind, url in kinds.items()}
+            for network, kinds in settings.CHAINWATCH_ENDPOINTS.items()
+        }
 
 
 def flat_check(rows: dict[str, list[tuple[int, int, int | None]]]) -> bool:
@@ -402,11 +419,13 @@ def fast_chain(user, backends: list[str], n: int, block_seconds: float, seconds:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10,100,1000,10000")
+    parser.add_argument("--endpoints", type=int, default=1, help="endpoints per network (a quorum of all)")
     parser.add_argument("--backends", default=",".join(CHAINS))
     parser.add_argument("--fast-backends", default="evm,solana", help="backends run as a fast chain ('' for none)")
     parser.add_argument("--block-seconds", type=float, default=0.4, help="the fast chain's block time")
     parser.add_argument("--fast-seconds", type=float, default=10, help="how long each fast-chain row runs")
     args = parser.parse_args()
+    ENDPOINTS["count"] = args.endpoints
     sizes = [int(s) for s in args.sizes.split(",")]
     backends = args.backends.split(",")
 

@@ -2,6 +2,12 @@
 of drafts, each with its webhook, while someone signs in with an emailed code every few seconds.
 
     .venv/bin/python bench/embedded_bench.py [--drafts 1000] [--seconds 600] [--probe-every 15]
+    .venv/bin/python bench/embedded_bench.py --writers 200 --seconds 60
+
+With --writers N, N clients instead each create drafts one after another for --seconds (as many
+as the service takes: --drafts is ignored), and the figures add each webhook's delay from its
+draft's creation to its arrival (p50 and max; target: p50 under 10 s) and how many
+`webhooks.dispatch_due` tasks the worker ran (nudges coalesce: one waiting per endpoint).
 
 It copies this working tree (tracked files) to a temporary directory, runs `scripts/run.sh`
 there (what `make run` runs) on a free port, and:
@@ -70,12 +76,14 @@ def copy_tree(target: Path) -> None:
 
 class Receiver(http.server.BaseHTTPRequestHandler):
     events: set[str] = set()
+    arrived: dict[str, float] = {}  # draft id -> when its first webhook came (time.monotonic)
     lock = threading.Lock()
 
     def do_POST(self) -> None:  # noqa: N802 - the http.server name
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         with self.lock:
             self.events.add(body["data"]["draftId"])
+            self.arrived.setdefault(body["data"]["draftId"], time.monotonic())
         self.send_response(200)
         self.send_header("Content-Length", "0")
         self.end_headers()
@@ -112,6 +120,7 @@ def main() -> int:
     parser.add_argument("--drafts", type=int, default=1000)
     parser.add_argument("--seconds", type=float, default=600)
     parser.add_argument("--probe-every", type=float, default=15)
+    parser.add_argument("--writers", type=int, default=0, help="clients creating drafts back to back")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="embedded-bench-"))
@@ -132,6 +141,12 @@ def main() -> int:
         # itself writes emails to files under var/mail).
         "EMAIL_BACKEND": "django.core.mail.backends.console.EmailBackend",
     }
+    if args.writers:  # the writers stand for many clients, here all on one address: lift nginx's per-address limits
+        env |= {
+            "NGINX_CONNECTIONS_PER_ADDRESS": str(args.writers + 64),
+            "NGINX_RATE_PER_ADDRESS": "1000000r/s",
+            "NGINX_BURST_PER_ADDRESS": "1000000",
+        }
     receiver = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
     threading.Thread(target=receiver.serve_forever, daemon=True).start()
     with open(log_path, "wb") as out:
@@ -194,10 +209,12 @@ def main() -> int:
         prober.start()
         created: list[str] = []
         refused: list[str] = []
+        created_at: dict[str, float] = {}
         began = time.monotonic()
 
         def create(i: int) -> None:
-            time.sleep(max(0.0, began + i * args.seconds / args.drafts - time.monotonic()))
+            if not args.writers:
+                time.sleep(max(0.0, began + i * args.seconds / args.drafts - time.monotonic()))
             status, body = call(
                 f"{base}/api/v1/drafts",
                 key=key,
@@ -209,10 +226,24 @@ def main() -> int:
                     "receiverAddress": RECEIVER,
                 },
             )
-            (created.append(body["id"]) if status == 201 else refused.append(f"{status} {body}"))
+            if status == 201:
+                created_at[body["id"]] = time.monotonic()
+                created.append(body["id"])
+            else:
+                refused.append(f"{status} {body}")
 
-        with ThreadPoolExecutor(4) as pool:
-            list(pool.map(create, range(args.drafts)))
+        def writer(first: int) -> None:
+            n = first
+            while time.monotonic() - began < args.seconds:
+                create(n)
+                n += args.writers  # distinct amounts across writers
+
+        if args.writers:
+            with ThreadPoolExecutor(args.writers) as pool:
+                list(pool.map(writer, range(args.writers)))
+        else:
+            with ThreadPoolExecutor(4) as pool:
+                list(pool.map(create, range(args.drafts)))
         load_seconds = time.monotonic() - began
         deadline = time.monotonic() + 120
         while len(Receiver.events & set(created)) < len(created) and time.monotonic() < deadline:
@@ -231,10 +262,16 @@ def main() -> int:
     received = len(Receiver.events & set(created))
     damaged = work / "var" / "broker" / "damaged"
     tasks = len(re.findall(r"Task \S+\[[0-9a-f-]+\] succeeded", output))
-    print(
-        f"embedded default soak: {args.drafts} drafts over {args.seconds:.0f} s,"
-        f" a sign-in every {args.probe_every:.0f} s"
-    )
+    if args.writers:
+        print(
+            f"embedded default soak: {args.writers} writers for {args.seconds:.0f} s,"
+            f" a sign-in every {args.probe_every:.0f} s"
+        )
+    else:
+        print(
+            f"embedded default soak: {args.drafts} drafts over {args.seconds:.0f} s,"
+            f" a sign-in every {args.probe_every:.0f} s"
+        )
     print(f"drafts created:        {len(created)} (refused {len(refused)}) in {load_seconds:.1f} s")
     print(f"webhooks received:     {received} (lost {len(created) - received}) after {drained_seconds:.1f} s")
     if delays:
@@ -247,6 +284,14 @@ def main() -> int:
     print(f"tracebacks in output:  {running.count(TRACEBACK)}  (at the Ctrl-C stop: {stopping.count(TRACEBACK)})")
     print(f"damaged broker files:  {len(list(damaged.iterdir())) if damaged.exists() else 0}")
     print(f"worker tasks:          {tasks} ({tasks / drained_seconds:.2f}/s)")
+    if args.writers:
+        waits = sorted(Receiver.arrived[d] - created_at[d] for d in created if d in Receiver.arrived)
+        if waits:
+            print(f"webhook delay:         p50 {statistics.median(waits):.1f} s  max {waits[-1]:.1f} s")
+        else:
+            print("webhook delay:         no webhook arrived")
+        nudges = len(re.findall(r"Task webhooks\.dispatch_due\[[0-9a-f-]+\] succeeded", output))
+        print(f"dispatch tasks run:    {nudges}")
     for line in refused[:5]:
         print(f"  refused: {line}")
     for line in re.findall(r"^.*run\.sh: the .*$", output, re.M)[:5]:

@@ -1,11 +1,14 @@
 """Webhook delivery throughput and isolation, against real Celery workers and local receivers.
 
     export DATABASE_URL=postgres://postgres@127.0.0.1:5432/pay_webhooks CELERY_BROKER_URL=redis://127.0.0.1:6379/6
-    .venv/bin/python bench/webhooks_bench.py [--events 120] [--rounds 3]
+    .venv/bin/python bench/webhooks_bench.py [--events 120] [--rounds 3] [--slow-endpoints 100]
+        [--slow-seconds 10] [--fair-seconds 30] [--fair-rate 10] [--fairness-only]
 
 Prints deliveries per second to local receivers with 1 and 4 worker processes, with the CPU
 each delivery cost the workers and their PostgreSQL backends, then one endpoint's rate alone
-and next to an endpoint that never answers (4 worker processes). First it counts, in-process,
+and next to an endpoint that never answers (4 worker processes), then fairness: the delay
+(p50, p99) of a healthy endpoint's deliveries, its events recorded at a steady rate, alone
+and while 100 other accounts' endpoints answering after 10 s each always have one owed. First it counts, in-process,
 the SQL statements and commits one delivery costs in a worker's lane, and what one outbound
 POST costs when the receiver closes each connection or keeps it open, over HTTP and HTTPS.
 Each run is bounded (RUN_TIMEOUT seconds). It works in its own throwaway database (bench_webhooks_
@@ -23,6 +26,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import ipaddress
+import json
 import multiprocessing
 import os
 import signal
@@ -58,10 +62,12 @@ from django.test.utils import CaptureQueriesContext, override_settings  # noqa: 
 import outbound  # noqa: E402
 from accounts.models import User  # noqa: E402
 from bench.isolated_celery import app as celery_app  # noqa: E402
+from webhooks import attempts as webhook_attempts  # noqa: E402
 from webhooks import endpoints, services, tasks  # noqa: E402
-from webhooks.models import Delivery, DeliveryAttempt, DeliveryStatus, EventType  # noqa: E402
+from webhooks.models import Delivery, DeliveryAttempt, DeliveryStatus, Event, EventType  # noqa: E402
 
 RUN_TIMEOUT = 90.0
+WARM_UP = 2.0  # seconds of a fairness run before the healthy endpoint's events are counted
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 stop_serving = threading.Event()
 
@@ -84,10 +90,38 @@ class NeverAnswersHandler(FastHandler):
         stop_serving.wait(120)
 
 
+slow_seconds = 10.0
+arrivals: dict[str, float] = {}  # event id -> when the healthy receiver got it (time.time())
+
+
+class SlowHandler(FastHandler):
+    """Another tenant's endpoint that answers `slow_seconds` late."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if stop_serving.wait(slow_seconds):
+            return
+        self.send_response(204)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
+class TimedHandler(FastHandler):
+    """The healthy endpoint: notes when each event arrived."""
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        arrivals[json.loads(body)["id"]] = time.time()
+        self.send_response(204)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
 def serve(handler: type[BaseHTTPRequestHandler]) -> ThreadingHTTPServer:
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
-    server.request_queue_size = 128
+    server.request_queue_size = 1024
+    server.handle_error = lambda request, client_address: None  # a killed worker's connection reset
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
 
@@ -214,6 +248,89 @@ def run(*, concurrency: int, healthy_urls: list[str], dead_url: str | None, even
         user.delete()  # cascades to webhooks, events, deliveries, attempts
 
 
+@dataclass
+class Latency:
+    p50: float
+    p99: float
+    delivered: int
+    wanted: int
+    slow_delivered: int
+
+
+def _percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else float("nan")
+
+
+def latency_run(*, healthy_url: str, slow_url: str | None, tenants: int, seconds: float, rate: float) -> Latency:
+    """A healthy endpoint's events recorded at `rate` a second for `seconds`, each in its own
+    transaction (its commit nudges the dispatcher, as a payment's change does), while `tenants`
+    other accounts' endpoints at `slow_url` each always have a delivery owed (one recorded every
+    `slow_seconds`). 4 worker processes, the beat tick every second. The delay of a delivery is
+    its arrival at the receiver minus its event's createdAt."""
+    celery_app.control.purge()
+    owner = User.objects.create_user(f"bench-{uuid.uuid4().hex[:8]}@example.com", None)
+    others = [User.objects.create_user(f"tenant-{uuid.uuid4().hex[:8]}@example.com", None) for _ in range(tenants)]
+    worker = None
+    try:
+        endpoints.webhook_create(user=owner, url=healthy_url, events=None)
+        for tenant in others:
+            endpoints.webhook_create(user=tenant, url=f"{slow_url}/{tenant.id}", events=None)
+        worker, _ = start_worker(4)
+        started = time.monotonic()
+        healthy_events: list[str] = []
+        done = threading.Event()
+
+        def slow_tenants() -> None:  # their events on a thread of their own: the healthy rate holds
+            try:
+                while True:
+                    for tenant in others:
+                        with transaction.atomic():
+                            services.event_record(
+                                user=tenant, type=EventType.DRAFT_SEEN, data={"draftId": str(uuid.uuid4())}
+                            )
+                    if done.wait(slow_seconds):
+                        return
+            finally:
+                connection.close()
+
+        recorder = threading.Thread(target=slow_tenants, daemon=True)
+        if others:
+            recorder.start()
+        next_tick = started
+        n = 0
+        while time.monotonic() - started < WARM_UP + seconds:
+            now = time.monotonic()
+            if now >= next_tick:
+                celery_app.send_task("webhooks.dispatch_due")  # the beat tick
+                next_tick = now + 1.0
+            if now - started < WARM_UP:  # the worker's first passes, the slow requests under way
+                time.sleep(0.05)
+                continue
+            with transaction.atomic():
+                event = services.event_record(
+                    user=owner, type=EventType.DRAFT_SEEN, data={"draftId": str(uuid.uuid4())}
+                )
+            healthy_events.append(str(event.id))
+            n += 1
+            time.sleep(max(0.0, started + WARM_UP + n / rate - time.monotonic()))
+        done.set()
+        if others:
+            recorder.join(60)
+        deadline = time.monotonic() + RUN_TIMEOUT
+        while not all(e in arrivals for e in healthy_events) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        created = dict(Event.objects.filter(id__in=healthy_events).values_list("id", "created_at"))
+        delays = [arrivals[e] - created[uuid.UUID(e)].timestamp() for e in healthy_events if e in arrivals]
+        slow_done = Delivery.objects.filter(webhook__user__in=others, status=DeliveryStatus.SUCCEEDED).count()
+        return Latency(_percentile(delays, 0.5), _percentile(delays, 0.99), len(delays), len(healthy_events), slow_done)
+    finally:
+        if worker is not None:
+            stop_worker(worker)
+        for user in [owner, *others]:
+            user.delete()
+
+
 def count_one_lane(url: str, deliveries: int = 40) -> None:
     """SQL statements and commits per delivery while a worker's lane runs through one endpoint's
     due deliveries, counted in-process. A commit is a COMMIT or a write outside a transaction."""
@@ -224,7 +341,7 @@ def count_one_lane(url: str, deliveries: int = 40) -> None:
             for n in range(deliveries + 1):
                 services.event_record(user=user, type=EventType.DRAFT_SEEN, data={"draftId": str(n)})
         [first] = services.deliveries_dispatch(webhook_id=webhook.id, limit=1, enqueue=False)
-        services.delivery_attempt(attempt_id=first)  # the lane's first attempt warms up connections
+        webhook_attempts.delivery_attempt(attempt_id=first)  # the lane's first attempt warms up connections
         [second] = services.deliveries_dispatch(webhook_id=webhook.id, limit=1, enqueue=False)
         autocommitted = 0
 
@@ -336,6 +453,11 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=120, help="events per run (each goes to every endpoint)")
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds of the isolation runs")
     parser.add_argument("--requests", type=int, default=500, help="outbound POSTs per connection-cost measurement")
+    parser.add_argument("--slow-endpoints", type=int, default=100, help="other tenants' slow endpoints (fairness)")
+    parser.add_argument("--slow-seconds", type=float, default=10.0, help="how late the slow endpoints answer")
+    parser.add_argument("--fair-seconds", type=float, default=30.0, help="how long the healthy endpoint gets events")
+    parser.add_argument("--fair-rate", type=float, default=10.0, help="the healthy endpoint's events a second")
+    parser.add_argument("--fairness-only", action="store_true", help="only the fairness scenario")
     args = parser.parse_args()
     if connection.vendor != "postgresql":
         raise SystemExit("Set DATABASE_URL to a PostgreSQL server (the bench creates its own database there).")
@@ -350,11 +472,16 @@ def main() -> None:
 
 
 def measure(args) -> None:
-    fast, dead = serve(FastHandler), serve(NeverAnswersHandler)
+    global slow_seconds
+    slow_seconds = args.slow_seconds
+    fast, dead, slow, timed = serve(FastHandler), serve(NeverAnswersHandler), serve(SlowHandler), serve(TimedHandler)
     base = f"http://127.0.0.1:{fast.server_address[1]}"
+    slow_base, timed_base = (f"http://127.0.0.1:{server.server_address[1]}" for server in (slow, timed))
     endpoints = [f"{base}/endpoint-{n}" for n in range(4)]
     dead_url = f"http://127.0.0.1:{dead.server_address[1]}/never-answers"
     try:
+        if args.fairness_only:
+            return fairness(args, healthy_url=f"{timed_base}/healthy", slow_url=f"{slow_base}/slow")
         count_one_lane(f"{base}/counted")
         count_connection_costs(args.requests)
         print(f"Webhook deliveries to a local receiver ({args.events} events per endpoint)")
@@ -372,10 +499,37 @@ def measure(args) -> None:
         print(f"  one endpoint alone:                           {statistics.median(alone):8.1f} deliveries/s")
         print(f"  same endpoint next to one that never answers: {statistics.median(beside):8.1f} deliveries/s")
         print(f"  (rounds: alone {_rates(alone)}; beside {_rates(beside)})")
+        fairness(args, healthy_url=f"{timed_base}/healthy", slow_url=f"{slow_base}/slow")
     finally:
         stop_serving.set()
-        fast.shutdown()
-        dead.shutdown()
+        for server in (fast, dead, slow, timed):
+            server.shutdown()
+
+
+def fairness(args, *, healthy_url: str, slow_url: str) -> None:
+    print(
+        f"Fairness (4 worker processes; the healthy endpoint gets {args.fair_rate:g} events a second for"
+        f" {args.fair_seconds:g} s; delay = arrival - event createdAt)"
+    )
+    alone = latency_run(
+        healthy_url=healthy_url, slow_url=None, tenants=0, seconds=args.fair_seconds, rate=args.fair_rate
+    )
+    beside = latency_run(
+        healthy_url=healthy_url,
+        slow_url=slow_url,
+        tenants=args.slow_endpoints,
+        seconds=args.fair_seconds,
+        rate=args.fair_rate,
+    )
+    for what, result in (
+        ("alone", alone),
+        (f"next to {args.slow_endpoints} endpoints answering after {args.slow_seconds:g} s", beside),
+    ):
+        print(
+            f"  healthy endpoint {what + ':':52} p50 {result.p50:6.3f} s  p99 {result.p99:6.3f} s"
+            f"  ({result.delivered} of {result.wanted} delivered)"
+        )
+    print(f"  p99 above alone: {beside.p99 - alone.p99:+.3f} s; slow tenants' deliveries done: {beside.slow_delivered}")
 
 
 if __name__ == "__main__":

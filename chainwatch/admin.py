@@ -1,6 +1,9 @@
-from django.contrib import admin
+from typing import Any
 
-from chainwatch.models import Cursor, ObservedTransfer, SeenBlock
+from django.contrib import admin
+from django.http import HttpRequest
+
+from chainwatch.models import Cursor, ObservedTransfer, SeenBlock, TransferQuorum
 
 
 @admin.register(Cursor)
@@ -44,7 +47,7 @@ class CursorAdmin(admin.ModelAdmin):
     def error(self, cursor: Cursor) -> str:
         return cursor.last_error[:120]
 
-    def has_add_permission(self, request) -> bool:
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
 
@@ -68,10 +71,10 @@ class ObservedTransferAdmin(admin.ModelAdmin):
     search_fields = ["txid", "receiver_address", "solana_reference"]
     raw_id_fields = ["draft"]
 
-    def has_change_permission(self, request, obj=None) -> bool:
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
-    def has_add_permission(self, request) -> bool:
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
 
@@ -80,8 +83,25 @@ class SeenBlockAdmin(admin.ModelAdmin):
     list_display = ["network", "height", "block_hash", "created_at"]
     list_filter = ["network"]
 
-    def has_change_permission(self, request, obj=None) -> bool:
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
-    def has_add_permission(self, request) -> bool:
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+
+@admin.register(TransferQuorum)
+class TransferQuorumAdmin(admin.ModelAdmin):
+    """What each endpoint of a network said of a transfer (chainwatch/quorum.py): disagreements first."""
+
+    list_display = ["transfer", "source", "agreed_confirmations", "agreed_final", "disagreeing_since", "checked_at"]
+    list_filter = ["transfer__network"]
+    search_fields = ["transfer__txid"]
+    raw_id_fields = ["transfer"]
+    ordering = ["-disagreeing_since", "-checked_at"]
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False

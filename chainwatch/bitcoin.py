@@ -12,15 +12,18 @@ Values: Core reports BTC as JSON numbers, parsed as Decimal and converted exactl
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
 
 from chainwatch import services
-from chainwatch.models import ObservedTransfer
-from chainwatch.networks import BITCOIN, bitcoin_source, endpoints
+from chainwatch.models import Cursor, ObservedTransfer
+from chainwatch.networks import BITCOIN, Endpoints, bitcoin_source, endpoints
 from chainwatch.services import TransferData
 from chainwatch.transport import ChainError, Http, JsonRpc, parse_json
 from chainwatch.watcher import PassReport, ScanResult, _check_reorg, block_pass
@@ -29,7 +32,7 @@ from payments.enums import Currency, Method, Network
 
 SATS_PER_BTC = 10**8
 # getblockchaininfo "chain" per network (Testnet is testnet4).
-CORE_CHAINS = {
+CORE_CHAINS: dict[str, str] = {
     Network.MAINNET: "main",
     Network.TESTNET: "testnet4",
     Network.SIGNET: "signet",
@@ -52,22 +55,30 @@ def watched_addresses(targets: list[WatchTarget]) -> set[str]:
     }
 
 
-def _core_address(vout: dict) -> str | None:
+def _core_address(vout: dict[str, Any]) -> str | None:
     spk = vout.get("scriptPubKey") or {}
     if spk.get("address"):
-        return spk["address"]
+        return str(spk["address"])
     addresses = spk.get("addresses") or []  # Bitcoin Core before 22.0
     return addresses[0] if len(addresses) == 1 else None
 
 
 def core_transfers(
-    network: str, tx: dict, addresses: set[str], *, height: int | None, block_hash: str
+    network: str,
+    tx: dict[str, Any],
+    addresses: set[str],
+    *,
+    height: int | None,
+    block_hash: str,
+    block_time: datetime | None = None,
+    seen_at: datetime | None = None,
 ) -> list[TransferData]:
     outputs: dict[str, int] = {}
     for vout in tx.get("vout", []):
         address = _core_address(vout)
         if address:
             outputs[address] = outputs.get(address, 0) + btc_to_sats(vout["value"])
+    coinbase = bool(tx.get("vin")) and "coinbase" in tx["vin"][0]
     found = []
     for vout in tx.get("vout", []):
         address = _core_address(vout)
@@ -82,6 +93,9 @@ def core_transfers(
                     amount_base_units=btc_to_sats(vout["value"]),
                     block_height=height,
                     block_hash=block_hash,
+                    block_time=block_time,
+                    seen_at=seen_at,
+                    coinbase=coinbase,
                     tx_outputs=outputs,
                 )
             )
@@ -118,17 +132,49 @@ class CoreSource:
     def scan(self, start: int, end: int, targets: list[WatchTarget]) -> ScanResult:
         addresses = watched_addresses(targets)
         hashes = self.block_hashes(list(range(start, end + 1)))
+        in_mempool_since = mempool_first_seen(self.network)
+        blocks: dict[int, str] = {}
         transfers: list[TransferData] = []
         for height in range(start, end + 1):
             block_hash = hashes[height]
             if not block_hash:
                 raise ChainError(f"{self.network}: no block at height {height}")
+            blocks[height] = block_hash
             if not addresses:
                 continue  # nothing to look for: the hashes alone move the cursor
             block = self.rpc.call("getblock", [block_hash, 2])
+            block_time = datetime.fromtimestamp(int(block["time"]), UTC) if block.get("time") else None
             for tx in block["tx"]:
-                transfers += core_transfers(self.network, tx, addresses, height=height, block_hash=block_hash)
-        return ScanResult(blocks=hashes, transfers=transfers, end_hash=hashes[end])
+                transfers += core_transfers(
+                    self.network,
+                    tx,
+                    addresses,
+                    height=height,
+                    block_hash=block_hash,
+                    block_time=block_time,
+                    seen_at=_moment(in_mempool_since.get(tx["txid"])),
+                )
+        return ScanResult(blocks=blocks, transfers=transfers, end_hash=blocks[end])
+
+
+MEMPOOL_KEY = "chainwatch:mempool-first-seen:{}"  # per network
+
+
+def mempool_first_seen(network: str) -> dict[str, float]:
+    """txid -> when this watcher first saw it in the node's mempool (Unix time), for every
+    transaction of the last mempool snapshot, whoever it pays: a transaction sent before a draft
+    existed (to the address the draft gets later) keeps that time when it is found in a block."""
+    seen = cache.get(MEMPOOL_KEY.format(network))
+    return seen if isinstance(seen, dict) else {}
+
+
+def _moment(unix: float | None) -> datetime | None:
+    return datetime.fromtimestamp(unix, UTC) if unix is not None else None
+
+
+# getmempoolentry's `time` is whole seconds of the node's clock: a transaction entered in the
+# second a draft was made (or on a node whose clock runs a little ahead) is not taken as earlier.
+NODE_TIME_SLACK = timedelta(seconds=3)
 
 
 class CoreMempool:
@@ -137,22 +183,35 @@ class CoreMempool:
     def __init__(self, source: CoreSource) -> None:
         self.source = source
         self.network = source.network
-        self.cache_key = f"chainwatch:mempool-inspected:{self.network}"
+        self.cache_key = MEMPOOL_KEY.format(self.network)
 
     def snapshot(self) -> set[str]:
         return set(self.source.rpc.call("getrawmempool"))
 
     def record(self, snapshot: set[str], targets: list[WatchTarget], *, caught_up: bool) -> None:
         addresses = watched_addresses(targets)
-        inspected: set[str] = cache.get(self.cache_key) or set()
-        new = sorted(snapshot - inspected)[: settings.CHAINWATCH_MEMPOOL_TXS_PER_PASS]
+        now = time.time()
+        inspected = mempool_first_seen(self.network)
+        new = sorted(snapshot - inspected.keys())[: settings.CHAINWATCH_MEMPOOL_TXS_PER_PASS]
         transfers: list[TransferData] = []
         if addresses and new:
             txs = self.source.rpc.batch([("getrawtransaction", [txid, True]) for txid in new], allow_errors=True)
             for tx in txs:
                 if tx:  # None: it left the mempool meanwhile
                     transfers += core_transfers(self.network, tx, addresses, height=None, block_hash="")
-        cache.set(self.cache_key, (inspected & snapshot) | set(new), timeout=86400)
+        if transfers:
+            # When the node took each paying transaction into its mempool (it may predate this pass).
+            txids = sorted({t.txid for t in transfers})
+            entries = self.source.rpc.batch([("getmempoolentry", [txid]) for txid in txids], allow_errors=True)
+            entered = {
+                txid: datetime.fromtimestamp(int(entry["time"]), UTC) + NODE_TIME_SLACK
+                for txid, entry in zip(txids, entries, strict=True)
+                if entry and entry.get("time")
+            }
+            for transfer in transfers:
+                transfer.seen_at = entered.get(transfer.txid)
+        kept = {txid: at for txid, at in inspected.items() if txid in snapshot}
+        cache.set(self.cache_key, kept | dict.fromkeys(new, now), timeout=86400)
         if transfers:
             services.transfers_record(transfers=transfers)
         if caught_up:
@@ -187,36 +246,41 @@ class EsploraClient:
             raise ChainError(f"/block-height/{height} answered {response.status_code}")
         return response.text.strip()
 
-    def tx_status(self, txid: str) -> dict | None:
+    def tx_status(self, txid: str) -> dict[str, Any] | None:
         """{confirmed, block_height, block_hash}, or None when the server no longer knows the tx."""
         response = self.http.request("GET", f"/tx/{txid}/status")
         if response.status_code == 404:
             return None
         if response.status_code >= 400:
             raise ChainError(f"/tx/{txid}/status answered {response.status_code}")
-        return parse_json(response.text)
+        status: dict[str, Any] | None = parse_json(response.text)
+        return status
 
-    def blocks_down_from(self, height: int) -> list[dict]:
+    def blocks_down_from(self, height: int) -> list[dict[str, Any]]:
         """Up to ten blocks (id, height, tx_count, previousblockhash, ...) from `height` down."""
-        return self.http.get_json(f"/blocks/{height}")
+        blocks: list[dict[str, Any]] = self.http.get_json(f"/blocks/{height}")
+        return blocks
 
-    def block_txs(self, block_hash: str, start: int) -> list[dict]:
-        return self.http.get_json(f"/block/{block_hash}/txs/{start}")
+    def block_txs(self, block_hash: str, start: int) -> list[dict[str, Any]]:
+        txs: list[dict[str, Any]] = self.http.get_json(f"/block/{block_hash}/txs/{start}")
+        return txs
 
     def mempool_txids(self) -> list[str]:
-        return self.http.get_json("/mempool/txids")
+        txids: list[str] = self.http.get_json("/mempool/txids")
+        return txids
 
-    def tx(self, txid: str) -> dict | None:
+    def tx(self, txid: str) -> dict[str, Any] | None:
         response = self.http.request("GET", f"/tx/{txid}")
         if response.status_code == 404:
             return None  # left the mempool meanwhile
         if response.status_code >= 400:
             raise ChainError(f"/tx/{txid} answered {response.status_code}")
-        return parse_json(response.text)
+        tx: dict[str, Any] | None = parse_json(response.text)
+        return tx
 
-    def address_txs(self, address: str, *, since_height: int) -> list[dict]:
+    def address_txs(self, address: str, *, since_height: int) -> list[dict[str, Any]]:
         """Mempool and confirmed transactions of `address`, paged back to `since_height`."""
-        txs = self.http.get_json(f"/address/{address}/txs")
+        txs: list[dict[str, Any]] = self.http.get_json(f"/address/{address}/txs")
         page = [tx for tx in txs if tx["status"]["confirmed"]]
         pages = 1
         while len(page) >= 25 and pages < settings.CHAINWATCH_ESPLORA_PAGES_PER_ADDRESS:
@@ -228,10 +292,13 @@ class EsploraClient:
         return txs
 
 
-def esplora_transfers(network: str, tx: dict, addresses: set[str]) -> list[TransferData]:
+def esplora_transfers(network: str, tx: dict[str, Any], addresses: set[str]) -> list[TransferData]:
     status = tx.get("status") or {}
     height = status.get("block_height") if status.get("confirmed") else None
     block_hash = status.get("block_hash") or "" if height is not None else ""
+    # Esplora gives a mempool transaction no entry time: until its block says when it was made,
+    # it counts as made when this watcher first saw it (ObservedTransfer.first_seen_at).
+    block_time = _moment(status.get("block_time") or None) if height is not None else None
     outputs: dict[str, int] = {}
     for vout in tx["vout"]:
         if vout.get("scriptpubkey_address"):
@@ -247,6 +314,7 @@ def esplora_transfers(network: str, tx: dict, addresses: set[str]) -> list[Trans
             amount_base_units=int(vout["value"]),
             block_height=height,
             block_hash=block_hash,
+            block_time=block_time,
             tx_outputs=outputs,
         )
         for n, vout in enumerate(tx["vout"])
@@ -271,7 +339,7 @@ class BlockPlan:
     """What reading blocks would take this pass, learnt from the cheap listings."""
 
     end: int
-    blocks: list[dict]  # ascending by height, from the cursor's next block to `end`
+    blocks: list[dict[str, Any]]  # ascending by height, from the cursor's next block to `end`
     mempool: set[str]
     new_txids: list[str]
 
@@ -281,11 +349,12 @@ class BlockPlan:
         return pages + len(self.new_txids)
 
 
-def _inspected_key(network: str) -> str:
-    return f"chainwatch:esplora-mempool-inspected:{network}"
+INSPECTED_KEY = "chainwatch:esplora-mempool-inspected:{}"  # per network
 
 
-def esplora_block_plan(client: EsploraClient, network: str, *, addresses: int, height: int, tip: int):
+def esplora_block_plan(
+    client: EsploraClient, network: str, *, addresses: int, height: int, tip: int
+) -> BlockPlan | None:
     """A BlockPlan when reading blocks costs fewer requests than polling `addresses` addresses,
     else None. The listings it needs are asked only when no cheaper bound already decides."""
     end = min(tip, height + settings.CHAINWATCH_BLOCKS_PER_PASS)
@@ -293,7 +362,7 @@ def esplora_block_plan(client: EsploraClient, network: str, *, addresses: int, h
     # Every block has a coinbase, so at least one page each; the mempool listing is one more.
     if addresses <= -(-count // ESPLORA_BLOCKS_PER_LISTING) + count + 1:
         return None
-    blocks: dict[int, dict] = {}
+    blocks: dict[int, dict[str, Any]] = {}
     top = end
     while top > height:
         for block in client.blocks_down_from(top):
@@ -303,12 +372,12 @@ def esplora_block_plan(client: EsploraClient, network: str, *, addresses: int, h
     if sorted(blocks) != list(range(height + 1, end + 1)):
         raise ChainError(f"/blocks did not list every block from {height + 1} to {end}")
     mempool = set(client.mempool_txids())
-    inspected: set[str] = cache.get(_inspected_key(network)) or set()
+    inspected: set[str] = cache.get(INSPECTED_KEY.format(network)) or set()
     new = sorted(mempool - inspected)[: settings.CHAINWATCH_MEMPOOL_TXS_PER_PASS]
     plan = BlockPlan(end=end, blocks=[blocks[h] for h in sorted(blocks)], mempool=mempool, new_txids=new)
     if addresses <= plan.cost:
         # Polling the addresses sees their mempool transactions too: this snapshot is covered.
-        cache.set(_inspected_key(network), mempool, timeout=86400)
+        cache.set(INSPECTED_KEY.format(network), mempool, timeout=86400)
         return None
     return plan
 
@@ -323,6 +392,7 @@ def esplora_pass(network: str, url: str) -> PassReport:
         cursor = services.cursor_start(
             network=network, family=BITCOIN, height=tip, block_hash=client.block_hash(tip) or ""
         )
+    assert cursor.height is not None  # started above
     report = PassReport(network=network, family=BITCOIN, head=tip, start=cursor.height, end=cursor.height)
 
     fork = _check_reorg(network, BITCOIN, _EsploraHashes(client), cursor.height)
@@ -331,11 +401,13 @@ def esplora_pass(network: str, url: str) -> PassReport:
         report.reorged_to = fork
         cursor = services.cursor_get(network=network, family=BITCOIN)
 
+    height = cursor.height
+    assert height is not None  # started above (a rewind keeps it started)
     addresses = watched_addresses(targets)
-    plan = esplora_block_plan(client, network, addresses=len(addresses), height=cursor.height, tip=tip)
+    plan = esplora_block_plan(client, network, addresses=len(addresses), height=height, tip=tip)
     if plan is None:
         report.notes.append("by address")
-        listed, end = _esplora_by_address(client, network, addresses, cursor.height, tip)
+        listed, end = _esplora_by_address(client, network, addresses, height, tip)
     else:
         report.notes.append("by block")
         listed, end = _esplora_by_block(client, network, addresses, cursor, plan, tip=tip)
@@ -379,7 +451,7 @@ def _esplora_by_address(
 
 
 def _esplora_by_block(
-    client: EsploraClient, network: str, addresses: set[str], cursor, plan: BlockPlan, *, tip: int
+    client: EsploraClient, network: str, addresses: set[str], cursor: Cursor, plan: BlockPlan, *, tip: int
 ) -> tuple[set[tuple[str, int]], int]:
     transfers: list[TransferData] = []
     hashes: dict[int, str] = {}
@@ -393,6 +465,7 @@ def _esplora_by_block(
             for tx in client.block_txs(block["id"], start):
                 transfers += esplora_transfers(network, tx, addresses)
     end_hash = hashes.get(plan.end, cursor.block_hash)
+    assert cursor.height is not None  # a started cursor: the pass started it first
     services.blocks_record(
         network=network,
         family=BITCOIN,
@@ -405,11 +478,11 @@ def _esplora_by_block(
     )
     unconfirmed: list[TransferData] = []
     for txid in plan.new_txids:
-        tx = client.tx(txid)
-        if tx is not None and not (tx.get("status") or {}).get("confirmed"):
-            unconfirmed += esplora_transfers(network, tx, addresses)
-    inspected: set[str] = cache.get(_inspected_key(network)) or set()
-    cache.set(_inspected_key(network), (inspected & plan.mempool) | set(plan.new_txids), timeout=86400)
+        found = client.tx(txid)
+        if found is not None and not (found.get("status") or {}).get("confirmed"):
+            unconfirmed += esplora_transfers(network, found, addresses)
+    inspected: set[str] = cache.get(INSPECTED_KEY.format(network)) or set()
+    cache.set(INSPECTED_KEY.format(network), (inspected & plan.mempool) | set(plan.new_txids), timeout=86400)
     services.transfers_record(transfers=unconfirmed)
     return {(t.txid, t.index) for t in transfers + unconfirmed} | {
         (txid, index)
@@ -419,8 +492,8 @@ def _esplora_by_block(
     }, plan.end
 
 
-def bitcoin_pass(network: str) -> PassReport:
-    ends = endpoints(network)
+def bitcoin_pass(network: str, ends: Endpoints | None = None) -> PassReport:
+    ends = ends or endpoints(network)
     if bitcoin_source(network) == "core":
         source = CoreSource(network, ends.bitcoin_rpc_url)
         return block_pass(network, source, mempool=CoreMempool(source))

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from web3 import Web3
+from web3.types import RPCEndpoint, Wei
 
 from core.env import network_env_suffix
 from payments.registry import NETWORKS, token_slots
@@ -50,7 +51,7 @@ def anvil_path() -> Path:
 class Chain:
     network: str
     url: str
-    process: subprocess.Popen | None = None
+    process: subprocess.Popen[bytes] | None = None
     tokens: dict[str, str] = field(default_factory=dict)  # currency -> contract address
 
     @property
@@ -60,7 +61,7 @@ class Chain:
 
 def start_anvil(network: str, port: int, *, host: str = "127.0.0.1") -> Chain:
     """anvil with the network's chain id on host:port."""
-    chain_id = NETWORKS[network].chain_id  # type: ignore[index]
+    chain_id = NETWORKS[network].chain_id
     process = subprocess.Popen(  # noqa: S603 - our own binary and arguments
         [
             str(anvil_path()),
@@ -96,6 +97,7 @@ def deploy_tokens(chain: Chain) -> dict[str, str]:
         factory = w3.eth.contract(abi=spec["abi"], bytecode=spec["bytecode"])
         sent = factory.constructor(f"Test {symbol}", symbol, decimals).transact({"from": accounts[0]})
         address = w3.eth.wait_for_transaction_receipt(sent, timeout=60)["contractAddress"]
+        assert address is not None  # a deployment's receipt names its contract
         token = w3.eth.contract(address=address, abi=spec["abi"])
         minted = [
             token.functions.mint(account, MINT_WHOLE_UNITS * 10**decimals).transact({"from": accounts[0]})
@@ -109,7 +111,7 @@ def deploy_tokens(chain: Chain) -> dict[str, str]:
 
 def mine_every_second(chain: Chain) -> None:
     """From now on a block every BLOCK_SECONDS, as on a real chain: confirmations keep coming."""
-    chain.w3.provider.make_request("evm_setIntervalMining", [BLOCK_SECONDS])
+    chain.w3.provider.make_request(RPCEndpoint("evm_setIntervalMining"), [BLOCK_SECONDS])
 
 
 def env_values(chains: list[Chain], *, current: dict[str, str]) -> dict[str, str]:
@@ -172,7 +174,7 @@ def pay(*, rpc_url: str, receiver: str, amount_base_units: int, token_address: s
         token = w3.eth.contract(address=Web3.to_checksum_address(token_address), abi=ERC20_TRANSFER_ABI)
         sent = token.functions.transfer(to, amount_base_units).transact({"from": payer})
     else:
-        sent = w3.eth.send_transaction({"from": payer, "to": to, "value": amount_base_units * WEI_PER_GWEI})
+        sent = w3.eth.send_transaction({"from": payer, "to": to, "value": Wei(amount_base_units * WEI_PER_GWEI)})
     receipt = w3.eth.wait_for_transaction_receipt(sent, timeout=60)
     if receipt["status"] != 1:
         raise DevchainError(f"The payment {sent.to_0x_hex()} reverted.")

@@ -8,15 +8,19 @@ whatever the number of open drafts. Native ETH needs the block's transactions:
 one eth_getBlockByNumber per block, only while some native-ETH draft is watched, plus the
 node's traces for ETH moved by contracts' internal calls when it offers them
 (chainwatch/traces.py). Our ETH base unit is gwei; a wei value converts exactly or not at all.
+The head is read with the node's `finalized` block, which decides when a payment is final.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import Any, cast
 
 from django.conf import settings
 from web3 import Web3
 from web3.providers.rpc import HTTPProvider
+from web3.types import BlockData, HexStr, RPCEndpoint, RPCResponse, TxData, TxReceipt
 
 from chainwatch import services, traces
 from chainwatch.models import INTERNAL_CALL_INDEX, NATIVE_INDEX
@@ -35,23 +39,23 @@ MAX_BASE_UNITS = 2**63 - 1  # drafts and transfers store base units as BIGINT
 class CountingProvider(HTTPProvider):
     """HTTPProvider that counts requests (the benchmark reads it) and keeps to a rate."""
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.calls = 0
         self.limiter = RateLimiter(settings.CHAINWATCH_MAX_REQUESTS_PER_SECOND)
 
-    def make_request(self, method, params):
+    def make_request(self, method: RPCEndpoint, params: Any) -> RPCResponse:
         self.limiter.wait()
         self.calls += 1
         return super().make_request(method, params)
 
-    def make_batch_request(self, requests):
+    def make_batch_request(self, requests: Any) -> Any:  # web3's own: the node's answers, in order
         self.limiter.wait()
         self.calls += 1
         return super().make_batch_request(requests)
 
 
-def _hex(value) -> str:
+def _hex(value: Any) -> str:
     text = value.hex() if hasattr(value, "hex") and not isinstance(value, str) else str(value)
     return text if text.startswith("0x") else "0x" + text
 
@@ -60,11 +64,11 @@ def address_topic(address: str) -> str:
     return "0x" + "0" * 24 + address.lower().removeprefix("0x")
 
 
-def topic_address(topic) -> str:
+def topic_address(topic: Any) -> str:
     return "0x" + _hex(topic)[-40:]
 
 
-def _int(value) -> int:
+def _int(value: Any) -> int:
     return value if isinstance(value, int) else int(str(value), 16)
 
 
@@ -89,7 +93,7 @@ def token_targets(network: str, targets: list[WatchTarget]) -> tuple[dict[str, s
     return contracts, receivers
 
 
-def transfer_log_filter(network: str, targets: list[WatchTarget], max_receivers: int) -> dict | None:
+def transfer_log_filter(network: str, targets: list[WatchTarget], max_receivers: int) -> dict[str, Any] | None:
     """The `eth_subscribe` `logs` filter for Transfers to the watched token drafts' receivers
     (topic0 Transfer, topic2 the receiver), or None when no token draft is watched or more
     than `max_receivers` receivers are (a node may refuse a long topic list)."""
@@ -110,6 +114,9 @@ class EvmSource:
         self.network = network
         self.rpc_url = rpc_url
         self.traces = traces.NO_TRACES
+        # The node's `finalized` block at the last head(), or None where it answers the tag with
+        # an error or nothing (finality then by FINALITY_DEPTHS; docs/decisions.md, Finality).
+        self.finalized: int | None = None
         self.provider = CountingProvider(rpc_url, request_kwargs={"timeout": settings.CHAINWATCH_HTTP_TIMEOUT_SECONDS})
         self.w3 = Web3(self.provider)
 
@@ -118,13 +125,20 @@ class EvmSource:
         return self.provider.calls
 
     def head(self) -> int:
-        """The head block, after checking the node serves this network's chain (one batched request):
-        a Sepolia URL set for Ethereum must never 'pay' real drafts."""
-        answers = self.provider.make_batch_request([("eth_chainId", []), ("eth_blockNumber", [])])
-        if not isinstance(answers, list) or any("result" not in a for a in answers):
+        """The head block, after checking the node serves this network's chain, and the node's
+        `finalized` block (one batched request): a Sepolia URL set for Ethereum must never 'pay'
+        real drafts."""
+        answers = self.provider.make_batch_request(
+            [("eth_chainId", []), ("eth_blockNumber", []), ("eth_getBlockByNumber", ["finalized", False])]
+        )
+        if not isinstance(answers, list) or len(answers) != 3:
             raise ChainError(f"{self.network}: node answered {answers!r:.200}")
         by_id = sorted(answers, key=lambda a: a["id"])
+        if any("result" not in a or a.get("error") for a in by_id[:2]):
+            raise ChainError(f"{self.network}: node answered {answers!r:.200}")
         chain_id, head = int(by_id[0]["result"], 16), int(by_id[1]["result"], 16)
+        final_block = None if by_id[2].get("error") else by_id[2].get("result")
+        self.finalized = min(_int(final_block["number"]), head) if final_block else None
         expected = chain_id_of(self.network)
         if expected is not None and chain_id != expected:
             raise ChainError(f"{self.network} expects chain id {expected}, the node at RPC_URL is chain {chain_id}")
@@ -146,9 +160,9 @@ class EvmSource:
             with self.w3.batch_requests() as batch:
                 for height in chunk:
                     batch.add(self.w3.eth.get_block(height))
-                blocks = batch.execute()
-            for height, block in zip(chunk, blocks, strict=True):
-                out[height] = _hex(block["hash"]) if block else None
+                blocks = cast(list[BlockData | None], batch.execute())  # the blocks asked for, in order
+            for height, found in zip(chunk, blocks, strict=True):
+                out[height] = _hex(found["hash"]) if found else None
         return out
 
     def _native_targets(self, targets: list[WatchTarget]) -> set[str]:
@@ -200,9 +214,11 @@ class EvmSource:
             if header
         }
         for transfer in transfers:
-            transfer.block_time = times.get(transfer.block_height)
+            transfer.block_time = times.get(transfer.block_height) if transfer.block_height is not None else None
 
-    def _log_queries(self, start: int, end: int, contracts: list[str], receivers: list[str]) -> tuple[str, list]:
+    def _log_queries(
+        self, start: int, end: int, contracts: Sequence[str], receivers: list[str]
+    ) -> tuple[str, list[Any]]:
         """The eth_getLogs filters of a range, the way that takes fewer calls: by receiver topic
         (CHAINWATCH_LOG_BLOCKS_PER_CALL blocks and CHAINWATCH_ADDRESSES_PER_LOG_CALL receivers a
         call), or every Transfer of one contract (CHAINWATCH_LOG_BLOCKS_PER_UNFILTERED_CALL blocks
@@ -285,14 +301,15 @@ class EvmSource:
             with self.w3.batch_requests() as batch:
                 for height in chunk:
                     batch.add(self.w3.eth.get_block(height, full_transactions=True))
-                fetched = batch.execute()
+                fetched = cast(list[BlockData | None], batch.execute())  # the blocks asked for, in order
             for height, block in zip(chunk, fetched, strict=True):
                 if not block:
                     raise ChainError(f"{self.network}: block {height} not found")
                 block_hash = _hex(block["hash"])
                 blocks[height] = block_hash
-                block_txs[height] = [_hex(tx["hash"]) for tx in block["transactions"]]
-                for tx in block["transactions"]:
+                txs = cast(list[TxData], block["transactions"])  # full_transactions: each a transaction
+                block_txs[height] = [_hex(tx["hash"]) for tx in txs]
+                for tx in txs:
                     to = (tx.get("to") or "").lower()
                     value = int(tx.get("value") or 0)
                     if to not in receivers or value <= 0:
@@ -315,9 +332,9 @@ class EvmSource:
                     )
         return found, block_txs
 
-    def _rpc_batch(self, calls: list[tuple[str, list]]) -> list:
+    def _rpc_batch(self, calls: list[tuple[str, list[Any]]]) -> list[Any]:
         """Raw JSON-RPC results in call order, CHAINWATCH_JSONRPC_BATCH_SIZE calls per request."""
-        results: list = []
+        results: list[Any] = []
         size = settings.CHAINWATCH_JSONRPC_BATCH_SIZE
         for start in range(0, len(calls), size):
             chunk = calls[start : start + size]
@@ -426,7 +443,7 @@ class EvmSource:
             return None
         paid = []
         for height, answer in zip(heights, sorted(answers, key=lambda a: a["id"]), strict=True):
-            trees: dict[str, list[dict]] = {}
+            trees: dict[str, list[dict[str, Any]]] = {}
             for trace in answer["result"] or []:
                 if trace.get("transactionHash"):  # block and uncle rewards belong to no transaction
                     self._check_block(height, trace.get("blockHash") or "", blocks)
@@ -460,6 +477,6 @@ class EvmSource:
             return transfers
         with self.w3.batch_requests() as batch:
             for t in transfers:
-                batch.add(self.w3.eth.get_transaction_receipt(t.txid))
-            receipts = batch.execute()
+                batch.add(self.w3.eth.get_transaction_receipt(HexStr(t.txid)))
+            receipts = cast(list[TxReceipt | None], batch.execute())  # the receipts asked for, in order
         return [t for t, r in zip(transfers, receipts, strict=True) if r and int(r["status"]) == 1]

@@ -27,6 +27,7 @@ import logging
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import requests
 from django.conf import settings
@@ -194,7 +195,7 @@ class LightningProviders:
         return found, f"{SETTLE_CURSOR}{keep}"
 
     @staticmethod
-    def _lnd_note(invoice: dict, hashes: set[str], found: dict[str, Settlement]) -> None:
+    def _lnd_note(invoice: dict[str, Any], hashes: set[str], found: dict[str, Settlement]) -> None:
         if not invoice.get("r_preimage"):
             return
         payment_hash = base64.b64decode(invoice["r_hash"]).hex()  # bytes fields are base64 in LND REST
@@ -267,7 +268,9 @@ def _lud21_due(network: str, targets: list[WatchTarget]) -> list[WatchTarget]:
     """The verify URLs to ask this pass: the longest unchecked first, at most the per-pass budget."""
     key = f"chainwatch:lud21-checked:{network}"
     checked: dict[str, float] = cache.get(key) or {}
-    due = sorted(targets, key=lambda t: checked.get(t.payment_hash, 0.0))[: settings.CHAINWATCH_LUD21_CHECKS_PER_PASS]
+    due = sorted(targets, key=lambda t: checked.get(t.payment_hash or "", 0.0))[
+        : settings.CHAINWATCH_LUD21_CHECKS_PER_PASS
+    ]
     now = time.time()
     hashes = {t.payment_hash for t in targets}
     cache.set(
@@ -284,7 +287,7 @@ def lightning_pass(network: str) -> PassReport:
         for t in watch_targets(network=network, reportable=False)
         if t.method == Method.LIGHTNING and t.payment_hash and t.paid_tx_id is None
     ]
-    by_hash = {t.payment_hash.lower(): t for t in targets}
+    by_hash = {t.payment_hash.lower(): t for t in targets if t.payment_hash}
     settled: dict[str, Settlement] = {}
     position = cursor.position
     if settings.LND_REST_URL:
@@ -294,6 +297,7 @@ def lightning_pass(network: str) -> PassReport:
         settled, position = providers.lnbits_settled(cursor.position, set(by_hash), first_since=first_since)
     verify = [t for h, t in by_hash.items() if t.lnurl_verify_url and h not in settled]
     for target in _lud21_due(network, verify):
+        assert target.lnurl_verify_url and target.payment_hash  # chosen above for both
         try:
             answer = providers.lud21(target.lnurl_verify_url)
         except ChainError as exc:  # one receiver's broken verify URL must not stop the others

@@ -24,6 +24,12 @@ dropped, or the source has none to offer: Esplora, LUD-21) the listener polls, f
 CHAINWATCH_POLL_MIN_SECONDS backing off to CHAINWATCH_INTERVAL_SECONDS while nothing new
 turns up, and reconnects with a growing delay. The beat entries keep running as the fallback
 of the fallback: a pass that finds another one moved the cursor first just stops.
+
+Listeners on several machines share the work: each watcher's passes and subscription run only in
+the listener holding its lease (`listener:<network>:<family>`, core/leases.py), renewed every
+third of LEASE_SECONDS; the others stand by and take over within one lease once it dies, so
+node calls are not doubled. A listener that loses the lease while alive (its database away for
+longer than the lease, a process paused) closes its subscription too and stands by.
 """
 
 from __future__ import annotations
@@ -31,13 +37,16 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 from django.conf import settings
 from django.db import close_old_connections, connection
 
 from chainwatch import networks
+from core.leases import holder_name, lease_release, lease_seconds, lease_take
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +63,7 @@ class SubscriptionRefused(Exception):
     pass
 
 
-async def refreshed_messages(ws, refresh: Callable[[], Awaitable[None]]) -> AsyncIterator[dict]:
+async def refreshed_messages(ws: Any, refresh: Callable[[], Awaitable[None]]) -> AsyncIterator[dict[str, Any]]:
     """The JSON messages of a subscription's WebSocket, with `refresh()` (the watched set read
     again, subscriptions made and dropped to match) run every CHAINWATCH_POLL_MIN_SECONDS in
     between, whether or not messages come."""
@@ -163,10 +172,29 @@ def run_pass(network: str, family: str) -> int:
         close_old_connections()
 
 
-class Watch:
-    """One watcher: its subscription (if any) wakes its passes; a poll timer backs it up."""
+def _lease_renew(name: str, holder: str) -> bool:
+    try:
+        return lease_take(name, holder, lease_seconds())
+    except Exception as exc:  # the database away: stand by until the lease is sure again
+        logger.warning("%s: cannot renew the lease (%s: %s); standing by", name, type(exc).__name__, exc)
+        connection.close()
+        return False
 
-    def __init__(self, network: str, family: str, subscription: Subscription | None, run=run_pass) -> None:
+
+def _lease_give_up(name: str, holder: str) -> None:
+    try:
+        lease_release(name, holder)
+    except Exception as exc:  # it expires by itself
+        logger.warning("%s: could not release the lease: %s", name, exc)
+
+
+class Watch:
+    """One watcher: its subscription (if any) wakes its passes; a poll timer backs it up. Both
+    run only while this listener holds the watcher's lease (`lead`)."""
+
+    def __init__(
+        self, network: str, family: str, subscription: Subscription | None, run: Callable[[str, str], int] = run_pass
+    ) -> None:
         self.network, self.family = network, family
         self.subscription = subscription
         self.run = run
@@ -177,6 +205,31 @@ class Watch:
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"watch-{network}-{family}")
         self.passes_run = 0
         self.last_start = float("-inf")  # loop time the last pass started
+        self.lease_name = f"listener:{network}:{family}"
+        self.holder = holder_name()
+        self.leading = asyncio.Event()
+        self.standing_by = asyncio.Event()  # set while another listener leads (or none is sure)
+        self.standing_by.set()
+        # The lease is renewed from a thread of its own, never held up by a long pass.
+        self.lease_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"lease-{network}-{family}")
+
+    async def lead(self) -> None:
+        """Take and renew this watcher's lease every third of LEASE_SECONDS; given up on stop."""
+        try:
+            while True:
+                loop = asyncio.get_running_loop()
+                held = await loop.run_in_executor(self.lease_executor, _lease_renew, self.lease_name, self.holder)
+                if held != self.leading.is_set():
+                    logger.info("chainwatch %s %s: %s", self.network, self.family, "leading" if held else "standing by")
+                    (self.leading.set if held else self.leading.clear)()
+                    (self.standing_by.clear if held else self.standing_by.set)()
+                await asyncio.sleep(lease_seconds() / 3)
+        finally:
+            if self.leading.is_set():
+                self.leading.clear()
+                self.standing_by.set()
+                loop = asyncio.get_running_loop()
+                await loop.run_in_executor(self.lease_executor, _lease_give_up, self.lease_name, self.holder)
 
     def wake(self) -> None:
         self.woken.set()
@@ -196,6 +249,13 @@ class Watch:
             self.poll_seconds = min(self.poll_seconds * 2, float(settings.CHAINWATCH_INTERVAL_SECONDS))
         return self.poll_seconds
 
+    def _pass(self) -> int:
+        """One pass, in the executor: its start is taken when it really begins (a busy machine may
+        start the thread late), so the next one keeps the spacing from that moment (the event
+        loop's clock is time.monotonic)."""
+        self.last_start = time.monotonic()
+        return self.run(self.network, self.family)
+
     async def pass_loop(self) -> None:
         loop = asyncio.get_running_loop()
         wait = 0.0
@@ -204,32 +264,53 @@ class Watch:
                 await asyncio.wait_for(self.woken.wait(), timeout=wait)
             except TimeoutError:
                 pass
+            await self.leading.wait()  # standing by while another listener leads
             # Notifications closer together than the spacing share the next pass: those arriving
             # while it waits are cleared with the rest, so at most one pass follows.
             spacing = settings.CHAINWATCH_MIN_PASS_SPACING_MS / 1000
             await asyncio.sleep(max(0.0, self.last_start + spacing - loop.time()))
             self.woken.clear()
-            self.last_start = loop.time()
             try:
-                found = await loop.run_in_executor(self.executor, self.run, self.network, self.family)
+                found = await loop.run_in_executor(self.executor, self._pass)
             except Exception:  # watcher_run records node failures itself; anything else must not stop us
                 logger.exception("chainwatch %s %s: pass failed", self.network, self.family)
                 found = 0
             self.passes_run += 1
             wait = self._next_poll(found)
 
+    async def _subscribed_while_leading(self) -> str | None:
+        """The subscription until its connection ends (the reason), or until this listener stops
+        leading (None): then it is closed, so a listener standing by keeps no connection to the
+        node and receives nothing (node calls are not doubled while another one leads)."""
+        assert self.subscription is not None
+        subscribed = asyncio.ensure_future(self.subscription(self.wake, self._set_live))
+        lost = asyncio.ensure_future(self.standing_by.wait())
+        try:
+            await asyncio.wait({subscribed, lost}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (subscribed, lost):
+                task.cancel()
+            await asyncio.gather(subscribed, lost, return_exceptions=True)
+        if not subscribed.done() or subscribed.cancelled():
+            return None
+        exc = subscribed.exception()
+        return "connection closed" if exc is None else f"{type(exc).__name__}: {exc}"
+
     async def subscribe(self) -> None:
         if self.subscription is None:
             return
         delay = 1.0
         while True:
+            await self.leading.wait()
             started = asyncio.get_running_loop().time()
             try:
-                await self.subscription(self.wake, self._set_live)
-                reason = "connection closed"
+                reason = await self._subscribed_while_leading()
             except Exception as exc:  # noqa: BLE001 - any failure of a subscription means: poll, reconnect
                 reason = f"{type(exc).__name__}: {exc}"
             self._set_live(False)
+            if reason is None:
+                logger.info("chainwatch %s %s: subscription closed (standing by)", self.network, self.family)
+                continue
             if asyncio.get_running_loop().time() - started > RECONNECT_MAX_SECONDS:
                 delay = 1.0
             logger.warning(
@@ -245,11 +326,12 @@ class Watch:
 
     async def main(self) -> None:
         try:
-            await asyncio.gather(self.pass_loop(), self.subscribe())
+            await asyncio.gather(self.lead(), self.pass_loop(), self.subscribe())
         finally:
             # The pass under way finishes; then the pass thread's own database connection closes.
-            self.executor.submit(lambda: connection.close())
-            self.executor.shutdown(wait=True)
+            for executor in (self.executor, self.lease_executor):
+                executor.submit(lambda: connection.close())
+                executor.shutdown(wait=True)
 
 
 def watches() -> list[Watch]:

@@ -4,12 +4,21 @@ transfer it has observed (stored once under its on-chain key)."""
 from __future__ import annotations
 
 import uuid
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
 from payments.enums import Network
+
+# A block's timestamp is set by its producer: on Ethereum the start of its 12-second slot, so a
+# transaction may be a little younger than its block says. Allow that and some clock skew. A
+# Bitcoin miner may stamp a block up to an hour behind (the median-time rule): its time counts
+# only with ten minutes of slack; the mempool entry time is the watchers' first evidence there.
+BLOCK_TIME_SLACK = timedelta(minutes=1)
+BITCOIN_BLOCK_TIME_SLACK = timedelta(minutes=10)
+BITCOIN_NETWORKS = (Network.MAINNET, Network.TESTNET, Network.SIGNET, Network.REGTEST)
 
 # ObservedTransfer.index for transfers that have no output or log index of their own.
 NATIVE_INDEX = -1  # native ETH value of an EVM transaction
@@ -98,6 +107,8 @@ class ObservedTransfer(models.Model):
     block_time = models.DateTimeField(null=True, blank=True)
     # Solana commitment ("processed", "confirmed", "finalized") and Lightning settlement.
     finalized = models.BooleanField(default=False)
+    # A coinbase output (Bitcoin): spendable only after COINBASE_MATURITY blocks.
+    coinbase = models.BooleanField(default=False)
     # True once the block holding it left the chain; cleared when it shows up again.
     orphaned = models.BooleanField(default=False)
     # Other outputs of the same transaction {address: base units}, for the MultiOutput fee check.
@@ -126,6 +137,16 @@ class ObservedTransfer(models.Model):
     def __str__(self) -> str:
         return f"{self.network} {self.txid}:{self.index} {self.amount_base_units} {self.currency}"
 
+    @property
+    def made_at(self) -> datetime:
+        """When the transfer was made, as far as the watchers can tell: when first seen (the
+        node's mempool entry time where it gives one), or earlier when its block says so, so a
+        payment made before a draft existed never pays that draft (docs/decisions.md)."""
+        if self.block_time is None:
+            return self.first_seen_at
+        slack = BITCOIN_BLOCK_TIME_SLACK if self.network in BITCOIN_NETWORKS else BLOCK_TIME_SLACK
+        return min(self.first_seen_at, self.block_time + slack)
+
 
 class UnmatchedTransfer(models.Model):
     """A transfer to an address where the account has (or had, within the late-payment grace
@@ -143,10 +164,40 @@ class UnmatchedTransfer(models.Model):
         "drafts.Draft", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     matched_at = models.DateTimeField(null=True, blank=True)
+    # Why it paid none of the candidate drafts, when the matcher can tell: "sentBeforeDraft".
+    reason = models.CharField(max_length=32, blank=True)
+    # Followed to finality as a draft's payment is (chainwatch.unmatched.reports_follow): final
+    # once it can no longer leave the chain; reverted while a reorg has taken it off the chain.
+    final_at = models.DateTimeField(null=True, blank=True)
+    reverted_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
         constraints = [models.UniqueConstraint(fields=["user", "transfer"], name="unmatched_transfer_once_per_account")]
+        indexes = [models.Index(fields=["created_at"], name="unmatched_transfer_created_at")]  # retention
 
     def __str__(self) -> str:
         return f"{self.transfer} for {self.user_id}"
+
+
+class TransferQuorum(models.Model):
+    """What each of a network's endpoints says about one observed transfer, when several are
+    configured (chainwatch/quorum.py): the transfer is Seen from the endpoint in `source`, and
+    Confirmed only at the depth `agreed_confirmations` (or `agreed_final`) that the quorum of
+    endpoints agrees on. `answers`: one entry per endpoint (its label, never its URL)."""
+
+    transfer = models.OneToOneField(ObservedTransfer, on_delete=models.CASCADE, related_name="quorum")
+    source = models.CharField(max_length=128, blank=True)
+    answers = models.JSONField(default=list, blank=True)
+    agreed_confirmations = models.IntegerField(default=0)
+    agreed_final = models.BooleanField(default=False)
+    # Set while an endpoint that is up and has the block says something else (or nothing).
+    disagreeing_since = models.DateTimeField(null=True, blank=True)
+    operator_notified_at = models.DateTimeField(null=True, blank=True)
+    checked_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["disagreeing_since"])]
+
+    def __str__(self) -> str:
+        return f"{self.transfer}: {self.agreed_confirmations} agreed"

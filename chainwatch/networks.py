@@ -25,7 +25,11 @@ def chain_id_of(network: str) -> int | None:
 
 def token_addresses(network: str) -> dict[str, str]:
     """Currency -> contract/mint on `network`, as the registry has it (TOKEN_ADDRESSES included)."""
-    return {a.currency: a.token_address for a in all_assets() if a.network == network and a.kind == "token"}
+    return {
+        a.currency: a.token_address
+        for a in all_assets()
+        if a.network == network and a.kind == "token" and a.token_address is not None
+    }
 
 
 def token_address(network: str, currency: str) -> str | None:
@@ -41,15 +45,38 @@ class Endpoints:
     zmq_url: str = ""
 
 
-def endpoints(network: str) -> Endpoints:
+def url_list(value: str) -> list[str]:
+    """The endpoints of a comma-separated setting (RPC_URL_<NETWORK> and the like), in order."""
+    return [url.strip() for url in (value or "").split(",") if url.strip()]
+
+
+def endpoints(network: str, choice: int = 0) -> Endpoints:
+    """The network's endpoints; with several configured per kind (a comma-separated list),
+    the `choice`-th of each (the first when a kind has fewer)."""
     configured = settings.CHAINWATCH_ENDPOINTS.get(network, {})
+
+    def pick(kind: str) -> str:
+        urls = url_list(configured.get(kind, ""))
+        return urls[min(choice, len(urls) - 1)] if urls else ""
+
+    rpc_url = pick("rpc_url")
     return Endpoints(
-        rpc_url=configured.get("rpc_url", ""),
-        esplora_url=configured.get("esplora_url", ""),
-        bitcoin_rpc_url=configured.get("bitcoin_rpc_url", ""),
-        ws_url=configured.get("ws_url", "") or websocket_url_of(configured.get("rpc_url", "")),
+        rpc_url=rpc_url,
+        esplora_url=pick("esplora_url"),
+        bitcoin_rpc_url=pick("bitcoin_rpc_url"),
+        ws_url=configured.get("ws_url", "") or websocket_url_of(rpc_url),
         zmq_url=configured.get("zmq_url", ""),
     )
+
+
+def chain_urls(network: str) -> list[str]:
+    """Every endpoint the network's block watcher may read (the kind it uses: RPC_URL for EVM
+    and Solana, BITCOIN_RPC_URL or ESPLORA_URL for Bitcoin, whichever bitcoin_source picks)."""
+    configured = settings.CHAINWATCH_ENDPOINTS.get(network, {})
+    if family_of(network) == BITCOIN:
+        kind = {"core": "bitcoin_rpc_url", "esplora": "esplora_url"}.get(bitcoin_source(network) or "", "")
+        return url_list(configured.get(kind, "")) if kind else []
+    return url_list(configured.get("rpc_url", ""))
 
 
 def websocket_url_of(rpc_url: str) -> str:

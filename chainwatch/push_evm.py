@@ -42,19 +42,20 @@ import itertools
 import json
 import logging
 from collections.abc import Callable
+from typing import Any
 
 import websockets
 from django.db import connection
 
 from chainwatch import evm
-from chainwatch.listener import MAX_MESSAGE_BYTES, SubscriptionRefused, Wake, refreshed_messages
+from chainwatch.listener import MAX_MESSAGE_BYTES, Subscription, SubscriptionRefused, Wake, refreshed_messages
 from drafts.selectors import watch_targets
 
 logger = logging.getLogger(__name__)
 
 LOGS_MAX_RECEIVERS = 1000  # receivers in one logs filter; beyond, newHeads alone
 
-LogFilter = dict | None
+LogFilter = dict[str, Any] | None
 
 
 async def evm_heads_and_logs(
@@ -76,7 +77,7 @@ async def evm_heads_and_logs(
         logs_filter: LogFilter = None  # the filter last asked for (answered or not)
         retired: list[str] = []  # logs subscriptions replaced or no longer wanted, to unsubscribe
 
-        async def send(method: str, params: list) -> int:
+        async def send(method: str, params: list[Any]) -> int:
             request = next(ids)
             await ws.send(json.dumps({"jsonrpc": "2.0", "id": request, "method": method, "params": params}))
             return request
@@ -94,7 +95,7 @@ async def evm_heads_and_logs(
                 await send("eth_unsubscribe", [logs_id])
                 logs_id = None
 
-        def answered(message: dict) -> None:
+        def answered(message: dict[str, Any]) -> None:
             nonlocal logs_id
             wanted = asked.pop(message["id"])
             subscription = message.get("result")
@@ -106,7 +107,7 @@ async def evm_heads_and_logs(
                 return
             ours.add(subscription)
             previous, logs_id = logs_id, subscription
-            logger.debug("subscribed to Transfer logs for %d receivers", len(wanted["topics"][2]))
+            logger.debug("subscribed to Transfer logs for %d receivers", len(wanted["topics"][2]) if wanted else 0)
             if previous is not None:
                 ours.discard(previous)
                 retired.append(previous)
@@ -124,7 +125,7 @@ async def evm_heads_and_logs(
                     await send("eth_unsubscribe", [retired.pop()])
 
 
-def subscription(network: str, ws_url: str):
+def subscription(network: str, ws_url: str) -> Subscription:
     """The listener's Subscription for an EVM watcher: heads, and the logs of its token drafts."""
 
     def log_filter() -> LogFilter:  # on a thread of the loop's pool: its connection is not kept

@@ -36,6 +36,7 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import websockets
 from django.db import connection
@@ -57,7 +58,7 @@ class Kind:
     unsubscribe: str
     notification: str
 
-    def params(self, address: str, commitment: str) -> list:
+    def params(self, address: str, commitment: str) -> list[Any]:
         if self.subscribe == "accountSubscribe":
             return [address, {"commitment": commitment, "encoding": "base64"}]
         return [{"mentions": [address]}, {"commitment": commitment}]
@@ -82,7 +83,7 @@ async def solana_notifications(
         active: dict[str, list[tuple[Kind, int]]] = {}  # address -> (kind, subscription id)
         asked: set[str] = set()
 
-        async def send(method: str, params: list) -> int:
+        async def send(method: str, params: list[Any]) -> int:
             nonlocal next_id
             next_id += 1
             await ws.send(json.dumps({"jsonrpc": "2.0", "id": next_id, "method": method, "params": params}))
@@ -102,7 +103,7 @@ async def solana_notifications(
                     await send(used.unsubscribe, [subscription])
                 asked.discard(address)
 
-        async def answered(message: dict) -> None:
+        async def answered(message: dict[str, Any]) -> None:
             nonlocal kind, accepted
             used, address = pending.pop(message["id"])
             result = message.get("result")

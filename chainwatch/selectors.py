@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
 
-from chainwatch.models import Cursor
+from chainwatch.models import Cursor, TransferQuorum
 from chainwatch.networks import EVM, watchers
 
 
@@ -27,7 +28,7 @@ def stale_watchers(*, now: datetime | None = None) -> list[str]:
     return stale
 
 
-def watcher_lag(*, now: datetime | None = None) -> dict[str, dict]:
+def watcher_lag(*, now: datetime | None = None) -> dict[str, dict[str, Any]]:
     """Per enabled, configured watcher that has run: its cursor, the node's head, the lag
     between them and the age of its last successful pass, and whether its last pass failed."""
     now = now or timezone.now()
@@ -54,3 +55,19 @@ def evm_traces() -> dict[str, str]:
     networks = [network for network, family in watchers(with_endpoint=True) if family == EVM]
     known = dict(Cursor.objects.filter(network__in=networks, family=EVM).values_list("network", "traces"))
     return {network: known.get(network, "") for network in networks}
+
+
+# /healthz keeps showing a disagreement about a transfer the quorum checked within this time.
+DISAGREEMENT_SHOWN_FOR = timedelta(hours=24)
+
+
+def quorum_disagreements(*, now: datetime | None = None) -> list[str]:
+    """`network txid:index` of each transfer a network's endpoints disagree on (chainwatch/quorum.py),
+    checked within DISAGREEMENT_SHOWN_FOR, oldest first (at most 20)."""
+    now = now or timezone.now()
+    rows = (
+        TransferQuorum.objects.filter(disagreeing_since__isnull=False, checked_at__gte=now - DISAGREEMENT_SHOWN_FOR)
+        .select_related("transfer")
+        .order_by("disagreeing_since")
+    )
+    return [f"{r.transfer.network} {r.transfer.txid}:{r.transfer.index}" for r in rows[:20]]

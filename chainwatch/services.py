@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -37,6 +38,9 @@ class TransferData:
     finalized: bool = False
     tx_outputs: dict[str, int] = field(default_factory=dict)
     solana_reference: str = ""
+    # When the node (or this watcher) first saw it, if before now: a mempool entry's time.
+    seen_at: datetime | None = None
+    coinbase: bool = False
 
 
 def cursor_get(*, network: str, family: str, backend: str = "") -> Cursor:
@@ -76,12 +80,19 @@ def _upsert_transfers(transfers: list[TransferData]) -> None:
             "orphaned": False,
             "tx_outputs": data.tx_outputs,
             "solana_reference": data.solana_reference,
+            "coinbase": data.coinbase,
         }
+        first = {"first_seen_at": min(data.seen_at, timezone.now())} if data.seen_at else {}
         transfer, created = ObservedTransfer.objects.get_or_create(
-            network=data.network, txid=data.txid, index=data.index, defaults={**defaults, "finalized": data.finalized}
+            network=data.network,
+            txid=data.txid,
+            index=data.index,
+            defaults={**defaults, **first, "finalized": data.finalized},
         )
         if created:
             continue
+        if data.seen_at and data.seen_at < transfer.first_seen_at:  # seen earlier than we knew
+            ObservedTransfer.objects.filter(pk=transfer.pk).update(first_seen_at=data.seen_at)
         # A mempool sighting must not erase the block a transfer is already known to be in.
         if data.block_height is None and transfer.block_height is not None and not transfer.orphaned:
             continue
@@ -177,7 +188,7 @@ def cursor_progress(
     The last error stays on record with its time; `last_advanced_at` after it shows the
     watcher recovered."""
     now = now or timezone.now()
-    fields: dict = {"head": head, "last_run_at": now, "last_advanced_at": now}
+    fields: dict[str, Any] = {"head": head, "last_run_at": now, "last_advanced_at": now}
     if height is not None:
         fields["height"] = height
     if position is not None:

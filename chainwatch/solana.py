@@ -22,6 +22,8 @@ it, unknown means the fork holding it was abandoned (back to Pending).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
@@ -36,7 +38,7 @@ from chainwatch.watcher import PassReport
 from drafts.selectors import WatchTarget, watch_targets
 from payments.enums import Currency, Network
 
-GENESIS_HASHES = {
+GENESIS_HASHES: dict[str, str] = {
     Network.SOLANA: "5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d",
     Network.SOLANA_DEVNET: "EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG",
 }
@@ -47,12 +49,12 @@ STATUSES_PER_CALL = 256  # getSignatureStatuses takes at most 256 signatures
 BY_RECEIVER, BY_BLOCK = "receiver", "block"
 
 
-def _account_keys(tx: dict) -> list[str]:
+def _account_keys(tx: dict[str, Any]) -> list[str]:
     keys = tx["transaction"]["message"]["accountKeys"]
     return [k["pubkey"] if isinstance(k, dict) else k for k in keys]
 
 
-def received_base_units(tx: dict, *, receiver: str, mint: str | None) -> int:
+def received_base_units(tx: dict[str, Any], *, receiver: str, mint: str | None) -> int:
     """What `receiver` gained in this transaction: lamports, or base units of `mint`."""
     meta = tx.get("meta") or {}
     if mint is None:
@@ -62,14 +64,14 @@ def received_base_units(tx: dict, *, receiver: str, mint: str | None) -> int:
         i = keys.index(receiver)
         return int(meta["postBalances"][i]) - int(meta["preBalances"][i])
 
-    def owned(balances: list[dict]) -> int:
+    def owned(balances: list[dict[str, Any]]) -> int:
         return sum(
             int(b["uiTokenAmount"]["amount"])
             for b in balances or []
             if b.get("mint") == mint and b.get("owner") == receiver
         )
 
-    return owned(meta.get("postTokenBalances")) - owned(meta.get("preTokenBalances"))
+    return owned(meta.get("postTokenBalances") or []) - owned(meta.get("preTokenBalances") or [])
 
 
 def associated_token_address(owner: str, mint: str, token_program: str = TOKEN_PROGRAM) -> str:
@@ -97,7 +99,12 @@ class SolanaClient:
             raise ChainError(f"{network} expects genesis {GENESIS_HASHES[network]}, the node at RPC_URL has {genesis}")
         return int(slot)
 
-    def signatures(self, address_before: list[tuple[str, str | None]]) -> list[list[dict]]:
+    def latest_blockhash(self) -> str:
+        """A recent blockhash (confirmed), for a transaction a wallet is asked to sign."""
+        answer = self.rpc.call("getLatestBlockhash", [{"commitment": "confirmed"}])
+        return str(answer["value"]["blockhash"])
+
+    def signatures(self, address_before: list[tuple[str, str | None]]) -> list[list[dict[str, Any]]]:
         """One page (newest first) per (address, before-signature), all in JSON-RPC batches."""
         limit = settings.CHAINWATCH_SOLANA_SIGNATURES_PER_CALL
         calls = []
@@ -108,11 +115,11 @@ class SolanaClient:
             calls.append(("getSignaturesForAddress", [address, options]))
         return [r or [] for r in self.rpc.batch(calls)]
 
-    def transactions(self, signatures: list[str]) -> list[dict | None]:
+    def transactions(self, signatures: list[str]) -> list[dict[str, Any] | None]:
         options = {"encoding": "jsonParsed", "commitment": "confirmed", "maxSupportedTransactionVersion": 0}
         return self.rpc.batch([("getTransaction", [s, options]) for s in signatures])
 
-    def statuses(self, signatures: list[str]) -> list[dict | None]:
+    def statuses(self, signatures: list[str]) -> list[dict[str, Any] | None]:
         calls = [
             ("getSignatureStatuses", [signatures[i : i + STATUSES_PER_CALL], {"searchTransactionHistory": True}])
             for i in range(0, len(signatures), STATUSES_PER_CALL)
@@ -122,7 +129,7 @@ class SolanaClient:
     def produced_slots(self, start: int, end: int) -> list[int]:
         return [int(s) for s in self.rpc.call("getBlocks", [start, end, {"commitment": "confirmed"}])]
 
-    def blocks(self, slots: list[int]) -> list[dict | None]:
+    def blocks(self, slots: list[int]) -> list[dict[str, Any] | None]:
         options = {
             "encoding": "jsonParsed",
             "transactionDetails": "full",
@@ -146,8 +153,10 @@ class _Found:
     target: WatchTarget
     signature: str
     slot: int
-    tx: dict
+    tx: dict[str, Any]
     finalized: bool
+    # The block's `blockTime` (unix seconds; null where the node does not know it).
+    block_time: int | None = None
 
 
 def _mint(network: str, target: WatchTarget) -> str:
@@ -185,7 +194,7 @@ def subscription_addresses(network: str, url: str) -> list[str]:
     return _listing_addresses(SolanaClient(url), network, _receivers(network, targets))
 
 
-def _first_reference(tx: dict, by_reference: dict[str, WatchTarget]) -> WatchTarget | None:
+def _first_reference(tx: dict[str, Any], by_reference: dict[str, WatchTarget]) -> WatchTarget | None:
     for key in _account_keys(tx):
         if key in by_reference:
             return by_reference[key]
@@ -208,9 +217,16 @@ def _transfer(network: str, found: _Found) -> TransferData | None:
         amount_base_units=amount,
         block_height=found.slot,
         block_hash="",
+        block_time=_moment(found.block_time),
         finalized=found.finalized,
         solana_reference=target.solana_reference or "",
     )
+
+
+def _moment(block_time: Any) -> datetime | None:
+    """A `blockTime` as a time: matching reads it, so a payment made before a draft was created
+    never pays it however late a pass reads it (docs/decisions.md)."""
+    return datetime.fromtimestamp(int(block_time), UTC) if block_time else None
 
 
 def _stored(transfer: ObservedTransfer, *, slot: int, finalized: bool) -> TransferData:
@@ -223,6 +239,7 @@ def _stored(transfer: ObservedTransfer, *, slot: int, finalized: bool) -> Transf
         receiver_address=transfer.receiver_address,
         amount_base_units=transfer.amount_base_units,
         block_height=slot,
+        block_time=transfer.block_time,
         finalized=finalized,
         solana_reference=transfer.solana_reference,
     )
@@ -242,7 +259,7 @@ def solana_pass(network: str, url: str) -> PassReport:
     slot = client.slot(network)
     # Targets are read after the slot: a draft created later is paid in a later slot.
     targets = [t for t in watch_targets(network=network) if t.solana_reference]
-    by_reference = {t.solana_reference: t for t in targets}
+    by_reference = {t.solana_reference: t for t in targets if t.solana_reference}
     receivers = _receivers(network, targets)
     mode = choose_mode(receivers=len(receivers), cursor=cursor.height, slot=slot)
     report = PassReport(network=network, family=SOLANA, head=slot, start=cursor.height, end=slot)
@@ -252,6 +269,7 @@ def solana_pass(network: str, url: str) -> PassReport:
         addresses = _listing_addresses(client, network, receivers)
         found, listed, end = _by_receiver(client, network, addresses, by_reference, cursor.height, slot)
     else:
+        assert cursor.height is not None  # by block only once a slot range exists (choose_mode)
         end = min(slot, cursor.height + settings.CHAINWATCH_BLOCKS_PER_PASS)
         found, listed = _by_block(client, cursor.height + 1, end, by_reference), {}
 
@@ -291,12 +309,12 @@ def _by_receiver(
     by_reference: dict[str, WatchTarget],
     cursor: int | None,
     slot: int,
-) -> tuple[list[_Found], dict[str, dict], int]:
+) -> tuple[list[_Found], dict[str, dict[str, Any]], int]:
     """List each address back to the cursor (less a margin that covers finality and drafts
     created during the last pass), fetch the signatures not inspected before, oldest first."""
     stop = cursor - settings.CHAINWATCH_SOLANA_RELIST_SLOTS if cursor is not None else None
     limit = settings.CHAINWATCH_SOLANA_SIGNATURES_PER_CALL
-    listed: dict[str, dict] = {}
+    listed: dict[str, dict[str, Any]] = {}
     asking: list[tuple[str, str | None]] = [(a, None) for a in addresses]
     while asking:
         again = []
@@ -329,7 +347,8 @@ def _by_receiver(
         target = _first_reference(tx, by_reference)
         if target is not None:
             finalized = entry.get("confirmationStatus") == "finalized"
-            found.append(_Found(target, entry["signature"], int(entry["slot"]), tx, finalized))
+            block_time = tx.get("blockTime") or entry.get("blockTime")
+            found.append(_Found(target, entry["signature"], int(entry["slot"]), tx, finalized, block_time))
     matched = {f.signature for f in found}
     # Remember what paid nothing, as long as the listings still show it (the margin re-lists).
     cache.set(inspected_key, (inspected & set(listed)) | {e["signature"] for e in fresh} - matched, timeout=86400)
@@ -349,5 +368,6 @@ def _by_block(client: SolanaClient, start: int, end: int, by_reference: dict[str
                 continue
             target = _first_reference(tx, by_reference)
             if target is not None:
-                found.append(_Found(target, tx["transaction"]["signatures"][0], slot, tx, finalized=False))
+                signature = tx["transaction"]["signatures"][0]
+                found.append(_Found(target, signature, slot, tx, finalized=False, block_time=block.get("blockTime")))
     return found

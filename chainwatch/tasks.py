@@ -7,43 +7,52 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import Any
 
 from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
-from chainwatch import networks, services
+from chainwatch import networks, quorum, retention, services
 from chainwatch.matching import match_network
+from chainwatch.watcher import PassReport
 from core import metrics
 from core.sql.dbconn import discard_broken_connections, is_connection_error
 
 logger = logging.getLogger(__name__)
 
 
-def watcher_pass(network: str, family: str):
+def watcher_pass(network: str, family: str) -> PassReport:
     """One bounded pass of the watcher for (network, family), then every stored transfer that
     may still move a draft is matched and applied (the one place that does it)."""
-    report = _scan(network, family)
+    report = quorum.scan_any(network, family, lambda ends: _scan(network, family, ends))
+    quorum.check(network, family, report)  # several endpoints: what the quorum agrees on
     # Block-counted chains confirm by depth below the head; Solana (finalized) and Lightning
     # (preimage) are final by their own rule, not by a count.
     head = report.head if family in (networks.EVM, networks.BITCOIN) else None
+    # An EVM node's `finalized` block decides finality where it names one; with several
+    # endpoints, the `finalized` block the quorum agrees on (quorum.check; docs/decisions.md, Finality).
+    finalized = report.finalized if family == networks.EVM else None
     report.applied = match_network(
-        network=network, head=head, lightning=family == networks.LIGHTNING, now=timezone.now()
+        network=network, head=head, finalized=finalized, lightning=family == networks.LIGHTNING, now=timezone.now()
     )
+    quorum.notify(network)  # endpoints that disagree: the operator hears of it, naming the draft
     return report
 
 
-def _scan(network: str, family: str):
-    ends = networks.endpoints(network)
+def _scan(network: str, family: str, ends: networks.Endpoints) -> PassReport:
     if family == networks.EVM:
         from chainwatch.evm import EvmSource
         from chainwatch.watcher import block_pass
 
-        return block_pass(network, EvmSource(network, ends.rpc_url))
+        source = EvmSource(network, ends.rpc_url)
+        report = block_pass(network, source)
+        report.finalized = source.finalized
+        return report
     if family == networks.BITCOIN:
         from chainwatch import bitcoin
 
-        return bitcoin.bitcoin_pass(network)
+        return bitcoin.bitcoin_pass(network, ends)
     if family == networks.SOLANA:
         from chainwatch import solana
 
@@ -55,9 +64,9 @@ def _scan(network: str, family: str):
     raise ValueError(f"unknown chain family {family!r}")
 
 
-def watcher_run(network: str, family: str, *, max_passes: int | None = None) -> list:
+def watcher_run(network: str, family: str, *, max_passes: int | None = None) -> list[Any]:
     """Passes until caught up (or the per-run bound); errors are recorded on the cursor."""
-    reports = []
+    reports: list[Any] = []
     deadline = time.monotonic() + settings.CHAINWATCH_RUN_SECONDS
     for _ in range(max_passes or settings.CHAINWATCH_PASSES_PER_RUN):
         if reports and time.monotonic() > deadline:
@@ -88,3 +97,9 @@ def chainwatch_run(network: str, family: str) -> None:
     if (network, family) not in networks.watchers():
         return  # disabled or no endpoint configured
     watcher_run(network, family)
+
+
+@shared_task(name="chainwatch.purge_unmatched", ignore_result=True)
+def purge_unmatched() -> int:
+    """Retention (chainwatch/retention.py): unmatched-transfer reports past their age."""
+    return retention.unmatched_purge().deleted

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import requests
 
@@ -34,6 +35,9 @@ CALL_TRACER = {"tracer": "callTracer"}
 _detected: dict[tuple[str, str], str] = {}
 # RPC URLs of nodes that offer trace_filter but refused trace_block, for the life of the process.
 _no_trace_block: set[str] = set()
+
+# A JSON-RPC call: the method's name and params in, the node's answer out.
+Call = Callable[[Any, list[Any]], Any]
 
 
 @dataclass(frozen=True)
@@ -58,13 +62,13 @@ class InternalPayment:
     wei: int
 
 
-def _int(value) -> int:
+def _int(value: Any) -> int:
     if value is None or value == "":
         return 0
     return value if isinstance(value, int) else int(str(value), 16)
 
 
-def frames_from_trace_list(traces: list[dict]) -> list[Frame]:
+def frames_from_trace_list(traces: list[dict[str, Any]]) -> list[Frame]:
     """`trace_transaction` / `trace_filter` items of one transaction, in call order."""
     frames = []
     for trace in traces:
@@ -82,10 +86,10 @@ def frames_from_trace_list(traces: list[dict]) -> list[Frame]:
     return sorted(frames, key=lambda f: f.path)  # trace addresses in order = depth-first call order
 
 
-def frames_from_call_tracer(root: dict) -> list[Frame]:
+def frames_from_call_tracer(root: dict[str, Any]) -> list[Frame]:
     """geth's callTracer tree of one transaction, flattened depth-first (the same order)."""
     frames: list[Frame] = []
-    stack: list[tuple[tuple[int, ...], dict]] = [((), root)]
+    stack: list[tuple[tuple[int, ...], dict[str, Any]]] = [((), root)]
     while stack:
         path, call = stack.pop()
         frames.append(
@@ -119,7 +123,7 @@ def internal_payments(frames: list[Frame], receivers: set[str]) -> list[Internal
     return found
 
 
-def _answers(request: Callable[[str, list], dict], method: str, params: list) -> bool:
+def _answers(request: Call, method: str, params: list[Any]) -> bool:
     """Whether the node serves `method`: a result means yes, a JSON-RPC error (or a 4xx with
     one) means no. Anything else is a node that did not answer now: raise, try again later."""
     try:
@@ -144,7 +148,7 @@ def _is_rpc_error(response: requests.Response | None) -> bool:
     return isinstance(body, dict) and bool(body.get("error"))
 
 
-def probe(request: Callable[[str, list], dict], head: int) -> str:
+def probe(request: Call, head: int) -> str:
     """Ask the node which trace method it answers, the cheaper first (both only read `head`)."""
     block = hex(head)
     if _answers(request, TRACE_FILTER, [{"fromBlock": block, "toBlock": block, "toAddress": ["0x" + "0" * 40]}]):
@@ -154,7 +158,7 @@ def probe(request: Callable[[str, list], dict], head: int) -> str:
     return NO_TRACES
 
 
-def detect(network: str, rpc_url: str, request: Callable[[str, list], dict], head: int) -> tuple[str, bool]:
+def detect(network: str, rpc_url: str, request: Call, head: int) -> tuple[str, bool]:
     """(mode, newly detected): probes the node on the first call in this process only."""
     key = (network, rpc_url)
     if key in _detected:

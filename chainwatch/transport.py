@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Collection
 from decimal import Decimal
 from typing import Any
 
@@ -95,18 +96,24 @@ class JsonRpc:
     def calls(self) -> int:
         return self.http.calls
 
-    def call(self, method: str, params: list | None = None) -> Any:
+    def call(self, method: str, params: list[Any] | None = None) -> Any:
         return self.batch([(method, params or [])])[0]
 
-    def batch(self, calls: list[tuple[str, list]], *, allow_errors: bool = False) -> list[Any]:
-        """Results in call order; with allow_errors an errored call yields None instead of raising."""
+    def batch(
+        self, calls: list[tuple[str, list[Any]]], *, allow_errors: bool = False, optional: Collection[int] = ()
+    ) -> list[Any]:
+        """Results in call order; with allow_errors an errored call yields None instead of raising,
+        and so does an errored call whose position is in `optional` (a tag a node may not know)."""
         results: list[Any] = []
         size = settings.CHAINWATCH_JSONRPC_BATCH_SIZE
         for start in range(0, len(calls), size):
-            results += self._batch(calls[start : start + size], allow_errors)
+            excused = {i - start for i in optional if start <= i < start + size}
+            results += self._batch(calls[start : start + size], allow_errors, excused)
         return results
 
-    def _batch(self, calls: list[tuple[str, list]], allow_errors: bool) -> list[Any]:
+    def _batch(
+        self, calls: list[tuple[str, list[Any]]], allow_errors: bool, excused: Collection[int] = ()
+    ) -> list[Any]:
         if not calls:
             return []
         payload = []
@@ -120,13 +127,13 @@ class JsonRpc:
         answer = parse_json(response.text)
         answers = answer if isinstance(answer, list) else [answer]
         by_id = {item.get("id"): item for item in answers}
-        out = []
-        for request in payload:
+        out: list[Any] = []
+        for position, request in enumerate(payload):
             item = by_id.get(request["id"])
             if item is None:
                 raise ChainError(f"JSON-RPC {request['method']}: no answer")
             if item.get("error"):
-                if allow_errors:
+                if allow_errors or position in excused:
                     out.append(None)
                     continue
                 raise ChainError(f"JSON-RPC {request['method']}: {item['error']}")

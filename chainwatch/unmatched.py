@@ -8,20 +8,28 @@ catches payments that come after it), or still holding its amount (drafts.amount
 account gets one `transfer.unmatched` event and email, and the exact amount of one of its
 paid drafts also `draft.paid_again` on that draft; the owner can attach the transfer to one
 of their drafts.
+
+A report is made at the asset's default confirmations, then followed to finality as a draft's
+payment is (`reports_follow`): `final` once the transfer cannot leave the chain any more, and
+`revertedAt` (`onChain: false`) while a reorg has taken it off before then, so the merchant does
+not refund or attach money that is gone (docs/decisions.md, Matching, Unmatched).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import Any
 from uuid import UUID
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from accounts.models import User
 from accounts.modes import livemode_of, owned, test_networks
 from chainwatch.models import LIGHTNING_INDEX, ObservedTransfer, UnmatchedTransfer
 from chainwatch.networks import token_address
@@ -45,6 +53,21 @@ def _settled(transfer: ObservedTransfer, head: int | None) -> bool:
         return False
     required = get_asset(transfer.currency, transfer.network).default_confirmations
     return head - transfer.block_height + 1 >= required
+
+
+def on_chain(transfer: ObservedTransfer) -> bool:
+    """In a block of the chain (or final): not taken off by a reorg, and not merely back in a
+    mempool after one (a Bitcoin node puts the transactions of the blocks it drops back there;
+    a draft is Seen from a mempool, but a report is about money received, so until the
+    transaction is mined again it is off the chain)."""
+    return not transfer.orphaned and (transfer.block_height is not None or transfer.finalized)
+
+
+def on_chain_q(prefix: str = "") -> Q:
+    """`on_chain` as a filter (prefix: the path to the transfer, such as "transfer__")."""
+    return Q(**{f"{prefix}orphaned": False}) & (
+        Q(**{f"{prefix}block_height__isnull": False}) | Q(**{f"{prefix}finalized": True})
+    )
 
 
 def _same_asset(draft: Draft, transfer: ObservedTransfer) -> bool:
@@ -72,6 +95,10 @@ def candidate_drafts(transfer: ObservedTransfer) -> list[Draft]:
     return [d for d in drafts if _same_asset(d, transfer)]
 
 
+# Why a report pays none of its candidate drafts, where the matcher can tell.
+SENT_BEFORE_DRAFT = "sentBeforeDraft"  # made before any of them was created (chainwatch.matching)
+
+
 def reports_record(*, transfers: list[ObservedTransfer], head: int | None, now: datetime) -> int:
     """Report settled transfers that pay nothing; each (account, transfer) once. Returns how many."""
     settled = [
@@ -94,12 +121,42 @@ def reports_record(*, transfers: list[ObservedTransfer], head: int | None, now: 
     return count
 
 
+def reports_follow(*, network: str, final: Callable[[ObservedTransfer], bool], now: datetime) -> int:
+    """Follow the reports of `network` not final yet: a transfer a reorg took off the chain is
+    marked reverted (cleared if the same transaction is mined again); one `final` says can no
+    longer leave is marked final, and no longer followed. Reverted ones are followed for the
+    late-payment grace window. Returns how many reports changed."""
+    grace = timedelta(hours=settings.DRAFT_LATE_PAYMENT_GRACE_HOURS)
+    reports = (
+        UnmatchedTransfer.objects.filter(transfer__network=network, final_at__isnull=True)
+        .filter(Q(reverted_at__isnull=True) | Q(reverted_at__gte=now - grace))
+        .select_related("transfer")
+    )
+    changed = 0
+    for report in reports:
+        transfer = report.transfer
+        update: dict[str, datetime | None]
+        if not on_chain(transfer):
+            update = {"reverted_at": now} if report.reverted_at is None else {}
+        elif final(transfer):
+            update = {"final_at": now, "reverted_at": None}
+        else:
+            update = {"reverted_at": None} if report.reverted_at is not None else {}
+        if update:
+            changed += UnmatchedTransfer.objects.filter(pk=report.pk, final_at__isnull=True).update(**update)
+    return changed
+
+
 def _report(*, transfer: ObservedTransfer, user_id: int, drafts: list[Draft], now: datetime) -> int:
     with transaction.atomic():
         report, created = UnmatchedTransfer.objects.get_or_create(
             user_id=user_id,
             transfer=transfer,
-            defaults={"candidate_draft_ids": [str(d.id) for d in drafts], "created_at": now},
+            defaults={
+                "candidate_draft_ids": [str(d.id) for d in drafts],
+                "created_at": now,
+                "reason": SENT_BEFORE_DRAFT if all(d.created_at > transfer.made_at for d in drafts) else "",
+            },
         )
         if created:
             user = get_user_model().objects.get(pk=user_id)
@@ -115,7 +172,7 @@ def _report(*, transfer: ObservedTransfer, user_id: int, drafts: list[Draft], no
         return int(created)
 
 
-def _paid_again(report: UnmatchedTransfer, *, drafts: list[Draft], user, now: datetime) -> None:
+def _paid_again(report: UnmatchedTransfer, *, drafts: list[Draft], user: User, now: datetime) -> None:
     """The transfer is the exact amount of one paid draft of the account (a payer paid it
     again): `draft.paid_again` on that draft, which every endpoint gets by default. None when
     several paid drafts fit: the transfer.unmatched report names them all."""
@@ -147,7 +204,7 @@ def simulated_transfer_report(*, draft: Draft, tx_id: str, amount_base_units: in
         defaults={
             "currency": draft.currency,
             "token_address": draft.token_address or token_address(draft.network, draft.currency) or "",
-            "receiver_address": draft.receiver_address,
+            "receiver_address": draft.receiver_address or "",
             "amount_base_units": amount_base_units,
             "finalized": True,
             "solana_reference": draft.solana_reference or "",
@@ -170,7 +227,7 @@ def reports_reopen(*, transfer_ids: list[int]) -> None:
     UnmatchedTransfer.objects.filter(transfer_id__in=transfer_ids).update(matched_draft=None, matched_at=None)
 
 
-def unmatched_json(report: UnmatchedTransfer) -> dict:
+def unmatched_json(report: UnmatchedTransfer) -> dict[str, Any]:
     transfer = report.transfer
     asset = get_asset(transfer.currency, transfer.network)
     return {
@@ -184,8 +241,11 @@ def unmatched_json(report: UnmatchedTransfer) -> dict:
         "amountSats": transfer.amount_base_units,
         "amount": format_amount(transfer.amount_base_units, asset),
         "blockHeight": transfer.block_height,
-        "onChain": not transfer.orphaned,
+        "onChain": on_chain(transfer),
+        "final": report.final_at is not None,
+        "revertedAt": json_datetime(report.reverted_at) if report.reverted_at else None,
         "candidateDraftIds": list(report.candidate_draft_ids),
+        "reason": report.reason or None,
         "matched": report.matched_at is not None,
         "matchedDraftId": str(report.matched_draft_id) if report.matched_draft_id else None,
         "firstSeenAt": json_datetime(transfer.first_seen_at),
@@ -193,7 +253,7 @@ def unmatched_json(report: UnmatchedTransfer) -> dict:
     }
 
 
-def unmatched_event_data(report: UnmatchedTransfer, *, now: datetime) -> dict:
+def unmatched_event_data(report: UnmatchedTransfer, *, now: datetime) -> dict[str, Any]:
     body = unmatched_json(report)
     return {
         "transferId": body["id"],
@@ -206,7 +266,7 @@ def unmatched_event_data(report: UnmatchedTransfer, *, now: datetime) -> dict:
     }
 
 
-def unmatched_list(*, user, matched: bool | None):
+def unmatched_list(*, user: User, matched: bool | None) -> QuerySet[UnmatchedTransfer]:
     reports = UnmatchedTransfer.objects.filter(user=user).select_related("transfer").order_by("-created_at", "-pk")
     if not livemode_of(user):  # test mode: transfers seen on test networks only (accounts.modes)
         reports = reports.filter(transfer__network__in=test_networks())
@@ -220,7 +280,7 @@ class TransferAlreadyMatched(Conflict):
 
 
 def transfer_attach(
-    *, user, report_id: UUID, draft_id: UUID, accept_amount: bool = False, now: datetime | None = None
+    *, user: User, report_id: UUID | str, draft_id: UUID | str, accept_amount: bool = False, now: datetime | None = None
 ) -> Draft:
     """The owner attaches a reported transfer to one of their drafts (Pending or Expired)."""
     now = now or timezone.now()
@@ -241,7 +301,7 @@ def transfer_attach(
         locked = ObservedTransfer.objects.select_for_update().get(pk=transfer.pk)
         if locked.draft_id is not None or report.matched_at is not None:
             raise TransferAlreadyMatched("This transfer already pays a draft.")
-        if locked.orphaned:
+        if not on_chain(locked):
             raise Conflict("This transfer is no longer on chain.", code="transfer_not_on_chain")
         observation = draft_services.PaymentObservation(
             tx_id=locked.txid,

@@ -42,26 +42,37 @@ class PassReport:
     transfers: int = 0
     applied: int = 0
     notes: list[str] = field(default_factory=list)
+    source: str = ""  # the endpoint that answered, when several are configured (chainwatch/quorum.py)
+    # EVM: the node's `finalized` block number; None where it names none (finality by depth).
+    finalized: int | None = None
 
     @property
     def caught_up(self) -> bool:
         return self.end is not None and self.end >= self.head
 
 
-class BlockSource(Protocol):
+class Mempool(Protocol):
+    def snapshot(self) -> set[str]: ...
+
+    def record(self, snapshot: set[str], targets: list[WatchTarget], *, caught_up: bool) -> None: ...
+
+
+class BlockHashes(Protocol):
+    def block_hashes(self, heights: list[int]) -> dict[int, str | None]: ...
+
+
+class BlockSource(BlockHashes, Protocol):
     family: str
     backend: str
 
     def head(self) -> int: ...
-
-    def block_hashes(self, heights: list[int]) -> dict[int, str | None]: ...
 
     def blocks_per_pass(self, targets: list[WatchTarget]) -> int: ...
 
     def scan(self, start: int, end: int, targets: list[WatchTarget]) -> ScanResult: ...
 
 
-def _check_reorg(network: str, family: str, source: BlockSource, height: int) -> int | None:
+def _check_reorg(network: str, family: str, source: BlockHashes, height: int) -> int | None:
     """The fork height if remembered blocks left the chain, else None."""
     remembered = list(
         SeenBlock.objects.filter(network=network, height__lte=height).order_by("-height")[
@@ -80,7 +91,7 @@ def _check_reorg(network: str, family: str, source: BlockSource, height: int) ->
     return remembered[-1].height - 1  # deeper than we remember: rescan all of it
 
 
-def block_pass(network: str, source: BlockSource, *, mempool=None) -> PassReport:
+def block_pass(network: str, source: BlockSource, *, mempool: Mempool | None = None) -> PassReport:
     """One bounded pass. `mempool` (Bitcoin Core) is called after the head is known."""
     family = source.family
     cursor = services.cursor_get(network=network, family=family, backend=source.backend)
@@ -94,6 +105,7 @@ def block_pass(network: str, source: BlockSource, *, mempool=None) -> PassReport
         start_hash = source.block_hashes([start]).get(start) or ""
         cursor = services.cursor_start(network=network, family=family, height=start, block_hash=start_hash)
         report.start = report.end = start
+    assert cursor.height is not None  # started above
 
     fork = _check_reorg(network, family, source, cursor.height)
     if fork is not None:

@@ -24,7 +24,11 @@ map an HTTP method (`*`: every method) to a rule:
                     service door checks (accounts.totp.totp_disable), else the session's
     staff()         a staff session signed in with a second factor (the admin)
 
-A rule keeps room for a team role (`Rule.role`, the least role that may call); teams come later.
+Organizations' routes name the work a member's role must grant (`Rule.role`, accounts/roles.py):
+a read (GET, HEAD) needs READ only unless `role_reads`; a change needs the named work. `key`
+rules take it from their scope unless named. A rule without a role is a person's own route (the
+sign-in steps, their passkeys, password and second factor): it acts on who signed in, whatever
+organization they work in. tests/accounts/test_roles.py calls every session route with every role.
 """
 
 from __future__ import annotations
@@ -40,13 +44,17 @@ from accounts.authorization import (
     staff,
     step_up,
 )
+from accounts.roles import Work
+
+# The work a member's role must grant (accounts/roles.py, the table of roles).
+READ, MONEY, DEVELOPER, ADMIN, OWNER = Work.READ, Work.MONEY, Work.DEVELOPER, Work.ADMIN, Work.OWNER
 
 # The REST API under /api/v1 (and its schema).
 API: dict[str, dict[str, Rule]] = {
     "schema": {"GET": public()},
-    "test-helpers-draft-pay": {"POST": key("drafts:write")},
-    "test-helpers-draft-expire": {"POST": key("drafts:write")},
-    "test-helpers-draft-reorg": {"POST": key("drafts:write")},
+    "test-helpers-draft-pay": {"POST": key("drafts:write", role=DEVELOPER)},
+    "test-helpers-draft-expire": {"POST": key("drafts:write", role=DEVELOPER)},
+    "test-helpers-draft-reorg": {"POST": key("drafts:write", role=DEVELOPER)},
     "draft-list": {"GET": key("drafts:read"), "POST": key("drafts:write")},
     "draft-batch": {"POST": key("drafts:write")},
     "draft-detail": {"GET": key("drafts:read")},
@@ -78,12 +86,12 @@ API: dict[str, dict[str, Rule]] = {
     "auth-totp-disable": {"POST": step_up(proof_in_request=True)},  # its code is the proof
     "auth-passkeys": {"GET": session()},
     "auth-passkey": {"PATCH": session(), "DELETE": session()},
-    "account-profile": {"GET": key(), "PATCH": key("paylinks:write")},
+    "account-profile": {"GET": key(), "PATCH": key("paylinks:write", role=ADMIN)},
     # On needs a session; off needs step-up too, asked by the service (addressbook.services).
-    "account-receiver-lock": {"GET": session(), "PUT": session()},
-    "account-profile-logo": {"PUT": key("paylinks:write"), "DELETE": key("paylinks:write")},
-    "api-key-list": {"GET": session(), "POST": step_up()},
-    "api-key-detail": {"DELETE": session()},
+    "account-receiver-lock": {"GET": session(ADMIN), "PUT": session(ADMIN)},
+    "account-profile-logo": {"PUT": key("paylinks:write", role=ADMIN), "DELETE": key("paylinks:write", role=ADMIN)},
+    "api-key-list": {"GET": session(DEVELOPER), "POST": step_up(DEVELOPER)},
+    "api-key-detail": {"DELETE": session(DEVELOPER)},
     "rates": {"GET": key("rates:read")},
     "fee-schedule": {"GET": key("fees:read")},
     "fees-accrued": {"GET": key("fees:read")},
@@ -93,9 +101,12 @@ API: dict[str, dict[str, Rule]] = {
     "payment-request-detail": {"GET": key("paylinks:read")},
     "payment-request-cancel": {"POST": key("paylinks:write")},
     "checkout-detail": {"GET": payer()},
+    "solana-pay-transaction-request": {"GET": payer(), "POST": payer()},  # the draft id in the path
     "checkout-select": {"POST": payer()},
     "checkout-status": {"GET": payer()},
     "checkout-receipt": {"POST": payer()},
+    # Payments and transfers; its refunds need refunds:read, its webhooks and keys webhooks:manage.
+    "attention": {"GET": key("drafts:read")},
     "refund-list": {"GET": key("refunds:read"), "POST": key("refunds:write")},
     "refund-detail": {"GET": key("refunds:read")},
     "refund-approve": {"POST": key("refunds:write")},
@@ -111,6 +122,10 @@ API: dict[str, dict[str, Rule]] = {
     "webhook-redeliver": {"POST": key("webhooks:manage")},
     "webhook-rotate-secret": {"POST": key("webhooks:manage")},
     "webhook-test": {"POST": key("webhooks:manage")},
+    "event-list": {"GET": key("events:read")},
+    "event-detail": {"GET": key("events:read")},
+    "event-stream": {"GET": key("events:read")},
+    "event-redeliver": {"POST": key("webhooks:manage")},
     "notification-preferences": {"GET": key("webhooks:manage"), "PATCH": key("webhooks:manage")},
     "transfer-list": {"GET": key("drafts:read")},
     "transfer-attach": {"POST": key("drafts:write")},
@@ -127,6 +142,16 @@ API: dict[str, dict[str, Rule]] = {
     "recurring-template-detail": {"GET": key("templates:manage"), "DELETE": key("templates:manage")},
     "recurring-template-pause": {"POST": key("templates:manage")},
     "recurring-template-resume": {"POST": key("templates:manage")},
+    "audit-log": {"GET": session(ADMIN, role_reads=True)},  # owners and admins, never a key
+    # The team: an owner's or admin's session (making or unmaking an owner: an owner, in the view).
+    "team-members": {"GET": session(ADMIN, role_reads=True)},
+    "team-refund-limit": {"GET": session(ADMIN, role_reads=True), "PUT": session(OWNER)},  # support's limit
+    "team-leave": {"POST": session(READ)},  # any member leaves (the last owner cannot; not one's own account)
+    "team-second-factor": {"GET": session(ADMIN, role_reads=True), "PUT": session(OWNER)},  # require 2FA of members
+    "team-member": {"PATCH": session(ADMIN), "DELETE": session(ADMIN)},
+    "team-invitations": {"GET": session(ADMIN, role_reads=True), "POST": session(ADMIN)},
+    "team-invitation": {"DELETE": session(ADMIN)},
+    "team-invitation-accept": {"POST": person()},  # the invited person, signed in or not
     "demo-config": {"GET": public()},
     "demo-drafts": {"POST": public()},
     "demo-draft-detail": {"GET": public()},
@@ -137,6 +162,8 @@ PAGES: dict[str, dict[str, Rule]] = {
     "home": {"*": public()},  # redirects: a merchant to the overview, a visitor to sign-in
     "swagger": {"GET": public()},
     "llms-txt": {"GET": public()},
+    "favicon": {"GET": public()},
+    "problem-type": {"GET": public()},  # what an error's `type` means (about/problems.py)
     "healthz": {"GET": public()},
     "livez": {"GET": public()},
     "readyz": {"GET": public()},
@@ -145,9 +172,11 @@ PAGES: dict[str, dict[str, Rule]] = {
     "pay-page": {"GET": payer()},
     "pay-select": {"POST": payer()},
     "pay-receipt": {"POST": payer()},
+    "pay-document": {"GET": payer()},  # the chosen draft's PDF: the receipt once paid (no fee line)
     "pay-simulate": {"POST": payer()},  # test-mode pay links only (drafts.simulation refuses live ones)
     "refund-claim-page": {"GET": payer(), "POST": payer()},
     "account": {"*": session()},
+    "invitation": {"*": payer()},  # a team invitation's single-use token in the URL, emailed to the invited
     "security_link": {"*": payer()},  # the signed single-use token in the URL, emailed to the owner
     "register": {"*": person()},
     "register_code": {"*": person()},
@@ -156,45 +185,51 @@ PAGES: dict[str, dict[str, Rule]] = {
     "logout": {"*": person()},
     "forgot": {"*": person()},
     "forgot_code": {"*": person()},
-    "dashboard:overview": {"*": session()},
-    "dashboard:mode": {"*": session()},
-    "dashboard:drafts": {"*": session()},
-    "dashboard:draft_new": {"*": session()},
-    "dashboard:fee_preview": {"*": session()},
-    "dashboard:draft": {"*": session()},
-    "dashboard:draft_pdf": {"*": session()},
-    "dashboard:draft_template": {"*": session()},
-    "dashboard:refund_new": {"*": session()},
-    "dashboard:draft_action": {"*": session()},
-    "dashboard:webhooks": {"*": session()},
-    "dashboard:webhook": {"*": session()},
-    "dashboard:webhook_action": {"*": session()},
-    "dashboard:api_keys": {"GET": session(), "POST": step_up()},  # POST creates a key
-    "dashboard:api_key_revoke": {"*": session()},
-    "dashboard:fees": {"*": session()},
-    "dashboard:paylinks": {"*": session()},
-    "dashboard:paylink_new": {"*": session()},
-    "dashboard:paylink": {"*": session()},
-    "dashboard:paylink_cancel": {"*": session()},
-    "dashboard:refunds": {"*": session()},
-    "dashboard:refund": {"*": session()},
-    "dashboard:refund_action": {"*": session()},
-    "dashboard:templates": {"*": session()},
-    "dashboard:template_action": {"*": session()},
-    "dashboard:address_book": {"*": session()},
-    "dashboard:address_book_default": {"*": session()},
-    "dashboard:address_book_delete": {"*": session()},
-    "dashboard:address_book_usable_now": {"POST": step_up()},  # an address usable by keys before its delay
-    "dashboard:receiver_lock": {"POST": session()},  # off asks for step-up in the service
-    "dashboard:receiving_wallets": {"*": session()},
-    "dashboard:receiving_wallet_archive": {"POST": session()},
+    "dashboard:overview": {"GET": session(READ)},
+    "dashboard:organization": {"POST": session()},  # the switcher: the person's own memberships
+    "dashboard:team": {"GET": session(ADMIN, role_reads=True), "POST": session(ADMIN)},  # POST invites
+    "dashboard:team_member": {"POST": session(ADMIN)},  # making or unmaking an owner: an owner (the view)
+    "dashboard:team_invitation_revoke": {"POST": session(ADMIN)},
+    "dashboard:audit_log": {"GET": session(ADMIN, role_reads=True)},  # the CSV export too
+    "dashboard:mode": {"*": session(DEVELOPER)},
+    "dashboard:drafts": {"*": session(MONEY)},
+    "dashboard:draft_new": {"*": session(MONEY)},
+    "dashboard:fee_preview": {"GET": session(READ)},
+    "dashboard:draft": {"*": session(MONEY)},
+    "dashboard:draft_pdf": {"GET": session(READ)},
+    "dashboard:draft_template": {"*": session(MONEY)},
+    "dashboard:refund_new": {"*": session(MONEY)},
+    "dashboard:draft_action": {"*": session(MONEY)},
+    "dashboard:webhooks": {"*": session(DEVELOPER)},
+    "dashboard:webhook": {"*": session(DEVELOPER)},
+    "dashboard:webhook_action": {"*": session(DEVELOPER)},
+    "dashboard:api_keys": {"GET": session(DEVELOPER), "POST": step_up(DEVELOPER)},  # POST creates a key
+    "dashboard:api_key_revoke": {"*": session(DEVELOPER)},
+    "dashboard:api_key_rotate": {"*": session(DEVELOPER)},  # the new key: step-up, asked by its service
+    "dashboard:fees": {"*": session(ADMIN)},
+    "dashboard:paylinks": {"*": session(MONEY)},
+    "dashboard:paylink_new": {"*": session(MONEY)},
+    "dashboard:paylink": {"*": session(MONEY)},
+    "dashboard:paylink_cancel": {"*": session(MONEY)},
+    "dashboard:refunds": {"*": session(MONEY)},
+    "dashboard:refund": {"*": session(MONEY)},
+    "dashboard:refund_action": {"*": session(MONEY)},
+    "dashboard:templates": {"*": session(MONEY)},
+    "dashboard:template_action": {"*": session(MONEY)},
+    "dashboard:address_book": {"*": session(ADMIN)},
+    "dashboard:address_book_default": {"*": session(ADMIN)},
+    "dashboard:address_book_delete": {"*": session(ADMIN)},
+    "dashboard:address_book_usable_now": {"POST": step_up(ADMIN)},  # an address usable by keys before its delay
+    "dashboard:receiver_lock": {"POST": session(ADMIN)},  # off asks for step-up in the service
+    "dashboard:receiving_wallets": {"*": session(ADMIN)},
+    "dashboard:receiving_wallet_archive": {"POST": session(ADMIN)},
     "dashboard:confirm": {"*": session()},  # step-up itself
-    "dashboard:transfers": {"*": session()},
-    "dashboard:transfer_attach": {"*": session()},
+    "dashboard:transfers": {"*": session(MONEY)},
+    "dashboard:transfer_attach": {"*": session(MONEY)},
     "dashboard:security": {"*": session()},
     "dashboard:totp_off": {"POST": step_up(proof_in_request=True)},  # the app off: its code is the proof
-    "dashboard:notifications": {"*": session()},
-    "dashboard:profile": {"*": session()},
+    "dashboard:notifications": {"*": session(DEVELOPER)},
+    "dashboard:profile": {"*": session(ADMIN)},
     "dashboard:signout": {"*": person()},
     # The admin's own sign-in door: sends a visitor to the account's sign-in, tells staff
     # without a second factor what to do (accounts/admin_site.py).
@@ -225,15 +260,16 @@ MCP: dict[str, dict[str, Rule]] = {
     "mcp:list_refunds": {"*": key("refunds:read")},  # GET /api/v1/refunds
     "mcp:approve_refund": {"*": key("refunds:write")},  # POST /api/v1/refunds/{id}/approve
     "mcp:cancel_refund": {"*": key("refunds:write")},  # POST /api/v1/refunds/{id}/cancel
+    "mcp:get_attention": {"*": key("drafts:read")},  # GET /api/v1/attention
     "mcp:get_rates": {"*": key("rates:read")},  # GET /api/v1/rates
     "mcp:get_fee_schedule": {"*": key("fees:read")},  # GET /api/v1/fees/schedule
     "mcp:quote_fee": {"*": key("fees:read")},  # POST /api/v1/fees/quote
     "mcp:get_accrued_fees": {"*": key("fees:read")},  # GET /api/v1/fees/accrued
     "mcp:settle_accrued_fees": {"*": key("fees:write")},  # POST /api/v1/fees/accrued/settle
     "mcp:list_webhooks": {"*": key("webhooks:manage")},  # GET /api/v1/webhooks
-    "mcp:test_pay_draft": {"*": key("drafts:write")},  # POST /api/v1/test-helpers/drafts/{id}/pay
-    "mcp:test_expire_draft": {"*": key("drafts:write")},  # POST /api/v1/test-helpers/drafts/{id}/expire
-    "mcp:test_reorg_draft": {"*": key("drafts:write")},  # POST /api/v1/test-helpers/drafts/{id}/reorg
+    "mcp:test_pay_draft": {"*": key("drafts:write", role=DEVELOPER)},  # POST /api/v1/test-helpers/drafts/{id}/pay
+    "mcp:test_expire_draft": {"*": key("drafts:write", role=DEVELOPER)},  # POST /api/v1/test-helpers/drafts/{id}/expire
+    "mcp:test_reorg_draft": {"*": key("drafts:write", role=DEVELOPER)},  # POST /api/v1/test-helpers/drafts/{id}/reorg
     "mcp:create_webhook": {"*": key("webhooks:manage")},  # POST /api/v1/webhooks
     "mcp:delete_webhook": {"*": key("webhooks:manage")},  # DELETE /api/v1/webhooks/{id}
     "mcp:test_webhook": {"*": key("webhooks:manage")},  # POST /api/v1/webhooks/{id}/test
@@ -245,6 +281,18 @@ MCP: dict[str, dict[str, Rule]] = {
     "mcp:add_address": {"*": key("addressbook:manage")},  # POST /api/v1/address-book
     "mcp:list_address_book": {"*": key("addressbook:manage")},  # GET /api/v1/address-book
     "mcp:delete_address": {"*": key("addressbook:manage")},  # DELETE /api/v1/address-book/{id}
+    "mcp:list_webhook_deliveries": {"*": key("webhooks:manage")},  # GET /api/v1/webhooks/{id}/deliveries
+    "mcp:redeliver_webhook_delivery": {"*": key("webhooks:manage")},  # POST .../deliveries/{deliveryId}/redeliver
+    "mcp:rotate_webhook_secret": {"*": key("webhooks:manage")},  # POST /api/v1/webhooks/{id}/rotate-secret
+    "mcp:enable_webhook": {"*": key("webhooks:manage")},  # PATCH /api/v1/webhooks/{id} (active: true)
+    "mcp:list_unmatched_transfers": {"*": key("drafts:read")},  # GET /api/v1/transfers
+    "mcp:attach_transfer": {"*": key("drafts:write")},  # POST /api/v1/transfers/{id}/attach
+    "mcp:list_events": {"*": key("events:read")},  # GET /api/v1/events
+    "mcp:get_event": {"*": key("events:read")},  # GET /api/v1/events/{id}
+    "mcp:redeliver_event": {"*": key("webhooks:manage")},  # POST /api/v1/events/{id}/redeliver
+    "mcp:create_receiving_wallet": {"*": key("wallets:write")},  # POST /api/v1/receiving-wallets
+    "mcp:list_receiving_wallets": {"*": key("wallets:read")},  # GET /api/v1/receiving-wallets
+    "mcp:get_receiving_wallet": {"*": key("wallets:read")},  # GET /api/v1/receiving-wallets/{id}
     "mcp-resource:payments://assets": {"*": key()},
     "mcp-resource:fees://schedule": {"*": key("fees:read")},
     "mcp-resource:draft://{id}": {"*": key("drafts:read")},

@@ -3,8 +3,7 @@ import json
 import logging
 import os
 import sys
-import time
-import uuid
+import threading
 
 from celery import Celery, Task, signals
 
@@ -18,22 +17,25 @@ class ScheduledWorkTask(Task):
     """Every task's base. A run of a beat entry's work (the same task and arguments as an entry
     of CELERY_BEAT_SCHEDULE) holds a lease on that work while it runs (core/leases.py): a
     second send of the same work, from a second beat or a late message, finds it held and is
-    skipped. A worker killed mid-run holds it until the task time limit passes."""
+    skipped. The lease is short (LEASE_SECONDS) and renewed by the process's lease keeper while
+    the run lasts, so a worker killed mid-run holds it for one lease at most."""
 
     def __call__(self, *args, **kwargs):
         work = None if self.request.called_directly else scheduled_work(self.name, args, kwargs)
         if work is None:
             return super().__call__(*args, **kwargs)
-        from core.leases import lease_release, lease_take
+        from core.leases import holder_name, keeper, lease_release, lease_seconds, lease_take
 
-        holder = (self.request.id or uuid.uuid4().hex)[:64]
-        seconds = self.time_limit or self.app.conf.task_time_limit or 300
+        holder = holder_name()
+        seconds = lease_seconds()
         if not lease_take(work, holder, seconds):
             logger.info("%s: the same work is running elsewhere; this run is skipped", work)
             return None
+        keeper.hold(work, holder, seconds)
         try:
             return super().__call__(*args, **kwargs)
         finally:
+            keeper.drop(work)
             try:
                 lease_release(work, holder)
             except Exception as exc:  # it expires by itself
@@ -90,6 +92,14 @@ def _refresh_rates_at_start(**kwargs) -> None:
         logger.warning("could not send the first rate refresh", exc_info=True)
 
 
+@signals.worker_init.connect
+def _serve_metrics(**kwargs) -> None:
+    """The worker's main process serves its pool's figures on METRICS_PORT, when set."""
+    from core import metrics
+
+    metrics.serve_own_port("worker")
+
+
 @signals.task_failure.connect
 def _count_task_failure(sender=None, **kwargs) -> None:
     from core import metrics
@@ -128,37 +138,49 @@ def _logging_as_configured(**kwargs) -> None:
     logging.config.dictConfig(settings.LOGGING)
 
 
-def _say_as_json(say):
-    """The worker's few direct writes (shutdown notices, from signal handlers where logging
-    could deadlock) as JSON lines too: formatted here, written by Celery's own safe writer."""
+def _stdout_as_log_lines(**kwargs) -> None:
+    """LOG_FORMAT=json: what a worker writes to its standard output rather than through logging
+    (Celery's shutdown notices, written from signal handlers where logging could deadlock, its
+    banner without --quiet, a print) reaches the log as JSON lines too. Standard output becomes
+    a pipe: a write to it stays a plain write, safe in a signal handler, and a thread of the
+    worker's main process logs each line it reads."""
+    read_end, write_end = os.pipe()
+    sys.stdout.flush()
+    os.dup2(write_end, sys.__stdout__.fileno() if sys.__stdout__ else 1)
+    os.close(write_end)
+    threading.Thread(target=_log_lines, args=(read_end,), name="stdout-as-log", daemon=True).start()
 
-    def json_say(msg, *args, **kwargs):
-        entry = {
-            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "level": "INFO",
-            "logger": "celery.worker",
-            "message": str(msg),
-            "request_id": "-",
-            "account_id": None,
-            "task_name": None,
-            "task_id": None,
-        }
-        return say(json.dumps(entry), *args, **kwargs)
 
-    return json_say
+def _log_lines(read_end: int) -> None:
+    out = logging.getLogger("celery.worker")
+    with open(read_end, encoding="utf-8", errors="replace") as lines:
+        for line in lines:
+            if line.strip():
+                out.info("%s", line.strip())
 
 
 if os.environ.get("LOG_FORMAT") == "json":  # a receiver here means Celery leaves logging alone
     signals.setup_logging.connect(_logging_as_configured, weak=False)
-    import celery.apps.worker
-
-    celery.apps.worker.safe_say = _say_as_json(celery.apps.worker.safe_say)
+    signals.worker_init.connect(_stdout_as_log_lines, weak=False)
 
 
 @signals.worker_ready.connect
 @signals.beat_init.connect
 def _report_started(sender=None, **kwargs) -> None:
     logger.info("started with recursion limit %d", sys.getrecursionlimit())
+
+
+@signals.worker_ready.connect
+@signals.beat_init.connect
+def _clear_leases_of_dead_processes(**kwargs) -> None:
+    """A worker or beat restarted on this host takes up the work its killed predecessor held at
+    once, rather than after the lease (core/leases.py)."""
+    from core.leases import leases_clear_dead
+
+    try:
+        leases_clear_dead()
+    except Exception:  # the database away: the leases expire by themselves
+        logger.warning("could not clear the leases of processes gone", exc_info=True)
 
 
 # Workers heal after a database restart: CELERY_DB_REUSE_MAX keeps connections across tasks

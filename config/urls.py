@@ -4,7 +4,8 @@ from django.urls import include, path, re_path
 import core.routing  # noqa: F401 - registers the <id:...> converter
 from about.api.views import SchemaView, swagger
 from about.metrics import metrics_view
-from about.views import healthz, livez, llms_txt, readyz
+from about.problems import CODE_PATTERN
+from about.views import favicon, healthz, livez, llms_txt, problem_page, readyz
 from accounts.logos import DIGEST_PATTERN, merchant_logo
 from dashboard.views.common import home
 
@@ -17,6 +18,7 @@ api_v1 = [
     path("", include("fees.api.urls")),
     path("", include("paylinks.api.urls")),
     path("", include("refunds.api.urls")),
+    path("", include("attention.api.urls")),
     path("", include("webhooks.api.urls")),
     path("", include("notifications.api.urls")),
     path("", include("chainwatch.api.urls")),
@@ -25,6 +27,7 @@ api_v1 = [
     path("", include("suggestions.api.urls")),
     path("", include("recurring.api.urls")),
     path("", include("demo.api.urls")),
+    path("", include("audit.api.urls")),
 ]
 
 urlpatterns = [
@@ -36,6 +39,8 @@ urlpatterns = [
     path("refund/", include("refunds.urls")),
     re_path(rf"^merchant-logos/(?P<digest>{DIGEST_PATTERN})\.png$", merchant_logo, name="merchant-logo"),
     path("llms.txt", llms_txt, name="llms-txt"),
+    path("favicon.ico", favicon, name="favicon"),
+    re_path(rf"^problems/(?P<code>{CODE_PATTERN.pattern})$", problem_page, name="problem-type"),
     path("healthz", healthz, name="healthz"),
     path("livez", livez, name="livez"),
     path("readyz", readyz, name="readyz"),

@@ -4,21 +4,21 @@ Any number of beats may run (one per machine, or a second started by mistake); e
 usual, but a beat sends its due entries only while it holds the lease, renewed on every tick.
 A standby checks every BEAT_LEASE_SECONDS / 3 and takes over once the active beat's lease has
 expired (it died) or been released (it stopped), so the work goes on within
-BEAT_LEASE_SECONDS + a third of it. Settings: CELERY_BEAT_SCHEDULER names this class.
+BEAT_LEASE_SECONDS (10 s by default) + a third of it; a beat starting on the host of a killed
+one (or on a database restored with this host's old lease) clears that lease at once
+(core.leases.leases_clear_dead, run at beat_init). Settings: CELERY_BEAT_SCHEDULER names this class.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import socket
-import uuid
+from typing import Any
 
 from celery.beat import PersistentScheduler
 from django.conf import settings
 from django.db import connection
 
-from core.leases import lease_release, lease_take
+from core.leases import holder_name, lease_release, lease_take
 
 logger = logging.getLogger(__name__)
 
@@ -26,8 +26,8 @@ BEAT_LEASE = "beat"
 
 
 class LeasedScheduler(PersistentScheduler):
-    def __init__(self, *args, **kwargs) -> None:
-        self.lease_holder = f"{socket.gethostname()[:40]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.lease_holder = holder_name()
         self.lease_held = False
         super().__init__(*args, **kwargs)
 
@@ -50,7 +50,7 @@ class LeasedScheduler(PersistentScheduler):
             self.lease_held = held
         return held
 
-    def tick(self, *args, **kwargs) -> float:
+    def tick(self, *args: Any, **kwargs: Any) -> float:
         if not self.lease_renew():
             return self.lease_check_seconds
         return min(super().tick(*args, **kwargs), self.lease_check_seconds)

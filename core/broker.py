@@ -20,13 +20,16 @@ database (docs/decisions.md, "The embedded broker").
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import uuid
+from collections.abc import Callable
 from time import monotonic
+from typing import Any
 
 from kombu.exceptions import ChannelError
-from kombu.transport import filesystem
+from kombu.transport import filesystem, virtual
 from kombu.transport.virtual import Empty
 from kombu.utils.json import dumps, loads
 
@@ -52,7 +55,7 @@ def _write_atomically(path: str, data: bytes) -> None:
 class Channel(filesystem.Channel):
     """Filesystem channel with atomic writes and claims, and no stop on a damaged file."""
 
-    def _put(self, queue, payload, **kwargs):
+    def _put(self, queue: str, payload: dict[str, Any], **kwargs: Any) -> None:  # type: ignore[override]  # as kombu-stubs' filesystem.Channel declares it (ignored there too)
         # Names sort by time (kombu's order), then by a random part; the dot rule of kombu's names
         # (queue after the first dot) holds, and a hidden temporary name is never a message.
         name = f"{int(round(monotonic() * 1000))}_{uuid.uuid4()}.{queue}.msg"
@@ -66,7 +69,7 @@ class Channel(filesystem.Channel):
         os.makedirs(folder, exist_ok=True)
         return folder
 
-    def _get(self, queue):
+    def _get(self, queue: str) -> dict[str, Any]:  # type: ignore[override]  # as kombu-stubs' filesystem.Channel declares it (ignored there too)
         wanted = f"{queue}.msg"
         claimed = self._claim_folder()
         for name in sorted(os.listdir(self.data_folder_in)):
@@ -96,8 +99,8 @@ class Channel(filesystem.Channel):
             return message
         raise Empty()
 
-    def get_table(self, exchange):
-        file = self._exchange_file(exchange)
+    def get_table(self, exchange: str) -> list[filesystem.exchange_queue_t]:  # type: ignore[override]  # as kombu-stubs' filesystem.Channel declares it (ignored there too)
+        file = self._exchange_file(exchange)  # type: ignore[attr-defined]  # kombu's, missing from its stubs
         try:
             data = file.read_bytes()
         except FileNotFoundError:
@@ -110,26 +113,26 @@ class Channel(filesystem.Channel):
             logger.warning("Broker exchange table %s could not be read; taken as empty", file)
             return []
 
-    def _update_table(self, exchange, change) -> None:
+    def _update_table(self, exchange: str, change: Callable[[list[filesystem.exchange_queue_t]], bool]) -> None:
         """Read, change and atomically rewrite an exchange table, one writer at a time."""
-        file = self._exchange_file(exchange)
+        file = self._exchange_file(exchange)  # type: ignore[attr-defined]  # kombu's, missing from its stubs
         self.control_folder.mkdir(exist_ok=True)
         try:
             with open(f"{file}.lock", "ab") as lock_file:
-                filesystem.lock(lock_file, filesystem.LOCK_EX)
+                fcntl.flock(lock_file, fcntl.LOCK_EX)
                 try:
                     queues = self.get_table(exchange)
                     if change(queues):
                         _write_atomically(str(file), dumps(queues).encode())
                 finally:
-                    filesystem.unlock(lock_file)
+                    fcntl.flock(lock_file, fcntl.LOCK_UN)
         except OSError as exc:
             raise ChannelError(f"Cannot open {file}") from exc
 
-    def _queue_bind(self, exchange, routing_key, pattern, queue):
+    def _queue_bind(self, exchange: str, routing_key: str, pattern: str | None, queue: str) -> None:
         row = filesystem.exchange_queue_t(routing_key or "", pattern or "", queue or "")
 
-        def add(queues: list) -> bool:
+        def add(queues: list[filesystem.exchange_queue_t]) -> bool:
             if row in queues:
                 return False
             queues.insert(0, row)
@@ -137,11 +140,13 @@ class Channel(filesystem.Channel):
 
         self._update_table(exchange, add)
 
-    def _delete(self, queue, exchange, routing_key, pattern, *args, **kwargs):
-        filesystem.virtual.Channel._delete(self, queue, exchange, routing_key, pattern, *args, **kwargs)
+    def _delete(
+        self, queue: str, exchange: str, routing_key: str, pattern: str | None, *args: Any, **kwargs: Any
+    ) -> None:
+        virtual.Channel._delete(self, queue, exchange, routing_key, pattern, *args, **kwargs)
         row = filesystem.exchange_queue_t(routing_key or "", pattern or "", queue or "")
 
-        def remove(queues: list) -> bool:
+        def remove(queues: list[filesystem.exchange_queue_t]) -> bool:
             if row not in queues:
                 return False
             queues.remove(row)

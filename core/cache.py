@@ -21,6 +21,7 @@ import pickle
 import threading
 import time
 import zlib
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -29,6 +30,7 @@ from django.core.cache import caches
 from django.core.cache.backends.base import DEFAULT_TIMEOUT
 from django.core.cache.backends.filebased import FileBasedCache
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
+from redis import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -38,20 +40,22 @@ logger = logging.getLogger(__name__)
 
 
 class PooledRedisCacheClient(RedisCacheClient):
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._clients: dict[int, object] = {}
+        self._clients: dict[int, Redis] = {}
 
-    def get_client(self, key=None, *, write=False):
-        index = self._get_connection_pool_index(write)
+    def get_client(self, key: str | bytes | memoryview | None = None, *, write: bool = False) -> Redis:
+        # Django's RedisCacheClient members below are private, so its stubs leave them out.
+        index = self._get_connection_pool_index(write)  # type: ignore[attr-defined]
         client = self._clients.get(index)
         if client is None:
-            client = self._clients[index] = self._client(connection_pool=self._get_connection_pool(write))
+            pool = self._get_connection_pool(write)  # type: ignore[attr-defined]
+            client = self._clients[index] = self._client(connection_pool=pool)  # type: ignore[attr-defined]
         return client
 
 
 class PooledRedisCache(RedisCache):
-    def __init__(self, server, params) -> None:
+    def __init__(self, server: str | list[str], params: dict[str, Any]) -> None:
         super().__init__(server, params)
         self._class = PooledRedisCacheClient
 
@@ -65,31 +69,32 @@ class LockedFileCache(FileBasedCache):
     """
 
     @contextmanager
-    def _locked(self):
-        os.makedirs(self._dir, 0o700, exist_ok=True)
-        with open(os.path.join(self._dir, ".lock"), "a") as handle:
+    def _locked(self) -> Iterator[None]:
+        folder = self._dir  # type: ignore[attr-defined]  # Django's FileBasedCache's own folder (private, not in its stubs)
+        os.makedirs(folder, 0o700, exist_ok=True)
+        with open(os.path.join(folder, ".lock"), "a") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             try:
                 yield
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
-    def add(self, key, value, timeout=DEFAULT_TIMEOUT, version=None) -> bool:
+    def add(self, key: Any, value: Any, timeout: Any = DEFAULT_TIMEOUT, version: int | None = None) -> bool:
         with self._locked():
             return super().add(key, value, timeout, version)
 
-    def incr(self, key, delta=1, version=None) -> int:
+    def incr(self, key: Any, delta: int = 1, version: int | None = None) -> int:
         """Add delta and keep the key's expiry (Django's generic incr resets it to the default)."""
         with self._locked():
-            fname = self._key_to_file(key, version)
+            fname = self._key_to_file(key, version)  # type: ignore[attr-defined]  # FileBasedCache's (private)
             try:
                 with open(fname, "rb") as f:  # our own cache files, written by set() below
                     expiry = pickle.load(f)  # noqa: S301
-                    value = pickle.loads(zlib.decompress(f.read()))  # noqa: S301
+                    value: int = pickle.loads(zlib.decompress(f.read()))  # noqa: S301
             except (FileNotFoundError, EOFError):
                 raise ValueError(f"Key '{key}' not found") from None
             if expiry is not None and expiry < time.time():
-                self._delete(fname)
+                self._delete(fname)  # type: ignore[attr-defined]  # FileBasedCache's (private)
                 raise ValueError(f"Key '{key}' not found")
             value += delta
             self.set(key, value, None if expiry is None else max(expiry - time.time(), 0.001), version)
@@ -165,7 +170,7 @@ shared_counting = SharedCounting()
 
 
 @contextmanager
-def _counting():
+def _counting() -> Iterator[None]:
     """Runs a count in the shared cache; raises _CountLocally when it does not answer (or did not
     answer a moment ago), for the caller to count in `local_windows` instead."""
     if not shared_counting.usable():
@@ -198,7 +203,8 @@ def window_count(key: str, *, timeout: int, fail_closed: bool = False) -> int:
 
         def shared() -> int:
             with backend._cache.get_client(full_key, write=True).pipeline(transaction=True) as pipe:
-                count, _ = pipe.incr(full_key).expire(full_key, timeout).execute()
+                pipe.incr(full_key).expire(full_key, timeout)  # type: ignore[attr-defined]  # a pipeline's incr returns the pipeline
+                count, _ = pipe.execute()
             return int(count)
 
         if fail_closed:
@@ -221,10 +227,12 @@ def counter_get(key: str) -> int | None:
     this process's own count of it."""
     backend = caches["default"]
     if not isinstance(backend, RedisCache):
-        return backend.get(key)
+        counted: int | None = backend.get(key)
+        return counted
     try:
         with _counting():
-            return backend.get(key)
+            counted = backend.get(key)
+            return counted
     except _CountLocally:
         return local_windows.get(key)
 
@@ -257,7 +265,8 @@ def get_and_window_count(read_key: str, count_key: str | None, *, timeout: int) 
                 value, count = _get_and_count_script(keys=[read_full, count_full], args=[timeout], client=client)
         except _CountLocally:
             return local_windows.get(read_key), local_windows.count(count_key, timeout=timeout)
-        return (None if value is None else backend._cache._serializer.loads(value)), int(count)
+        serializer = backend._cache._serializer  # type: ignore[attr-defined]  # the client's (private, not in its stubs)
+        return (None if value is None else serializer.loads(value)), int(count)
     return backend.get(read_key), window_count(count_key, timeout=timeout)
 
 

@@ -17,6 +17,7 @@ import base64
 import binascii
 import functools
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from cryptography.hazmat.primitives import hashes
@@ -25,6 +26,7 @@ from django.apps import apps
 from django.conf import settings
 from django.db import models
 
+from core.sql.columns import column_set, column_values
 from core.sql.state import table_name
 
 _HKDF_INFO = b"payment-drafts field encryption v1"
@@ -84,17 +86,23 @@ def decrypt(token: str, *, where: str = "a value") -> str:
         ) from None
 
 
-class EncryptedTextField(models.TextField):
+if TYPE_CHECKING:  # generic in django-stubs only (subscripting it fails at run time)
+    _TextField = models.TextField[str, str]
+else:
+    _TextField = models.TextField
+
+
+class EncryptedTextField(_TextField):
     """A text column stored as a Fernet token and read back as the plain value. The empty
     string stays empty (an unset secret). Lookups by value cannot match: each encryption of
     the same value differs."""
 
-    def from_db_value(self, value, expression, connection):
+    def from_db_value(self, value: Any, expression: Any, connection: Any) -> Any:  # the column's text, or None
         if not value:
             return value
         return decrypt(value, where=f"{table_name(self.model)}.{self.column}")
 
-    def get_prep_value(self, value):
+    def get_prep_value(self, value: Any) -> Any:
         value = super().get_prep_value(value)
         if not value:
             return value
@@ -108,7 +116,7 @@ def encrypted_columns() -> Iterator[tuple[type[models.Model], EncryptedTextField
                 yield model, field
 
 
-def column_reencrypt(connection, *, table: str, pk: str, column: str, batch: int = 500) -> tuple[int, int]:
+def column_reencrypt(connection: Any, *, table: str, pk: str, column: str, batch: int = 500) -> tuple[int, int]:
     """Bring every value of one column under the first key: a plain value (stored before
     encryption) is encrypted, a token under another key is re-encrypted, one already under
     the first key is left alone. Safe to run again. Returns (rows changed, rows seen).
@@ -117,18 +125,11 @@ def column_reencrypt(connection, *, table: str, pk: str, column: str, batch: int
     (a secret rotated by its owner) is never overwritten; it is under the first key anyway.
     Raises FieldDecryptionError for a token no key opens, before anything of that row is written."""
     fernet, first = _fernet(), _primary()
-    quote = connection.ops.quote_name
-    table, pk, column = quote(table), quote(pk), quote(column)
+    shown = f"{connection.ops.quote_name(table)}.{connection.ops.quote_name(column)}"
     changed = seen = 0
     last = None
     while True:
-        with connection.cursor() as cursor:
-            after = f"AND {pk} > %s" if last is not None else ""
-            cursor.execute(
-                f"SELECT {pk}, {column} FROM {table} WHERE {column} <> '' {after} ORDER BY {pk} LIMIT %s",  # noqa: S608 (names from the models)
-                [last, batch] if last is not None else [batch],
-            )
-            rows = cursor.fetchall()
+        rows = column_values(connection, table=table, pk=pk, column=column, after=last, limit=batch)
         if not rows:
             return changed, seen
         for key, value in rows:
@@ -143,31 +144,19 @@ def column_reencrypt(connection, *, table: str, pk: str, column: str, batch: int
                     new = fernet.rotate(value.encode("ascii")).decode("ascii")
                 except InvalidToken:
                     raise FieldDecryptionError(
-                        f"{table}.{column} of row {key} was encrypted with a key that is not in FIELD_ENCRYPTION_KEY."
+                        f"{shown} of row {key} was encrypted with a key that is not in FIELD_ENCRYPTION_KEY."
                     ) from None
             else:
                 new = encrypt(value)
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    f"UPDATE {table} SET {column} = %s WHERE {pk} = %s AND {column} = %s",  # noqa: S608
-                    [new, key, value],
-                )
-                changed += cursor.rowcount
+            changed += column_set(connection, table=table, pk=pk, column=column, key=key, value=new, was=value)
         last = rows[-1][0]
 
 
-def column_decrypt(connection, *, table: str, pk: str, column: str) -> int:
+def column_decrypt(connection: Any, *, table: str, pk: str, column: str) -> int:
     """Undo encryption of one column (a migration going backwards). Plain values are left."""
-    quote = connection.ops.quote_name
-    table, pk, column = quote(table), quote(pk), quote(column)
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {pk}, {column} FROM {table} WHERE {column} <> ''")  # noqa: S608
-        rows = cursor.fetchall()
+    shown = f"{connection.ops.quote_name(table)}.{connection.ops.quote_name(column)}"
+    rows = column_values(connection, table=table, pk=pk, column=column)
     for key, value in rows:
         if is_token(value):
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    f"UPDATE {table} SET {column} = %s WHERE {pk} = %s",  # noqa: S608
-                    [decrypt(value, where=f"{table}.{column}"), key],
-                )
+            column_set(connection, table=table, pk=pk, column=column, key=key, value=decrypt(value, where=shown))
     return len(rows)

@@ -24,7 +24,7 @@ def heartbeat_note(name: str, *, at: float | None = None) -> None:
 
 def heartbeat_age(name: str, *, now: float | None = None) -> float | None:
     """Seconds since the last heartbeat `name`; None when none was ever noted (a fresh start)."""
-    at = cache.get(_key(name))
+    at: float | None = cache.get(_key(name))
     if at is None:
         return None
     return max((time.time() if now is None else now) - at, 0.0)

@@ -8,9 +8,13 @@ it the process's own registry is served. The backlogs are gauges computed at scr
 
 from __future__ import annotations
 
+import logging
 import os
 import time
+from collections.abc import Callable
+from typing import Protocol
 
+from django.http import HttpRequest, HttpResponse
 from prometheus_client import Counter, Gauge, Histogram
 
 # Seconds: a draft creation takes milliseconds, a webhook POST up to WEBHOOKS_TIMEOUT_SECONDS.
@@ -40,6 +44,11 @@ watcher_last_pass = Gauge(
     ["network", "family"],
     multiprocess_mode="max",
 )
+quorum_disagreements = Counter(
+    "chainwatch_quorum_disagreements",
+    "Transfers an endpoint disagreed on (said something else or nothing of), by network and endpoint label",
+    ["network", "endpoint"],
+)
 webhook_deliveries = Counter("webhook_deliveries", "Webhook delivery attempts, by outcome", ["outcome"])
 webhook_delivery_seconds = Histogram(
     "webhook_delivery_duration_seconds", "Duration of a webhook delivery attempt", buckets=_BUCKETS
@@ -56,11 +65,34 @@ rate_limit_local_counts = Counter(
 task_failures = Counter("celery_task_failures", "Celery tasks that raised, by task name", ["task"])
 
 
-def draft_counted(counter: Counter, draft) -> None:
+class Counted(Protocol):
+    """What a draft is counted by (drafts.models.Draft: core imports no app above it)."""
+
+    @property
+    def network(self) -> str: ...
+
+    @property
+    def currency(self) -> str: ...
+
+
+class AttemptOutcome(Protocol):
+    """What a webhook attempt is counted by (outbound.Response)."""
+
+    @property
+    def ok(self) -> bool: ...
+
+    @property
+    def status_code(self) -> int | None: ...
+
+    @property
+    def duration_ms(self) -> int: ...
+
+
+def draft_counted(counter: Counter, draft: Counted) -> None:
     counter.labels(draft.network, draft.currency).inc()
 
 
-def webhook_delivery_counted(outcome) -> None:
+def webhook_delivery_counted(outcome: AttemptOutcome) -> None:
     """One finished attempt (an outbound.Response): succeeded, refused (an answer other than
     2xx) or unanswered (no connection, no answer in time, not sent)."""
     label = "succeeded" if outcome.ok else ("refused" if outcome.status_code else "unanswered")
@@ -68,7 +100,7 @@ def webhook_delivery_counted(outcome) -> None:
     webhook_delivery_seconds.observe((outcome.duration_ms or 0) / 1000)
 
 
-def watcher_pass_counted(network: str, family: str, report, *, seconds: float) -> None:
+def watcher_pass_counted(network: str, family: str, report: object, *, seconds: float) -> None:
     watcher_pass_seconds.labels(network, family).observe(seconds)
     watcher_last_pass.labels(network, family).set(time.time())
     head, end = getattr(report, "head", None), getattr(report, "end", None)
@@ -81,16 +113,39 @@ def process_dead(pid: int) -> None:
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         from prometheus_client import multiprocess
 
-        multiprocess.mark_process_dead(pid)
+        multiprocess.mark_process_dead(pid)  # type: ignore[no-untyped-call]  # prometheus_client leaves it unannotated
+
+
+def serve_own_port(process: str) -> None:
+    """METRICS_PORT set: this process (the Celery worker's main process, the chain listener)
+    serves its figures on METRICS_ADDRESS:METRICS_PORT from a thread of its own: with
+    PROMETHEUS_MULTIPROC_DIR every process of the directory summed (a prefork worker's pool
+    counts in its children), else this process's own registry."""
+    from django.conf import settings
+
+    if not settings.METRICS_PORT:
+        return
+    from prometheus_client import REGISTRY, CollectorRegistry, start_http_server
+
+    registry = REGISTRY
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from prometheus_client import multiprocess
+
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]  # unannotated upstream
+    start_http_server(settings.METRICS_PORT, settings.METRICS_ADDRESS, registry=registry)
+    logging.getLogger(__name__).info(
+        "%s metrics on http://%s:%s/metrics", process, settings.METRICS_ADDRESS, settings.METRICS_PORT
+    )
 
 
 class RequestMetricsMiddleware:
     """Counts every answer by its URL pattern's name (never the raw path) and status."""
 
-    def __init__(self, get_response):
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
-    def __call__(self, request):
+    def __call__(self, request: HttpRequest) -> HttpResponse:
         started = time.perf_counter()
         response = self.get_response(request)
         match = getattr(request, "resolver_match", None)

@@ -10,7 +10,7 @@ class Lease(models.Model):
     expires_ms = models.BigIntegerField()
 
     class Meta:
-        db_table = "config_lease"  # core/leases.py names it in its INSERT
+        db_table = "config_lease"  # the name it was created with
 
     def __str__(self) -> str:
         return f"{self.name} held by {self.holder}"

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import logging
 import sys
+from typing import Any
 
 from django.conf import settings
 from django.core.signals import got_request_exception
 from django.db import InterfaceError
 from django.db import OperationalError as DatabaseError
 from django.dispatch import receiver
+from django.http import HttpRequest
 from kombu.exceptions import OperationalError as BrokerError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -56,8 +58,8 @@ def retry_after_seconds() -> str:
 
 
 @receiver(got_request_exception, dispatch_uid="core.outages.note_outage")
-def _note_outage(sender, request=None, **kwargs) -> None:
+def _note_outage(sender: object, request: HttpRequest | None = None, **kwargs: Any) -> None:
     """Django turns an exception raised in middleware into a 500 before the outer middleware sees
     it; the request keeps which dependency it was, for ApiProblemMiddleware to answer 503."""
     if request is not None:
-        request.outage = outage_problem(sys.exc_info()[1])
+        request.outage = outage_problem(sys.exc_info()[1])  # type: ignore[attr-defined]  # ours, on the request

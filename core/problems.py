@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from django.conf import settings
+from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
 # RFC 9457 members: an extension may never overwrite them (a 409 must not say "status": "Cancelled").
@@ -47,7 +48,7 @@ class Problem(Exception):
 
     status_code = 400
     default_code = "invalid_request"
-    default_detail = "The request is invalid."
+    default_detail: str | Promise = "The request is invalid."  # a lazy translation is rendered when raised
 
     def __init__(
         self,
@@ -138,7 +139,7 @@ class TooManyRequests(Problem):
 class ServiceUnavailable(Problem):
     status_code = 503
     default_code = "service_unavailable"
-    default_detail = "A service this request depends on is unavailable."
+    default_detail: str | Promise = "A service this request depends on is unavailable."
 
 
 # An error document stays small whatever the request held: messages may quote the input (an

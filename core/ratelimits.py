@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 
@@ -60,7 +61,7 @@ class RateLimitState:
 class CostLimited(TooManyRequests):
     """A costly class's budget is spent; `states` are the budgets counted for the request."""
 
-    def __init__(self, detail: str | None = None, *, states: list[RateLimitState] | None = None, **kwargs) -> None:
+    def __init__(self, detail: str | None = None, *, states: list[RateLimitState] | None = None, **kwargs: Any) -> None:
         super().__init__(detail, **kwargs)
         self.states = states or []
 

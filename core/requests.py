@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import time
 import uuid
+from collections.abc import Callable
 from contextvars import ContextVar
+from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.utils.functional import empty
@@ -34,18 +37,26 @@ def request_id_for(request: HttpRequest) -> str:
     return offered if _WELL_FORMED.fullmatch(offered) else str(uuid.uuid4())
 
 
+def request_id_begin(offered: str) -> str:
+    """Outside Django's middleware (the MCP process, an ASGI request in a task of its own): this
+    context's request id for its log lines, the client's when well-formed, else a fresh one."""
+    request_id = offered if _WELL_FORMED.fullmatch(offered) else str(uuid.uuid4())
+    _current.set(request_id)
+    return request_id
+
+
 class RequestIdMiddleware:
-    def __init__(self, get_response):
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        request.request_id = request_id_for(request)
+        request_id = request.request_id = request_id_for(request)  # type: ignore[attr-defined]  # ours, on the request
         # Not reset on the way out: Django logs the response ("Bad Request: ...") after the
         # middleware returns, and that line should carry the id too. The next request sets its own.
-        _current.set(request.request_id)
+        _current.set(request_id)
         _request.set(request)
         response = self.get_response(request)
-        response[REQUEST_ID_HEADER] = request.request_id
+        response[REQUEST_ID_HEADER] = request_id
         return response
 
 
@@ -77,9 +88,9 @@ class JsonFormatter(logging.Formatter):
     """LOG_FORMAT=json: one JSON object per line (time, level, logger, message, request_id,
     account_id, task_name, task_id, and the traceback of an exception)."""
 
-    converter = time.gmtime  # the time in UTC, as the Z says
+    converter = staticmethod(time.gmtime)  # the time in UTC, as the Z says
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         logging.captureWarnings(True)  # warnings become log records too, so JSON lines
 
@@ -97,3 +108,36 @@ class JsonFormatter(logging.Formatter):
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
         return json.dumps(entry, default=str)
+
+
+PLAIN_FORMAT = "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"
+
+
+def process_formatter() -> logging.Formatter:
+    """LOG_FORMAT's formatter, for servers that configure logging before Django does (uvicorn's
+    --log-config deploy/uvicorn-logging.json, gunicorn's logconfig_dict)."""
+    return JsonFormatter() if os.environ.get("LOG_FORMAT") == "json" else logging.Formatter(PLAIN_FORMAT)
+
+
+def server_logging(streams: dict[str, str]) -> dict[str, Any]:
+    """A logging.config dict giving each of a server's own loggers (name -> "stdout" or
+    "stderr") LOG_FORMAT's lines, with the request id of the request being served."""
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "filters": {"request_id": {"()": "core.requests.RequestIdFilter"}},
+        "formatters": {"process": {"()": "core.requests.process_formatter"}},
+        "handlers": {
+            stream: {
+                "class": "logging.StreamHandler",
+                "formatter": "process",
+                "filters": ["request_id"],
+                "stream": f"ext://sys.{stream}",
+            }
+            for stream in ("stdout", "stderr")
+        },
+        "loggers": {
+            name: {"handlers": [stream], "level": "INFO", "propagate": False} for name, stream in streams.items()
+        },
+        "root": {"level": "INFO", "handlers": ["stderr"]},
+    }

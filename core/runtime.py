@@ -36,3 +36,19 @@ def web_process_ready() -> None:
     get_resolver().url_patterns  # noqa: B018 (imports the URLconf and, through it, the views)
     gc.collect()
     gc.freeze()
+
+
+def open_files_raised() -> int:
+    """Raise this process's soft limit on open files to its hard limit, and return it: each
+    connection a process holds is a file (the ASGI process's long polls, 10,000 at once)."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or soft < hard:
+        wanted = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 20)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+            soft = wanted
+        except (ValueError, OSError):
+            pass  # the soft limit stays: docs/production.md says how to raise the hard one
+    return soft

@@ -13,12 +13,17 @@ every string field (`core.api.serializers.StrictSerializer`), forms through `Pla
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext_lazy
 
 CODE = "control_characters"
 MESSAGE = "Must not contain control, invisible (zero-width) or text-direction characters."
+# The same, in the reader's language, on a form's field (the API keeps MESSAGE in English).
+FORM_MESSAGE = gettext_lazy("Must not contain control, invisible (zero-width) or text-direction characters.")
 # Bidi controls (U+202A-U+202E, U+2066-U+2069, LRM/RLM U+200E/U+200F, ALM U+061C), zero-width
 # characters (U+200B-U+200D, WORD JOINER U+2060, BOM U+FEFF), line and paragraph separators.
 _BIDI_AND_SEPARATORS = "\u061c\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff\u2028\u2029"
@@ -47,17 +52,17 @@ class PlainTextForm(forms.Form):
         # Here rather than in __init__: a form may add fields after its own __init__ ran.
         for field in self.fields.values():
             if isinstance(field, forms.CharField) and not getattr(field, "refuses_controls", False):
-                field.to_python = _refusing_controls(
+                field.to_python = _refusing_controls(  # type: ignore[method-assign,assignment]  # this instance's own
                     field.to_python, multiline=isinstance(field.widget, forms.Textarea)
                 )
-                field.refuses_controls = True
+                field.refuses_controls = True  # type: ignore[attr-defined]  # our mark on the field instance
         super().full_clean()
 
 
-def _refusing_controls(to_python, *, multiline: bool):
-    def checked(value):
+def _refusing_controls(to_python: Callable[[Any], str | None], *, multiline: bool) -> Callable[[Any], str | None]:
+    def checked(value: Any) -> str | None:
         if isinstance(value, str) and has_control_characters(value, multiline=multiline):
-            raise ValidationError(MESSAGE, code=CODE)
+            raise ValidationError(FORM_MESSAGE, code=CODE)
         return to_python(value)
 
     return checked

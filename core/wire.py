@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from decimal import Decimal
+from typing import Any
 
 
 def json_number(value: Decimal | int | None) -> int | float | None:
@@ -31,12 +32,12 @@ def json_datetime(value: datetime | None) -> str | None:
     return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
-class EncodedJson(dict):
+class EncodedJson(dict[str, Any]):
     """A JSON object and its encoding as the API sends it (core.api.renderers.encoded): a body
     both stored and sent, such as an idempotent creation's answer, is encoded once."""
 
     __slots__ = ("content",)
 
-    def __init__(self, body: dict, content: bytes) -> None:
+    def __init__(self, body: dict[str, Any], content: bytes) -> None:
         super().__init__(body)
         self.content = content

@@ -10,11 +10,14 @@ from decimal import Decimal
 
 from django.utils import timezone
 from django.utils.html import escape
+from django.utils.translation import gettext, ngettext
 
 from accounts.modes import owned
+from core.replica import replica_read
 from drafts.enums import DraftStatus
 from drafts.models import Draft
 from drafts.requests import OriginKind
+from payments import formatting
 from payments.rates import get_rate
 from payments.registry import get_asset
 
@@ -62,7 +65,7 @@ def confirmed_volume(*, user, days: int, display_currency: str) -> Volume:
         .exclude(origin__in=PAID_OUT)  # money the merchant sent, not received
         .only("currency", "network", "amount_base_units", "received_base_units", "usd_rate", "confirmed_at")
     )
-    for draft in confirmed:
+    for draft in replica_read(lambda: list(confirmed)):
         asset = get_asset(draft.currency, draft.network)
         units = draft.received_base_units or draft.amount_base_units
         usd = Decimal(units) / asset.unit * (draft.usd_rate or Decimal(0))
@@ -127,16 +130,23 @@ WIDE = Layout(width=640, height=220, font=11, css_class="chart-wide")
 NARROW = Layout(width=340, height=200, font=13, css_class="chart-narrow")
 
 
-def label_width(font: int) -> float:
-    """The drawn width of a day label ("01 Nov": six characters at about 0.62 em, generous)."""
-    return 6 * font * 0.62
+def label_width(font: int, chars: float = 6) -> float:
+    """The drawn width of a day label ("Nov 30": six characters at about 0.62 em, generous)."""
+    return max(chars, 6) * font * 0.62
 
 
-def day_labels(centres: list[float], *, font: int, left: float, right: float) -> list[tuple[int, float]]:
+def label_chars(labels: list[str]) -> float:
+    """The longest label in characters, a wide (CJK) character counting as about two."""
+    return max((sum(1.7 if ord(c) >= 0x2E80 else 1 for c in label) for label in labels), default=6)
+
+
+def day_labels(
+    centres: list[float], *, font: int, left: float, right: float, chars: float = 6
+) -> list[tuple[int, float]]:
     """(day index, x of the label's centre) for the days that get a label: evenly spaced, each
     kept inside [left, right] and at least a gap clear of the one before (so labels never
     overlap, whatever the width), the last day labelled only when it has room."""
-    width, gap = label_width(font), font * 0.5
+    width, gap = label_width(font, chars), font * 0.5
     slot = centres[1] - centres[0] if len(centres) > 1 else width
     step = max(1, int(-(-(width + gap) // slot)))  # ceil
     wanted = list(range(0, len(centres), step))
@@ -159,12 +169,17 @@ def volume_svg(volume: Volume, layout: Layout = WIDE) -> str:
     slot = inner_w / len(volume.days)
     bar = max(slot * 0.7, 2)
     suffix = layout.css_class
+    title = ngettext(
+        "Confirmed volume per day, last %(days)d day, in %(currency)s",
+        "Confirmed volume per day, last %(days)d days, in %(currency)s",
+        len(volume.days),
+    ) % {"days": len(volume.days), "currency": volume.currency}
+    summary = gettext("Stacked bars by asset; the table below lists the same figures.")
     parts = [
         f'<svg viewBox="0 0 {width} {height}" role="img" aria-labelledby="title-{suffix} desc-{suffix}" '
         f'class="{layout.css_class}" font-size="{font}" xmlns="http://www.w3.org/2000/svg">',
-        f'<title id="title-{suffix}">Confirmed volume per day, last {len(volume.days)} days, in '
-        f"{escape(volume.currency)}</title>",
-        f'<desc id="desc-{suffix}">Stacked bars by asset; the table below lists the same figures.</desc>',
+        f'<title id="title-{suffix}">{escape(title)}</title>',
+        f'<desc id="desc-{suffix}">{escape(summary)}</desc>',
         f"<defs>{_pattern_defs(suffix)}</defs>",
         f'<line class="axis" x1="{pad_left}" y1="{PAD_TOP + inner_h}" x2="{width - 8}" y2="{PAD_TOP + inner_h}"/>',
         f'<text x="{pad_left - 4}" y="{PAD_TOP + font}" text-anchor="end">{_short(peak)}</text>',
@@ -173,7 +188,7 @@ def volume_svg(volume: Volume, layout: Layout = WIDE) -> str:
     centres = [pad_left + i * slot + slot / 2 for i in range(len(volume.days))]
     for i, day in enumerate(volume.days):
         x = centres[i] - bar / 2
-        y = PAD_TOP + inner_h
+        y = float(PAD_TOP + inner_h)
         for index, asset in enumerate(volume.assets):
             value = volume.values.get(day, {}).get(asset, Decimal(0))
             if not value:
@@ -186,8 +201,11 @@ def volume_svg(volume: Volume, layout: Layout = WIDE) -> str:
                 f'stroke="currentColor" stroke-width="0.6"><title>{day.isoformat()} {escape(asset)}: '
                 f"{value} {escape(volume.currency)}</title></rect>"
             )
-    for i, at in day_labels(centres, font=font, left=pad_left, right=width - 2):
-        parts.append(f'<text x="{at:.1f}" y="{height - 6}" text-anchor="middle">{volume.days[i]:%d %b}</text>')
+    # The day as the reader writes it ("Nov 3", "3. Nov.", "11月3日"), Babel as everywhere else.
+    names = [formatting.month_day(d) for d in volume.days]
+    chars = label_chars(names)
+    for i, at in day_labels(centres, font=font, left=pad_left, right=width - 2, chars=chars):
+        parts.append(f'<text x="{at:.1f}" y="{height - 6}" text-anchor="middle">{escape(names[i])}</text>')
     parts.append("</svg>")
     return "".join(parts)
 

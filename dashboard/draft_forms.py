@@ -9,7 +9,9 @@ here; fiat currencies are the supported ISO codes, offered as a searchable list.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from decimal import Decimal
+from typing import cast
 
 from django import forms
 from django.conf import settings
@@ -19,7 +21,7 @@ from core.problems import Problem
 from core.text import PlainTextForm
 from payments.enums import Method, Network
 from payments.rates.fiat import FIAT_CURRENCIES
-from payments.registry import Asset, all_assets, get_asset, to_base_units
+from payments.registry import NETWORKS, Asset, all_assets, get_asset, to_base_units
 
 BLANK = [("", "—")]
 
@@ -27,7 +29,7 @@ BLANK = [("", "—")]
 class TaggedSelect(forms.Select):
     """A select whose options carry data attributes (`{value: {"data-networks": "Base Solana"}}`)."""
 
-    def __init__(self, *args, option_data: dict[str, dict[str, str]] | None = None, **kwargs):
+    def __init__(self, *args, option_data: dict[str, dict[str, str | bool]] | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         self.option_data = option_data or {}
 
@@ -35,6 +37,30 @@ class TaggedSelect(forms.Select):
         option = super().create_option(name, value, label, selected, index, subindex=subindex, attrs=attrs)
         option["attrs"].update(self.option_data.get(str(value), {}))
         return option
+
+
+def mode_networks(*, livemode: bool, among: Iterable[str] | None = None) -> list[tuple[str, str]]:
+    """The networks a dashboard form offers, in the order of `Network`: the enabled ones (or
+    those of `among`); in test mode the test networks only, so a form there cannot pick a main
+    network and its first choice, the default, is a test network (accounts.modes)."""
+    among = settings.ENABLED_NETWORKS if among is None else list(among)
+    return [
+        (value, label)
+        for value, label in Network.choices
+        if value in among and (livemode or (value in NETWORKS and NETWORKS[value].is_testnet))
+    ]
+
+
+TEST_NETWORKS_ONLY = _("Test mode uses test networks only: pick one from the list.")
+
+
+def offer_networks(field: forms.Field, networks: list[tuple[str, str]], *, livemode: bool) -> None:
+    """A network select offering `networks`, the first one chosen; in test mode a main network
+    posted anyway is refused in the merchant's words (they switched test mode on)."""
+    cast(forms.ChoiceField, field).choices = networks
+    field.initial = networks[0][0] if networks else None
+    if not livemode:
+        field.error_messages["invalid_choice"] = TEST_NETWORKS_ONLY
 
 
 def _assets() -> list[Asset]:
@@ -52,13 +78,6 @@ def methods_of(network: str | None, currency: str | None) -> list[str]:
         if (network is None or a.network == network) and (currency is None or a.currency == currency):
             found.update(a.methods)
     return [m for m in Method.values if m in found]
-
-
-def base_units_text(base_units: int, asset: Asset) -> str:
-    """ "250,000 sats", "25,000,000 base units": the integer the draft bills."""
-    native = {"bitcoin": "sats", "solana": "lamports", "evm": "wei"}
-    unit = native.get(asset.family, "base units") if asset.kind == "native" else "base units"
-    return f"{base_units:,} {unit}"
 
 
 class CreateDraftForm(PlainTextForm):
@@ -107,15 +126,15 @@ class CreateDraftForm(PlainTextForm):
         decimal_places=18,
         min_value=Decimal("0"),
         required=False,
-        help_text=_("In whole units (0.0025 BTC, 25 USDC); the base units are shown with the fee"),
+        help_text=_("In whole units of the asset, such as 0.0025 BTC or 25 USDC"),
     )
     memo = forms.CharField(label=_("Memo"), max_length=500, required=False)
     expiryHours = forms.IntegerField(label=_("Expires after (hours)"), min_value=1, max_value=720, initial=24)
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, livemode: bool = True, **kwargs):
         super().__init__(*args, **kwargs)
-        networks = [(v, label) for v, label in Network.choices if v in settings.ENABLED_NETWORKS]
-        self.fields["network"].choices = networks
+        networks = mode_networks(livemode=livemode)
+        offer_networks(self.fields["network"], networks, livemode=livemode)
         network = self._chosen("network") or (networks[0][0] if networks else None)
         currency = self._chosen("currency")
         by_currency: dict[str, list[str]] = {}
@@ -134,7 +153,9 @@ class CreateDraftForm(PlainTextForm):
                 for c, n in by_currency.items()
             }
         )
-        self.fields["currency"].choices = [(c, c) for c in currencies_on(None)]  # after the widget: it takes them
+        cast(forms.ChoiceField, self.fields["currency"]).choices = [
+            (c, c) for c in currencies_on(None)
+        ]  # after the widget: it takes them
         usable = methods_of(network, currency if currency in fitting else None)
         self.fields["paymentMethod"].widget = TaggedSelect(
             option_data={
@@ -142,7 +163,9 @@ class CreateDraftForm(PlainTextForm):
                 for m, a in by_method.items()
             }
         )
-        self.fields["paymentMethod"].choices = BLANK + [(m, label) for m, label in Method.choices if m in by_method]
+        cast(forms.ChoiceField, self.fields["paymentMethod"]).choices = BLANK + [
+            (m, label) for m, label in Method.choices if m in by_method
+        ]
         self.lightning = self._chosen("paymentMethod") == Method.LIGHTNING
 
     def _chosen(self, name: str) -> str | None:
@@ -157,7 +180,8 @@ class CreateDraftForm(PlainTextForm):
         return code or None
 
     def clean(self):
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         lightning = data.get("paymentMethod") == Method.LIGHTNING or bool(data.get("bolt11"))
         if not lightning:
             data["bolt11"] = data["lightningAddress"] = None

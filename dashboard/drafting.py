@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from django.http import HttpRequest
 from django.utils import timezone
+from django.utils.functional import Promise
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from addressbook.selectors import default_receiver, receiving_addresses
-from dashboard.draft_forms import base_units_text
+from dashboard.security import MerchantRequest
 from drafts.creation import fee_placement_estimate
 from drafts.planning import draft_plan
 from drafts.requests import DraftRequest
@@ -64,7 +64,7 @@ def draft_request_of(data: dict, user) -> DraftRequest:
     )
 
 
-PLACEMENT_TEXT = {
+PLACEMENT_TEXT: dict[str, Promise] = {
     FeePlacement.OUTPUT: gettext_lazy("paid as a separate output of the payer's transaction"),
     FeePlacement.ACCRUED: gettext_lazy("accrued to your account and settled later"),
     FeePlacement.WAIVED: gettext_lazy("waived: too small to be a payment output on its own (dust)"),
@@ -76,10 +76,9 @@ def fee_preview_text(request: DraftRequest, user) -> str:
     placement rules, the day's dust-waiver allowance included."""
     plan = draft_plan(request=request, now=timezone.now())
     asset = plan.asset
-    sends = _("The payer sends %(amount)s %(cur)s (%(units)s).") % {
+    sends = _("The payer sends %(amount)s %(cur)s.") % {
         "amount": format_amount(plan.amount_base_units, asset),
         "cur": asset.currency,
-        "units": base_units_text(plan.amount_base_units, asset),
     }
     if plan.fee is None:
         return f"{sends} {_('No fee.')}"
@@ -94,7 +93,7 @@ def fee_preview_text(request: DraftRequest, user) -> str:
     return f"{sends} {fee}"
 
 
-def draft_form_context(request: HttpRequest, form, **extra) -> dict:
+def draft_form_context(request: MerchantRequest, form, **extra) -> dict:
     """A draft form's page: the form, the address book's receiving entries and the fiat codes it offers."""
     return {
         "form": form,

@@ -3,13 +3,16 @@ land next to the right input without a mapping table."""
 
 from __future__ import annotations
 
+from typing import cast
+
 from django import forms
 from django.conf import settings
+from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
 from accounts.scopes import Scope
 from core.text import PlainTextForm
-from dashboard.draft_forms import CreateDraftForm, TaggedSelect
+from dashboard.draft_forms import TEST_NETWORKS_ONLY, CreateDraftForm, TaggedSelect, mode_networks, offer_networks
 from drafts.enums import DraftStatus
 from drafts.settlement import SETTLEMENT_CURRENCIES
 from payments import formatting
@@ -21,10 +24,14 @@ from webhooks.models import EventType
 BLANK = [("", "—")]
 
 
+class DateInput(forms.DateInput):
+    input_type = "date"
+
+
 class DraftFilterForm(PlainTextForm):
-    status = forms.ChoiceField(label=_("Status"), choices=BLANK + DraftStatus.choices, required=False)
+    status = forms.ChoiceField(label=_("Status"), choices=[*BLANK, *DraftStatus.choices], required=False)
     network = forms.ChoiceField(label=_("Network"), choices=BLANK + Network.choices, required=False)
-    method = forms.ChoiceField(label=_("Method"), choices=BLANK + Method.choices, required=False)
+    method = forms.ChoiceField(label=_("Method"), choices=[*BLANK, *Method.choices], required=False)
     currency = forms.ChoiceField(label=_("Currency"), choices=BLANK + [(c, c) for c in Currency.values], required=False)
     q = forms.CharField(
         label=_("Search"), max_length=200, required=False, help_text=_("Memo, address, tx id, order id")
@@ -32,12 +39,21 @@ class DraftFilterForm(PlainTextForm):
     page = forms.IntegerField(min_value=1, max_value=1_000_000, required=False)
     superseded = forms.BooleanField(label=_("Include drafts a payer switched away from"), required=False)
 
+    def __init__(self, *args, livemode: bool = True, **kwargs):
+        super().__init__(*args, **kwargs)
+        # The day range of GET /api/v1/drafts (`from`, `to`), days of the account's time zone.
+        self.fields["from"] = forms.DateField(label=_("From"), required=False, widget=DateInput)
+        self.fields["to"] = forms.DateField(label=_("To"), required=False, widget=DateInput)
+        if not livemode:  # test drafts are on test networks only
+            networks = BLANK + mode_networks(livemode=False, among=Network.values)
+            offer_networks(self.fields["network"], networks, livemode=False)  # first: every network
+
 
 class WebhookForm(PlainTextForm):
     url = forms.URLField(label=_("Endpoint URL"), max_length=2048, assume_scheme="https", help_text=_("HTTPS, public"))
     events = forms.MultipleChoiceField(
         label=_("Events"),
-        choices=[(v, v) for v in EventType.values if v != EventType.TEST],
+        choices=[(v, format_html("<code>{}</code>", v)) for v in EventType.values if v != EventType.TEST],
         widget=forms.CheckboxSelectMultiple,
         required=False,
         help_text=_("None ticked: every event of the specification"),
@@ -66,14 +82,15 @@ class SettleForm(PlainTextForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         # Only the networks the operator takes settlements on (an enabled network with a fee
-        # address), the first one chosen, with an asset it carries.
+        # address), the first one chosen, with an asset it carries. (Test mode accrues no fees,
+        # so this form is never shown there.)
         allowed = [
             (value, label)
             for value, label in Network.choices
             if value in settings.ENABLED_NETWORKS and settings.PLATFORM_FEE_ADDRESSES.get(value)
         ]
         if allowed:
-            self.fields["network"].choices = allowed
+            cast(forms.ChoiceField, self.fields["network"]).choices = allowed
             first = allowed[0][0]
             self.fields["network"].initial = first
             self.fields["currency"].initial = next(
@@ -107,9 +124,9 @@ class PaymentRequestForm(PlainTextForm):
     )
     expiryHours = forms.IntegerField(label=_("Open for (hours)"), min_value=1, max_value=720, initial=72)
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, livemode: bool = True, **kwargs):
         super().__init__(*args, **kwargs)
-        networks = [(v, label) for v, label in Network.choices if v in settings.ENABLED_NETWORKS]
+        networks = mode_networks(livemode=livemode)
         carriers: dict[str, list[str]] = {}
         for asset in all_assets():
             carriers.setdefault(asset.currency, []).append(asset.network)
@@ -124,6 +141,8 @@ class PaymentRequestForm(PlainTextForm):
             self.fields[f"option{i}_network"] = forms.ChoiceField(
                 label=_("Network"), choices=BLANK + networks, required=False
             )
+            if not livemode:
+                self.fields[f"option{i}_network"].error_messages["invalid_choice"] = TEST_NETWORKS_ONLY
             self.fields[f"option{i}_receiverAddress"] = forms.CharField(
                 label=_("Receiving address"),
                 max_length=320,
@@ -131,6 +150,8 @@ class PaymentRequestForm(PlainTextForm):
                 widget=forms.TextInput(attrs={"list": "receiving-addresses", "autocomplete": "off"}),
                 help_text=_("Empty: your default receiving address on the network") if i == 0 else "",
             )
+        if not livemode and networks:  # the first way to pay starts on a test network
+            self.fields["option0_network"].initial = networks[0][0]
 
     @property
     def option_rows(self):
@@ -158,7 +179,8 @@ class PaymentRequestForm(PlainTextForm):
         return code
 
     def clean(self):
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         for i in range(OPTION_SLOTS):
             row = [data.get(f"option{i}_{name}") for name in ("currency", "network", "receiverAddress")]
             if any(row) and not all(row[:2]):  # an empty address: the default on the network
@@ -201,6 +223,9 @@ class NotificationsForm(PlainTextForm):
     emailEnabled = forms.BooleanField(
         label=_("Email me when payments are seen, confirmed or need attention"), required=False
     )
+    attentionDigest = forms.BooleanField(
+        label=_("Email me once a day what needs attention (nothing when nothing does)"), required=False
+    )
 
 
 class AttachForm(PlainTextForm):
@@ -209,7 +234,7 @@ class AttachForm(PlainTextForm):
 
     def __init__(self, *args, drafts=(), **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["draftId"].choices = [(str(d.id), _attach_label(d)) for d in drafts]
+        cast(forms.ChoiceField, self.fields["draftId"]).choices = [(str(d.id), _attach_label(d)) for d in drafts]
 
 
 def _attach_label(draft) -> str:
@@ -235,6 +260,11 @@ class AddressBookForm(PlainTextForm):
         label=_("Default receiving address on this network (drafts and pay links without an address use it)"),
         required=False,
     )
+
+    def __init__(self, *args, livemode: bool = True, **kwargs):
+        super().__init__(*args, **kwargs)
+        networks = mode_networks(livemode=livemode, among=Network.values)
+        offer_networks(self.fields["network"], networks, livemode=livemode)
 
     def field_for(self, api_field: str) -> str | None:
         return {"isDefault": "is_default"}.get(api_field, api_field if api_field in self.fields else None)
@@ -270,13 +300,16 @@ class PayLinkPreferenceForm(PlainTextForm):
     )
 
 
+BITCOIN_NETWORKS = ("Mainnet", "Testnet", "Signet", "Regtest")
+
+
 class ReceivingWalletForm(PlainTextForm):
     """A receiving wallet: a Bitcoin network and the wallet's public descriptor (or xpub)."""
 
     label = forms.CharField(label=_("Label"), max_length=200, required=False)
     network = forms.ChoiceField(
         label=_("Network"),
-        choices=[(n, label) for n, label in Network.choices if n in ("Mainnet", "Testnet", "Signet", "Regtest")],
+        choices=[(n, label) for n, label in Network.choices if n in BITCOIN_NETWORKS],
     )
     descriptor = forms.CharField(
         label=_("Output descriptor or extended public key"),
@@ -297,6 +330,11 @@ class ReceivingWalletForm(PlainTextForm):
             ("sh-wpkh", _("Nested SegWit (sh-wpkh)")),
         ],
     )
+
+    def __init__(self, *args, livemode: bool = True, **kwargs):
+        super().__init__(*args, **kwargs)
+        networks = mode_networks(livemode=livemode, among=BITCOIN_NETWORKS)
+        offer_networks(self.fields["network"], networks, livemode=livemode)
 
     def field_for(self, api_field: str) -> str | None:
         return {"scriptType": "script_type"}.get(api_field, api_field if api_field in self.fields else None)

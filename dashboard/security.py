@@ -5,14 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import wraps
+from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.utils import timezone
 
+from accounts.models import User
 from accounts.modes import mode_set
 from core.problems import NotFound, TooManyRequests
 from core.ratelimits import cost_take
-from dashboard.preferences import display_of
+from dashboard.preferences import Display, display_of
 
 CONTENT_SECURITY_POLICY = "; ".join(
     [
@@ -37,6 +39,16 @@ def page_headers(response: HttpResponse) -> HttpResponse:
     return response
 
 
+class MerchantRequest(HttpRequest):
+    """A request to a merchant's page (`merchant_page`): signed in (the authorization table sends
+    anonymous visitors to sign-in first), with the account's display preferences."""
+
+    user: User
+    display: Display
+    person: User  # who signed in; `user` is the organization worked in (accounts.teams)
+    role: str  # the person's role there (a member's: the middleware refuses anyone else)
+
+
 # The dashboard's "Test mode" switch: while on, every page shows and makes test objects only.
 TEST_MODE_SESSION_KEY = "dashboard_test_mode"
 
@@ -51,7 +63,7 @@ def merchant_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespon
     the view runs, by accounts.middleware.AuthorizationMiddleware)."""
 
     @wraps(view)
-    def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+    def wrapped(request: MerchantRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         mode_set(request.user, livemode=not test_mode_on(request))  # what the pages show (accounts.modes)
         request.display = display_of(request.user)
         # Times on the page are shown in the account's zone (and labelled with it).

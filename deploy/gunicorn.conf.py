@@ -8,6 +8,7 @@ problem+json too: `_problem_error` below takes the place of its HTML error page.
 """
 
 import json
+import os
 from pathlib import Path
 
 import gunicorn.util
@@ -21,6 +22,11 @@ limit_request_field_size = 16384
 limit_request_fields = 10000
 
 _PROBLEMS = Path(__file__).resolve().parent / "problems"
+
+if os.environ.get("LOG_FORMAT") == "json":  # gunicorn's own lines as JSON objects too (core/requests.py)
+    from core.requests import server_logging
+
+    logconfig_dict = server_logging({"gunicorn.error": "stderr", "gunicorn.access": "stdout"})
 
 
 def _problem_body(status: int, reason: str) -> bytes:

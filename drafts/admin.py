@@ -1,4 +1,5 @@
 from django.contrib import admin
+from django.http import HttpRequest
 
 from drafts.models import Draft, IdempotencyKey
 
@@ -28,7 +29,7 @@ class DraftAdmin(admin.ModelAdmin):
     list_select_related = ("user",)
     readonly_fields = [field.name for field in Draft._meta.fields if field.name != "memo"]
 
-    def has_add_permission(self, request) -> bool:
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # drafts are made through the API, with pricing and events
 
 
@@ -39,5 +40,5 @@ class IdempotencyKeyAdmin(admin.ModelAdmin):
     search_fields = ("key", "user__email")
     readonly_fields = ("user", "key", "request_hash", "state", "response_status", "response_body", "created_at")
 
-    def has_add_permission(self, request) -> bool:
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False

@@ -3,17 +3,19 @@ billing the same address and asset, nudged by a few base units when a fiat-price
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TypeVar
+from typing import Any, TypeVar
 from uuid import UUID
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from accounts.models import User
 from core.problems import Conflict
 from core.sql.rows import Select, writes_in_one_statement
 from core.sql.state import in_transaction
@@ -40,11 +42,11 @@ def _invoice_holder(plan: DraftPlan, *, exclude: UUID | None = None) -> Draft | 
     """The draft (of any account, not cancelled) that already carries this plan's invoice."""
     if plan.payment_hash is None:
         return None
-    holders = Draft.objects.filter(payment_hash=plan.payment_hash).exclude(status=S.CANCELLED).exclude(pk=exclude)
+    holders = Draft.objects.filter(payment_hash=plan.payment_hash).exclude(status=S.CANCELLED).exclude(Q(pk=exclude))
     return holders.only("id", "user_id").first()
 
 
-def _invoice_attached_problem(holder: Draft, *, user) -> InvoiceAlreadyAttached:
+def _invoice_attached_problem(holder: Draft, *, user: User) -> InvoiceAlreadyAttached:
     # Name the draft only to its own account: another account's draft ids stay unknown.
     if holder.user_id == user.pk:
         return InvoiceAlreadyAttached(
@@ -57,7 +59,7 @@ def _invoice_attached_problem(holder: Draft, *, user) -> InvoiceAlreadyAttached:
     )
 
 
-def _open_amounts(plan: DraftPlan, *, user=None, exclude: UUID | None = None):
+def _open_amounts(plan: DraftPlan, *, user: User | None = None, exclude: UUID | None = None) -> QuerySet[Draft]:
     """Open drafts billing near this amount to the same (network, address, asset)."""
     drafts = Draft.objects.filter(
         status__in=OPEN_STATUSES,
@@ -66,7 +68,7 @@ def _open_amounts(plan: DraftPlan, *, user=None, exclude: UUID | None = None):
         currency=plan.asset.currency,
         amount_base_units__gte=plan.amount_base_units,
         amount_base_units__lte=plan.amount_base_units + MAX_NUDGE_BASE_UNITS,
-    ).exclude(pk=exclude)
+    ).exclude(Q(pk=exclude))
     return drafts.filter(user=user) if user is not None else drafts
 
 
@@ -97,7 +99,7 @@ def _matched_by_amount(plan: DraftPlan) -> bool:
     )
 
 
-def open_amounts_read(plan: DraftPlan, *, nudges: int = MAX_NUDGE_BASE_UNITS) -> tuple[Select, tuple] | None:
+def open_amounts_read(plan: DraftPlan, *, nudges: int = MAX_NUDGE_BASE_UNITS) -> tuple[Select, tuple[Any, ...]] | None:
     """The read of the open amounts (of every account) a new draft's may be nudged past, from
     its amount as asked up to `nudges` base units above; None if it keeps its own amount (or,
     an exact draft, is checked by its account's unique index). With `nudges=0` it finds a row
@@ -114,14 +116,17 @@ def _taken_amounts(plan: DraftPlan, *, exclude: UUID | None, now: datetime) -> s
     held = set(_held_amounts(plan, now=now, exclude=exclude).values_list("amount_base_units", flat=True))
     if exclude is not None:
         return held | set(_open_amounts(plan, exclude=exclude).values_list("amount_base_units", flat=True))
-    select, values = open_amounts_read(plan)
+    read = open_amounts_read(plan)
+    if read is None:  # it keeps its own amount: no open draft's is in its way
+        return held
+    select, values = read
     return held | {amount for (amount,) in select.rows(*values)}
 
 
 def free_amount(
     plan: DraftPlan,
     *,
-    user,
+    user: User,
     exclude: UUID | None = None,
     optimistic: bool = False,
     taken: set[int] | None = None,
@@ -167,7 +172,7 @@ def free_amount(
     raise AmountCollision("Too many open drafts bill nearly this amount to this address.", field="fiatAmount")
 
 
-def _is_amount_clash(plan: DraftPlan, *, user, amount: int | None = None, exclude: UUID | None = None) -> bool:
+def _is_amount_clash(plan: DraftPlan, *, user: User, amount: int | None = None, exclude: UUID | None = None) -> bool:
     """After an IntegrityError: was it the per-account unique amount? (Read anew, so it works on
     every database: SQLite names columns in the error, PostgreSQL the constraint.)"""
     if not _matched_by_amount(plan):
@@ -182,7 +187,7 @@ def _is_amount_clash(plan: DraftPlan, *, user, amount: int | None = None, exclud
             amount_base_units__gte=plan.amount_base_units,
             amount_base_units__lte=(amount or plan.amount_base_units) + MAX_NUDGE_BASE_UNITS,
         )
-        .exclude(pk=exclude)
+        .exclude(Q(pk=exclude))
         .exists()
     )
 
@@ -196,32 +201,45 @@ class AmountTaken:
 AMOUNT_TAKEN = AmountTaken()
 
 
-def unless_amount_taken(
-    plan: DraftPlan,
-    *,
-    user,
-    write: Callable[[], T],
-    exclude: UUID | None = None,
-    one_statement: bool = False,
-) -> T | AmountTaken:
-    """Run `write()` (reads, then the writes of one try of creation or requote) in a
-    transaction: its result, or AMOUNT_TAKEN when a concurrent draft took the same amount
-    between the look-up and the INSERT (the unique index refuses it, and the try is undone).
-    A `write` that is `one_statement` (reads, then a single statement that writes) needs no
-    transaction where that statement is all or nothing by itself: PostgreSQL outside any
-    transaction (inside one, a savepoint keeps the caller's transaction usable for a retry)."""
+@contextmanager
+def amount_guard(
+    plan: DraftPlan, *, user: User, exclude: UUID | None = None, one_statement: bool = False
+) -> Iterator[None]:
+    """Around one try of picking an amount and writing it (creation or requote): in a
+    transaction, undone when a concurrent draft took the same amount between the look-up and
+    the INSERT (the unique index refuses it; the error is swallowed here, so the try's result
+    stays what the caller set before it: AMOUNT_TAKEN). A try that is `one_statement` (reads,
+    then a single statement that writes) needs no transaction where that statement is all or
+    nothing by itself: PostgreSQL outside any transaction (inside one, a savepoint keeps the
+    caller's transaction usable for a retry). Any other error goes on: an invoice another
+    draft carries is a 409 naming it."""
     connection = transaction.get_connection()
     alone = one_statement and writes_in_one_statement(connection) and not in_transaction()
     try:
         with nullcontext() if alone else transaction.atomic():
-            return write()
+            yield
     except IntegrityError:
         holder = _invoice_holder(plan, exclude=exclude)
         if holder is not None:
             raise _invoice_attached_problem(holder, user=user) from None
         if not _is_amount_clash(plan, user=user, exclude=exclude):
             raise
-    return AMOUNT_TAKEN
+
+
+def unless_amount_taken(
+    plan: DraftPlan,
+    *,
+    user: User,
+    write: Callable[[], T],
+    exclude: UUID | None = None,
+    one_statement: bool = False,
+) -> T | AmountTaken:
+    """`write()` (reads, then the writes of one try) under `amount_guard`: its result, or
+    AMOUNT_TAKEN when a concurrent draft took the same amount (the try undone)."""
+    result: T | AmountTaken = AMOUNT_TAKEN
+    with amount_guard(plan, user=user, exclude=exclude, one_statement=one_statement):
+        result = write()
+    return result
 
 
 def no_free_amount(field: str) -> AmountCollision:
@@ -274,8 +292,8 @@ def amount_hold(draft: Draft, *, to: str, now: datetime) -> None:
 
 
 def held_amounts_read(
-    plan: DraftPlan, *, user, now: datetime, nudges: int = MAX_NUDGE_BASE_UNITS
-) -> tuple[Select, tuple] | None:
+    plan: DraftPlan, *, user: User, now: datetime, nudges: int = MAX_NUDGE_BASE_UNITS
+) -> tuple[Select, tuple[Any, ...]] | None:
     """As `open_amounts_read`, for the amounts closed drafts still hold: a fiat-priced draft's
     (every account's, from its amount up to `nudges` above), or an exact draft's (its own
     account's paid drafts', that amount only; the read finds a row when it is held). None when
@@ -293,7 +311,9 @@ def held_amounts_read(
     return _HELD_BY_ACCOUNT, (*where, low, now, user.pk)
 
 
-def _held_amounts(plan: DraftPlan, *, now: datetime, user=None, exclude: UUID | None = None):
+def _held_amounts(
+    plan: DraftPlan, *, now: datetime, user: User | None = None, exclude: UUID | None = None
+) -> QuerySet[Draft]:
     drafts = Draft.objects.filter(
         network=plan.asset.network,
         receiver_address=plan.receiver_address,
@@ -301,18 +321,18 @@ def _held_amounts(plan: DraftPlan, *, now: datetime, user=None, exclude: UUID | 
         amount_base_units__gte=plan.amount_base_units,
         amount_base_units__lte=plan.amount_base_units + MAX_NUDGE_BASE_UNITS,
         amount_held_until__gte=now,
-    ).exclude(pk=exclude)
+    ).exclude(Q(pk=exclude))
     return drafts.filter(user=user) if user is not None else drafts
 
 
-def _held_clash(plan: DraftPlan, *, user, now: datetime, exclude: UUID | None) -> AmountCollision | None:
+def _held_clash(plan: DraftPlan, *, user: User, now: datetime, exclude: UUID | None) -> AmountCollision | None:
     amount = plan.amount_base_units
     held = (
         _held_amounts(plan, now=now, user=user, exclude=exclude)
         .filter(amount_base_units=amount, status=S.CONFIRMED)
         .first()
     )
-    if held is None:
+    if held is None or held.amount_held_until is None:  # _held_amounts: held until a time to come
         return None
     return AmountCollision(
         f"Your draft {held.id} was paid exactly this amount at this address, which stays reserved "

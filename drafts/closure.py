@@ -11,13 +11,14 @@ from __future__ import annotations
 from datetime import datetime
 
 from accounts.closure import account_closer
+from accounts.models import User
 from drafts.enums import DraftStatus
 from drafts.models import Draft, IdempotencyKey
 from drafts.services import draft_cancel
 
 
 @account_closer
-def drafts_close_for_account(*, user, now: datetime) -> None:
+def drafts_close_for_account(*, user: User, now: datetime) -> None:
     for draft in Draft.objects.filter(user=user, status__in=[DraftStatus.PENDING, DraftStatus.AMOUNT_MISMATCH]):
         draft_cancel(draft=draft, now=now)
     Draft.objects.filter(user=user).update(

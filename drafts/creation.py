@@ -5,36 +5,44 @@
 2. build (`draft_build`): the draft as it will be stored, unsaved, from the plan and the
    amount and fee placement picked for it (reads and writes nothing);
 3. write (`draft_write`): the draft with its draft.created event, and an Idempotency-Key's
-   answer when given, in one statement where the database allows: the draft, or KEY_TAKEN
-   (the key held an answer: nothing written).
+   answer when given, by the database's write of rows together (core.sql.writes, one
+   statement on PostgreSQL): the draft, KEY_TAKEN (the key held an answer: nothing written)
+   or Refused (a check the write carried found a row: nothing written).
 
-`draft_create` runs tries of pick-build-write until one is not AMOUNT_TAKEN (a concurrent
-draft took the same amount: the try is undone, the amount picked again).
+`draft_create` runs tries of pick-build-write until one is neither AMOUNT_TAKEN (a concurrent
+draft took the same amount: the try is undone, the amount picked again) nor Refused (the
+next try reads what the write carried, and picks). docs/architecture.md, "Worked example",
+walks a REST creation from the URL to the INSERT.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
-from functools import partial
+from typing import Any, overload
 from uuid import UUID, uuid4
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connections, router, transaction
 from django.utils import timezone
+from prometheus_client import Counter
 
+from accounts.models import User
 from accounts.modes import livemode_of, network_check
 from core import metrics
-from core.sql.rows import RowInserter, WriteRefused, rows_together, writes_in_one_statement
-from core.sql.state import in_transaction, unwritten
+from core.sql.rows import RowInserter, Select, rows_together, writes_in_one_statement
+from core.sql.state import in_transaction
 from core.sql.values import unsaved
+from core.sql.writes import Conflicted, Refused, Written, rows_write
 from drafts.amounts import (
+    AMOUNT_TAKEN,
     MAX_AMOUNT_PICKS,
     AmountTaken,
+    amount_guard,
     free_amount,
     held_amounts_read,
     no_free_amount,
     open_amounts_read,
-    unless_amount_taken,
 )
 from drafts.events import draft_event_data
 from drafts.idempotency import KEY_TAKEN, KeyClaim, KeyTaken
@@ -45,13 +53,14 @@ from fees import ledger
 from fees.calculator import is_dust
 from fees.services import dust_waiver_claim, dust_waivers_left
 from payments.enums import FeePlacement, Method
-from payments.registry import format_amount
+from payments.registry import Asset, format_amount
 from payments.uris import bip21_uri, eip681_uri, new_solana_reference, solana_pay_uri
+from webhooks.fanout import DELIVERIES
 from webhooks.models import EventType
-from webhooks.services import event_record
+from webhooks.services import event_announced, event_row, event_unsaved
 
 
-def fee_placement_estimate(*, plan: DraftPlan, user=None) -> str:
+def fee_placement_estimate(*, plan: DraftPlan, user: User | None = None) -> str:
     """Where a draft's fee would go, claiming nothing (a dust fee: waived while the daily allowance
     lasts; given the account, only if its allowance for today is not spent)."""
     placement = _fee_placement(user=None, plan=plan, draft_id=None)[0]
@@ -61,7 +70,7 @@ def fee_placement_estimate(*, plan: DraftPlan, user=None) -> str:
     return placement
 
 
-def _fee_placement(*, user, plan: DraftPlan, draft_id: UUID | None) -> tuple[str, str | None]:
+def _fee_placement(*, user: User | None, plan: DraftPlan, draft_id: UUID | None) -> tuple[str, str | None]:
     """Where the fee goes: an output of the payer's transaction, the accrued balance, or waived.
 
     Without a draft (an estimate) a dust fee is not claimed against the daily waiver allowance.
@@ -91,34 +100,63 @@ def _claims_dust_waiver(plan: DraftPlan) -> bool:
 
 
 def payment_uri(draft: Draft, plan: DraftPlan) -> str:
-    asset = plan.asset
+    return payment_uri_for(draft, plan.asset, draft.amount_base_units)
+
+
+def payment_uri_for(draft: Draft, asset: Asset, amount_base_units: int) -> str:
+    """The draft's payment URI (BIP21, EIP-681, Solana Pay, or its Lightning invoice) for
+    `amount_base_units`: the whole amount, or the rest of a short payment (paylinks.views)."""
     label = settings.PAYMENT_URI_LABEL or None
     if draft.method == Method.LIGHTNING:
         return f"lightning:{draft.bolt11}"
+    address = draft.receiver_address
+    assert address is not None  # an on-chain draft is paid to its receiving address
     if asset.family == "bitcoin":
-        return bip21_uri(
-            address=draft.receiver_address, amount_sats=draft.amount_base_units, label=label, message=draft.memo
-        )
+        return bip21_uri(address=address, amount_sats=amount_base_units, label=label, message=draft.memo)
     if asset.family == "solana":
+        assert draft.solana_reference is not None  # every Solana draft has its reference key
         return solana_pay_uri(
-            recipient=draft.receiver_address,
-            amount=format_amount(draft.amount_base_units, asset),
+            recipient=address,
+            amount=format_amount(amount_base_units, asset),
             spl_token=asset.token_address if asset.kind == "token" else None,
             reference=draft.solana_reference,
             label=label,
             message=draft.memo,
         )
+    assert asset.chain_id is not None  # the EVM family: every network has its chain id
     return eip681_uri(
         chain_id=asset.chain_id,
-        recipient=draft.receiver_address,
-        amount_base_units=draft.amount_base_units,
+        recipient=address,
+        amount_base_units=amount_base_units,
         token_address=asset.token_address if asset.kind == "token" else None,
     )
 
 
+@overload
 def draft_create_from_request(
     *,
-    user,
+    user: User,
+    request: DraftRequest,
+    origin: Origin | None = None,
+    now: datetime | None = None,
+    key: None = None,
+) -> Draft: ...
+
+
+@overload
+def draft_create_from_request(
+    *,
+    user: User,
+    request: DraftRequest,
+    origin: Origin | None = None,
+    now: datetime | None = None,
+    key: KeyClaim,
+) -> Draft | KeyTaken: ...
+
+
+def draft_create_from_request(
+    *,
+    user: User,
     request: DraftRequest,
     origin: Origin | None = None,
     now: datetime | None = None,
@@ -140,7 +178,7 @@ def draft_create_from_request(
     return draft_create(user=user, plan=plan, origin=origin, now=now, key=key)
 
 
-def draft_plan_for(*, request: DraftRequest, origin: Origin, now: datetime, user=None) -> DraftPlan:
+def draft_plan_for(*, request: DraftRequest, origin: Origin, now: datetime, user: User | None = None) -> DraftPlan:
     """Plan a draft of this origin: rates, Lightning-address invoices (network I/O, so outside
     any transaction; nothing is written). Given the account, a test-mode caller is held to test
     networks. A caller that must lock a row of its own before writing plans with this, then
@@ -152,43 +190,82 @@ def draft_plan_for(*, request: DraftRequest, origin: Origin, now: datetime, user
     )
 
 
+@overload
 def draft_create(
-    *, user, plan: DraftPlan, origin: Origin, now: datetime | None = None, key: KeyClaim | None = None
+    *, user: User, plan: DraftPlan, origin: Origin, now: datetime | None = None, key: None = None
+) -> Draft: ...
+
+
+@overload
+def draft_create(
+    *, user: User, plan: DraftPlan, origin: Origin, now: datetime | None = None, key: KeyClaim
+) -> Draft | KeyTaken: ...
+
+
+def draft_create(
+    *, user: User, plan: DraftPlan, origin: Origin, now: datetime | None = None, key: KeyClaim | None = None
 ) -> Draft | KeyTaken:
     """Write a planned draft and its draft.created event (and its deliveries, and the key's
-    answer) at once: the draft, or KEY_TAKEN (nothing written). A try whose amount a concurrent
-    draft took first is undone and the amount picked again. Outside a transaction on
-    PostgreSQL the whole creation is one statement (webhooks.services.event_record); inside
-    the caller's (a pay link, a refund, a template locked first), a savepoint per try."""
+    answer) at once: the draft, or KEY_TAKEN (nothing written).
+
+    Tries of pick-build-write, each under `amount_guard`: a try whose amount a concurrent draft
+    took first is undone (AMOUNT_TAKEN) and the amount picked again. The first try, where the
+    write is one statement, takes the amount as asked and carries in its write the checks a
+    try would otherwise read for first (`_checks_carried`: the fee cap, the amount billed or
+    held by another draft); refused by them (nothing written), the next try reads and picks.
+    Outside a transaction on PostgreSQL the whole creation is one statement; inside the
+    caller's (a pay link, a refund, a template locked first), a savepoint per try."""
     now = now or timezone.now()
-    one_try = partial(_one_try, user=user, plan=plan, origin=origin, now=now, key=key)
+    accrues = plan.method != Method.MULTI_OUTPUT and plan.fee is not None and livemode_of(user)  # never in test mode
     one_statement = not _claims_dust_waiver(plan)  # claiming a dust waiver is a write of its own
-    for attempt in range(MAX_AMOUNT_PICKS):
-        written = unless_amount_taken(
-            plan, user=user, write=partial(one_try, first_try=attempt == 0), one_statement=one_statement
-        )
+    carried = _checks_carried(user=user, plan=plan, origin=origin, now=now, accrues=accrues)
+    for attempt in range(MAX_AMOUNT_PICKS + (1 if carried else 0)):
+        as_asked = attempt == 0 and bool(carried)
+        written: Draft | KeyTaken | Refused | AmountTaken = AMOUNT_TAKEN  # unless the try's write ends
+        with amount_guard(plan, user=user, one_statement=one_statement):
+            amount, nudge = (
+                (plan.amount_base_units, 0)
+                if as_asked
+                else _amount_picked(user=user, plan=plan, now=now, accrues=accrues)
+            )
+            draft = _draft_for(user=user, plan=plan, origin=origin, now=now, amount=amount, nudge=nudge)
+            written = draft_write(
+                draft, user=user, announce=origin.announce, key=key, unless=carried if as_asked else ()
+            )
         if isinstance(written, Draft):
             count_on_commit(metrics.drafts_created, written)
-        if not isinstance(written, AmountTaken):
             return written
+        if isinstance(written, KeyTaken):
+            return written
+        # Refused (what the write carried found a row) or AmountTaken: read, then pick again
     raise no_free_amount("amountSats")
 
 
-def _one_try(*, user, plan: DraftPlan, origin: Origin, now: datetime, key: KeyClaim | None, first_try: bool):
-    """Read what the amount and the fee depend on, pick them, build the draft and write it.
+def _checks_carried(
+    *, user: User, plan: DraftPlan, origin: Origin, now: datetime, accrues: bool
+) -> list[tuple[Select, Sequence[Any]]]:
+    """What the first try's write carries, refused in its own statement when one finds a row:
+    the fee cap (`fees.ledger.blocked_reads`), an open draft already billing the amount as asked
+    (fiat-priced) or a closed one still holding it (matched by amount:
+    `drafts.amounts.held_amounts_read`). Empty when the write cannot carry them (not announced,
+    not one statement, or the try claims a dust waiver first) or nothing needs reading."""
+    if not origin.announce or not writes_in_one_statement(transaction.get_connection()) or _claims_dust_waiver(plan):
+        return []
+    checks: list[tuple[Select, Sequence[Any]]] = list(ledger.blocked_reads(user)) if accrues else []
+    # An open draft bills the amount as asked, or a closed one still holds it.
+    for held in (open_amounts_read(plan, nudges=0), held_amounts_read(plan, user=user, now=now, nudges=0)):
+        if held is not None:
+            checks.append(held)
+    return checks
 
-    The first try of an exact draft takes the amount as asked unless its account's closed
-    drafts still hold it (a clash with an open one the unique index catches); later tries look
-    up the open amounts first. The fee cap and a
-    fiat-priced draft's open amounts are read in one round trip. On the first try, where the
-    write is one statement, that read is folded into it instead: the draft is written at the
-    amount as asked unless the account is blocked or an open draft holds that amount, and only
-    then are they read (`_write_as_asked`)."""
-    accrues = plan.method != Method.MULTI_OUTPUT and plan.fee is not None and livemode_of(user)  # never in test mode
-    if first_try:
-        written = _write_as_asked(user=user, plan=plan, origin=origin, now=now, key=key, accrues=accrues)
-        if written is not None:
-            return written
+
+def _amount_picked(*, user: User, plan: DraftPlan, now: datetime, accrues: bool) -> tuple[int, int]:
+    """Read what the amount and the fee depend on, and pick the amount (and its nudge).
+
+    The fee cap (a blocked account: 402) and a fiat-priced draft's open and held amounts are
+    read in one round trip. Never optimistic: an exact draft's first try carried its checks in
+    the write (refused, or it could not carry them), and the unique index does not cover the
+    amounts closed drafts hold."""
     fee_cap = ledger.outstanding_read(user) if accrues else None
     amounts = open_amounts_read(plan)  # with it, the amounts closed drafts hold (fiat-priced only)
     held = held_amounts_read(plan, user=user, now=now) if amounts is not None else None
@@ -197,42 +274,15 @@ def _one_try(*, user, plan: DraftPlan, origin: Origin, now: datetime, key: KeyCl
     if accrues:
         ledger.ensure_not_blocked(user, totals=found.pop(0))
     taken = {amount for rows in found for (amount,) in rows} if found else None
-    # Never optimistic: an exact draft's first try carried its checks in the write (refused, or
-    # it could not carry them), and the unique index does not cover the amounts closed drafts hold.
-    amount, nudge = free_amount(plan, user=user, optimistic=False, taken=taken, now=now)
-    return _build_and_write(user=user, plan=plan, origin=origin, now=now, key=key, amount=amount, nudge=nudge)
+    return free_amount(plan, user=user, optimistic=False, taken=taken, now=now)
 
 
-def _write_as_asked(*, user, plan: DraftPlan, origin: Origin, now: datetime, key: KeyClaim | None, accrues: bool):
-    """The first try's write at the amount as asked, refused in its own statement when the
-    account is blocked by its fee cap, (fiat-priced) an open draft already bills that amount or
-    (matched by amount) a closed draft still holds it (`drafts.amounts.held_amounts_read`):
-    what `_one_try` would otherwise read before writing. None when refused (nothing written;
-    the caller reads and picks) or when this write cannot carry the check (no such check is
-    needed, the write is not one statement, or the try claims a dust waiver first)."""
-    if not origin.announce or not writes_in_one_statement(transaction.get_connection()) or _claims_dust_waiver(plan):
-        return None
-    checks = ledger.blocked_reads(user) if accrues else []
-    # An open draft bills the amount as asked, or a closed one still holds it.
-    for held in (open_amounts_read(plan, nudges=0), held_amounts_read(plan, user=user, now=now, nudges=0)):
-        if held is not None:
-            checks.append(held)
-    if not checks:  # nothing to read first: the usual try writes at once too
-        return None
-    try:
-        return _build_and_write(
-            user=user, plan=plan, origin=origin, now=now, key=key, amount=plan.amount_base_units, nudge=0, unless=checks
-        )
-    except WriteRefused:
-        return None
-
-
-def _build_and_write(
-    *, user, plan: DraftPlan, origin: Origin, now: datetime, key: KeyClaim | None, amount: int, nudge: int, unless=()
-) -> Draft | KeyTaken:
+def _draft_for(*, user: User, plan: DraftPlan, origin: Origin, now: datetime, amount: int, nudge: int) -> Draft:
+    """The draft of one try, unsaved: its fee placed (a dust fee may claim the day's waiver,
+    a write in the try's transaction) and built."""
     draft_id = uuid4()
     placement, fee_address = _fee_placement(user=user, plan=plan, draft_id=draft_id)  # may claim a dust waiver
-    draft = draft_build(
+    return draft_build(
         user=user,
         plan=plan,
         origin=origin,
@@ -243,10 +293,9 @@ def _build_and_write(
         placement=placement,
         fee_address=fee_address,
     )
-    return draft_write(draft, user=user, announce=origin.announce, key=key, unless=unless)
 
 
-def count_on_commit(counter, draft: Draft) -> None:
+def count_on_commit(counter: Counter, draft: Draft) -> None:
     """An in-process counter, moved once the draft's transaction (if any) has committed."""
     if in_transaction():
         transaction.on_commit(lambda: metrics.draft_counted(counter, draft))
@@ -256,11 +305,11 @@ def count_on_commit(counter, draft: Draft) -> None:
 
 def draft_build(
     *,
-    user,
+    user: User,
     plan: DraftPlan,
     origin: Origin,
     now: datetime,
-    draft_id: UUID,
+    draft_id: UUID | str,
     amount: int,
     nudge: int,
     placement: str,
@@ -324,38 +373,46 @@ def draft_build(
 _DRAFT_INSERT = RowInserter(Draft)  # every creation: the 40-column INSERT is built once
 
 
-def draft_write(draft: Draft, *, user, announce: bool, key: KeyClaim | None, unless=()) -> Draft | KeyTaken:
+def draft_write(
+    draft: Draft,
+    *,
+    user: User,
+    announce: bool,
+    key: KeyClaim | None,
+    unless: Sequence[tuple[Select, Sequence[Any]]] = (),
+) -> Draft | KeyTaken | Refused:
     """Write a built draft: the key's answer first (when given), then the draft, then its
-    draft.created event and deliveries (unless not `announce`d), in one statement where the
-    database allows. The draft, or KEY_TAKEN: the key already held an answer and nothing was
-    written. (An amount another draft took meanwhile raises the unique index's IntegrityError:
-    `unless_amount_taken` around the try turns it into AMOUNT_TAKEN.) `unless` (announced
-    drafts only): reads that refuse the write when one finds a row (WriteRefused, nothing
-    written; core.sql.rows.insert_then_fetch)."""
+    draft.created event and deliveries (unless not `announce`d), by the database's write of
+    rows together (core.sql.writes: one statement on PostgreSQL). The draft; KEY_TAKEN: the
+    key already held an answer and nothing was written; or (announced drafts only) Refused:
+    one of the `unless` reads found a row and nothing was written. (An amount another draft
+    took meanwhile raises the unique index's IntegrityError: `amount_guard` around the try
+    turns it into AMOUNT_TAKEN.)"""
     key_row = key.row(draft) if key is not None else None
     rows = [*([key_row] if key_row is not None else []), (_DRAFT_INSERT, draft)]
-    if announce:
-        event_record(
-            user=user,
-            type=EventType.DRAFT_CREATED,
-            data=draft_event_data(draft, occurred_at=draft.created_at),
-            draft_id=draft.id,
-            livemode=draft.livemode,
-            along=rows,
-            unless=unless,
-        )
-    else:
+    if not announce:
         if unless:
             raise ValueError("a draft written without its event cannot carry `unless`")
         for inserter, instance in rows:
             if not inserter.insert(instance):
-                break
-    if key_row is not None and unwritten(key_row[1]):
-        return KEY_TAKEN
-    return draft
+                return KEY_TAKEN  # only the key's row is refusable
+        return draft
+    event = event_unsaved(
+        user=user,
+        type=EventType.DRAFT_CREATED,
+        data=draft_event_data(draft, occurred_at=draft.created_at),
+        draft_id=draft.id,
+        livemode=draft.livemode,
+    )
+    connection = connections[router.db_for_write(DELIVERIES.model)]
+    written = rows_write(connection)(connection, [*rows, event_row(event)], DELIVERIES, event, unless=unless)
+    if isinstance(written, Written):
+        event_announced(event, written.found)
+        return draft
+    return KEY_TAKEN if isinstance(written, Conflicted) else written  # the key's row is the only refusable one
 
 
-def _no_fee_json(plan: DraftPlan) -> dict:
+def _no_fee_json(plan: DraftPlan) -> dict[str, Any]:
     return {
         "percent": 0,
         "feeUsd": 0,

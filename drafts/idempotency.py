@@ -3,7 +3,7 @@ Idempotency).
 
 The key is written with the answer, in the same statement or transaction as what the answer
 describes (`INSERT ... ON CONFLICT DO NOTHING`; KeyClaim). A draft's creation writes it first
-in the draft's own statement (core.sql.rows.insert_then_fetch): a key already taken writes
+in the draft's own statement (core.sql.writes.rows_write): a key already taken writes
 nothing, neither the draft nor its event. Other creations take the key first in their
 transaction and store the answer at its end. The unique constraint on (user, key) decides who
 was first: a concurrent request with the same key waits on that INSERT until the first
@@ -19,16 +19,20 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
+from accounts.models import User
 from accounts.modes import livemode_of
 from core.api.renderers import encoded
+from core.encryption import decrypt, encrypt, is_token
 from core.problems import Conflict, Problem, Unprocessable
+from core.retention import BATCH, MAX_BATCHES, purge_in_batches
 from core.sql.rows import RowInserter
 from core.sql.values import unsaved
 from core.wire import EncodedJson
@@ -90,6 +94,9 @@ class KeyClaim:
     key: str
     fingerprint: str
     answer: Callable[[Any], Outcome]
+    # The answer holds a secret shown once (a webhook's signing secret, an API key): it is kept
+    # encrypted (core.encryption), as the secret itself is at rest.
+    secret: bool = False
     # What `row` or `keep` last put under the key: (the creation, its answer).
     stored: tuple[Any, Outcome] | None = field(default=None, init=False, repr=False)
 
@@ -101,8 +108,12 @@ class KeyClaim:
             request_hash=self.fingerprint,
             state=IdempotencyKey.State.DONE if outcome is not None else IdempotencyKey.State.IN_PROGRESS,
             response_status=outcome.status if outcome is not None else None,
-            response_body=outcome.body.content.decode() if outcome is not None else None,
+            response_body=self._text(outcome) if outcome is not None else None,
         )
+
+    def _text(self, outcome: Outcome) -> str:
+        text = outcome.body.content.decode()
+        return encrypt(text) if self.secret else text
 
     def row(self, created: Any) -> tuple[RowInserter, IdempotencyKey]:
         """The key's row holding the answer for `created`, for the creation's own statement
@@ -121,7 +132,7 @@ class KeyClaim:
         IdempotencyKey.objects.filter(user=self.user, key=self.key).update(
             state=IdempotencyKey.State.DONE,
             response_status=outcome.status,
-            response_body=outcome.body.content.decode(),
+            response_body=self._text(outcome),
         )
 
     def answer_for(self, created: Any) -> Outcome:
@@ -149,7 +160,7 @@ def _encoded(outcome: Outcome) -> Outcome:
     return Outcome(status=outcome.status, body=encoded(outcome.body), replayed=outcome.replayed)
 
 
-def _replay(*, user, key: str, fingerprint: str) -> Outcome | None:
+def _replay(*, user: User, key: str, fingerprint: str) -> Outcome | None:
     """The stored answer of a taken key; None if the key was older than the retention (it is
     deleted, and the request runs anew)."""
     existing = IdempotencyKey.objects.filter(user=user, key=key).first()
@@ -165,19 +176,23 @@ def _replay(*, user, key: str, fingerprint: str) -> Outcome | None:
         )
     if existing.state == IdempotencyKey.State.IN_PROGRESS:  # a claim written by an earlier release
         raise Conflict("A request with this Idempotency-Key is still in progress.", code="idempotency_in_progress")
-    text = existing.response_body
+    text, status = existing.response_body, existing.response_status
+    assert text is not None and status is not None  # a done key holds its answer (written with the state)
+    if is_token(text):  # an answer holding a secret (KeyClaim.secret)
+        text = decrypt(text, where="an idempotent answer")
     body = EncodedJson(json.loads(text), text.encode())  # sent as it was the first time
-    return Outcome(status=existing.response_status, body=body, replayed=True)
+    return Outcome(status=status, body=body, replayed=True)
 
 
 def run_idempotently(
     *,
-    user,
+    user: User,
     key: str | None,
     body: Any,
     answer: Callable[[T], Outcome],
     work: Callable[[KeyClaim | None], T | KeyTaken],
     key_field: str = "Idempotency-Key",
+    secret: bool = False,
 ) -> Outcome:
     """Run `work` once per (user, key, body); replay its stored answer afterwards. A malformed
     key is a 400 naming `key_field` (the header, or an MCP argument or batch item's field).
@@ -196,30 +211,68 @@ def run_idempotently(
         return answer(made)
     if not livemode_of(user):  # a test key's records are its own: never a live answer replayed to it
         key = "test:" + hashlib.sha256(key.encode()).hexdigest()
-    claim = KeyClaim(user=user, key=key, fingerprint=request_fingerprint(body), answer=answer)
+    claim = KeyClaim(user=user, key=key, fingerprint=request_fingerprint(body), answer=answer, secret=secret)
     for _ in range(3):  # again only after deleting a stale key (another request may take it)
-        result = _run_once(claim, work)
-        if isinstance(result, KeyTaken):
-            result = _replay(user=user, key=key, fingerprint=claim.fingerprint)
+        ran: Outcome | KeyTaken
+        try:
+            made = work(claim)
+        except Problem as problem:  # a refusal (4xx) is kept under the key like an answer
+            if problem.status_code >= 500:
+                raise
+            refusal = _encoded(Outcome(status=problem.status_code, body=problem.document()))
+            with transaction.atomic():
+                stored = claim.store(refusal)
+            ran = refusal if stored else KEY_TAKEN
+        else:
+            ran = made if isinstance(made, KeyTaken) else claim.answer_for(made)
+        result = _replay(user=user, key=key, fingerprint=claim.fingerprint) if isinstance(ran, KeyTaken) else ran
         if result is not None:
             return result
     raise Conflict("A request with this Idempotency-Key is still in progress.", code="idempotency_in_progress")
 
 
-def _run_once(claim: KeyClaim, work: Callable[[KeyClaim | None], Any]) -> Outcome | KeyTaken:
-    try:
-        made = work(claim)
-    except Problem as problem:
-        if problem.status_code >= 500:
-            raise
-        refusal = _encoded(Outcome(status=problem.status_code, body=problem.document()))
+def create_once(
+    *,
+    user: User,
+    key: str | None,
+    operation: str,
+    body: Any,
+    make: Callable[[], Any],
+    status: int = 200,
+    key_field: str = "Idempotency-Key",
+    secret: bool = False,
+) -> Outcome:
+    """Any creation made idempotent by its Idempotency-Key (docs/idempotency.md): `make()`
+    creates and returns the REST body; the key is taken first in the same transaction and
+    holds that body when it commits, so a retry with the same key and body gets the same
+    bytes, another body a 422. `operation` namespaces the body (keys are per account, shared
+    by every creation)."""
+
+    def work(claim: KeyClaim | None) -> Any:
         with transaction.atomic():
-            stored = claim.store(refusal)
-        return refusal if stored else KEY_TAKEN
-    return made if isinstance(made, KeyTaken) else claim.answer_for(made)
+            if claim is not None and not claim.take():
+                return KEY_TAKEN
+            made = make()
+            if claim is not None:
+                claim.keep(made)
+            return made
+
+    return run_idempotently(
+        user=user,
+        key=key,
+        body={operation: body},
+        answer=lambda made: Outcome(status=status, body=made),
+        work=work,
+        key_field=key_field,
+        secret=secret,
+    )
 
 
-def purge_expired(*, now=None) -> int:
+def purge_expired(*, now: datetime | None = None, batch: int = BATCH, max_batches: int = MAX_BATCHES) -> int:
+    """Retention: keys older than IDEMPOTENCY_KEY_TTL_HOURS go, a small batch at a time."""
     cutoff = (now or timezone.now()) - timedelta(hours=settings.IDEMPOTENCY_KEY_TTL_HOURS)
-    deleted, _ = IdempotencyKey.objects.filter(created_at__lt=cutoff).delete()
-    return deleted
+
+    def candidates() -> QuerySet[IdempotencyKey]:
+        return IdempotencyKey.objects.filter(created_at__lt=cutoff)
+
+    return purge_in_batches(candidates, batch=batch, max_batches=max_batches).deleted

@@ -91,6 +91,12 @@ class Draft(models.Model):
     expires_at = models.DateTimeField()
     seen_at = models.DateTimeField(null=True, blank=True)
     confirmed_at = models.DateTimeField(null=True, blank=True)
+    # A Confirmed payment stays watched until it is this deep or final (FINALITY_DEPTHS); a reorg
+    # before then takes the draft back (payment_reverted_at, reverted_tx_ids).
+    finalized_at = models.DateTimeField(null=True, blank=True)
+    # The last payment that left the chain after the draft was Seen or Confirmed: when, and its txids.
+    payment_reverted_at = models.DateTimeField(null=True, blank=True)
+    reverted_tx_ids = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -116,7 +122,10 @@ class Draft(models.Model):
     class Meta:
         ordering = ["-created_at"]
         indexes = [
-            models.Index(fields=["user", "-created_at"]),
+            # An account's lists in its mode, newest first (keyset on created, id), and their
+            # counts read from the index alone; a status filter has its own.
+            models.Index(fields=["user", "livemode", "-created_at", "-id"], name="draft_account_list"),
+            models.Index(fields=["user", "livemode", "status", "-created_at", "-id"], name="draft_account_status"),
             models.Index(fields=["status", "expires_at"]),
             # Every fiat-priced creation reads the open amounts just above its own to the same
             # address (the unique-amount nudge): only open drafts, so the look-up stays one short
@@ -135,6 +144,12 @@ class Draft(models.Model):
                 name="draft_held_amounts",
             ),
             models.Index(fields=["user"], condition=Q(is_fee_settlement=True), name="draft_fee_settlements"),
+            # Confirmed payments the watchers follow until finality (chainwatch.matching).
+            models.Index(
+                fields=["network"],
+                condition=Q(status=DraftStatus.CONFIRMED, finalized_at__isnull=True),
+                name="draft_confirmed_not_final",
+            ),
             # Looked up by equality only: no second, LIKE-shaped index as db_index=True would add.
             models.Index(fields=["payment_hash"], name="draft_payment_hash"),
             models.Index(

@@ -28,8 +28,9 @@ def _no_fetch(url: str, *args: Any, **kwargs: Any) -> URLFetcherResponse:
     raise ValueError(f"external resources are not loaded in draft PDFs: {url[:80]}")
 
 
-def render_draft_pdf(context: dict[str, Any], *, language: str | None = None) -> bytes:
-    """Render ``templates/drafts/draft_pdf.html`` to PDF bytes, in `language` (English by default).
+def render_draft_pdf(context: dict[str, Any], *, language: str | None = None, template: str = TEMPLATE) -> bytes:
+    """Render ``templates/drafts/draft_pdf.html`` (or `template`: the receipt,
+    ``drafts/receipt_pdf.html``) to PDF bytes, in `language` (English by default).
 
     Context keys (strings already formatted for the reader, payments.formatting, unless noted):
     ``draft_id``, ``amount`` (with the asset's code), ``network``, ``receiver_address``;
@@ -37,7 +38,10 @@ def render_draft_pdf(context: dict[str, Any], *, language: str | None = None) ->
     ``rate_live``, ``payment_method``, ``memo``, ``fee_lines`` (list of
     ``{"label", "amount"}``), ``expires_at`` and ``created_at`` (aware datetimes, shown in
     ``zone``, an IANA name, UTC by default), ``payment_uri`` (also drawn as a QR code),
-    ``merchant``, ``support_email``, ``support_url``, ``logo_data_uri``.
+    ``merchant``, ``support_email``, ``support_url``, ``logo_data_uri``, ``order_id``.
+    The receipt's own: ``paid`` (the amount that arrived), ``paid_fiat``, ``accepted`` (the
+    merchant accepted an amount off the one asked), ``transactions`` (``{"txid", "url"}``),
+    ``paid_at``, ``paid_late``, ``merchant_copy``.
     Values are HTML-escaped by the template.
     """
     values = {"zone": "UTC", **context}
@@ -45,5 +49,6 @@ def render_draft_pdf(context: dict[str, Any], *, language: str | None = None) ->
     # segno's SVG carries only the module path, never the encoded text, so it is safe to inline.
     values["qr_svg"] = mark_safe(qr_svg(uri)) if uri else ""  # noqa: S308
     with translation.override(language or settings.LANGUAGE_CODE):
-        html = render_to_string(TEMPLATE, values)
-    return HTML(string=html, base_url=None, url_fetcher=_no_fetch).write_pdf()
+        html = render_to_string(template, values)
+    pdf: bytes = HTML(string=html, base_url=None, url_fetcher=_no_fetch).write_pdf()
+    return pdf

@@ -207,8 +207,10 @@ def _price(request: DraftRequest, asset: Asset, now: datetime) -> tuple[Quote, D
     known (or bundled) rate when no fresh one is at hand, and its quote says not live."""
     last_known = not request.fiat_currency
     usd_rate = quote_lock(asset=asset, fiat_currency="USD", now=now, last_known=last_known).rate
+    amount: int | None
     if request.fiat_currency:
         quote = quote_lock(asset=asset, fiat_currency=request.fiat_currency.upper(), now=now)
+        assert request.fiat_amount is not None  # the request gives fiatAmount with fiatCurrency
         amount = fiat_to_base_units(request.fiat_amount, quote.rate, asset.decimals)
         if amount <= 0:
             raise Problem(
@@ -226,6 +228,7 @@ def _price(request: DraftRequest, asset: Asset, now: datetime) -> tuple[Quote, D
 def _fee(request: DraftRequest, asset: Asset, amount: int, quote: Quote, usd_rate: Decimal) -> FeeQuote:
     if request.fiat_currency:  # price the fee on what was asked, not on the rounded base units
         fiat_amount = request.fiat_amount
+        assert fiat_amount is not None  # the request gives fiatAmount with fiatCurrency
         usd_value = fiat_amount if quote.fiat_currency == "USD" else fiat_amount * usd_rate / quote.rate
     else:
         usd_value = base_units_to_fiat(amount, usd_rate, asset.decimals)
@@ -236,7 +239,14 @@ def _fee(request: DraftRequest, asset: Asset, amount: int, quote: Quote, usd_rat
     return fee
 
 
-def _plan_lightning(request: DraftRequest, network, amount, fiat_currency, now, plan_fields):
+def _plan_lightning(
+    request: DraftRequest,
+    network: str,
+    amount: int | None,
+    fiat_currency: str | None,
+    now: datetime,
+    plan_fields: dict[str, Any],
+) -> tuple[int, dict[str, Any]]:
     bolt11 = request.bolt11
     address = _lightning_address(request)
     if bolt11 and address:
@@ -253,8 +263,7 @@ def _plan_lightning(request: DraftRequest, network, amount, fiat_currency, now, 
                 field="fiatAmount",
             )
         invoice = decode_invoice(bolt11, network=network, now=now)
-        check_invoice_amount(invoice, request.amount_base_units)
-        amount = invoice.amount_msat // 1000
+        amount = check_invoice_amount(invoice, request.amount_base_units)
     else:
         if amount is None:
             raise Problem(
@@ -263,6 +272,7 @@ def _plan_lightning(request: DraftRequest, network, amount, fiat_currency, now, 
                 code="required",
                 field="amountSats",
             )
+        assert address is not None  # no invoice given: the address is
         fetched = fetch_invoice_for_lightning_address(address, amount * 1000, network=network)
         bolt11, invoice = fetched.bolt11, decode_invoice(fetched.bolt11, network=network, now=now)
         plan_fields["lnurl_verify_url"] = fetched.verify_url

@@ -11,6 +11,7 @@ from django.utils.dateparse import parse_datetime
 
 from core.wire import json_datetime, json_number
 from drafts.models import Draft
+from drafts.solana_pay import transaction_request_url
 from payments.enums import Currency, FeePlacement, Method
 from payments.registry import format_amount, get_asset
 
@@ -48,8 +49,8 @@ def quote_prices_date(draft: Draft) -> date | None:
         for source in (draft.quote_sources.get(leg) or {}).get("sources", [])
         if source.get("asOf") and source.get("used", True)
     ]
-    stamps = [stamp for stamp in stamps if stamp is not None]
-    return min(stamps).date() if stamps else None
+    found = [stamp for stamp in stamps if stamp is not None]
+    return min(found).date() if found else None
 
 
 def fee_outputs_json(draft: Draft) -> list[dict[str, Any]] | None:
@@ -108,10 +109,15 @@ def draft_json(draft: Draft) -> dict[str, Any]:
         "amount": amount,
         "confirmations": draft.confirmations,
         "receivedAmountSats": draft.received_base_units,
-        "paidTxIds": list(draft.paid_tx_ids or []),
+        "paidTxIds": list(dict.fromkeys(draft.paid_tx_ids or [])),
+        "finalizedAt": json_datetime(draft.finalized_at),
+        "paymentReverted": payment_reverted(draft),
+        "paymentRevertedAt": json_datetime(draft.payment_reverted_at),
+        "revertedTxIds": list(draft.reverted_tx_ids or []),
         "paidLate": draft.paid_late,
         "paymentHash": draft.payment_hash,
         "solanaReference": draft.solana_reference,
+        "transactionRequestUrl": transaction_request_url(draft),
         "paymentRequestId": str(draft.payment_request_id) if draft.payment_request_id else None,
         "orderId": draft.order_id,
         "livemode": draft.livemode,
@@ -124,12 +130,17 @@ def draft_json(draft: Draft) -> dict[str, Any]:
     return body
 
 
+def payment_reverted(draft: Draft) -> bool:
+    """A payment left the chain after it was seen, and the draft is not paid again since."""
+    return draft.payment_reverted_at is not None and draft.paid_tx_id is None
+
+
 def draft_status_json(draft: Draft) -> dict[str, Any]:
     return {
         "id": str(draft.id),
         "status": draft.status,
         "txId": draft.paid_tx_id,
-        "txIds": list(draft.paid_tx_ids or []),
+        "txIds": list(dict.fromkeys(draft.paid_tx_ids or [])),
         "receivedAmountSats": draft.received_base_units,
         "confirmations": draft.confirmations,
         "requiredConfirmations": draft.required_confirmations,

@@ -9,9 +9,11 @@ from datetime import datetime
 from functools import partial
 from uuid import UUID
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from audit import services as audit
 from core import metrics
 from core.problems import Conflict
 from core.wire import json_datetime
@@ -40,10 +42,19 @@ ALLOWED_TRANSITIONS: dict[str, set[str]] = {
     S.SEEN: {S.CONFIRMED, S.PENDING},
     S.AMOUNT_MISMATCH: {S.SEEN, S.CANCELLED, S.PENDING},
     S.EXPIRED: {S.SEEN, S.AMOUNT_MISMATCH},
-    S.CONFIRMED: set(),
+    # A reorg past its confirmations before it was final (FINALITY_DEPTHS): paid again or not.
+    S.CONFIRMED: {S.PENDING, S.EXPIRED},
     S.CANCELLED: set(),
 }
 MISMATCH_WINDOW_PERCENT = 10
+# Blocks before a coinbase output can be spent (Bitcoin's consensus rule): a draft it pays is
+# Confirmed only at this depth (docs/decisions.md, Nothing paid before it was asked).
+COINBASE_MATURITY = 100
+
+
+def finality_depth(draft: Draft) -> int:
+    """How deep a Confirmed payment of this draft is followed for reorgs (FINALITY_DEPTHS)."""
+    return max(settings.FINALITY_DEPTHS.get(draft.network, 0), draft.required_confirmations)
 
 
 class TransitionNotAllowed(Conflict):
@@ -63,7 +74,7 @@ def on_draft_confirmed(listener: Callable[..., None]) -> Callable[..., None]:
     return listener
 
 
-def _locked(draft_id: UUID) -> Draft:
+def _locked(draft_id: UUID | str) -> Draft:
     return Draft.objects.select_for_update().get(pk=draft_id)
 
 
@@ -120,6 +131,11 @@ class PaymentObservation:
     vanished: bool = False
     # A split payment: every transaction of it (`tx_id` is the first); their sum is received_base_units.
     parts: tuple[str, ...] = ()
+    # A coinbase output (Bitcoin): Confirmed only at COINBASE_MATURITY confirmations.
+    coinbase: bool = False
+    # False where the node tells finality itself (an EVM node's `finalized` block): the payment
+    # is then final only when `final` says so, never by counting to FINALITY_DEPTHS.
+    final_by_depth: bool = True
 
 
 def is_within_mismatch_window(expected: int, received: int) -> bool:
@@ -127,26 +143,37 @@ def is_within_mismatch_window(expected: int, received: int) -> bool:
     return abs(received - expected) * 100 <= expected * MISMATCH_WINDOW_PERCENT
 
 
-def draft_payment_apply(*, draft_id: UUID, observation: PaymentObservation, now: datetime | None = None) -> Draft:
+def draft_payment_apply(*, draft_id: UUID | str, observation: PaymentObservation, now: datetime | None = None) -> Draft:
     """The one door for a payment observed on chain: applied under one row lock, in one transaction.
 
     Exact amount: Pending/Expired -> Seen (draft.seen), then Confirmed at the required
     confirmations or when final. Within 10%: -> AmountMismatch (draft.amount_mismatch). Further
     off: ignored. A MultiOutput payment without its fee output still pays the draft; its fee then
-    accrues. Repeated observations of the paying transaction only update the count; a vanished
-    one sends the draft back to Pending. Safe to repeat: what is recorded is never announced twice.
+    accrues. Repeated observations of the paying transaction only update the count, until the
+    finality depth once Confirmed; a vanished one sends the draft back to Pending (or Expired)
+    with draft.payment_reverted. Safe to repeat: what is recorded is never announced twice.
     """
     now = now or timezone.now()
     obs = observation
     with transaction.atomic():
         draft = _locked(draft_id)
-        paying = draft.paid_tx_id == obs.tx_id and draft.status in (S.SEEN, S.AMOUNT_MISMATCH)
+        paying = draft.paid_tx_id == obs.tx_id and draft.status in (S.SEEN, S.AMOUNT_MISMATCH, S.CONFIRMED)
+        if draft.status == S.CONFIRMED and draft.finalized_at is not None:
+            return draft
         if obs.vanished:
             return _payment_vanished(draft, now) if paying else draft
-        if draft.status in (S.CONFIRMED, S.CANCELLED):
+        if draft.status == S.CONFIRMED:
+            return (
+                _update_confirmations(draft, obs.confirmations, now, final=obs.final, by_depth=obs.final_by_depth)
+                if paying
+                else draft
+            )
+        if draft.status == S.CANCELLED:
             return draft
+        if draft.status == S.AMOUNT_MISMATCH and _completes_short(draft, obs):
+            return _short_completed(draft, obs, now)
         if paying:
-            return _update_confirmations(draft, obs.confirmations, now, final=obs.final)
+            return _update_confirmations(draft, obs.confirmations, now, final=obs.final, by_depth=obs.final_by_depth)
         if draft.status in (S.SEEN, S.AMOUNT_MISMATCH):
             return draft  # already paid by another transaction; one payment per draft
         exact = obs.amount_exact and obs.received_base_units == draft.amount_base_units
@@ -159,9 +186,11 @@ def draft_payment_apply(*, draft_id: UUID, observation: PaymentObservation, now:
         draft.paid_tx_ids = list(obs.parts) or [obs.tx_id]
         draft.confirmations, draft.seen_at = max(obs.confirmations, 0), now
         draft.paid_late = draft.paid_late or draft.status == S.EXPIRED
+        if obs.coinbase:
+            draft.required_confirmations = max(draft.required_confirmations, COINBASE_MATURITY)
         if exact:
             _transition(draft, S.SEEN, event=EventType.DRAFT_SEEN, now=now)
-            return _update_confirmations(draft, obs.confirmations, now, final=obs.final)
+            return _update_confirmations(draft, obs.confirmations, now, final=obs.final, by_depth=obs.final_by_depth)
         draft.amount_mismatch = {
             "txId": obs.tx_id,
             "expectedBaseUnits": draft.amount_base_units,
@@ -175,12 +204,42 @@ def draft_payment_apply(*, draft_id: UUID, observation: PaymentObservation, now:
         return draft
 
 
-def _update_confirmations(draft: Draft, confirmations: int, now: datetime, *, final: bool = False) -> Draft:
+def _completes_short(draft: Draft, obs: PaymentObservation) -> bool:
+    """A split payment that starts with the short payment's transactions and adds up to the
+    exact amount: the rest sent to complete it (chainwatch.matching.top_up_draft)."""
+    paid = draft.paid_tx_ids or ([draft.paid_tx_id] if draft.paid_tx_id else [])
+    return (
+        not draft.accepted_by_owner
+        and bool(paid)
+        and obs.amount_exact
+        and obs.received_base_units == draft.amount_base_units
+        and len(obs.parts) > len(paid)
+        and list(obs.parts[: len(paid)]) == list(paid)
+    )
+
+
+def _short_completed(draft: Draft, obs: PaymentObservation, now: datetime) -> Draft:
+    """AmountMismatch (short) -> Seen: the rest arrived; the draft is paid exactly, in parts."""
+    draft.received_base_units = obs.received_base_units
+    draft.paid_tx_ids = list(obs.parts)
+    draft.amount_mismatch = None  # paid exactly now: no difference left to report or accept
+    _transition(draft, S.SEEN, event=EventType.DRAFT_SEEN, now=now)
+    return _update_confirmations(draft, obs.confirmations, now, final=obs.final, by_depth=obs.final_by_depth)
+
+
+def _update_confirmations(
+    draft: Draft, confirmations: int, now: datetime, *, final: bool = False, by_depth: bool = True
+) -> Draft:
+    """The count keeps going after Confirmed until the finality depth (or a final observation;
+    only that when not `by_depth`), when `finalized_at` ends the watch."""
     draft.confirmations = max(confirmations, 0)
     if final:
         draft.confirmations = max(draft.confirmations, draft.required_confirmations)
     if draft.amount_mismatch is not None:
         draft.amount_mismatch = {**draft.amount_mismatch, "confirmations": draft.confirmations}
+    deep = by_depth and draft.confirmations >= finality_depth(draft)
+    if draft.status in (S.SEEN, S.CONFIRMED) and (final or deep):
+        draft.finalized_at = draft.finalized_at or now
     if draft.status == S.SEEN and draft.confirmations >= draft.required_confirmations:
         draft.confirmed_at = now
         _transition(draft, S.CONFIRMED, event=EventType.DRAFT_CONFIRMED, now=now)
@@ -190,15 +249,28 @@ def _update_confirmations(draft: Draft, confirmations: int, now: datetime, *, fi
 
 
 def _payment_vanished(draft: Draft, now: datetime) -> Draft:
-    """The paying transaction left the chain (a reorg) or the mempool before confirmation: back
-    to Pending, with draft.payment_reverted (opt-in) and an email, so a merchant who acted on
-    draft.seen hears of it."""
+    """The paying transaction left the chain (a reorg) or the mempool before it was final: back
+    to Pending (Expired when past its time), `paymentReverted` on the draft with the time and
+    txids, draft.payment_reverted to every endpoint and an email, so a merchant who acted on
+    draft.seen or draft.confirmed hears of it. A fee accrued on confirmation is waived."""
     reverted_tx_id, previous_status = draft.paid_tx_id, draft.status
+    draft.payment_reverted_at = now
+    draft.reverted_tx_ids = list(dict.fromkeys(draft.paid_tx_ids or [reverted_tx_id]))
     draft.paid_tx_id, draft.received_base_units, draft.confirmations = None, None, 0
     draft.paid_tx_ids = []
     draft.amount_mismatch, draft.seen_at, draft.accepted_by_owner = None, None, False
-    _transition(draft, S.PENDING, event=None, now=now)
-    data = {**draft_event_data(draft, occurred_at=now), "txId": reverted_tx_id, "previousStatus": previous_status}
+    draft.confirmed_at = draft.finalized_at = None
+    back = S.EXPIRED if previous_status == S.CONFIRMED and draft.expires_at <= now else S.PENDING
+    _transition(draft, back, event=None, now=now)
+    if previous_status == S.CONFIRMED:
+        ledger.fee_revert(draft=draft, now=now)
+    data = {
+        **draft_event_data(draft, occurred_at=now),
+        "txId": reverted_tx_id,
+        "revertedTxIds": draft.reverted_tx_ids,
+        "paymentRevertedAt": json_datetime(now),
+        "previousStatus": previous_status,
+    }
     event_record(
         user=draft.user, type=EventType.DRAFT_PAYMENT_REVERTED, data=data, draft_id=draft.id, livemode=draft.livemode
     )
@@ -217,8 +289,13 @@ def draft_accept_received(*, draft: Draft, now: datetime | None = None) -> Draft
                 extra={"draftStatus": locked.status},
             )
         locked.accepted_by_owner = True
-        locked.amount_mismatch = {**locked.amount_mismatch, "acceptedAt": json_datetime(now)}
+        locked.amount_mismatch = {**(locked.amount_mismatch or {}), "acceptedAt": json_datetime(now)}
         _transition(locked, S.SEEN, event=EventType.DRAFT_SEEN, now=now)
+        audit.record(
+            organization=locked.user_id,
+            action="draft.amount_accepted",
+            changes={"draft": locked.id, "amountMismatch": locked.amount_mismatch},
+        )
         return _update_confirmations(locked, locked.confirmations, now)
 
 
@@ -289,7 +366,7 @@ def draft_cancel(*, draft: Draft, now: datetime | None = None) -> Draft:
         return locked
 
 
-def draft_expire(*, draft_id: UUID, now: datetime | None = None) -> Draft | None:
+def draft_expire(*, draft_id: UUID | str, now: datetime | None = None) -> Draft | None:
     """Pending past its expiry -> Expired (draft.expired). Safe to call twice."""
     now = now or timezone.now()
     with transaction.atomic():
@@ -345,7 +422,7 @@ def draft_requote(*, draft: Draft, now: datetime | None = None) -> Draft:
     raise no_free_amount("fiatAmount")
 
 
-def _requoted(*, draft_id, plan: DraftPlan, now: datetime) -> Draft:
+def _requoted(*, draft_id: UUID | str, plan: DraftPlan, now: datetime) -> Draft:
     """One try of a requote, under the draft's lock: the new amount, rate and fee written."""
     locked = _locked(draft_id)
     _check_requotable(locked, now)

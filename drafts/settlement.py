@@ -13,6 +13,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
+from accounts.models import User
 from core.problems import Conflict, Problem
 from drafts.creation import draft_create
 from drafts.models import Draft
@@ -25,7 +26,7 @@ from payments.enums import Method
 SETTLEMENT_CURRENCIES = ("BTC", "USDC", "USDT", "EURC")
 
 
-def settlement_open(*, user, currency: str, network: str, now: datetime | None = None) -> Draft:
+def settlement_open(*, user: User, currency: str, network: str, now: datetime | None = None) -> Draft:
     """Open one settlement draft paying the account's outstanding fees to the operator.
 
     Priced now in USD (rates are read before any lock is taken); the user row is locked

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from django.db import models
 from django.utils import timezone
 
+from accounts.models import User
 from accounts.modes import livemode_of
 from core.problems import Conflict, Problem
 from drafts import services
@@ -46,7 +47,7 @@ class OnlyInTestMode(Problem):
     default_code = "test_mode_only"
 
 
-def require_test_mode(user) -> None:
+def require_test_mode(user: User) -> None:
     """Refuse a live caller: test helpers exist for test keys (pdk_test_...) only."""
     if livemode_of(user):
         raise OnlyInTestMode(
@@ -143,17 +144,21 @@ def draft_expire_simulate(*, draft: Draft, now: datetime | None = None) -> Draft
 
 
 def draft_reorg_simulate(*, draft: Draft, now: datetime | None = None) -> Draft:
-    """The paying transaction of a Seen or AmountMismatch test-mode draft leaves the chain: back
-    to Pending with draft.payment_reverted, as a reorg seen by a watcher does."""
+    """The paying transaction of a Seen, AmountMismatch or Confirmed (not yet final) test-mode
+    draft leaves the chain: back to Pending (or Expired) with draft.payment_reverted, as a reorg
+    seen by a watcher does."""
     _test_draft(draft)
-    if draft.status not in (S.SEEN, S.AMOUNT_MISMATCH):
+    revertible = draft.status in (S.SEEN, S.AMOUNT_MISMATCH) or (
+        draft.status == S.CONFIRMED and draft.finalized_at is None
+    )
+    if not revertible:
         raise Conflict(
-            f"Only a Seen or AmountMismatch draft has a payment a reorg can remove; this one is {draft.status}. "
-            "Pay it with confirmations: 0 to keep it Seen.",
+            f"Only a Seen, AmountMismatch or not yet final Confirmed draft has a payment a reorg can remove; "
+            f"this one is {draft.status}. Pay it with confirmations: 0 to keep it Seen.",
             code="reorg_not_allowed",
             extra={"draftStatus": draft.status},
         )
     observation = PaymentObservation(
-        tx_id=draft.paid_tx_id, received_base_units=draft.received_base_units or 0, vanished=True
+        tx_id=draft.paid_tx_id or "", received_base_units=draft.received_base_units or 0, vanished=True
     )
     return draft_payment_apply(draft_id=draft.id, observation=observation, now=now)

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
+from drafts.models import Draft
+
 _recorders: list[Callable[..., int]] = []
 
 
@@ -22,7 +24,7 @@ def unmatched_recorder(func: Callable[..., int]) -> Callable[..., int]:
     return func
 
 
-def unmatched_transfer_record(*, draft, tx_id: str, amount_base_units: int, now: datetime) -> int:
+def unmatched_transfer_record(*, draft: Draft, tx_id: str, amount_base_units: int, now: datetime) -> int:
     return sum(
         recorder(draft=draft, tx_id=tx_id, amount_base_units=amount_base_units, now=now) for recorder in _recorders
     )

@@ -139,7 +139,8 @@ def _psbt(checked: list[tuple[TxOutput, Script]], *, version: int) -> str:
         scope.value = output.amount_sats
         scope.script_pubkey = script
         psbt.outputs.append(scope)
-    return psbt.to_base64()
+    encoded: str = psbt.to_base64()
+    return encoded
 
 
 def build_tx_template(*, draft_id: str, network: str, outputs: list[TxOutput]) -> dict[str, Any]:

@@ -21,11 +21,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime
+from typing import overload
+from uuid import UUID
 
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
 
+from accounts.models import User
 from core.problems import Conflict, Problem
 from drafts.creation import draft_create, draft_plan_for
 from drafts.idempotency import KeyClaim, KeyTaken
@@ -51,10 +54,11 @@ def gap_limit() -> int:
     return settings.RECEIVING_WALLET_GAP_LIMIT
 
 
-def last_paid_index(wallet_id) -> int | None:
+def last_paid_index(wallet_id: UUID | str) -> int | None:
     """The highest index of the wallet whose draft has been paid (a payment seen), or None."""
     paid = Draft.objects.filter(receiving_wallet_id=wallet_id, paid_tx_id__isnull=False)
-    return paid.aggregate(last=Max("derivation_index"))["last"]
+    last: int | None = paid.aggregate(last=Max("derivation_index"))["last"]
+    return last
 
 
 def unused_addresses(wallet: ReceivingWallet) -> int:
@@ -88,7 +92,7 @@ def _gap_check(wallet: ReceivingWallet) -> None:
         )
 
 
-def wallet_standin(*, user, request: DraftRequest) -> DraftRequest:
+def wallet_standin(*, user: User, request: DraftRequest) -> DraftRequest:
     """The request with the wallet's next address standing in for the receiver, to plan (and
     check) it before the lock: the account's own wallet, on the request's network, not
     archived, under its gap limit."""
@@ -107,8 +111,20 @@ def wallet_standin(*, user, request: DraftRequest) -> DraftRequest:
     return replace(request, receiver_address=standin)
 
 
+@overload
 def wallet_draft_write(
-    *, user, plan: DraftPlan, wallet_id, origin: Origin, now: datetime, key: KeyClaim | None = None
+    *, user: User, plan: DraftPlan, wallet_id: UUID | str, origin: Origin, now: datetime, key: None = None
+) -> Draft: ...
+
+
+@overload
+def wallet_draft_write(
+    *, user: User, plan: DraftPlan, wallet_id: UUID | str, origin: Origin, now: datetime, key: KeyClaim
+) -> Draft | KeyTaken: ...
+
+
+def wallet_draft_write(
+    *, user: User, plan: DraftPlan, wallet_id: UUID | str, origin: Origin, now: datetime, key: KeyClaim | None = None
 ) -> Draft | KeyTaken:
     """Write a draft planned with `wallet_standin` at the wallet's next address: under the
     wallet's row lock (in the caller's transaction if any: a recurring template's run), the
@@ -131,12 +147,13 @@ def wallet_draft_write(
 
 
 def wallet_draft_create(
-    *, user, request: DraftRequest, origin: Origin, now: datetime, key: KeyClaim | None = None
+    *, user: User, request: DraftRequest, origin: Origin, now: datetime, key: KeyClaim | None = None
 ) -> Draft | KeyTaken:
     """Create a draft paid at the wallet's next address (see the module's docstring)."""
     # Planned (rates, checks; network I/O) before the lock, with the next address standing in.
     standin = wallet_standin(user=user, request=request)
     plan = draft_plan_for(request=standin, origin=origin, now=now, user=user)
+    assert request.receiving_wallet_id is not None  # a wallet's draft: the request names it
     return wallet_draft_write(
         user=user, plan=plan, wallet_id=request.receiving_wallet_id, origin=origin, now=now, key=key
     )

@@ -48,8 +48,8 @@ def _parse_tiers(items: Any) -> tuple[Tier, ...]:
             raise ImproperlyConfigured(f"FEE_TIERS[{index}] must have exactly upToUsd and percent.")
         up_to = None if item["upToUsd"] is None else _decimal(item["upToUsd"], f"[{index}].upToUsd")
         tiers.append(Tier(up_to, _decimal(item["percent"], f"[{index}].percent")))
-    bounds = [t.up_to_usd for t in tiers[:-1]]
-    if None in bounds or tiers[-1].up_to_usd is not None:
+    bounds = [t.up_to_usd for t in tiers[:-1] if t.up_to_usd is not None]
+    if len(bounds) != len(tiers) - 1 or tiers[-1].up_to_usd is not None:
         raise ImproperlyConfigured("FEE_TIERS: only the last tier is open-ended (upToUsd null), and it must be.")
     if bounds != sorted(bounds) or len(set(bounds)) != len(bounds):
         raise ImproperlyConfigured("FEE_TIERS: upToUsd must increase.")

@@ -151,7 +151,21 @@ def fee_accrue(*, draft, now: datetime) -> AccruedFee | None:
             "accrued_at": now,
         },
     )
+    if entry.status == Status.WAIVED and entry.waived_reason == PAYMENT_REVERTED:  # paid again after a reorg
+        entry.status, entry.waived_reason, entry.waived_at, entry.accrued_at = Status.OUTSTANDING, "", None, now
+        entry.save(update_fields=["status", "waived_reason", "waived_at", "accrued_at"])
     return entry
+
+
+PAYMENT_REVERTED = "The payment left the chain after it was confirmed."
+
+
+def fee_revert(*, draft, now: datetime) -> int:
+    """A confirmed draft's payment left the chain (a reorg): its outstanding fee, not yet in a
+    settlement, is waived (accrued again if the payment comes back)."""
+    return AccruedFee.objects.filter(draft=draft, status=Status.OUTSTANDING, settlement_draft__isnull=True).update(
+        status=Status.WAIVED, waived_reason=PAYMENT_REVERTED, waived_at=now
+    )
 
 
 def settlement_confirmed(*, settlement, now: datetime) -> int:

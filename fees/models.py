@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import pgettext_lazy
 
 from payments.money import MoneyField
 
@@ -31,9 +32,9 @@ class AccruedFee(models.Model):
     MultiOutput payment that arrived without its fee output. Settled by one settlement draft."""
 
     class Status(models.TextChoices):
-        OUTSTANDING = "Outstanding"
-        SETTLED = "Settled"
-        WAIVED = "Waived"
+        OUTSTANDING = "Outstanding", pgettext_lazy("status", "Outstanding")
+        SETTLED = "Settled", pgettext_lazy("status", "Settled")
+        WAIVED = "Waived", pgettext_lazy("status", "Waived")
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="accrued_fees")
     draft = models.OneToOneField("drafts.Draft", on_delete=models.PROTECT, related_name="accrued_fee")

@@ -30,11 +30,23 @@ from rest_framework import exceptions  # noqa: E402
 
 from core.api.parsers import MAX_INT_DIGITS, LongInteger, is_json_media_type, parse_json  # noqa: E402
 from core.api.throttling import ApiRateThrottle  # noqa: E402
-from core.runtime import apply_runtime_guards  # noqa: E402
+from core.requests import REQUEST_ID_HEADER, request_id_begin  # noqa: E402
+from core.runtime import apply_runtime_guards, open_files_raised  # noqa: E402
 from mcp_server.server import PATH, build_app, problem_of, request_state  # noqa: E402
 from paylinks import live  # noqa: E402
 
 PROBLEM = b"application/problem+json"
+
+
+def _with_request_id(send, request_id: str):
+    header = (REQUEST_ID_HEADER.lower().encode(), request_id.encode())
+
+    async def wrapped(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", []), header]}
+        await send(message)
+
+    return wrapped
 
 
 class McpApplication:
@@ -47,6 +59,10 @@ class McpApplication:
             return
         if scope["type"] != "http":
             return
+        # Every log line of this request carries its id, and the response names it (as REST's do).
+        offered = dict(scope.get("headers") or []).get(b"x-request-id", b"").decode("latin-1")
+        request_id = request_id_begin(offered)
+        send = _with_request_id(send, request_id)
         if scope["path"] == "/healthz":  # liveness of this process (the proxy sends it only /mcp)
             body = b'{"status": "ok"}'
             await send(
@@ -68,7 +84,7 @@ class McpApplication:
             receive = await self._read_strictly(scope, receive, send)
             if receive is None:
                 return
-        state: dict[str, Any] = {"client": client_ident(scope)}
+        state: dict[str, Any] = {"client": client_ident(scope), "request_id": request_id}
         token = request_state.set(state)
         try:
             await self.app(scope, receive, self._refusals(send, state))
@@ -193,3 +209,4 @@ def client_ident(scope: dict[str, Any]) -> str:
 
 application = McpApplication()
 apply_runtime_guards()  # after every import: a sane recursion limit (py_ecc raises it on import)
+open_files_raised()  # a long poll holds a connection, a file: up to the hard limit (paylinks/live.py)

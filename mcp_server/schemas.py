@@ -42,31 +42,44 @@ def cost_class(method: str, path: str) -> str | None:
 
 @functools.cache
 def path_parameters(method: str, path: str) -> list[str]:
-    return [p["name"] for p in operation(method, path).get("parameters", []) if p["in"] == "path"]
+    return [argument_name(p) for p in operation(method, path).get("parameters", []) if p["in"] == "path"]
 
 
 def argument_name(parameter: dict[str, Any]) -> str:
-    """Header parameters become snake_case arguments (Idempotency-Key -> idempotency_key)."""
-    if parameter["in"] == "header":
-        return re.sub(r"[^a-z0-9]+", "_", parameter["name"].lower()).strip("_")
-    return parameter["name"]
+    """Every argument is camelCase, as the REST API's fields are: a header parameter becomes one
+    (Idempotency-Key -> idempotencyKey), so does a path parameter."""
+    words = [word for word in re.split(r"[^A-Za-z0-9]+", parameter["name"]) if word]
+    return words[0][:1].lower() + words[0][1:] + "".join(word[:1].upper() + word[1:].lower() for word in words[1:])
+
+
+# A list tool goes on with the cursor its result's `next` holds (startingAfter), not page
+# numbers; pageSize says what limit says. Both stay REST's alone: tools/list stays small.
+_NOT_ARGUMENTS = frozenset({"page", "limit"})
 
 
 def input_schema(
-    method: str, path: str, *, descriptions: dict[str, str] | None = None, required_too: tuple[str, ...] = ()
+    method: str,
+    path: str,
+    *,
+    descriptions: dict[str, str] | None = None,
+    required_too: tuple[str, ...] = (),
+    only: tuple[str, ...] | None = None,
+    nested_as: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """The tool's arguments: compact ($ref-free), every property described, `required_too` also required
-    (fields REST refuses to go without although its serializer marks them optional)."""
+    (fields REST refuses to go without although its serializer marks them optional); `only`: just these."""
     op = operation(method, path)
     properties: dict[str, Any] = {}
     required: list[str] = []
     for parameter in op.get("parameters", []):
         name = argument_name(parameter)
-        schema = dict(parameter.get("schema", {}))
+        if name in _NOT_ARGUMENTS:
+            continue
+        schema: dict[str, Any] = dict(parameter.get("schema", {}))
         # DRF's "* `X` - X" list of an enum's values says nothing the enum does not: the common text does
         if parameter.get("description") and not parameter["description"].startswith("* `"):
             schema["description"] = parameter["description"]
-        if parameter["in"] == "path" and name == "id":
+        if parameter["in"] == "path" and (name == "id" or name.endswith("Id")):
             schema.pop("pattern", None)  # format: uuid says it (the path's pattern repeated in every tool)
             schema["format"] = "uuid"
         properties[name] = schema
@@ -78,13 +91,55 @@ def input_schema(
         properties.update(resolved.get("properties", {}))
         required += resolved.get("required", [])
     required += [name for name in required_too if name not in required]
-    schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
+    if only is not None:
+        properties = {name: sub for name, sub in properties.items() if name in only}
+        required = [name for name in required if name in only]
+    schema = {"type": "object", "properties": properties, "additionalProperties": False}
     if required:
         schema["required"] = required
-    schema = _compact(_with_defs(schema), keep_descriptions=True)
+    schema = _describe(_tighten(_compact(_with_defs(schema), keep_descriptions=True)))
     for name, text in (descriptions or {}).items():
         schema["properties"][name] = {**schema["properties"][name], "description": text}
-    return _describe(schema)
+    for name, tool in (nested_as or {}).items():
+        holder = _property_holder(schema, name)
+        holder["properties"][name] = {"type": "object", "description": f"The arguments of {tool} (its inputSchema)."}
+    return schema
+
+
+_INT64_MAX = 2**63 - 1
+
+
+def _tighten(node: Any) -> Any:
+    """What an input schema need not say: null for an optional argument (omitting it is the same),
+    a minimum length beside an enumeration, the 64-bit ceiling of an integer."""
+    if isinstance(node, list):
+        return [_tighten(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    node = {key: _tighten(value) for key, value in node.items()}
+    types = node.get("type")
+    if isinstance(types, list) and "null" in types and len(types) == 2:
+        node["type"] = next(t for t in types if t != "null")
+        if "enum" in node:
+            node["enum"] = [value for value in node["enum"] if value is not None]
+    if "enum" in node:
+        node.pop("minLength", None)
+    if node.get("maximum") == _INT64_MAX:
+        node.pop("maximum")
+    return node
+
+
+def _property_holder(schema: dict[str, Any], name: str) -> dict[str, Any]:
+    """The object schema (at any depth) that has the property `name`."""
+    if name in (schema.get("properties") or {}):
+        return schema
+    for sub in [*(schema.get("properties") or {}).values(), schema.get("items")]:
+        if isinstance(sub, dict):
+            try:
+                return _property_holder(sub, name)
+            except LookupError:
+                continue
+    raise LookupError(name)
 
 
 @functools.cache
@@ -134,6 +189,34 @@ def _shallow(schema: dict[str, Any], depth: int = 0) -> dict[str, Any]:
         if isinstance(out.get(key), list):
             out[key] = [_shallow(sub, depth) for sub in out[key]]
     return out
+
+
+# The ids and states an agent reads of a result another tool's schema describes in full.
+_SUMMARY_FIELDS = ("id", "status")
+
+
+@functools.cache
+def page_schema(method: str, path: str) -> dict[str, Any]:
+    """A list tool's result: {items, total, next}; the items as the REST list gives them."""
+    listed = output_schema(method, path)
+    assert listed is not None, f"No JSON list at {method} {path}"
+    items = listed["properties"].get("items") or listed["properties"]["result"]
+    return {
+        "type": "object",
+        "properties": {
+            "items": items,
+            "total": {"type": "integer"},
+            "next": {"type": ["object", "null"]},
+        },
+        "required": ["items", "total", "next"],
+    }
+
+
+def summary_schema(full: dict[str, Any]) -> dict[str, Any]:
+    """The result of a tool answering what another answers (same_result_as): its id and status;
+    the other tool's output schema names every field."""
+    fields = {name: full["properties"][name] for name in _SUMMARY_FIELDS if name in full.get("properties", {})}
+    return {"type": "object", "properties": fields, "required": list(fields)}
 
 
 @functools.cache
@@ -204,48 +287,57 @@ def _refs(node: Any) -> set[str]:
 # output schemas carry no prose (the REST document has it), and every input property says what it is.
 
 FIELD_DESCRIPTIONS: dict[str, str] = {
-    "network": "The network to pay on (see the asset matrix resource payments://assets).",
-    "currency": "The asset to pay in; must exist on the network (e.g. USDC on Base, BTC on Mainnet).",
-    "paymentMethod": "How the payer pays; omitted: the asset's default (MultiOutput for on-chain Bitcoin).",
-    "receiverAddress": "Where the payment goes: an address on the network (or give addressBookId).",
-    "senderAddress": "The payer's address, when known (lets the watcher match the transfer sooner).",
-    "amountSats": "The amount in base units of the asset (satoshis, or 10^-decimals of a token); or fiat.",
-    "fiatCurrency": "ISO 4217 code in upper case (EUR, USD, SEK); goes with fiatAmount instead of amountSats.",
-    "fiatAmount": "The price in fiatCurrency as a JSON number (19.99, 20); converted at the current rate.",
+    "network": "The network (payments://assets lists its assets).",
+    "currency": "An asset of the network (payments://assets).",
+    "paymentMethod": "How the payer pays; omitted: the asset's default.",
+    "receiverAddress": "Address paid; default: the account's on the network.",
+    "senderAddress": "The payer's address, if known.",
+    "amountSats": "The amount in base units (satoshis, 10^-decimals of a token).",
+    "fiatCurrency": "ISO 4217 (EUR, USD), with fiatAmount, not amountSats.",
+    "fiatAmount": "Price in fiatCurrency, read as an exact decimal (19.99).",
     "bolt11": "A BOLT11 Lightning invoice to pay (Lightning only).",
-    "lightningAddress": "A Lightning address (name@domain) to fetch an invoice from (Lightning only).",
-    "memo": "Free text shown to the payer and put in the payment URI where the wallet supports it.",
-    "expiryHours": "Hours until the draft expires if unpaid (1 to 720).",
-    "requiredConfirmations": "Confirmations before the draft is Confirmed; omitted: the network's default.",
-    "singleOutput": "On-chain Bitcoin: one output to the receiver (the platform fee accrues) instead of two.",
-    "addressBookId": "A Receiving address-book entry on the same network, instead of receiverAddress.",
-    "receivingWalletId": "A receiving wallet (Bitcoin) instead of receiverAddress: a fresh address per draft.",
-    "idempotencyKey": "Makes a retry of this item safe: the same key and input give the first result.",
-    "draft": "One create_draft input (without idempotency_key).",
+    "lightningAddress": "A Lightning address (name@domain) to get an invoice from.",
+    "memo": "Text shown to the payer.",
+    "expiryHours": "Hours until an unpaid draft expires.",
+    "requiredConfirmations": "Confirmations until Confirmed; omitted: the network's default.",
+    "singleOutput": "On-chain Bitcoin: one output (the fee accrues) instead of two.",
+    "addressBookId": "A Receiving address-book entry, not receiverAddress.",
+    "draftId": "Draft id.",
+    "receivingWalletId": "A receiving wallet (Bitcoin): a fresh address per draft.",
+    "idempotencyKey": "Same key and input: the first result again (24 h).",
+    "draft": "One create_draft input (without idempotencyKey).",
     "items": "The drafts to create, 1 to 25, each {draft, idempotencyKey}.",
     "options": "The assets the payer may choose from, each {currency, network, receiverAddress}.",
-    "orderId": "Your own reference for the order (shown on the pay page and in webhooks).",
-    "page": "Page number, from 1.",
-    "pageSize": "Items per page (1 to 100).",
+    "orderId": "Your reference for the order.",
+    "pageSize": "Per page.",
     "q": "Text to search for in addresses, memos, ids and order ids.",
     "from": "Only items created at or after this time (RFC 3339).",
     "to": "Only items created before this time (RFC 3339).",
-    "status": "Only items in this status.",
+    "status": "Status filter.",
     "method": "Only drafts with this payment method.",
-    "id": "The object's id (a UUID).",
+    "id": "The object's id.",
     "url": "The endpoint's public HTTPS URL that receives signed POSTs.",
     "events": "Event types to send (e.g. draft.confirmed); omitted or null: every event.",
     "name": "A name for your own reference.",
     "interval": "How often a draft is made: Daily, Weekly or Monthly.",
-    "direction": "Receiving (may be a draft's receiver, addressBookId) or Sending (an address you pay from).",
+    "direction": "Receiving (a draft's receiver) or Sending (you pay from it).",
     "label": "A name for the address, for your own reference.",
     "address": "The address, checked with the network's rules.",
+    "returnUrl": "The shop's https:// URL, linked from the pay page once paid or cancelled.",
+    "isDefault": "The network's default receiving address (for drafts that name none).",
+    "overlapHours": "Hours the old secret still signs beside the new (0: none; default 24).",
+    "confirmations": "Depth paid at; default requiredConfirmations (Confirmed); 0: Seen.",
+    "webhookId": "Only this endpoint (default: every endpoint that had it).",
     "verified": "Your own mark that the address is confirmed (e.g. after a test payment); default false.",
 }
 
 # What an output schema keeps: the types and values a result has (prose, ranges, which properties
 # are always present and that no others are live in the REST document): tools/list stays small.
-_OUTPUT_KEYWORDS = frozenset({"type", "properties", "items", "enum", "const", "oneOf", "anyOf", "allOf"})
+# Enumerations are the input schemas' (what an agent may send); a result's values are the REST document's.
+_OUTPUT_KEYWORDS = frozenset({"type", "properties", "items", "oneOf", "anyOf", "allOf"})
+# A JSON number is read as an exact decimal (core.api.parsers), never as a binary float: a money
+# amount says no float format (nor does an integer its storage width).
+_NO_FORMATS = frozenset({"double", "float", "int32", "int64", "decimal"})
 _FIAT_CODE = {"pattern": "^[A-Z]{3}$", "minLength": 3, "maxLength": 3}
 
 
@@ -267,6 +359,8 @@ def _compact(schema: dict[str, Any], *, keep_descriptions: bool) -> dict[str, An
         out: dict[str, Any] = {}
         for key, value in node.items():
             if not keep_descriptions and key not in _OUTPUT_KEYWORDS:
+                continue
+            if key == "format" and value in _NO_FORMATS:
                 continue
             if key == "properties":
                 out[key] = {name: inline(sub) for name, sub in value.items()}
@@ -292,6 +386,9 @@ def _merge_nullable_enum(node: dict[str, Any]) -> dict[str, Any]:
     return node
 
 
+_LONG_DESCRIPTION = 70  # characters: a longer REST text gives way to the common one
+
+
 def _describe(schema: dict[str, Any]) -> dict[str, Any]:
     """Give each property without a description the common one for its name (at every depth)."""
 
@@ -302,7 +399,8 @@ def _describe(schema: dict[str, Any]) -> dict[str, Any]:
         elif isinstance(node, dict):
             for name, sub in (node.get("properties") or {}).items():
                 if isinstance(sub, dict):
-                    if "description" not in sub and name in FIELD_DESCRIPTIONS:
+                    long = len(sub.get("description", "")) > _LONG_DESCRIPTION
+                    if name in FIELD_DESCRIPTIONS and ("description" not in sub or long):  # the common text
                         sub["description"] = FIELD_DESCRIPTIONS[name]
                     if name == "fiatCurrency":
                         sub.update(_FIAT_CODE)

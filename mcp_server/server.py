@@ -29,7 +29,7 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.lowlevel.server import Server
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
-from pydantic import ConfigDict, Field
+from pydantic import AnyHttpUrl, ConfigDict, Field
 from rest_framework import exceptions
 from starlette.applications import Starlette
 
@@ -39,9 +39,10 @@ from accounts.models import ApiKey
 from core.api.parsers import parse_json
 from core.api.problems import problem_exception_handler
 from core.api.renderers import JsonRenderer
-from core.api.throttling import rate_limit_take
+from core.api.throttling import rate_limit_count
 from core.problems import Problem
 from core.ratelimits import cost_take
+from core.replica import calls_of, key_caller
 from drafts.presenters import draft_json
 from drafts.selectors import draft_get
 from fees.calculator import fee_schedule
@@ -68,6 +69,17 @@ class ApiKeyAccess(AccessToken):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
     api_key: Any = Field(default=None, exclude=True)
+
+
+class _PolicyThrottled(exceptions.Throttled):
+    """A tool call over its key's rate: the policy named in `extra`, as REST's exception handler adds it,
+    and REST's code for it (core.api.problems maps only the exact `Throttled` type)."""
+
+    default_code = "rate_limited"
+
+    def __init__(self, *, wait: float | None, policy: str) -> None:
+        super().__init__(wait=wait)
+        self.extra = {"limit": policy}
 
 
 def _in_thread(fn: Callable[[], Any]) -> Any:
@@ -114,18 +126,26 @@ def problem_of(exc: Exception) -> dict[str, Any]:
     return json.loads(response.content)
 
 
-def _guard(api_key: ApiKey, *, rule: Rule, write: bool, cost: str | None = None) -> None:
+def _guard(
+    api_key: ApiKey, *, rule: Rule, write: bool, cost: str | None = None, meta: dict[str, Any] | None = None
+) -> None:
     """What REST's permission and throttle classes check, in the same order, on the same counters:
-    the authorization table's rule (config/authorization.py), then the rate limits."""
+    the authorization table's rule (config/authorization.py), then the rate limits. `meta` gets
+    the budget counted (the RateLimit headers REST sends, as a result's _meta.rateLimit)."""
     refusal = key_refusal(rule, api_key)
     if refusal is not None:
         raise refusal
     policy = "write" if write else "read"
-    allowed, wait = rate_limit_take(scope=policy, ident=f"key:{api_key.pk}")
-    if not allowed:
-        throttled = exceptions.Throttled(wait=wait)
-        throttled.extra = {"limit": policy}  # as REST's exception handler adds it
-        raise throttled
+    state, wait = rate_limit_count(scope=policy, ident=f"key:{api_key.pk}")
+    if meta is not None:
+        meta["rateLimit"] = {
+            "policy": state.policy,
+            "limit": state.quota,
+            "remaining": state.remaining,
+            "resetSeconds": state.reset_seconds,
+        }
+    if not state.allowed:
+        raise _PolicyThrottled(wait=wait, policy=policy)
     if cost is not None:
         cost_take(cost=cost, account_id=api_key.user_id, api_key_id=api_key.pk)
 
@@ -135,11 +155,12 @@ def _as_json(body: Any) -> Any:
     return json.loads(JsonRenderer().render(body))
 
 
-def _tool_error(document: dict[str, Any]) -> types.CallToolResult:
+def _tool_error(document: dict[str, Any], meta: dict[str, Any]) -> types.CallToolResult:
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=json.dumps(document))],
         structured_content=document,
         is_error=True,
+        _meta=meta,
     )
 
 
@@ -161,24 +182,34 @@ def _refuse_non_finite(value: Any, field: str) -> None:
         _refuse_non_finite(item, f"{field}[{key}]" if isinstance(key, int) else f"{field}.{key}" if field else key)
 
 
-def execute(spec: ToolSpec, api_key: ApiKey, arguments: dict[str, Any]) -> types.CallToolResult:
-    """Run one tool call (in a worker thread)."""
+def execute(
+    spec: ToolSpec, api_key: ApiKey, arguments: dict[str, Any], *, request_id: str | None = None
+) -> types.CallToolResult:
+    """Run one tool call (in a worker thread). Every result's _meta carries the request id (the
+    X-Request-Id of the HTTP request) and the rate-limit budget the call was counted against."""
+    meta: dict[str, Any] = {"requestId": request_id or str(uuid.uuid4())}
     try:
         arguments = rest_arguments(arguments)
         # The budget follows the REST operation's method, so both surfaces spend the same one.
-        _guard(api_key, rule=spec.rule, write=spec.method not in ("GET", "HEAD", "OPTIONS"), cost=spec.cost)
+        write = spec.method not in ("GET", "HEAD", "OPTIONS")
+        _guard(api_key, rule=spec.rule, write=write, cost=spec.cost, meta=meta)
         for name in schemas.path_parameters(spec.method, spec.path):
             if name not in arguments:
                 raise Problem(f"{name}: This field is required.", code="required", field=name)
             _check_id(arguments[name])
-        body = _as_json(spec.run(Call(user=api_key.user, api_key=api_key, arguments=arguments)))
+        # Its lists read the replica (if any) unless this key wrote what it has not replayed.
+        with calls_of(lambda: key_caller(api_key.pk), writes=write):
+            body = _as_json(spec.run(Call(user=api_key.user, api_key=api_key, arguments=arguments)))
+        if spec.lists:
+            body = spec.page(body, _as_json(arguments))
     except ProblemBody as stored:
-        return _tool_error(stored.body)
+        return _tool_error(stored.body, meta)
     except Exception as exc:  # every failure becomes the problem document REST would answer
-        return _tool_error(problem_of(exc))
+        return _tool_error(problem_of(exc), meta)
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=json.dumps(body))],
         structured_content={"result": body} if spec.wraps_result else body,
+        _meta=meta,
     )
 
 
@@ -190,7 +221,20 @@ def _check_id(value: Any) -> None:
 
 
 async def handle_list_tools(ctx, params) -> types.ListToolsResult:
-    return types.ListToolsResult(tools=tool_list())
+    """Only the tools the key may call: its scopes allow them, in its mode (test helpers for test keys)."""
+    api_key = current_api_key()
+    return types.ListToolsResult(tools=listed_tools(api_key))
+
+
+def listed_tools(api_key: ApiKey) -> list[types.Tool]:
+    """The tools the key may call. Each needs no `requiredScope` here (its key has it), nor its
+    `title` (a display name for people, which the description says better): tools/list, read into
+    every agent session, stays small (llms.txt names the scopes)."""
+    return [
+        tool.model_copy(update={"meta": None, "title": None})
+        for tool in tool_list()
+        if BY_NAME[tool.name].listed_for(api_key)
+    ]
 
 
 async def handle_call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
@@ -199,7 +243,10 @@ async def handle_call_tool(ctx, params: types.CallToolRequestParams) -> types.Ca
         raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
     api_key = current_api_key()
     arguments = dict(params.arguments or {})
-    return await sync_to_async(_in_thread, thread_sensitive=False)(lambda: execute(spec, api_key, arguments))
+    request_id = request_state.get({}).get("request_id")
+    return await sync_to_async(_in_thread, thread_sensitive=False)(
+        lambda: execute(spec, api_key, arguments, request_id=request_id)
+    )
 
 
 # --- Resources --------------------------------------------------------------------
@@ -343,6 +390,6 @@ def build_app() -> Starlette:
         json_response=True,
         max_request_body_size=settings.API_MAX_BODY_BYTES,
         transport_security=transport_security(),
-        auth=AuthSettings(issuer_url=settings.BASE_URL, resource_server_url=None),
+        auth=AuthSettings(issuer_url=AnyHttpUrl(settings.BASE_URL), resource_server_url=None),
         token_verifier=ApiKeyVerifier(),
     )

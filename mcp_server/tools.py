@@ -12,25 +12,27 @@ from typing import Any
 
 from mcp_types import Tool
 
-from accounts.models import User
+from attention.api.edge import attention_body
+from chainwatch.api.edge import transfer_attach_json, transfer_page_json
+from core.api.pagination import Page
 from drafts import services as draft_services
 from drafts.api.creation import create_draft_outcome
 from drafts.api.edge import draft_batch_json, draft_page_json, tx_template_json
 from drafts.api.test_helpers import simulate_expiry_json, simulate_payment_json, simulate_reorg_json
 from drafts.documents import draft_fees_json
 from drafts.presenters import draft_json, draft_status_json
-from fees.api.edge import fee_quote_json, settlement_json
+from fees.api.edge import fee_quote_json, settlement_outcome
 from fees.calculator import fee_schedule
 from fees.ledger import balance_of
 from mcp_server.account_tools import ACCOUNT_TOOLS
-from mcp_server.spec import Call, ProblemBody, ToolSpec
+from mcp_server.spec import Call, ProblemBody, ToolSpec, once
 from paylinks import services as paylink_services
 from paylinks.api.edge import payment_request_create_outcome, payment_request_page
 from paylinks.presenters import payment_request_json
 from paylinks.selectors import payment_request_get
 from payments.api.edge import rates_json
 from refunds import services as refund_services
-from refunds.api.edge import refund_create_outcome, refund_page
+from refunds.api.edge import refund_create_outcome, refund_page_json
 from refunds.presenters import refund_json
 from refunds.selectors import refund_get
 from webhooks.api.edge import webhook_page_json
@@ -38,34 +40,10 @@ from webhooks.api.edge import webhook_page_json
 __all__ = ["BY_NAME", "TOOLS", "Call", "ProblemBody", "ToolSpec", "tool_list"]
 
 
-def create_draft_outcome_for(*, user: User, arguments: dict[str, Any]) -> dict[str, Any]:
-    """POST /drafts with the Idempotency-Key header as the idempotency_key argument."""
-    body = dict(arguments)
-    key = body.pop("idempotency_key", None)
-    outcome = create_draft_outcome(user=user, body=body, idempotency_key=key, key_field="idempotency_key")
-    if outcome.status >= 400:
-        raise ProblemBody(outcome.body)
-    return outcome.body
-
-
-def create_refund_for(*, user: User, arguments: dict[str, Any]) -> dict[str, Any]:
-    """POST /refunds with the Idempotency-Key header as the idempotency_key argument."""
-    body = dict(arguments)
-    key = body.pop("idempotency_key", None)
-    outcome = refund_create_outcome(user=user, body=body, idempotency_key=key, key_field="idempotency_key")
-    if outcome.status >= 400:
-        raise ProblemBody(outcome.body)
-    return outcome.body
-
-
-def create_payment_request_for(*, user: User, arguments: dict[str, Any]) -> dict[str, Any]:
-    """POST /payment-requests with the Idempotency-Key header as the idempotency_key argument."""
-    body = dict(arguments)
-    key = body.pop("idempotency_key", None)
-    outcome = payment_request_create_outcome(user=user, body=body, idempotency_key=key, key_field="idempotency_key")
-    if outcome.status >= 400:
-        raise ProblemBody(outcome.body)
-    return outcome.body
+def plain_page(page: tuple[list[dict[str, Any]], Page]) -> dict[str, Any]:
+    """A list the REST API sends as a plain array (X-Total-Count, X-Next-Cursor), as an envelope."""
+    items, listed = page
+    return {"items": items, "total": listed.total, "next": listed.next}
 
 
 def refund_of(call: Call):
@@ -76,26 +54,22 @@ def payment_request_of(call: Call):
     return payment_request_get(user=call.user, payment_request_id=call.arguments["id"])
 
 
-REFUND_ID = {"id": "The refund's id (a UUID), as returned by create_refund or list_refunds."}
-DRAFT_ID = {"id": "The draft's id (a UUID), as returned by create_draft or list_drafts."}
+REFUND_ID = {"id": "Refund id."}
+DRAFT_ID = {"id": "Draft id."}
 
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="create_draft",
         method="POST",
         path="/api/v1/drafts",
-        run=lambda c: create_draft_outcome_for(user=c.user, arguments=c.arguments),
+        run=once(create_draft_outcome),
         guidance=(
-            "Give network, currency, receiverAddress and either amountSats (base units) or fiatCurrency plus "
-            "fiatAmount. The result's paymentUri (or, for Bitcoin MultiOutput, get_tx_template) tells the payer "
-            "what to send; follow it with get_draft_status. Pass idempotency_key to make retries safe: the same "
-            "key and input return the same draft."
+            "Network, currency, and amountSats (base units) or fiatCurrency with fiatAmount. The payer pays "
+            "paymentUri (Bitcoin MultiOutput: get_tx_template); poll get_draft_status."
         ),
+        same_result_as="get_draft",
         read_only=False,
         open_world=True,  # a Lightning address is resolved at its LNURL server
-        descriptions={
-            "idempotency_key": "Makes retries safe: same key and input return the first result (24 h, per account)."
-        },
         required_too=("network", "currency"),
     ),
     ToolSpec(
@@ -104,9 +78,10 @@ TOOLS: tuple[ToolSpec, ...] = (
         path="/api/v1/drafts/batch",
         run=lambda c: draft_batch_json(user=c.user, body=c.arguments),
         guidance=(
-            "Up to 25 items, each {draft: <create_draft input without idempotency_key>, idempotencyKey}; one result "
-            "per item in order: {index, draft, error}. A failed item does not stop the others."
+            "Up to 25 items {draft: <create_draft input, no idempotencyKey>, idempotencyKey}; results in "
+            "order: {index, draft, error}; a failed item stops no other."
         ),
+        nested_as={"draft": "create_draft"},
         read_only=False,
         open_world=True,
     ),
@@ -125,7 +100,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         method="GET",
         path="/api/v1/drafts",
         run=lambda c: draft_page_json(user=c.user, query=c.arguments),
-        guidance="Paged {items, page, pageSize, total}; filter by status, network, method, currency, q, from, to.",
+        guidance="Newest first; filter by status, network, method, currency, q, from, to.",
+        items_as="get_draft",
         read_only=True,
         idempotent=True,
     ),
@@ -135,8 +111,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         path="/api/v1/drafts/{id}/status",
         run=lambda c: draft_status_json(c.draft),
         guidance=(
-            "Poll this to watch a payment: Pending, then Seen once the transfer is seen, Confirmed at the "
-            "required confirmations (also AmountMismatch, Expired, Cancelled)."
+            "Poll to watch a payment: Pending, Seen (transfer seen), Confirmed (required confirmations); "
+            "or AmountMismatch, Expired, Cancelled."
         ),
         read_only=True,
         idempotent=True,
@@ -181,10 +157,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         method="GET",
         path="/api/v1/drafts/{id}/tx-template",
         run=lambda c: tx_template_json(draft=c.draft),
-        guidance=(
-            "For on-chain Bitcoin drafts: the exact outputs (receiver and fee), a bitcoin-cli "
-            "walletcreatefundedpsbt line and a pay-to-many CSV. Other drafts are paid with their paymentUri."
-        ),
+        guidance=("On-chain Bitcoin drafts only; others pay their paymentUri."),
         read_only=True,
         idempotent=True,
         descriptions=DRAFT_ID,
@@ -203,17 +176,13 @@ TOOLS: tuple[ToolSpec, ...] = (
         name="create_payment_request",
         method="POST",
         path="/api/v1/payment-requests",
-        run=lambda c: create_payment_request_for(user=c.user, arguments=c.arguments),
+        run=once(payment_request_create_outcome),
         guidance=(
-            "A pay link priced in fiat (fiatCurrency, fiatAmount) with the options the payer may pick from "
-            "(currency, network, receiverAddress each); share the result's payUrl with the payer. The rate locks "
-            "when the payer picks; the draft made then carries paymentRequestId and orderId. Pass idempotency_key "
-            "to make retries safe."
+            "A pay link priced in fiat; options are what the payer may pick from. Share the result's payUrl; the "
+            "rate locks when the payer picks."
         ),
+        same_result_as="get_payment_request",
         read_only=False,
-        descriptions={
-            "idempotency_key": "Makes retries safe: same key and input return the first result (24 h, per account)."
-        },
     ),
     ToolSpec(
         name="get_payment_request",
@@ -223,14 +192,16 @@ TOOLS: tuple[ToolSpec, ...] = (
         guidance="Its status (Open, Paid, Expired, Cancelled), options, payUrl and the draft the payer's pick made.",
         read_only=True,
         idempotent=True,
-        descriptions={"id": "The payment request's id (a UUID)."},
+        descriptions={"id": "The payment request's id."},
     ),
     ToolSpec(
         name="list_payment_requests",
         method="GET",
         path="/api/v1/payment-requests",
-        run=lambda c: payment_request_page(user=c.user, query=c.arguments)[0],
-        guidance="Newest first, paged with page and pageSize; the result is the list.",
+        run=lambda c: plain_page(payment_request_page(user=c.user, query=c.arguments)),
+        guidance="Newest first; filter by status and orderId.",
+        items_as="get_payment_request",
+        summary="List payment requests",
         read_only=True,
         idempotent=True,
     ),
@@ -246,22 +217,18 @@ TOOLS: tuple[ToolSpec, ...] = (
         read_only=False,
         destructive=True,
         idempotent=True,
-        descriptions={"id": "The payment request's id (a UUID)."},
+        descriptions={"id": "The payment request's id."},
     ),
     ToolSpec(
         name="create_refund",
         method="POST",
         path="/api/v1/refunds",
-        run=lambda c: create_refund_for(user=c.user, arguments=c.arguments),
+        run=once(refund_create_outcome),
         guidance=(
-            "From a Confirmed draft (draftId): full, an exact amountSats, or fiatCurrency + fiatAmount, in the paid "
-            "asset or another (currency, network). Give the result's claimUrl to the customer: they name their "
-            "address, then approve_refund. Pass idempotency_key to make retries safe."
+            "full, amountSats, or fiatCurrency with fiatAmount, in any asset; the customer names their address "
+            "at claimUrl, then approve_refund."
         ),
         read_only=False,
-        descriptions={
-            "idempotency_key": "Makes retries safe: same key and input return the first result (24 h, per account)."
-        },
         same_result_as="get_refund",
     ),
     ToolSpec(
@@ -278,8 +245,10 @@ TOOLS: tuple[ToolSpec, ...] = (
         name="list_refunds",
         method="GET",
         path="/api/v1/refunds",
-        run=lambda c: refund_page(user=c.user, query=c.arguments)[0],
-        guidance="Newest first, paged with page and pageSize; the result is the list.",
+        run=lambda c: refund_page_json(user=c.user, query=c.arguments),
+        guidance="Newest first; filter by status and draftId.",
+        items_as="get_refund",
+        summary="List refunds",
         read_only=True,
         idempotent=True,
     ),
@@ -329,9 +298,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         run=lambda c: fee_quote_json(user=c.user, body=c.arguments),
         required_too=("network", "currency"),
         guidance=(
-            "Give network, currency and amountSats (base units) or fiatCurrency plus fiatAmount, optionally "
-            "paymentMethod; creates nothing. platformFee.placement says whether the fee would be an output of the "
-            "payer's transaction (Output), accrue to the account (Accrued) or be waived as dust (Waived)."
+            "Creates nothing. platformFee.placement: Output (in the payer's transaction), Accrued (to the "
+            "account) or Waived (dust)."
         ),
         read_only=True,
         idempotent=True,
@@ -349,8 +317,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         name="settle_accrued_fees",
         method="POST",
         path="/api/v1/fees/accrued/settle",
-        run=lambda c: settlement_json(user=c.user, body=c.arguments),
-        guidance="Opens one draft paying every accrued fee to the operator; pay it like any other draft.",
+        run=once(settlement_outcome),
+        guidance="Pay it like any other draft.",
         read_only=False,
         same_result_as="get_draft",
     ),
@@ -360,6 +328,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         path="/api/v1/webhooks",
         run=lambda c: webhook_page_json(user=c.user, query=c.arguments),
         guidance="The account's webhook endpoints (signing secrets are never shown again).",
+        items_as="delete_webhook",
         read_only=True,
         idempotent=True,
     ),
@@ -370,13 +339,14 @@ TOOLS: tuple[ToolSpec, ...] = (
         run=lambda c: simulate_payment_json(
             user=c.user, draft_id=c.arguments["id"], body={k: v for k, v in c.arguments.items() if k != "id"}
         ),
-        guidance=(
-            "Test keys (pdk_test_) only: pays a test draft as a watcher would see it; its events reach the "
-            "account's test webhooks. confirmations 0 leaves it Seen."
-        ),
+        guidance=("Test keys only; real events and webhooks. confirmations 0 leaves it Seen."),
         read_only=False,
         same_result_as="get_draft",
-        descriptions=DRAFT_ID,
+        descriptions=DRAFT_ID
+        | {
+            "outcome": "exact (default); short or over: 5% off (AmountMismatch); split: two transactions; twice: a "
+            "second transfer; late: expires first, then paid."
+        },
     ),
     ToolSpec(
         name="test_expire_draft",
@@ -400,6 +370,37 @@ TOOLS: tuple[ToolSpec, ...] = (
         same_result_as="get_draft",
         descriptions=DRAFT_ID,
     ),
+    ToolSpec(
+        name="list_unmatched_transfers",
+        method="GET",
+        path="/api/v1/transfers",
+        run=lambda c: transfer_page_json(user=c.user, query=c.arguments),
+        guidance=("Newest first, each with candidateDraftIds; matched false: still unmatched."),
+        read_only=True,
+        idempotent=True,
+    ),
+    ToolSpec(
+        name="attach_transfer",
+        method="POST",
+        path="/api/v1/transfers/{id}/attach",
+        run=lambda c: transfer_attach_json(
+            user=c.user, transfer_id=c.arguments["id"], body={k: v for k, v in c.arguments.items() if k != "id"}
+        ),
+        guidance=("Pays draftId (Pending or Expired, same address and asset); acceptAmount true when over 10% off."),
+        read_only=False,
+        descriptions={"id": "The unmatched transfer's id."},
+        same_result_as="get_draft",
+    ),
+    ToolSpec(
+        name="get_attention",
+        method="GET",
+        path="/api/v1/attention",
+        run=lambda c: attention_body(user=c.user, api_key=c.api_key),
+        guidance="Actions: accept_received, cancel_draft, attach_transfer, approve_refund, enable_webhook.",
+        summary="What needs your attention",
+        read_only=True,
+        idempotent=True,
+    ),
     *ACCOUNT_TOOLS,
 )
 
@@ -409,4 +410,4 @@ BY_NAME: dict[str, ToolSpec] = {tool.name: tool for tool in TOOLS}
 @functools.cache
 def tool_list() -> list[Tool]:
     """What tools/list answers (and what llms.txt lists); built once, the schemas do not change."""
-    return [tool.as_mcp() for tool in TOOLS]
+    return [tool.as_mcp(BY_NAME) for tool in TOOLS]

@@ -18,7 +18,7 @@ class EmailNotificationAdmin(admin.ModelAdmin):
     list_display = ["id", "kind", "to", "status", "attempt_count", "sent_at", "created_at"]
     list_filter = ["kind", "status", "created_at"]
     search_fields = ["id", "to", "user__email"]
-    fields = readonly_fields = [
+    fields = readonly_fields = (
         "id",
         "user",
         "to",
@@ -32,7 +32,7 @@ class EmailNotificationAdmin(admin.ModelAdmin):
         "sent_at",
         "last_error",
         "created_at",
-    ]
+    )
 
     @admin.display(description="context")
     def shown_context(self, obj: EmailNotification):

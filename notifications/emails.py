@@ -10,6 +10,7 @@ from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 from django.utils import translation
 
+from notifications.kinds import CUSTOMER, MERCHANT, kind_get
 from notifications.models import EmailNotification
 
 # What apps above add to every email's context before it is rendered (the accounts app: the
@@ -29,11 +30,48 @@ def email_context_provider(provider: Callable[[Any, dict[str, Any]], dict[str, A
         _CONTEXT_PROVIDERS.append(provider)
 
 
+# Who reads an organization's email: `provider(organization, work) -> [(person id, address,
+# language code or None)]`, the members whose role grants that work (set by the accounts app).
+Recipient = tuple[Any, str, str | None]
+_RECIPIENTS: list[Callable[[Any, str], list[Recipient]]] = []
+
+
+def email_recipients_provider(provider: Callable[[Any, str], list[Recipient]]) -> None:
+    _RECIPIENTS[:] = [provider]
+
+
+def email_recipients(user: Any, work: str) -> list[Recipient] | None:
+    """The members of `user` (an organization) who read its emails about `work`; None when no
+    app says (then the email goes to the account's own address)."""
+    return _RECIPIENTS[0](user, work) if _RECIPIENTS else None
+
+
+# The language an account reads its email in: `provider(user) -> code or None` (set by the
+# accounts app: the account's language setting).
+_ACCOUNT_LANGUAGE: list[Callable[[Any], str | None]] = []
+
+
+def email_account_language_provider(provider: Callable[[Any], str | None]) -> None:
+    _ACCOUNT_LANGUAGE[:] = [provider]
+
+
 def email_language(notification: EmailNotification) -> str:
-    """The language the caller kept with the email (`context["language"]`, a LANGUAGES code:
-    the payer's, for a receipt), else English."""
+    """The reader's language. A customer's email (a receipt, a refund claim link): the language
+    the caller kept with it (`context["language"]`, the payer's, a LANGUAGES code). The
+    merchant's: the member's language kept with it, else the account's language setting, when
+    the dashboard is offered in it (DASHBOARD_LANGUAGES), so a merchant reads their email in the
+    language of their dashboard. The operator's, and anything else: English."""
+    reader = kind_get(notification.kind).reader
     wanted = str(notification.context.get("language") or "").lower()
-    return wanted if wanted in {code for code, _name in settings.LANGUAGES} else settings.LANGUAGE_CODE
+    if reader == CUSTOMER:
+        offered = {code for code, _name in settings.LANGUAGES}
+    elif reader == MERCHANT:
+        offered = set(settings.DASHBOARD_LANGUAGES)
+        if not wanted and notification.user_id is not None and _ACCOUNT_LANGUAGE:
+            wanted = (_ACCOUNT_LANGUAGE[0](notification.user) or "").lower()
+    else:
+        return settings.LANGUAGE_CODE
+    return wanted if wanted in offered else settings.LANGUAGE_CODE
 
 
 def email_render(notification: EmailNotification) -> tuple[str, str, str]:
@@ -57,12 +95,15 @@ def is_test(notification: EmailNotification) -> bool:
 
 def email_deliver(notification: EmailNotification) -> None:
     subject, text, html = email_render(notification)
+    headers = {"Content-Language": email_language(notification)}
+    if is_test(notification):
+        headers[TEST_HEADER] = "true"
     message = EmailMultiAlternatives(
         subject=subject,
         body=text,
         from_email=settings.DEFAULT_FROM_EMAIL,
         to=[notification.to],
-        headers={TEST_HEADER: "true"} if is_test(notification) else None,
+        headers=headers,
     )
     message.attach_alternative(html, "text/html")
     message.send(fail_silently=False)

@@ -7,14 +7,16 @@ per message, newest last) and nobody else can: the folder is made readable by th
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.core.mail.backends import filebased
 
 
 class EmailBackend(filebased.EmailBackend):
-    def __init__(self, *args, file_path: str | None = None, **kwargs) -> None:
+    def __init__(self, *args: Any, file_path: str | None = None, **kwargs: Any) -> None:
         folder = Path(file_path or settings.EMAIL_FILE_PATH)
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         folder.chmod(0o700)
-        super().__init__(*args, file_path=str(folder), **kwargs)
+        kwargs["file_path"] = str(folder)
+        super().__init__(*args, **kwargs)

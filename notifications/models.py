@@ -14,6 +14,8 @@ class NotificationPreference(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="notification_preference"
     )
     email_enabled = models.BooleanField(default=True)
+    # The daily email of what waits for the account (attention.digest); off: none.
+    attention_digest = models.BooleanField(default=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:

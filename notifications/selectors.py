@@ -10,6 +10,17 @@ def notification_email_enabled(*, user) -> bool:
     return preference.email_enabled if preference else True
 
 
+def notification_preference_get(*, user) -> NotificationPreference:
+    """The account's preference; an unsaved one with the defaults when it has none."""
+    return NotificationPreference.objects.filter(user=user).first() or NotificationPreference(user=user)
+
+
+def attention_digest_enabled(*, user) -> bool:
+    """Whether the account gets the daily digest: its own switch, and email notifications on."""
+    preference = NotificationPreference.objects.filter(user=user).first()
+    return preference is None or (preference.email_enabled and preference.attention_digest)
+
+
 def email_backlog(*, now) -> tuple[int, object]:
     """Emails not yet sent nor given up, and the due time of the oldest one due now (None when
     none is due): read by /healthz."""

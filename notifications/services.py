@@ -40,6 +40,10 @@ def email_enqueue(
     no account yet), or both. Returns None when nothing is written: the kind is optional and
     the account turned emails off, or a row with the same `dedup_key` exists.
 
+    An email to an organization (`user` without `to`) whose kind names an `audience` goes to
+    every member whose role grants that work, each rendered in their own language (the row for
+    the organization's own person keeps `dedup_key`; the others add their id to it).
+
     `livemode=False`: the email is about a test-mode object (docs/test-mode.md). It is marked
     as a test when sent ("[TEST]" before its subject, an `X-Test-Mode: true` header) and, unless
     the operator set TEST_MODE_CUSTOMER_EMAILS, goes to the account's own address in place of
@@ -47,6 +51,31 @@ def email_enqueue(
     email_kind = kind_get(kind)
     if user is None and not to:
         raise ValueError("email_enqueue needs a user or a to address")
+    # An email addressed to an organization (no `to`) of a kind some role cares about goes to
+    # each member with that role, in their own language (the owner's row keeps `dedup_key`).
+    audience = email_kind.audience
+    members = emails.email_recipients(user, audience) if audience and user is not None and not to else None
+    if members:
+        if email_kind.optional and not notification_email_enabled(user=user):
+            return None
+        if dedup_key is not None and EmailNotification.objects.filter(dedup_key=dedup_key).exists():
+            return None
+        if not livemode:
+            context = {**context, emails.TEST_MODE_KEY: True}
+        rows = [
+            EmailNotification(
+                user=user,
+                to=address,
+                kind=kind,
+                context={**context, "language": language or settings.LANGUAGE_CODE},
+                dedup_key=dedup_key if dedup_key is None or person_id == user.pk else f"{dedup_key}:{person_id}",
+            )
+            for person_id, address, language in members
+        ]
+        EmailNotification.objects.bulk_create(rows, ignore_conflicts=dedup_key is not None)
+        for row in rows:
+            _send_after_commit(row.id)
+        return rows[0]
     if not livemode:
         if user is None:
             raise ValueError("a test-mode email names its account (user)")
@@ -77,10 +106,15 @@ def _send_after_commit(notification_id: UUID) -> None:
     transaction.on_commit(send)
 
 
-def notification_preference_update(*, user, email_enabled: bool) -> NotificationPreference:
-    preference, _ = NotificationPreference.objects.update_or_create(
-        user=user, defaults={"email_enabled": email_enabled}
-    )
+def notification_preference_update(
+    *, user, email_enabled: bool | None = None, attention_digest: bool | None = None
+) -> NotificationPreference:
+    changes = {
+        name: value
+        for name, value in (("email_enabled", email_enabled), ("attention_digest", attention_digest))
+        if value is not None
+    }
+    preference, _ = NotificationPreference.objects.update_or_create(user=user, defaults=changes)
     return preference
 
 
@@ -103,7 +137,7 @@ def emails_send_due(*, now: datetime | None = None, limit: int = 50, notificatio
             row.save(update_fields=["status", "claimed_at", "attempt_count"])
     sent = 0
     for row in rows:
-        wipe = {"context": {}} if _kind_secret(row.kind) else {}
+        wipe: dict[str, Any] = {"context": {}} if _kind_secret(row.kind) else {}
         try:
             emails.email_deliver(row)
         except Exception as exc:

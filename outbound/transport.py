@@ -166,12 +166,12 @@ def _exchange(
     except (urllib3.exceptions.HTTPError, http.client.HTTPException, OSError, CertificateError) as exc:
         if isinstance(exc, urllib3.exceptions.NewConnectionError) and not expired.is_set():
             # urllib3 counts it a connect time-out, but the connection was refused or unreachable.
-            return Response(None, _ms(started), _describe(exc.__cause__ or exc))
+            return Response(None, _ms(started), failure_text(exc.__cause__ or exc))
         if expired.is_set() or isinstance(exc, (TimeoutError, urllib3.exceptions.TimeoutError)):
             return Response(None, _ms(started), f"No answer within {timeout:g} seconds.", timed_out=True)
         if kept.reused and isinstance(exc, _CLOSED_BY_SERVER):
             raise _ClosedByServer from exc
-        return Response(None, _ms(started), _describe(exc))
+        return Response(None, _ms(started), failure_text(exc))
     except Exception as exc:  # anything else is still one failed request, reported as such
         return Response(None, _ms(started), f"Request error: {exc.__class__.__name__}")
     finally:
@@ -198,7 +198,7 @@ def _ms(started: float) -> int:
     return int((time.monotonic() - started) * 1000)
 
 
-def _describe(exc: Exception) -> str:
+def failure_text(exc: BaseException) -> str:
     """What failed, in words a receiver's operator acts on: the delivery log shows it."""
     if isinstance(exc, ConnectionRefusedError):
         return "Connection refused."

@@ -44,7 +44,8 @@ class PaymentRequest(models.Model):
     # The draft of the payer's current choice (the one that paid, once Paid).
     draft = models.ForeignKey("drafts.Draft", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     payer_email = models.EmailField(null=True, blank=True)
-    # The language the payer read the pay page in when asking for the receipt (a LANGUAGES code).
+    # The language the payer read the pay page in when choosing how to pay or asking for the
+    # receipt (a LANGUAGES code): the receipt and a refund's claim email are written in it.
     payer_language = models.CharField(max_length=16, blank=True, default="")
     paid_at = models.DateTimeField(null=True, blank=True)
     closed_at = models.DateTimeField(null=True, blank=True)

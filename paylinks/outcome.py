@@ -1,7 +1,7 @@
 """What happened to the payer's payment, as the pay page tells it.
 
 One reading of the request and its current draft: the page's state (choose, pending, seen,
-mismatch, paid, expired, cancelled) plus what the payer must know beside it: what arrived when
+mismatch, paid, reverted, expired, cancelled) plus what the payer must know beside it: what arrived when
 it was off the amount, a payment that came late, whether the amount still holds after the
 quote window. Only transfers attached to this request's draft are shown: a transfer that pays
 nothing is the merchant's business (dashboard, API), for on a shared address it may be anyone's.
@@ -36,12 +36,16 @@ class Outcome:
 
     @property
     def polling(self) -> bool:
-        return self.state in ("pending", "seen", "mismatch")
+        return self.state in ("pending", "seen", "mismatch", "reverted")
 
 
 def _state(status: str, draft: Draft | None, now: datetime) -> str:
     draft_status = draft.status if draft is not None else None
     if status == R.PAID:
+        if draft is not None and draft.status in (D.PENDING, D.EXPIRED) and draft.payment_reverted_at is not None:
+            return "reverted"  # the Confirmed payment left the chain (a reorg) before it was final
+        if draft is not None and draft.status == D.SEEN:
+            return "seen"  # the reverted payment came back: confirming again
         return "paid"
     if status == R.CANCELLED and draft_status not in (D.SEEN, D.AMOUNT_MISMATCH):
         return "cancelled"
@@ -51,7 +55,7 @@ def _state(status: str, draft: Draft | None, now: datetime) -> str:
         return "seen"
     if status in (R.EXPIRED, R.CANCELLED):
         return "expired" if status == R.EXPIRED else "cancelled"
-    if draft_status == D.PENDING and draft.expires_at > now:
+    if draft is not None and draft.status == D.PENDING and draft.expires_at > now:
         return "pending"
     return "choose"  # nothing chosen yet, or the chosen draft expired unpaid
 

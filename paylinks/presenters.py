@@ -18,7 +18,8 @@ from core.text import shown
 from core.wire import json_datetime, json_number
 from drafts.models import Draft
 from paylinks.models import PaymentRequest, PaymentRequestStatus
-from paylinks.services import PaymentOption, merchant_name
+from paylinks.options import PaymentOption
+from paylinks.services import merchant_name
 from payments.enums import Method, Network
 from payments.qr import qr_svg_data_uri
 from payments.registry import format_amount, get_asset
@@ -38,6 +39,7 @@ def payment_request_json(payment_request: PaymentRequest) -> dict[str, Any]:
         "fiatAmount": json_number(payment_request.fiat_amount),
         "options": [
             {"currency": o["currency"], "network": o["network"], "receiverAddress": o["receiverAddress"]}
+            | ({"receivingWalletId": o["receivingWalletId"]} if o.get("receivingWalletId") else {})
             for o in payment_request.options
         ],
         "orderId": payment_request.order_id,

@@ -1,6 +1,8 @@
 """Writes for payment requests (pay links) and the payer's checkout.
 
-A request offers options (asset, network, receiver); when the payer picks one, a draft
+A request offers options (asset, network, receiver); a Bitcoin option may name the account's
+receiving wallet instead of an address (`receivingWalletId`): each draft made from it then gets
+the wallet's next address (drafts.wallets), never one another draft had. When the payer picks one, a draft
 is created through the drafts door with the request as its origin. The request keeps one
 current draft: picking the same option again returns it, picking another cancels it and
 creates a new one, all under the request's row lock so two payers racing one link end
@@ -11,10 +13,9 @@ move to Confirmed (`payment_request_draft_confirmed`, called by the drafts state
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeGuard
 from uuid import UUID
 
 from django.conf import settings
@@ -24,7 +25,12 @@ from django.utils.translation import gettext as _
 
 from accounts.modes import by_key, livemode_of, mode_set, network_check
 from accounts.profiles import https_url_check, merchant_profile_get
-from addressbook.selectors import address_book_receiver, receiver_lock_check, receiver_or_default
+from addressbook.selectors import (
+    address_book_receiver,
+    default_receiving_wallet,
+    receiver_lock_check,
+    receiver_or_default,
+)
 from core.problems import Conflict, Problem
 from drafts.creation import draft_create, draft_plan_for
 from drafts.enums import DraftStatus as D
@@ -33,20 +39,23 @@ from drafts.models import Draft
 from drafts.presenters import quote_is_live
 from drafts.requests import DraftRequest, Origin
 from drafts.services import draft_cancel, draft_supersede
+from drafts.wallets import GapLimitReached, WalletArchived, wallet_draft_write, wallet_standin
 from fees import ledger
 from fees.ledger import FeesOutstanding
 from notifications import kinds as email_kinds
 from notifications.services import email_enqueue
 from paylinks.events import payment_request_event_data
 from paylinks.models import PayLinkPreference, PaymentRequest, PaymentRequestStatus
+from paylinks.options import (
+    PaymentOption,
+    fiat_amount_check,
+    payment_option_check,
+    wallet_option_check,
+)
 from paylinks.selectors import announces_checkout_drafts
-from payments.addresses import validate_address
-from payments.enums import Currency, Method, Network
+from payments.enums import Method
 from payments.explorers import explorer_tx_url
-from payments.lightning import lightning_address_check
 from payments.rates import normalise_fiat
-from payments.rates.fiat import fiat_minor_units
-from payments.registry import get_asset, require_network_enabled
 from webhooks.models import EventType
 from webhooks.services import event_record
 
@@ -54,78 +63,6 @@ R = PaymentRequestStatus
 TOKEN_BYTES = 32  # 256 bits, 43 URL-safe characters
 MAX_OPTIONS = 20
 DEFAULT_EXPIRY_HOURS = 24
-# The assets a payer can choose on a pay link (interface spec, Payment request).
-PAY_LINK_CURRENCIES = (Currency.BTC, Currency.USDC, Currency.USDT, Currency.EURC)
-BITCOIN_NETWORKS = (Network.MAINNET, Network.TESTNET, Network.SIGNET, Network.REGTEST)
-
-
-# --- Options --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PaymentOption:
-    """One way to pay a request: an asset on a network, to the owner's receiver."""
-
-    currency: str
-    network: str
-    method: str
-    receiver_address: str
-
-    def as_json(self) -> dict[str, str]:
-        return {
-            "currency": self.currency,
-            "network": self.network,
-            "method": self.method,
-            "receiverAddress": self.receiver_address,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, str]) -> PaymentOption:
-        return cls(data["currency"], data["network"], data["method"], data["receiverAddress"])
-
-    def matches(self, draft: Draft) -> bool:
-        return (draft.currency, draft.network, draft.method) == (self.currency, self.network, self.method)
-
-
-def payment_option_check(*, currency: str, network: str, receiver_address: str, field: str) -> PaymentOption:
-    """An option the registry supports, with a receiver valid for its network. A Lightning
-    address (user@domain) on Bitcoin makes it a Lightning option; its server is asked for
-    an invoice only when a payer picks it."""
-    if currency not in PAY_LINK_CURRENCIES:
-        raise Problem(
-            f"Pay links accept {', '.join(PAY_LINK_CURRENCIES)}; {currency} is not one of them.",
-            code="unsupported_currency",
-            field=f"{field}.currency",
-        )
-    try:
-        require_network_enabled(network)
-        get_asset(currency, network)
-    except Problem as exc:
-        raise Problem(str(exc.detail), code=exc.code, field=f"{field}.network") from exc
-    if network in BITCOIN_NETWORKS and "@" in receiver_address:
-        address = lightning_address_check(receiver_address, field=f"{field}.receiverAddress")
-        return PaymentOption(currency, network, Method.LIGHTNING, address)
-    address = validate_address(network, receiver_address, field=f"{field}.receiverAddress")
-    if address == settings.PLATFORM_FEE_ADDRESSES.get(network):
-        raise Problem(
-            "The receiver address is the operator's fee address.",
-            code="invalid_address",
-            field=f"{field}.receiverAddress",
-        )
-    return PaymentOption(currency, network, Method.SINGLE_OUTPUT, address)
-
-
-def _fiat_amount_check(fiat_currency: str, fiat_amount: Decimal) -> Decimal:
-    if fiat_amount <= 0:
-        raise Problem("fiatAmount must be positive.", code="min_value", field="fiatAmount")
-    places = fiat_minor_units(fiat_currency)
-    if fiat_amount != fiat_amount.quantize(Decimal(1).scaleb(-places)):
-        raise Problem(
-            f"{fiat_currency} amounts have {places} decimal places; {fiat_amount} is more precise than that.",
-            code="too_precise",
-            field="fiatAmount",
-        )
-    return fiat_amount
 
 
 # --- Owner side -----------------------------------------------------------------------
@@ -149,7 +86,7 @@ def payment_request_create(
     transaction and holds its answer when it commits."""
     now = now or timezone.now()
     fiat_currency = normalise_fiat(fiat_currency)
-    fiat_amount = _fiat_amount_check(fiat_currency, fiat_amount)
+    fiat_amount = fiat_amount_check(fiat_currency, fiat_amount)
     return_url = https_url_check(return_url, field="returnUrl") if return_url else None
     if not options:
         raise Problem("Offer at least one option to pay with.", code="required", field="options")
@@ -159,23 +96,43 @@ def payment_request_create(
     for index, option in enumerate(options):
         where = f"options[{index}]"
         receiver = option.get("receiverAddress")
+        wallet_id = option.get("receivingWalletId")
         if option.get("addressBookId"):  # the entry's address now; later edits of the entry do not move it
             receiver = address_book_receiver(
                 user=user, entry_id=option["addressBookId"], network=option["network"], field=f"{where}.addressBookId"
             )
-        elif not receiver:
-            receiver = receiver_or_default(
-                user=user, network=option["network"], receiver=None, field=f"{where}.receiverAddress"
+        elif not receiver and not wallet_id:
+            default_wallet = default_receiving_wallet(user=user, network=option["network"])
+            if default_wallet is not None:  # the address book's default is a wallet: its next address per draft
+                wallet_id = str(default_wallet)
+            else:
+                receiver = receiver_or_default(
+                    user=user, network=option["network"], receiver=None, field=f"{where}.receiverAddress"
+                )
+        if wallet_id:
+            checked_option = wallet_option_check(
+                user=user,
+                currency=option["currency"],
+                network=option["network"],
+                wallet_id=wallet_id,
+                field=f"{where}.receivingWalletId",
             )
-        checked_option = payment_option_check(
-            currency=option["currency"],
-            network=option["network"],
-            receiver_address=receiver,
-            field=where,
-        )
+        else:
+            checked_option = payment_option_check(
+                currency=option["currency"],
+                network=option["network"],
+                receiver_address=receiver or "",
+                field=where,
+            )
         network_check(user, checked_option.network, field=f"{where}.network")
         if by_key(user):  # the receiving-address lock binds keys and MCP (no query while it is off)
-            named = "addressBookId" if option.get("addressBookId") else "receiverAddress"
+            named = (
+                "addressBookId"
+                if option.get("addressBookId")
+                else "receivingWalletId"
+                if checked_option.receiving_wallet_id
+                else "receiverAddress"
+            )
             receiver_lock_check(
                 user=user,
                 by_key=True,
@@ -322,7 +279,7 @@ def payment_request_draft_confirmed(*, draft: Draft, now: datetime) -> None:
 
 
 def _receipt_send(payment_request: PaymentRequest, data: dict[str, Any], draft: Draft) -> None:
-    rate = None
+    rate: dict[str, Any] | None = None
     if draft.rate is not None and draft.fiat_currency:
         # The rate the amount was priced at, and whether it was live (the bundled table is not).
         rate = {"value": str(draft.rate.normalize()), "currency": draft.currency, "fiat": draft.fiat_currency}
@@ -377,7 +334,7 @@ def _check_open(payment_request: PaymentRequest, now: datetime) -> None:
     if status == R.OPEN:
         return
     # Payer-facing texts: in the payer's language (accounts/languages.py), like the pay page.
-    details = {
+    details: dict[str, tuple[str, str]] = {
         R.PAID: (_("This payment request is already paid."), "payment_request_paid"),
         R.EXPIRED: (_("This payment request has expired; ask the merchant for a new link."), "payment_request_expired"),
         R.CANCELLED: (_("The merchant cancelled this payment request."), "payment_request_cancelled"),
@@ -405,7 +362,7 @@ def _option_for(payment_request: PaymentRequest, currency: str, network: str, me
     return found[0]
 
 
-def _reusable(draft: Draft | None, option: PaymentOption, now: datetime) -> bool:
+def _reusable(draft: Draft | None, option: PaymentOption, now: datetime) -> TypeGuard[Draft]:
     return draft is not None and draft.status == D.PENDING and draft.expires_at > now and option.matches(draft)
 
 
@@ -417,6 +374,21 @@ def _in_progress(draft: Draft | None) -> None:
         )
 
 
+class LinkAddressesSpent(Conflict):
+    default_code = "payment_request_unavailable"
+
+
+def _wallet_addresses_check(payment_request: PaymentRequest, wallet_id: str) -> None:
+    """A pay link takes at most PAYLINKS_WALLET_ADDRESSES_PER_LINK of a wallet's addresses (one per
+    draft made from its wallet option; checked under the link's row lock): an anonymous payer
+    switching options back and forth cannot use up the wallet's gap for the merchant's other drafts."""
+    taken = Draft.objects.filter(payment_request_id=payment_request.id, receiving_wallet_id=wallet_id).count()
+    if taken >= settings.PAYLINKS_WALLET_ADDRESSES_PER_LINK:
+        raise LinkAddressesSpent(
+            _("The merchant cannot take payments through this link right now."), code="payment_request_unavailable"
+        )
+
+
 def _draft_request(payment_request: PaymentRequest, option: PaymentOption) -> DraftRequest:
     lightning = option.method == Method.LIGHTNING
     return DraftRequest(
@@ -425,6 +397,7 @@ def _draft_request(payment_request: PaymentRequest, option: PaymentOption) -> Dr
         payment_method=option.method,
         receiver_address=None if lightning else option.receiver_address,
         lightning_address=option.receiver_address if lightning else None,
+        receiving_wallet_id=UUID(option.receiving_wallet_id) if option.receiving_wallet_id else None,
         fiat_currency=payment_request.fiat_currency,
         fiat_amount=payment_request.fiat_amount,
         memo=payment_request.memo,
@@ -433,10 +406,17 @@ def _draft_request(payment_request: PaymentRequest, option: PaymentOption) -> Dr
 
 
 def checkout_select(
-    *, token: str, currency: str, network: str, method: str | None = None, now: datetime | None = None
+    *,
+    token: str,
+    currency: str,
+    network: str,
+    method: str | None = None,
+    language: str = "",
+    now: datetime | None = None,
 ) -> Draft:
     """The payer picks an option: the current pending draft when it is the same option,
-    else a new draft (its rate locks now) that replaces the previous pending one."""
+    else a new draft (its rate locks now) that replaces the previous pending one. `language`:
+    the one the payer reads the pay page in, kept (a refund's claim email is written in it)."""
     now = now or timezone.now()
     payment_request = PaymentRequest.objects.select_related("draft").get(token=token)
     _check_open(payment_request, now)
@@ -446,10 +426,14 @@ def checkout_select(
     _in_progress(payment_request.draft)
     announce = announces_checkout_drafts(user_id=payment_request.user_id)
     origin = Origin.payment_request(payment_request.id, payment_request.order_id, announce=announce)
+    owner = mode_set(payment_request.user, livemode=payment_request.livemode)  # a test link makes test drafts
     try:
         # Priced first (rates, a Lightning-address invoice through the outbound guard), outside
         # any transaction; then the request's own row is locked before anything is written.
-        plan = draft_plan_for(request=_draft_request(payment_request, option), origin=origin, now=now)
+        request = _draft_request(payment_request, option)
+        if option.receiving_wallet_id:  # planned with the wallet's next address standing in
+            request = wallet_standin(user=owner, request=request)
+        plan = draft_plan_for(request=request, origin=origin, now=now)
         with transaction.atomic():
             locked = _locked(payment_request.id)
             _check_open(locked, now)
@@ -457,17 +441,24 @@ def checkout_select(
             if _reusable(current, option, now):  # another payer chose the same option first
                 return current
             _in_progress(current)
-            owner = mode_set(payment_request.user, livemode=payment_request.livemode)  # a test link makes test drafts
-            draft = draft_create(user=owner, plan=plan, origin=origin, now=now)
+            if option.receiving_wallet_id:  # the wallet's next address, under its row lock
+                _wallet_addresses_check(locked, option.receiving_wallet_id)
+                draft = wallet_draft_write(
+                    user=owner, plan=plan, wallet_id=option.receiving_wallet_id, origin=origin, now=now
+                )
+            else:
+                draft = draft_create(user=owner, plan=plan, origin=origin, now=now)
             if current is not None and current.status in (D.PENDING, D.EXPIRED):
                 # Left for another option: cancelled, or expired when past its time (a payment may
                 # still be on its way, and expired drafts stay watched for the grace window).
                 draft_supersede(draft=current, now=now, announce=announce)
             locked.draft = draft
-            locked.save(update_fields=["draft", "updated_at"])
+            locked.payer_language = language or locked.payer_language
+            locked.save(update_fields=["draft", "payer_language", "updated_at"])
             return draft
-    except FeesOutstanding as exc:
-        # The payer needs no view of the owner's fee balance.
+    except (FeesOutstanding, GapLimitReached, WalletArchived) as exc:
+        # The payer needs no view of the owner's fee balance, nor of the state of their wallet
+        # (archived, or its gap of unpaid addresses full: the owner sees it on the wallet).
         raise Conflict(
             _("The merchant cannot take payments through this link right now."), code="payment_request_unavailable"
         ) from exc

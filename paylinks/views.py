@@ -15,6 +15,8 @@ every real browser here: under no-referrer a form post's Origin is "null".)
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
 from functools import wraps
 
 from django.core.exceptions import ValidationError
@@ -31,20 +33,28 @@ from accounts.profiles import merchant_profile_get
 from core.problems import Problem, TooManyRequests
 from core.ratelimits import cost_take
 from core.text import shown
+from drafts.creation import payment_uri_for
+from drafts.documents import Copy, draft_pdf
 from drafts.enums import DraftStatus
+from drafts.models import Draft
 from drafts.presenters import quote_is_live, quote_prices_date
 from drafts.simulation import Outcome, draft_payment_simulate
+from drafts.solana_pay import transaction_request_url
 from paylinks import services
 from paylinks.budget import payer_request_take
 from paylinks.models import PaymentRequest, PaymentRequestStatus
+from paylinks.options import PaymentOption
+from paylinks.outcome import Outcome as PageOutcome
 from paylinks.outcome import payment_outcome
 from paylinks.presenters import checkout_options, checkout_selection_json, option_label, payer_status
 from paylinks.selectors import payment_request_by_token
-from paylinks.services import PaymentOption, merchant_name
+from paylinks.services import merchant_name
 from payments import formatting
 from payments.enums import Method
 from payments.qr import qr_svg_responsive
 from payments.rates import RatesUnavailable
+from payments.registry import format_amount, get_asset
+from payments.wallet_requests import evm_wallet_request
 
 CONTENT_SECURITY_POLICY = "; ".join(
     [
@@ -114,6 +124,14 @@ def _context(payment_request: PaymentRequest, *, error: str | None = None, recei
     qr = None
     if selection and selection["paymentUri"] and state == "pending":
         qr = qr_svg_responsive(selection["paymentUri"], title=_("QR code of the payment request for your wallet"))
+    # A Solana draft is also offered as a Solana Pay transaction request (drafts.solana_pay).
+    transaction_request = transaction_request_url(draft) if draft is not None and state == "pending" else None
+    transaction_request_qr = (
+        qr_svg_responsive(transaction_request, title=_("QR code of the Solana Pay transaction request for your wallet"))
+        if transaction_request
+        else None
+    )
+    short = _short_payment(draft, outcome, now) if draft is not None else None
     profile = merchant_profile_get(user=payment_request.user)
     merchant = merchant_name(payment_request)
     return {
@@ -135,11 +153,13 @@ def _context(payment_request: PaymentRequest, *, error: str | None = None, recei
         "draft": draft,
         "lightning": draft is not None and draft.method == Method.LIGHTNING,
         "qr_svg": qr,
+        "transaction_request_url": transaction_request,
+        "transaction_request_qr": transaction_request_qr,
         "network_label": formatting.network_name(draft.network) if draft is not None else "",
-        "amount_text": formatting.asset_amount(selection["amount"], draft.currency) if selection else "",
+        "amount_text": formatting.asset_amount(selection["amount"], draft.currency) if draft and selection else "",
         "received_text": (
             formatting.asset_amount(selection["receivedAmount"], draft.currency)
-            if selection and selection["receivedAmount"]
+            if draft and selection and selection["receivedAmount"]
             else ""
         ),
         "rate": (
@@ -157,13 +177,30 @@ def _context(payment_request: PaymentRequest, *, error: str | None = None, recei
         # What the long poll compares (paylinks/live.py): the state key and the confirmations.
         "live_url": f"/pay/{payment_request.token}/live",
         "live_state": f"{status}:{draft_status or ''}:{draft.confirmations if draft else 0}",
+        "short": short,
         "error": error,
         "receipt_asked": receipt or bool(payment_request.payer_email),
         "receipt_sent": status == PaymentRequestStatus.PAID and bool(payment_request.payer_email),
         "test_mode": not payment_request.livemode,
         # A test-mode link: its pending (or seen) draft can be paid on demand (drafts.simulation).
         "can_simulate": not payment_request.livemode and state in ("pending", "seen"),
+        # What a browser wallet is asked to send (wallet.js): the draft's transfer, from the registry.
+        "wallet_request": _wallet_request(draft) if draft is not None and state == "pending" else None,
+        "webln_invoice": draft.bolt11 if draft is not None and state == "pending" and draft.bolt11 else None,
     }
+
+
+def _wallet_request(draft: Draft) -> dict | None:
+    """The EVM transfer a browser wallet may send for `draft`; None off EVM networks, or when the
+    draft's token is no longer the registry's (the wallet would pay a contract nobody watches)."""
+    if draft.method == Method.LIGHTNING or not draft.receiver_address:
+        return None
+    asset = get_asset(draft.currency, draft.network)
+    if asset.family != "evm":
+        return None
+    if asset.kind == "token" and (draft.token_address or "").lower() != (asset.token_address or "").lower():
+        return None
+    return evm_wallet_request(asset=asset, recipient=draft.receiver_address, amount_base_units=draft.amount_base_units)
 
 
 @_page_headers
@@ -190,7 +227,13 @@ def pay_select(request: HttpRequest, token: str) -> HttpResponse:
     currency, _sep, rest = request.POST.get("option", "").partition(":")
     network, _sep, method = rest.partition(":")
     try:
-        services.checkout_select(token=token, currency=currency, network=network, method=method or None)
+        services.checkout_select(
+            token=token,
+            currency=currency,
+            network=network,
+            method=method or None,
+            language=translation.get_language() or "",
+        )
     except Problem as problem:
         payment_request.refresh_from_db()
         return render(request, "paylinks/pay.html", _context(payment_request, error=_payer_error(problem)), status=200)
@@ -242,6 +285,67 @@ def pay_simulate(request: HttpRequest, token: str) -> HttpResponse:
         payment_request.refresh_from_db()
         return render(request, "paylinks/pay.html", _context(payment_request, error=_payer_error(problem)), status=200)
     return HttpResponseRedirect(reverse("pay-page", kwargs={"token": token}), status=303)
+
+
+@_page_headers
+@require_GET
+def pay_document(request: HttpRequest, token: str) -> HttpResponse:
+    """The payer's copy of the chosen draft's document, in the page's language: the receipt once
+    the payment is confirmed, the payment request before then (drafts.documents)."""
+    if (busy := page_throttled(request)) is not None:
+        return busy
+    payment_request = _request_or_none(token)
+    if payment_request is None or payment_request.draft is None:
+        return render(request, "paylinks/not_found.html", status=404)
+    try:  # the merchant's PDF budget, shared with its keys and dashboard
+        cost_take(cost="pdf", account_id=payment_request.user_id)
+    except TooManyRequests as spent:
+        response = render(request, "paylinks/busy.html", status=429)
+        response["Retry-After"] = str(spent.retry_after)
+        return response
+    draft = payment_request.draft
+    pdf = draft_pdf(draft, language=translation.get_language(), copy=Copy.PAYER)
+    response = HttpResponse(pdf, content_type="application/pdf")
+    name = "receipt" if draft.status == DraftStatus.CONFIRMED else "payment"
+    response["Content-Disposition"] = f'inline; filename="{name}-{draft.id}.pdf"'
+    return response
+
+
+@dataclass(frozen=True)
+class ShortPayment:
+    """A short payment as the payer reads it: what arrived, what is missing (in the asset, and
+    in the draft's fiat when it is fiat-priced), and, while the draft's time lasts, a payment
+    URI and QR code for exactly the rest (counted as a split of the same draft)."""
+
+    received: str
+    missing: str
+    received_fiat: str | None
+    missing_fiat: str | None
+    rest_uri: str | None
+    rest_qr: str | None
+
+
+def _short_payment(draft: Draft, outcome: PageOutcome, now: datetime) -> ShortPayment | None:
+    if outcome.state != "mismatch" or not outcome.short or draft.received_base_units is None:
+        return None
+    asset = get_asset(draft.currency, draft.network)
+    rest = draft.amount_base_units - draft.received_base_units
+    received_units = Decimal(draft.received_base_units).scaleb(-asset.decimals)
+    rest_units = Decimal(rest).scaleb(-asset.decimals)
+    fiat = draft.fiat_currency if draft.fiat_amount is not None and draft.rate else None
+    rest_uri = None
+    if draft.method != Method.LIGHTNING and draft.expires_at > now and not draft.accepted_by_owner:
+        rest_uri = payment_uri_for(draft, asset, rest)
+    return ShortPayment(
+        received=formatting.asset_amount(format_amount(draft.received_base_units, asset), draft.currency),
+        missing=formatting.asset_amount(format_amount(rest, asset), draft.currency),
+        received_fiat=formatting.fiat_amount(received_units * draft.rate, fiat) if fiat else None,
+        missing_fiat=formatting.fiat_amount(rest_units * draft.rate, fiat) if fiat else None,
+        rest_uri=rest_uri,
+        rest_qr=(
+            qr_svg_responsive(rest_uri, title=_("QR code of the missing amount for your wallet")) if rest_uri else None
+        ),
+    )
 
 
 def _payer_error(problem: Problem) -> str:

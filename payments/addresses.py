@@ -26,6 +26,7 @@ from web3 import Web3
 
 from core.problems import Problem
 from payments.enums import Network
+from payments.registry import Asset
 
 # Longest valid form is a 62-character bech32 P2WSH/P2TR address; anything much
 # longer is refused before any decoding work.
@@ -128,7 +129,8 @@ def validate_address(network: str, address: str, *, field: str = "receiverAddres
     try:
         return check_address(network, address)
     except AddressError as exc:
-        message = f"{exc} (network {network})"
+        named = Network(network).label if network in Network.values else network
+        message = f"{exc} (on {named})"
         raise InvalidAddress(
             f"{field}: {message}",
             errors=[{"field": field, "code": "invalid_address", "message": message}],
@@ -178,7 +180,7 @@ SOLANA_PROGRAM_IDS = {
 _EVM_RESERVED_BELOW = 0x200
 
 
-def check_receivable(*, asset, address: str, amount_base_units: int, amount_field: str = "amountSats") -> None:
+def check_receivable(*, asset: Asset, address: str, amount_base_units: int, amount_field: str = "amountSats") -> None:
     """Refuse a receiver that can never be paid on chain, with a field error: a token contract or
     mint of the registry on that network (the asset's own included), a Solana program or
     sysvar, an EVM precompile, or a Bitcoin output below the dust limit. ``asset`` is the

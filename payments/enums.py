@@ -1,6 +1,7 @@
 """The spec's enumerations, spelled exactly as the JSON API shows them."""
 
 from django.db import models
+from django.utils.translation import gettext_lazy, pgettext_lazy
 
 
 class Network(models.TextChoices):
@@ -27,12 +28,12 @@ class Currency(models.TextChoices):
 
 
 class Method(models.TextChoices):
-    MULTI_OUTPUT = "MultiOutput", "Bitcoin PSBT template with fee output"
-    SINGLE_OUTPUT = "SingleOutput", "One transfer, QR URI, fee accrues"
-    LIGHTNING = "Lightning", "BOLT11 invoice"
+    MULTI_OUTPUT = "MultiOutput", gettext_lazy("Bitcoin PSBT template with fee output")
+    SINGLE_OUTPUT = "SingleOutput", gettext_lazy("One transfer, QR URI, fee accrues")
+    LIGHTNING = "Lightning", gettext_lazy("BOLT11 invoice")
 
 
 class FeePlacement(models.TextChoices):
-    OUTPUT = "Output"
-    ACCRUED = "Accrued"
-    WAIVED = "Waived"
+    OUTPUT = "Output", pgettext_lazy("status", "Output")
+    ACCRUED = "Accrued", pgettext_lazy("status", "Accrued")
+    WAIVED = "Waived", pgettext_lazy("status", "Waived")

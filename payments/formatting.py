@@ -14,15 +14,22 @@ their display names, never the API's codes; a time is shown in a named zone.
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import date, datetime
 from decimal import Decimal
 from functools import lru_cache
 from zoneinfo import ZoneInfo
 
 from babel import Locale
-from babel.dates import format_datetime, get_timezone_name
+from babel.dates import (
+    format_date,
+    format_datetime,
+    format_skeleton,
+    format_time,
+    get_datetime_format,
+    get_timezone_name,
+)
 from babel.numbers import format_currency, format_decimal
-from django.utils import translation
+from django.utils import timezone, translation
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
 
@@ -73,7 +80,8 @@ def decimal_amount(amount: Decimal | str, language: str | None = None) -> str:
     """A number with exactly the places it has ("24.376357" -> "24,376357" in German)."""
     locale = cldr_locale(language)
     value = Decimal(amount)
-    places = max(0, -value.as_tuple().exponent)
+    exponent = value.as_tuple().exponent
+    places = max(0, -exponent) if isinstance(exponent, int) else 0  # a finite number has an int exponent
     pattern = "#,##0." + "0" * places if places else "#,##0"
     return _digits(format_decimal(value, format=pattern, locale=locale, numbering_system="default"), locale)
 
@@ -88,7 +96,7 @@ def asset_amount(amount: Decimal | str, currency: str, language: str | None = No
     return f"{text}\u00a0{currency}"
 
 
-def rate(value: Decimal, language: str | None = None) -> str:
+def rate(value: Decimal | str, language: str | None = None) -> str:
     """A locked rate at six significant digits, for reading only."""
     value = Decimal(value)
     places = max(0, RATE_SIGNIFICANT_DIGITS - value.adjusted() - 1)
@@ -100,22 +108,64 @@ def rate_text(value: Decimal | str, currency: str, fiat: str, language: str | No
     return f"{decimal_amount('1', language)}\u00a0{currency} = {rate(value, language)}\u00a0{fiat}"
 
 
-def moment(when: datetime | str | None, zone: str | ZoneInfo | None = None, language: str | None = None) -> str:
+# The dashboard's shorter times: the date with the month's name (never "11/25/26", which reads
+# differently in each country) and the time to the minute ("short") or the second ("medium").
+MINUTES, SECONDS = "short", "medium"
+
+
+def moment(
+    when: datetime | str | None,
+    zone: str | ZoneInfo | None = None,
+    language: str | None = None,
+    *,
+    skeleton: str | None = None,
+) -> str:
     """A date and time in `zone` (UTC by default), the zone named:
-    "25.11.2026, 21:27:39 MEZ (Europe/Berlin)"; "" for no time. Accepts ISO 8601 text."""
+    "25.11.2026, 21:27:39 MEZ (Europe/Berlin)"; "" for no time. Accepts ISO 8601 text.
+    `skeleton` (MINUTES, SECONDS): the time's precision; MINUTES: "25.11.2026, 21:27"."""
     if isinstance(when, str):
         when = parse_datetime(when)
     if when is None:
         return ""
     locale = cldr_locale(language)
     tz = zone if isinstance(zone, ZoneInfo) else ZoneInfo(zone or "UTC")
-    text = _digits(format_datetime(when, "medium", tzinfo=tz, locale=locale), locale)
+    if skeleton:
+        # The medium date and a time to the minute (or second), joined as the locale joins them.
+        date_text = format_date(when.astimezone(tz), "medium", locale=locale)
+        time_text = format_time(when, skeleton, tzinfo=tz, locale=locale)
+        joined = str(get_datetime_format("medium", locale=locale)).replace("'", "")
+        text = _digits(joined.replace("{0}", time_text).replace("{1}", date_text), locale)
+    else:
+        text = _digits(format_datetime(when, "medium", tzinfo=tz, locale=locale), locale)
     if tz.key in ("UTC", "Etc/UTC"):
         return f"{text} UTC"
     name = get_timezone_name(when.astimezone(tz), "short", locale=locale)
     if not any(c.isalpha() for c in name) or name.startswith("GMT") or name == tz.key:
         return f"{text} {tz.key}"  # no short name in this language ("+0100"): the zone's id names it
     return f"{text} {name} ({tz.key})"
+
+
+def local_moment(when: datetime | str | None, *, seconds: bool = False) -> str:
+    """The dashboard's time: in the current time zone (the account's, which the dashboard
+    activates), to the minute (or second), the zone named: "Nov 25, 2026, 9:27 PM UTC"."""
+    return moment(when, timezone.get_current_timezone_name(), skeleton=SECONDS if seconds else MINUTES)
+
+
+def day(value: date | datetime | None, zone: str | ZoneInfo | None = None, language: str | None = None) -> str:
+    """A date as the reader writes it, "25.11.2026" (de), "Nov 25, 2026" (en); a datetime is
+    first put in `zone` (UTC by default). "" for none."""
+    if value is None:
+        return ""
+    if isinstance(value, datetime):
+        value = value.astimezone(zone if isinstance(zone, ZoneInfo) else ZoneInfo(zone or "UTC")).date()
+    locale = cldr_locale(language)
+    return _digits(format_date(value, "medium", locale=locale), locale)
+
+
+def month_day(value: date, language: str | None = None) -> str:
+    """A day of the month with the month's name, no year: "Nov 3" (en), "3. Nov." (de)."""
+    locale = cldr_locale(language)
+    return _digits(format_skeleton("MMMd", value, locale=locale), locale)
 
 
 def network_name(network: str | None) -> str:
@@ -131,7 +181,7 @@ def network_name(network: str | None) -> str:
 def method_name(method: str | None) -> str:
     if not method:
         return ""
-    names = {
+    names: dict[str, str] = {
         Method.SINGLE_OUTPUT: _("One transfer"),
         Method.MULTI_OUTPUT: _("Bitcoin transaction with a service fee output"),
         Method.LIGHTNING: _("Lightning invoice"),

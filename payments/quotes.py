@@ -44,7 +44,7 @@ class Quote:
     locked_at: datetime
     expires_at: datetime
     live: bool = True
-    sources: dict | None = None  # audit: each leg's combined rate and every source's price
+    sources: dict[str, Any] | None = None  # audit: each leg's combined rate and every source's price
 
     def as_json(self) -> dict[str, Any]:
         """QuoteInfo as the API shows it."""

@@ -52,7 +52,7 @@ class NetworkInfo:
 
 
 # Solana counts a payment as confirmed at "finalized" commitment; 1 stands for that.
-NETWORKS: dict[Network, NetworkInfo] = {
+NETWORKS: dict[str, NetworkInfo] = {  # keyed by Network, looked up by its text
     info.network: info
     for info in (
         NetworkInfo(Network.MAINNET, "bitcoin", None, 2, False, Network.MAINNET),
@@ -146,7 +146,7 @@ class Asset:
     @property
     def unit(self) -> int:
         """Base units in one whole unit of the asset."""
-        return 10**self.decimals
+        return int(10**self.decimals)
 
     @property
     def max_base_units(self) -> int:

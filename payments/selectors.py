@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from core.wire import json_datetime, json_number
 from payments.rates import CRYPTO_ASSETS, get_rate, normalise_asset, normalise_fiat
+from payments.rates.feed import Rate
 
 
 def rates_list(*, ccy: str, asset: str | None) -> dict[str, Any]:
@@ -37,7 +38,7 @@ def rates_list(*, ccy: str, asset: str | None) -> dict[str, Any]:
     }
 
 
-def _source_prices(rate) -> list[dict[str, Any]]:
+def _source_prices(rate: Rate) -> list[dict[str, Any]]:
     """Each source's price for each leg (crypto in USD, USD in the fiat), and whether it counted."""
     found = []
     for leg in ("crypto", "fx"):

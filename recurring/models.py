@@ -6,14 +6,15 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 
 from addressbook.models import AddressBookEntry
 
 
 class RecurrenceInterval(models.TextChoices):
-    DAILY = "Daily"
-    WEEKLY = "Weekly"
-    MONTHLY = "Monthly"
+    DAILY = "Daily", gettext_lazy("Daily")
+    WEEKLY = "Weekly", gettext_lazy("Weekly")
+    MONTHLY = "Monthly", gettext_lazy("Monthly")
 
 
 class RecurringTemplate(models.Model):

@@ -26,7 +26,13 @@ from django.db.models import Q
 from django.utils import timezone
 
 from accounts.modes import by_key, livemode_of, mode_set, network_check
-from addressbook.selectors import address_book_receiver, default_receiver, draft_body_receiver, receiver_lock_check
+from addressbook.selectors import (
+    address_book_receiver,
+    default_receiver,
+    default_receiving_wallet,
+    draft_body_receiver,
+    receiver_lock_check,
+)
 from core.problems import Problem
 from core.wire import json_datetime
 from drafts.creation import draft_create, draft_plan_for
@@ -67,8 +73,12 @@ def _draft_request(*, user, draft: dict[str, Any], interval: str, entry_field: s
         pass  # each run pays the wallet's next address (drafts.wallets)
     elif not data.get("receiverAddress") and not (
         data.get("paymentMethod") == "Lightning" or data.get("bolt11") or data.get("lightningAddress")
-    ):  # each run pays the default receiving address the account has then
-        data["receiverAddress"] = default_receiver(user=user, network=data["network"])
+    ):  # each run pays the default receiving address the account has then (its wallet's next address)
+        wallet_id = default_receiving_wallet(user=user, network=data["network"])
+        if wallet_id is not None:
+            data["receivingWalletId"] = wallet_id
+        else:
+            data["receiverAddress"] = default_receiver(user=user, network=data["network"])
     if interval == RecurrenceInterval.DAILY and not data.get("expiryHours"):
         data["expiryHours"] = DAILY_DEFAULT_EXPIRY_HOURS
     return DraftRequest.from_api(data)

@@ -3,11 +3,14 @@ its input (the amount is typed in whole units of the asset and sent as base unit
 
 from __future__ import annotations
 
+from typing import cast
+
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from core.text import PlainTextForm
 from payments.enums import Currency, Network
+from payments.registry import NETWORKS
 from refunds.services import MAX_EXPIRY_HOURS
 
 
@@ -38,14 +41,31 @@ class RefundForm(PlainTextForm):
     )
 
     # The service names the API's fields; these are where they show on this form.
-    FIELDS = {"amountSats": "amount", "full": "kind", "draftId": None}
+    FIELDS: dict[str, str | None] = {"amountSats": "amount", "full": "kind", "draftId": None}
+
+    def __init__(self, *args, paid_on: str | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        # A refund pays on its payment's side (refunds.services.network_side_check): a payment on
+        # a test network (every test-mode payment) offers test networks only, one on a main
+        # network main networks only.
+        if paid_on in NETWORKS:
+            test_side = NETWORKS[paid_on].is_testnet
+            cast(forms.ChoiceField, self.fields["network"]).choices = [
+                (value, label) for value, label in Network.choices if NETWORKS[value].is_testnet == test_side
+            ]
+            self.fields["network"].error_messages["invalid_choice"] = (
+                _("This payment was made on a test network, so it is refunded on a test network: pick one.")
+                if test_side
+                else _("This payment was made on a main network, so it is refunded on a main network: pick one.")
+            )
 
     def field_for(self, name: str) -> str | None:
-        name = self.FIELDS.get(name, name)
-        return name if name in self.fields else None
+        shown = self.FIELDS.get(name, name)
+        return shown if shown is not None and shown in self.fields else None
 
     def clean(self):
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         kind = data.get("kind")
         if kind == "exact" and not data.get("amount"):
             self.add_error("amount", _("Give the amount."))

@@ -13,17 +13,21 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import pgettext_lazy
 
 from payments.money import MoneyField
 
 
 class RefundStatus(models.TextChoices):
-    CLAIMABLE = "Claimable"  # issued; waiting for the customer's address
-    CLAIMED = "Claimed"  # the customer gave an address; waiting for the merchant
-    APPROVED = "Approved"  # the merchant approved: the payout draft waits for their payment
-    PAID = "Paid"  # the payout draft confirmed on chain
-    CANCELLED = "Cancelled"
-    EXPIRED = "Expired"  # nobody claimed it in time
+    CLAIMABLE = "Claimable", pgettext_lazy("status", "Claimable")  # issued; waiting for the customer's address
+    CLAIMED = "Claimed", pgettext_lazy("status", "Claimed")  # the customer gave an address; waiting for the merchant
+    APPROVED = (
+        "Approved",
+        pgettext_lazy("status", "Approved"),
+    )  # the merchant approved: the payout draft waits for their payment
+    PAID = "Paid", pgettext_lazy("status", "Paid")  # the payout draft confirmed on chain
+    CANCELLED = "Cancelled", pgettext_lazy("status", "Cancelled")
+    EXPIRED = "Expired", pgettext_lazy("status", "Expired")  # nobody claimed it in time
 
 
 OPEN_REFUND_STATUSES = (RefundStatus.CLAIMABLE, RefundStatus.CLAIMED, RefundStatus.APPROVED)
@@ -56,6 +60,9 @@ class Refund(models.Model):
 
     reason = models.CharField(max_length=500, null=True, blank=True)
     customer_email = models.EmailField(null=True, blank=True)
+    # The customer's language (a LANGUAGES code): the pay page's they paid on, else the
+    # merchant's. The claim email is written in it.
+    customer_language = models.CharField(max_length=16, blank=True, default="")
     refund_address = models.CharField(max_length=128, null=True, blank=True)
     # The outgoing payment the merchant makes: a draft to the customer's address.
     payout_draft = models.OneToOneField(

@@ -6,9 +6,10 @@ from typing import Any
 
 from core.wire import json_datetime, json_number
 from payments.registry import format_amount, get_asset
+from refunds.branding import merchant_name
 from refunds.events import refund_amount_base_units
 from refunds.models import Refund
-from refunds.services import claim_url, merchant_name
+from refunds.services import claim_url
 
 
 def payout_json(refund: Refund) -> dict[str, Any] | None:

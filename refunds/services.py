@@ -27,8 +27,8 @@ from django.utils import timezone
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
-from accounts.languages import account_language
 from accounts.modes import livemode_of, mode_set, network_check
+from audit import services as audit
 from core.problems import Conflict, NotFound, Problem
 from drafts.creation import draft_create, draft_plan_for
 from drafts.enums import DraftStatus as D
@@ -44,7 +44,9 @@ from payments.quotes import base_units_to_fiat, quote_lock
 from payments.rates.fiat import fiat_minor_units
 from payments.registry import NETWORKS, Asset, get_asset, network_info, require_network_enabled
 from refunds.amounts import fiat_checked, fiat_share, in_paid_asset, paid_base_units, refunded_base_units
+from refunds.branding import claim_facts, customer_language_of
 from refunds.events import refund_event_data
+from refunds.limits import approval_limit_check
 from refunds.models import OPEN_REFUND_STATUSES, Refund, RefundStatus
 from webhooks.models import EventType
 from webhooks.services import event_record
@@ -66,7 +68,7 @@ ALLOWED_TRANSITIONS: dict[str, set[str]] = {
     R.CANCELLED: {R.PAID},
     R.EXPIRED: set(),
 }
-EVENT_OF_STATUS = {
+EVENT_OF_STATUS: dict[str, EventType] = {
     R.CLAIMED: EventType.REFUND_CLAIMED,
     R.APPROVED: EventType.REFUND_APPROVED,
     R.PAID: EventType.REFUND_PAID,
@@ -239,6 +241,7 @@ def refund_issue(
         if not same_asset:
             share, quote = in_paid_asset(base_units=amount_base_units, asset=asset, paid=paid, now=now)
     else:
+        assert fiat_currency is not None and fiat_amount is not None  # exactly one of the three was given
         share, quote = fiat_share(draft, paid, fiat_currency, fiat_amount, now)
     share = max(share, 1)
 
@@ -267,6 +270,7 @@ def refund_issue(
             quote=quote,
             reason=reason or None,
             customer_email=customer_email or None,
+            customer_language=customer_language_of(draft, user),
             expires_at=now + timedelta(hours=expiry_hours),
             created_at=now,
         )
@@ -283,21 +287,16 @@ def refund_issue(
                 context={
                     "data": data,
                     "reason": refund.reason,
-                    "merchant": merchant_name(user),
+                    **claim_facts(refund).email_context(),
                     "url": claim_url(refund),
-                    # The customer has no account here: the email speaks the merchant's language.
-                    "language": account_language(user),
+                    # In the customer's language: the pay page's they paid on, else the merchant's.
+                    "language": refund.customer_language,
                 },
                 dedup_key=f"refund_claim_link:{refund.id}",
             )
         if key is not None:
             key.keep(refund)
         return refund
-
-
-def merchant_name(user) -> str:
-    """The name a customer sees: the account's display name, else the deployment's label."""
-    return (getattr(user, "display_name", "") or "") or settings.PAYMENT_URI_LABEL
 
 
 # --- Customer side (claim link) -----------------------------------------------------------
@@ -309,7 +308,7 @@ def _check_claimable(refund: Refund, now: datetime) -> None:
         status = R.EXPIRED
     if status == R.CLAIMABLE:
         return
-    details = {
+    details: dict[str, str] = {
         R.CLAIMED: "This refund has been claimed already; the merchant is reviewing it.",
         R.APPROVED: "This refund has been claimed already; the merchant is sending it.",
         R.PAID: "This refund has been paid.",
@@ -377,7 +376,7 @@ def _address_side_other(network: str, address: str) -> Network | None:
             check_address(other, address)
         except AddressError:
             continue
-        return other
+        return Network(other)
     return None
 
 
@@ -399,7 +398,7 @@ def _payout_request(refund: Refund) -> DraftRequest:
     )
 
 
-def refund_approve(*, refund: Refund, now: datetime | None = None) -> Refund:
+def refund_approve(*, refund: Refund, now: datetime | None = None, role: str | None = None) -> Refund:
     """The merchant approves the claimed address (Claimed -> Approved): the payout draft they
     pay from their own wallet is created through the drafts door, in the same transaction as
     the approval. Priced first (a fiat price locks its rate: network I/O, outside any
@@ -411,12 +410,15 @@ def refund_approve(*, refund: Refund, now: datetime | None = None) -> Refund:
     network_side_check(paid_network=refund.draft.network, network=refund.network)  # one issued before the rule
     owner = mode_set(refund.user, livemode=refund.livemode)  # the payout is made in the refund's mode
     plan = draft_plan_for(request=_payout_request(refund), origin=Origin.refund(), now=now, user=owner)
+    approval_limit_check(refund=refund, amount_base_units=plan.amount_base_units, role=role)  # a member's role
     with transaction.atomic():
         locked = _locked(refund.id)
         _check_claimed(locked)
         payout = draft_create(user=owner, plan=plan, origin=Origin.refund(), now=now)
         locked.payout_draft, locked.approved_at = payout, now
         _transition(locked, R.APPROVED, now=now)
+        approved = {"refund": locked.id, "payoutDraft": payout.id, "amountBaseUnits": locked.amount_base_units}
+        audit.record(organization=locked.user_id, action="refund.approved", changes=approved)
         return locked
 
 

@@ -24,6 +24,7 @@ from paylinks.views import CONTENT_SECURITY_POLICY, page_throttled
 from payments import formatting
 from payments.registry import format_amount, get_asset
 from refunds import services
+from refunds.branding import claim_facts
 from refunds.events import refund_amount_base_units
 from refunds.models import Refund, RefundStatus
 from refunds.selectors import refund_by_token
@@ -52,19 +53,25 @@ def _state(refund: Refund) -> str:
 def _context(refund: Refund, *, error: str | None = None, field_error: str | None = None, address: str = "") -> dict:
     base_units = refund_amount_base_units(refund)
     amount = format_amount(base_units, get_asset(refund.currency, refund.network)) if base_units is not None else None
-    fiat_priced = refund.fiat_priced
     payout = refund.payout_draft
+    facts = claim_facts(refund)
+    fiat = facts.fiat_amount is not None and facts.fiat_currency
     return {
         "refund": refund,
         "token": refund.token,
-        "merchant": services.merchant_name(refund.user),
+        "merchant": facts.merchant,
+        "logo_url": facts.logo_url,
+        "support_email": facts.support_email,
+        "support_url": facts.support_url,
+        "order_id": facts.order_id,
         "reason": shown(refund.reason),
+        # The fiat value first when there is one (what the customer paid in), the asset's below.
         "headline": (
-            formatting.fiat_amount(refund.fiat_amount, refund.fiat_currency)
-            if fiat_priced
-            else formatting.asset_amount(amount, refund.currency)
+            formatting.fiat_amount(facts.fiat_amount or 0, facts.fiat_currency or "")
+            if fiat
+            else formatting.asset_amount(amount or "", refund.currency)
         ),
-        "fiat_priced": fiat_priced,
+        "fiat_priced": bool(fiat),
         "amount": amount,
         "amount_text": formatting.asset_amount(amount, refund.currency) if amount is not None else "",
         "network_label": formatting.network_name(refund.network),

@@ -46,10 +46,44 @@ PAYER_SOURCES = (
     "core/api/problems.py",
     "payments/rates/feed.py",
     "templates/emails/refund_claim_link",
+    "templates/404.html",
+    "templates/403.html",
+    "templates/500.html",
+    "templates/errors/",
 )
 # The dashboard's and account pages' strings, required only in the languages those pages are
 # offered in (DASHBOARD_LANGUAGES); elsewhere they may stay untranslated.
-DASHBOARD_SOURCES = ("dashboard/", "accounts/", "templates/accounts/")
+DASHBOARD_SOURCES = (
+    "dashboard/",
+    "accounts/",
+    "templates/accounts/",
+    "attention/",
+    "refunds/templates/refunds/dashboard/",
+    "refunds/forms.py",
+    # The labels of the statuses, roles and choices the dashboard shows.
+    "drafts/enums.py",
+    "payments/enums.py",
+    "refunds/models.py",
+    "fees/models.py",
+    "webhooks/models.py",
+    "recurring/models.py",
+    "addressbook/models.py",
+    "core/text.py",
+    "payments/formatting.py",
+    # Every email a merchant's people read (the customer's are PAYER_SOURCES above).
+    "templates/emails/_attention_kind",
+    "templates/emails/attention_digest",
+    "templates/emails/draft_event",
+    "templates/emails/email_code",
+    "templates/emails/payment_request_paid",
+    "templates/emails/recurring_run_refused",
+    "templates/emails/refund_claimed",
+    "templates/emails/refund_paid",
+    "templates/emails/security_notice",
+    "templates/emails/team_invitation",
+    "templates/emails/transfer_unmatched",
+    "templates/emails/webhook_disabled",
+)
 IGNORED = ["--ignore=.venv", "--ignore=node_modules", "--ignore=var", "--ignore=tests", "--ignore=bench"]
 
 

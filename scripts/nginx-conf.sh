@@ -3,7 +3,9 @@
 # deploy/nginx.env, where the environment (and so .env) wins. Each connection takes a file
 # descriptor (two when passed on to an app): nginx raises its own limit up to the hard one
 # (ulimit -Hn), and takes fewer connections when that is lower.
-# The caller sets NGINX_PREFIX, NGINX_WORKERS, LISTEN, NGINX_TLS, WEB_UPSTREAM, MCP_UPSTREAM.
+# The caller sets NGINX_PREFIX, NGINX_WORKERS, LISTEN, NGINX_TLS, WEB_UPSTREAM, MCP_UPSTREAM; the
+# upstreams may list several nodes, comma-separated (WEB_UPSTREAM=10.0.0.2:8000,10.0.0.3:8000):
+# one `server` line each, and a request a node cannot take goes to the next one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,6 +29,8 @@ if [ -z "${NGINX_PROBLEMS:-}" ] && [ "$(id -u)" = 0 ]; then
   cp deploy/problems/*.json "$problems/"
   chmod 755 "$problems" && chmod 644 "$problems"/*.json
 fi
+servers() { local list="${!1:?set $1}"; echo "${list//,/;
+        server }"; }
 NGINX_WORKER_CONNECTIONS="$connections" NGINX_RLIMIT_NOFILE="$files" \
-  NGINX_PROBLEMS="$problems" \
+  NGINX_PROBLEMS="$problems" WEB_UPSTREAM="$(servers WEB_UPSTREAM)" MCP_UPSTREAM="$(servers MCP_UPSTREAM)" \
   .venv/bin/python scripts/render_template.py --defaults deploy/nginx.env deploy/nginx.conf.template

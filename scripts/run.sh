@@ -103,6 +103,13 @@ chmod -R go-rwx "$VAR"  # collectstatic copies the packages' file modes
 # --- Processes: started and kept running -------------------------------------------------
 # Each process runs under `supervise`: when it exits on its own, it is started again (after 1 s,
 # longer while it keeps failing at once) and a line says so; the others keep running.
+# Each runs in a process group of its own (`set -m` while starting it), so Ctrl-C reaches this
+# script alone, and the stop sends each process one TERM (it stops its own children: gunicorn's
+# and the workers' pool processes) and kills what is left of its group after STOP_GRACE: no
+# process gets a second signal in the middle of its own stop, none is started again while the
+# others stop, and none is left behind. Waits are measured on the clock, not
+# counted in sleeps, so a busy machine does not stretch them.
+STOP_GRACE=10  # seconds each process has to finish its work before it is killed
 pids=()
 supervise() {  # supervise NAME COMMAND...
   local name="$1"; shift
@@ -110,24 +117,25 @@ supervise() {  # supervise NAME COMMAND...
     child=""
     finish() {
       [ -n "$child" ] || exit 0
-      kill -TERM "$child" 2>/dev/null || true
-      # 10 s to finish its work, then no process is left behind.
-      for _ in $(seq 1 20); do kill -0 "$child" 2>/dev/null || exit 0; sleep 0.5; done
-      kill -KILL "$child" 2>/dev/null || true
+      kill -TERM "$child" 2>/dev/null || true  # it stops its own children (a worker's pool finishes its tasks)
+      local until=$((SECONDS + STOP_GRACE))
+      # Until the whole group is gone (a worker's pool processes outlive its main process briefly).
+      while kill -0 -- "-$child" 2>/dev/null && [ "$SECONDS" -lt "$until" ]; do sleep 0.2; done
+      kill -KILL -- "-$child" 2>/dev/null || true
       exit 0
     }
     trap finish TERM
     delay=1
     while :; do
       started=$SECONDS
-      "$@" &
-      child=$!
+      set -m; "$@" & child=$!; set +m
       status=0
       wait "$child" || status=$?
+      # What it left of its group goes with it (the pool processes of a worker that was killed).
+      kill -KILL -- "-$child" 2>/dev/null || true
       child=""
       if [ $((SECONDS - started)) -ge 30 ]; then delay=1; fi
-      # Wait first: on Ctrl-C every process gets the signal and exits, and the stop's TERM
-      # reaches this supervisor during the wait (`finish`), so a stop is never reported as a crash.
+      # Wait first: a stop's TERM that comes meanwhile (`finish`) is never reported as a crash.
       sleep "$delay" & wait $! || true
       echo "run.sh: the ${name} stopped (exit status ${status}); started it again after ${delay} s." >&2
       delay=$((delay * 2 > 30 ? 30 : delay * 2))
@@ -137,14 +145,16 @@ supervise() {  # supervise NAME COMMAND...
 }
 stop() {
   trap - INT TERM EXIT
+  trap '' INT  # a second Ctrl-C does not cut the stop short (it leaves no process behind either way)
   echo; echo "Stopping..."
   for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  # Each supervisor gives its process 10 s to finish its work; then make sure none is left.
-  for _ in $(seq 1 24); do
+  # Each supervisor gives its process STOP_GRACE seconds, then kills its group; it is gone by then.
+  local until=$((SECONDS + STOP_GRACE + 3))
+  while [ "$SECONDS" -lt "$until" ]; do
     alive=0
     for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
     [ "$alive" = 0 ] && break
-    sleep 0.5
+    sleep 0.2
   done
   for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
@@ -164,6 +174,7 @@ supervise "web server" .venv/bin/gunicorn config.wsgi:application --config deplo
   --graceful-timeout 5
 supervise "MCP server" .venv/bin/uvicorn mcp_server.asgi:application --host 127.0.0.1 --port "${MCP_PORT}" \
   --workers "${MCP_WORKERS:-1}" --timeout-graceful-shutdown 5 --no-server-header --no-proxy-headers \
+  --log-config deploy/uvicorn-logging.json \
   --h11-max-incomplete-event-size 65536  # above nginx's 32 KB head (deploy/nginx.conf.template)
 NGINX_PREFIX="$VAR/nginx" NGINX_WORKERS=1 LISTEN="127.0.0.1:${PORT}" NGINX_TLS="" \
   WEB_UPSTREAM="127.0.0.1:${WEB_PORT}" MCP_UPSTREAM="127.0.0.1:${MCP_PORT}" \

@@ -10,11 +10,15 @@
 # instructions (bench/); chromium drives the pages in browser tests (Python playwright,
 # executable_path=/usr/bin/chromium); Electrum (python3-electrum, with python3-pyqt5 for its Send
 # tab parser) reads the tx template's pay-to-many CSV and the BIP21 URIs; gettext (xgettext,
-# msgmerge) extracts the translatable strings for `make lint` (scripts/check_translations.py).
+# msgmerge) extracts the translatable strings for `make lint` (scripts/check_translations.py);
+# prometheus (with promtool) loads deploy/prometheus-rules.yml and shows each alert firing
+# (tests/platform/test_alert_rules*.py); pgbouncer runs the API and a worker through a transaction-mode
+# pool (tests/platform/test_pgbouncer.py).
 set -euo pipefail
 run_packages=(libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz0b fonts-dejavu-core fonts-ipafont-gothic fonts-wqy-microhei
   fonts-lohit-deva nginx)
-test_packages=(poppler-utils wrk valgrind chromium python3-electrum python3-pyqt5 gettext)
+test_packages=(poppler-utils wrk valgrind chromium python3-electrum python3-pyqt5 gettext
+  prometheus pgbouncer)
 case "${1:-}" in
   run) packages=("${run_packages[@]}") ;;
   test) packages=("${run_packages[@]}" "${test_packages[@]}") ;;

@@ -3,6 +3,8 @@ from __future__ import annotations
 import ipaddress
 import re
 import time
+import uuid
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -13,33 +15,68 @@ from rest_framework.test import APIClient
 
 import outbound
 import tests.flush
+import tests.fresh
 from accounts.models import User
 from accounts.scopes import ALL_SCOPES
 from accounts.services import api_key_create
 from accounts.sessions import SECOND_FACTOR
 from accounts.stepup import STEP_UP_AT
+from tests.browser import chromium, shared_chromium  # noqa: F401 - fixtures: one browser per worker
 
 # `make test-fast` leaves out what is marked `slow`: besides tests marked by hand (real Celery
 # workers, started services, `make run`), every test in these folders, using these fixtures (a
-# browser, an anvil chain node, LNbits, the production password hasher timed), or running the
+# browser, an anvil chain node or `manage.py devchain`, LNbits, an MCP server of the test's own,
+# the production password hasher timed), or running the
 # service on SQLite in a process of its own (tests/sqlite.py: all migrations on a new file).
 SLOW_FOLDERS = ("e2e", "scenarios", "bench")
-SLOW_FIXTURES = {"chromium", "anvil_factory", "nodes", "lnbits", "argon2"}
+SLOW_FIXTURES = {"chromium", "anvil_factory", "nodes", "lnbits", "argon2", "start_devchain", "mcp_server_with"}
 
 TESTS = Path(__file__).resolve().parent
+# The files that took longest in a measured run (docs/development.md, "Durations"), longest
+# first: `make test` starts them before all others (files_first below).
+LONGEST_FILES = (
+    "platform/test_make_run.py",
+    "platform/test_schemathesis.py",
+    "bench/test_embedded_bench.py",
+    "bench/test_detection_bench.py",
+    "platform/test_runtime_requirements.py",  # its first run builds a production venv
+    "webhooks/test_delivery_on_sqlite.py",
+    "bench/test_benches.py",
+)
 
 
 def pytest_configure(config) -> None:
     tests.flush.install()
 
 
-@pytest.hookimpl(tryfirst=True)  # marked before `-m "not slow"` deselects
-def pytest_collection_modifyitems(config, items) -> None:
+def pytest_unconfigure(config) -> None:
+    tests.fresh.stop()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(config, items):
+    # Marked before every other implementation runs (`-m "not slow"` deselects in one of them).
     for item in items:
         relative = item.path.relative_to(TESTS).as_posix()
         in_sqlite = getattr(item.module, "run_on_sqlite", None) is not None
         if relative.split("/", 1)[0] in SLOW_FOLDERS or SLOW_FIXTURES & set(item.fixturenames) or in_sqlite:
             item.add_marker(pytest.mark.slow)
+    result = yield
+    files_first(items)
+    return result
+
+
+def files_first(items: list[pytest.Item]) -> None:
+    """Orders the files with the most `slow` tests first, then the others by their number of
+    tests, each file's tests together and in the order pytest-django gave them (transactional
+    ones last). `make test` hands whole files to its workers in this order
+    (--dist loadfile --no-loadscope-reorder): the long files (`make run`, schemathesis, browsers,
+    chain nodes) start early and the many short ones even out the end, where xdist's own order
+    (most tests first) left a few long files to one worker at the end."""
+    slow: Counter[Path] = Counter(item.path for item in items if item.get_closest_marker("slow"))
+    count: Counter[Path] = Counter(item.path for item in items)
+    longest = {TESTS / name: len(LONGEST_FILES) - rank for rank, name in enumerate(LONGEST_FILES)}
+    items.sort(key=lambda item: (-longest.get(item.path, 0), -slow[item.path], -count[item.path], str(item.path)))
 
 
 def own_cache_keys_delete() -> None:
@@ -60,6 +97,28 @@ def own_cache_keys_delete() -> None:
             batch.clear()
     if batch:
         client.delete(*batch)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _another_runs_keys_survive() -> Iterator[None]:
+    """Nothing in this run empties a Redis database it shares: a key under another prefix, put in
+    the cache's and the broker's database at the start, is still there at the end (FLUSHDB, as
+    Django's RedisCache.clear() sends, or a purge beyond this run's prefix would make this fixture's
+    teardown fail the run). Each xdist worker puts its own."""
+    import redis
+    from django.conf import settings
+
+    backend = caches["default"]
+    urls = {*(backend._servers if isinstance(backend, RedisCache) else ()), settings.CELERY_BROKER_URL}
+    clients = [redis.Redis.from_url(url) for url in urls if url.startswith(("redis://", "rediss://"))]
+    key = f"another-run-{uuid.uuid4().hex}:1:kept"
+    for client in clients:
+        client.set(key, b"kept", ex=24 * 3600)
+    yield
+    emptied = [client for client in clients if client.get(key) != b"kept"]
+    for client in clients:
+        client.delete(key)
+    assert not emptied, f"a test emptied a shared Redis database (another prefix's key is gone): {emptied}"
 
 
 @pytest.fixture(autouse=True)
@@ -145,6 +204,17 @@ def client_with_scopes(make_key) -> Callable[..., APIClient]:
         return client
 
     return make
+
+
+@pytest.fixture(scope="session")
+def mcp_url(django_db_setup, tmp_path_factory) -> Iterator[str]:
+    """One MCP server (uvicorn, tests/mcp/conftest.py) for the session and every folder that
+    uses it (its settings come from the environment, as in production)."""
+    from tests.mcp.conftest import start_server, stop_server
+
+    process, url = start_server(tmp_path_factory.mktemp("mcp"))
+    yield url
+    stop_server(process)
 
 
 class FakeResolver:

@@ -35,7 +35,15 @@ os.environ.setdefault("ENABLED_NETWORKS", "Mainnet,Solana,Ethereum,Base,Testnet,
 from config.settings import *  # noqa: E402,F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast; never in production
-EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+# Processes a test starts may be given another (TESTS_EMAIL_BACKEND: an SMTP server that refuses).
+EMAIL_BACKEND = os.environ.get("TESTS_EMAIL_BACKEND", "django.core.mail.backends.locmem.EmailBackend")
+# A commit of the tests' PostgreSQL sessions does not wait for its WAL to reach the disk (the
+# server's fsync, milliseconds per commit on a shared disk): the migrations of each worker's test
+# database, every committing test and the servers started with these settings commit hundreds of
+# times a file. Only a crash of the PostgreSQL server could lose those last commits, and a test
+# run does not outlive one; what a transaction sees and when it is visible to others is unchanged.
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":  # noqa: F405
+    DATABASES["default"].setdefault("OPTIONS", {})["options"] = "-c synchronous_commit=off"  # noqa: F405
 RATES_LOCAL_CACHE_SECONDS = 0  # tests change the shared rate tables and expect it to show at once
 # The service's table and the rules of the views that exist only in tests (tests/platform/urls.py).
 AUTHORIZATION_TABLE = "tests.platform.authorization.ROUTES"

@@ -179,7 +179,7 @@ def parse_receiving_descriptor(text: str, *, network: str, script_type: str | No
     body, _, given = text.partition("#")
     if given and descriptor_checksum(body) != given:
         raise _bad("The descriptor's checksum (after #) does not match it: it was changed or mistyped.")
-    found = [(kind, shape.match(body)) for kind, shape in _SHAPES if shape.match(body)]
+    found = [(kind, matched) for kind, shape in _SHAPES if (matched := shape.match(body))]
     if not found:
         raise _bad(
             "Give a single-key descriptor: wpkh(...), tr(...) or sh(wpkh(...)) with one extended public key "

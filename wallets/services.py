@@ -11,6 +11,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from accounts.modes import livemode_of, network_check, owned
+from audit import services as audit
 from core.problems import Conflict, NotFound, Problem
 from payments.registry import require_network_enabled
 from wallets.descriptors import BITCOIN_NETWORKS, derive_address, parse_receiving_descriptor, private_key_check
@@ -46,6 +47,11 @@ def receiving_wallet_create(
     try:
         with transaction.atomic():
             wallet.save(force_insert=True)
+            audit.record(
+                organization=user,
+                action="receiving_wallet.added",
+                changes={"wallet": wallet.id, "network": network, "fingerprint": wallet.fingerprint, "label": label},
+            )
     except IntegrityError:
         mine = owned(ReceivingWallet, user).filter(network=network, first_address=wallet.first_address).first()
         raise WalletExists(
@@ -80,5 +86,11 @@ def receiving_wallet_archive(*, wallet: ReceivingWallet) -> ReceivingWallet:
     registration stays (the same descriptor cannot be registered anew and start again at 0)."""
     if wallet.archived_at is None:
         wallet.archived_at = timezone.now()
-        wallet.save(update_fields=["archived_at", "updated_at"])
+        with transaction.atomic():
+            wallet.save(update_fields=["archived_at", "updated_at"])
+            audit.record(
+                organization=wallet.user_id,
+                action="receiving_wallet.archived",
+                changes={"wallet": wallet.id, "network": wallet.network},
+            )
     return wallet

@@ -1,4 +1,5 @@
 from django.contrib import admin
+from django.http import HttpRequest
 
 from webhooks.models import Delivery, DeliveryAttempt, Event, Webhook
 
@@ -30,7 +31,7 @@ class WebhookAdmin(admin.ModelAdmin):
         "disabled_reason",
     ]
 
-    def has_add_permission(self, request) -> bool:
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
 
@@ -38,10 +39,18 @@ class DeliveryAttemptInline(admin.TabularInline):
     model = DeliveryAttempt
     extra = 0
     can_delete = False
-    fields = ["number", "state", "claimed_at", "started_at", "status_code", "duration_ms", "error", "response_excerpt"]
-    readonly_fields = fields
+    fields = readonly_fields = (
+        "number",
+        "state",
+        "claimed_at",
+        "started_at",
+        "status_code",
+        "duration_ms",
+        "error",
+        "response_excerpt",
+    )
 
-    def has_add_permission(self, request, obj=None) -> bool:
+    def has_add_permission(self, request: HttpRequest, obj: Delivery | None = None) -> bool:
         return False
 
 

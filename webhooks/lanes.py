@@ -7,11 +7,13 @@ This is the hot path of delivery, so each step is one SQL statement:
 
 - claim a batch: the endpoint's next due deliveries, picked FOR UPDATE SKIP LOCKED, get a
   lease (next_attempt_at moves to its end; no attempt is counted yet). Should the lane die,
-  they come due again when the lease ends: nothing is lost and no attempt is spent.
+  they come due again when the lease ends: nothing is lost and no attempt is spent. The lease
+  is short (LEASE_SECONDS) and each batch is leased afresh; the lane hands back what it has not
+  started once its batch's lease runs out, so a killed lane holds deliveries for one lease.
 - start an attempt: count it on the delivery, with its next attempt time as a dispatcher's
   claim sets it, and insert the attempt row as Sending, only while the lease is still this
   lane's (a redelivery or a late result moves next_attempt_at, and the lane skips the row).
-- record a success (`services.attempt_send`): the attempt, the delivery and the end of any
+- record a success (`attempts.attempt_send`): the attempt, the delivery and the end of any
   failure streak in one statement.
 
 Only a healthy endpoint gets batches. Once an attempt fails, the lane hands back what it still
@@ -26,15 +28,15 @@ import time
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 from uuid import UUID
 
 from django.db import connection
 from django.utils import timezone
 
+from core.leases import lease_seconds
 from core.sql.backend import backend
-from webhooks import services
-from webhooks.models import AttemptState, Delivery, DeliveryAttempt, DeliveryStatus, Webhook
+from webhooks import attempts, services
+from webhooks.models import AttemptState, Delivery, DeliveryAttempt, DeliveryStatus, Event, Webhook
 from webhooks.services import OUTBOX
 
 LANE_MAX_ATTEMPTS = 200
@@ -43,8 +45,8 @@ LANE_BATCH = 20
 
 
 def lease() -> timedelta:
-    """How long a lane may hold a claimed batch: its time budget, then one more attempt."""
-    return timedelta(seconds=LANE_MAX_SECONDS) + services.attempt_lease()
+    """How long a lane may hold a claimed batch (core.leases: LEASE_SECONDS)."""
+    return timedelta(seconds=lease_seconds())
 
 
 @dataclass(frozen=True)
@@ -53,8 +55,7 @@ class Leased:
 
     delivery_id: UUID
     attempt_count: int
-    event_type: str
-    event_data: Any
+    event: Event  # as read with the lease (unsaved: id, type, data, created_at, object_id, sequence)
     until: datetime
 
 
@@ -66,14 +67,29 @@ def deliveries_lease(*, webhook_id: UUID, limit: int) -> list[Leased]:
     until = now + lease()
     found = OUTBOX.lease(webhook_id=webhook_id, now=now, until=until, limit=limit, max_attempts=services.MAX_ATTEMPTS)
     # jsonb comes back as text (Django decodes JSONField itself)
-    return [Leased(f.delivery_id, f.attempt_count, f.event_type, json.loads(f.event_data), until) for f in found]
+    return [
+        Leased(
+            f.delivery_id,
+            f.attempt_count,
+            Event(
+                id=f.event_id,
+                type=f.event_type,
+                data=json.loads(f.event_data),
+                created_at=f.event_created_at,
+                object_id=f.event_object_id,
+                sequence=f.event_sequence,
+            ),
+            until,
+        )
+        for f in found
+    ]
 
 
 _SECRET = Webhook._meta.get_field("secret")
 _PREVIOUS_SECRET = Webhook._meta.get_field("previous_secret")
 
 
-def _start(leased: Leased) -> tuple[DeliveryAttempt, Webhook] | None:
+def leased_start(leased: Leased) -> tuple[DeliveryAttempt, Webhook] | None:
     """Count the next attempt of a leased delivery and record it as Sending; None when the lease
     is no longer this lane's or the endpoint was disabled or started failing meanwhile."""
     now = timezone.now()
@@ -112,7 +128,7 @@ def _start(leased: Leased) -> tuple[DeliveryAttempt, Webhook] | None:
     return attempt, webhook
 
 
-def _release(batch: list[Leased]) -> None:
+def leased_release(batch: list[Leased]) -> None:
     """Hand back leased deliveries not attempted: they are due again at once. One whose lease
     is no longer this lane's is left as it is."""
     if batch:
@@ -128,18 +144,16 @@ def leased_send(batch: list[Leased], *, deadline: float) -> tuple[int, bool]:
     endpoint still looks healthy (no failure, nothing refused by the lease or the endpoint)."""
     for n, leased in enumerate(batch):
         if time.monotonic() >= deadline:
-            _release(batch[n:])
+            leased_release(batch[n:])
             return n, True
-        started = _start(leased)
+        started = leased_start(leased)
         if started is None:  # this one too, if still ours (the endpoint started failing)
-            _release(batch[n:])
+            leased_release(batch[n:])
             return n, False
         attempt, webhook = started
-        attempt = services.attempt_send(
-            attempt=attempt, webhook=webhook, event_type=leased.event_type, event_data=leased.event_data
-        )
+        attempt = attempts.attempt_send(attempt=attempt, webhook=webhook, event=leased.event)
         if not attempt.succeeded:
-            _release(batch[n + 1 :])
+            leased_release(batch[n + 1 :])
             return n + 1, False
     return len(batch), True
 
@@ -149,7 +163,7 @@ def lane_run(*, attempt_id: UUID) -> int:
     left, LANE_MAX_ATTEMPTS are made or LANE_MAX_SECONDS have passed; then hand the lane back
     to the queue, so other endpoints' tasks get their turn. Returns the attempts made."""
     started = time.monotonic()
-    attempt = services.delivery_attempt(attempt_id=attempt_id)
+    attempt = attempts.delivery_attempt(attempt_id=attempt_id)
     if attempt is None:
         return 0
     webhook_id = attempt.delivery.webhook_id
@@ -164,13 +178,14 @@ def lane_run(*, attempt_id: UUID) -> int:
         limit = min(LANE_BATCH, LANE_MAX_ATTEMPTS - made)
         batch = deliveries_lease(webhook_id=webhook_id, limit=limit) if healthy else []
         if batch:
-            attempted, healthy = leased_send(batch, deadline=started + LANE_MAX_SECONDS)
+            ends = time.monotonic() + lease().total_seconds()  # no attempt starts on a lapsed lease
+            attempted, healthy = leased_send(batch, deadline=min(started + LANE_MAX_SECONDS, ends))
             made += attempted
             continue
         # Failing (or nothing left to lease): one attempt at a time, within the endpoint's cap.
         claimed = services.deliveries_dispatch(webhook_id=webhook_id, limit=1, enqueue=False)
         if not claimed:
             return made
-        attempt = services.delivery_attempt(attempt_id=claimed[0])
+        attempt = attempts.delivery_attempt(attempt_id=claimed[0])
         made += 1
         healthy = attempt is not None and attempt.succeeded and leases

@@ -14,31 +14,29 @@ The task then goes on through that endpoint's due deliveries as a lane (webhooks
 from __future__ import annotations
 
 import logging
-import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
 
 from django.conf import settings
-from django.db import connection, transaction
-from django.db.models import Q, QuerySet
+from django.db import transaction
+from django.db.models import Exists, Model, OuterRef, QuerySet, Subquery
 from django.utils import timezone
 
-import outbound
+from accounts.models import User
 from accounts.modes import livemode_of
-from core import metrics
-from core.sql.backend import backend
 from core.sql.outbox import Outbox, OutboxShape
-from core.sql.rows import RowInserter, insert_then_fetch, writes_in_one_statement
+from core.sql.rows import RowInserter, Select, insert_then_fetch, writes_in_one_statement
 from core.sql.state import in_transaction, on_commit_once, unwritten
 from core.sql.values import unsaved
 from notifications import kinds as email_kinds
 from notifications.services import email_enqueue
-from webhooks import signing
+from webhooks import nudges
 from webhooks.fanout import DELIVERIES
 from webhooks.models import (
+    FIRST_OF_OBJECT,
     AttemptState,
     Delivery,
     DeliveryAttempt,
@@ -46,6 +44,7 @@ from webhooks.models import (
     Event,
     EventType,
     Webhook,
+    event_object_id,
 )
 
 logger = logging.getLogger(__name__)
@@ -54,7 +53,7 @@ MAX_ATTEMPTS = 8
 # Waits after attempt 1..7 (decisions.md: 1, 2, 4, 8, 16, 32, 64 minutes).
 RETRY_WAITS = [timedelta(minutes=2**n) for n in range(MAX_ATTEMPTS - 1)]
 # Events also announced by email to the account (unless it turned emails off), and how.
-EMAIL_KIND_OF_EVENT = {
+EMAIL_KIND_OF_EVENT: dict[str, str] = {
     EventType.DRAFT_SEEN: email_kinds.DRAFT_EVENT,
     EventType.DRAFT_CONFIRMED: email_kinds.DRAFT_EVENT,
     EventType.DRAFT_AMOUNT_MISMATCH: email_kinds.DRAFT_EVENT,
@@ -91,13 +90,26 @@ def _enqueue(task_name: str, *args: Any) -> None:
     task = getattr(tasks, task_name)
 
     def send() -> None:
+        # at most one waiting per endpoint, and one next pass (webhooks/nudges.py)
+        nudge = task_name in ("dispatch_due", "pass_next")
+        flag = nudges.NEXT_PASS if task_name == "pass_next" else (args[0] if args else None)
+        if nudge and not nudges.nudge_claim(flag):
+            return
         try:
             task.delay(*args)
         except Exception:  # the broker is down; the row waits for the next tick
+            if nudge:
+                nudges.nudge_clear(flag)
             logger.warning("Could not enqueue %s; the beat tick will pick it up", task_name, exc_info=True)
 
     # One send per distinct task and arguments per transaction (a batch of events needs one dispatch).
     on_commit_once(("webhooks", task_name, args), send)
+
+
+def next_pass_nudge() -> None:
+    """A pass that stops claiming with requests still in flight asks for the next one
+    (webhooks/passes.py), so another worker process goes on claiming meanwhile."""
+    _enqueue("pass_next")
 
 
 # --- Events (the outbox) -------------------------------------------------------------------
@@ -105,17 +117,29 @@ def _enqueue(task_name: str, *args: Any) -> None:
 
 # Every change of a draft records an event and fans it out: both statements are built once.
 _EVENT_INSERT = RowInserter(Event)
+# The last sequence number of an object's events (index webhooks_event_object_seq).
+_LAST_SEQUENCE = Select(Event, columns=[("max", "sequence")], where=[("object_id", "=")])
+
+
+def _sequence_next(event_type: str, object_id: UUID | None) -> int:
+    """The object's next sequence number. Read in the transaction of the change, under the
+    object's row lock (its state change), so the object's events count up in the order they
+    are written; an event that opens its object is 1 without a read."""
+    if object_id is None or event_type in FIRST_OF_OBJECT:
+        return 1
+    ((last,),) = _LAST_SEQUENCE.rows(object_id)
+    return (last or 0) + 1
 
 
 def event_record(
     *,
-    user,
+    user: User,
     type: str,
     data: dict[str, Any],
     draft_id: UUID | None = None,
-    along: Sequence[tuple] = (),
+    along: Sequence[tuple[RowInserter, Model]] = (),
     livemode: bool | None = None,
-    unless: Sequence[tuple] = (),
+    unless: Sequence[tuple[Select, Sequence[Any]]] = (),
 ) -> Event:
     """Record an event in the transaction of the change it reports (the outbox), with one
     Delivery for each of the owner's endpoints that wants it.
@@ -129,21 +153,56 @@ def event_record(
     the transaction that makes the change, never after it. `livemode` is the mode of the object
     it reports (default: the caller's, accounts.modes): only endpoints of that mode get it.
     `unless` holds reads that refuse the whole write when one finds a row (insert_then_fetch:
-    WriteRefused is raised and nothing is written)."""
+    WriteRefused is raised and nothing is written).
+
+    A creation writes its rows, its event and the deliveries itself, in one write whose result
+    says what happened (drafts.creation.draft_write): `event_unsaved`, `event_row`,
+    `DELIVERIES`, then `event_announced`, the steps this takes."""
     connection = transaction.get_connection()
     if not in_transaction() and not (along and type not in EMAIL_KIND_OF_EVENT and writes_in_one_statement(connection)):
         raise RuntimeError("event_record must run inside the transaction of the change it reports")
-    livemode = livemode_of(user) if livemode is None else livemode
-    event = unsaved(Event, user=user, type=type, data=data, draft_id=draft_id, livemode=livemode)
+    event = event_unsaved(user=user, type=type, data=data, draft_id=draft_id, livemode=livemode)
     inserts = list(along)
     if type == EventType.TEST:  # a test event goes only to the endpoint it tests
-        for inserter, instance in [*inserts, (_EVENT_INSERT, event)]:
+        for inserter, instance in [*inserts, event_row(event)]:
             inserter.insert(instance)
         return event
     # the rows, the event and its deliveries in one round trip where the database allows
-    webhooks = insert_then_fetch([*inserts, (_EVENT_INSERT, event)], DELIVERIES, event, unless=unless)
+    webhooks = insert_then_fetch([*inserts, event_row(event)], DELIVERIES, event, unless=unless)
     if unwritten(event):  # a row along was refused: nothing was written
         return event
+    event_announced(event, webhooks)
+    return event
+
+
+def event_unsaved(
+    *, user: User, type: str, data: dict[str, Any], draft_id: UUID | None = None, livemode: bool | None = None
+) -> Event:
+    """The event as it will be stored, numbered after its object's earlier ones (read under
+    the object's row lock, unless it opens its object)."""
+    livemode = livemode_of(user) if livemode is None else livemode
+    object_id = event_object_id(type, data, draft_id)
+    return unsaved(
+        Event,
+        user=user,
+        type=type,
+        data=data,
+        draft_id=draft_id,
+        object_id=object_id,
+        sequence=_sequence_next(type, object_id),
+        livemode=livemode,
+    )
+
+
+def event_row(event: Event) -> tuple[RowInserter, Event]:
+    """The event's INSERT, for a write of rows together (its deliveries: the read
+    `webhooks.fanout.DELIVERIES` after it)."""
+    return _EVENT_INSERT, event
+
+
+def event_announced(event: Event, webhooks: Sequence[Webhook]) -> None:
+    """After the event and its deliveries are written (`webhooks`: the endpoints that got one):
+    each active endpoint's dispatch is sent, and the account's email when the type has one."""
     active = sorted(str(w.id) for w in webhooks if w.active)
     if active and in_transaction():
         # A change of a draft (a payment seen, confirmed): each endpoint's dispatch is sent the
@@ -152,15 +211,14 @@ def event_record(
             _enqueue("dispatch_due", webhook_id)
     elif active:
         _enqueue("dispatch_due")
-    if type in EMAIL_KIND_OF_EVENT:  # unless the owner turned them off (an optional kind)
+    if event.type in EMAIL_KIND_OF_EVENT:  # unless the owner turned them off (an optional kind)
         email_enqueue(
-            user=user,
-            kind=EMAIL_KIND_OF_EVENT[type],
-            context={"event": type, "data": data},
+            user=event.user,
+            kind=EMAIL_KIND_OF_EVENT[event.type],
+            context={"event": event.type, "data": event.data},
             dedup_key=f"event:{event.id}",
-            livemode=livemode,  # a test object's email is marked as a test (notifications)
+            livemode=event.livemode,  # a test object's email is marked as a test (notifications)
         )
-    return event
 
 
 # --- Dispatch: claim due deliveries ------------------------------------------------------
@@ -172,21 +230,46 @@ def deliveries_dispatch(
     limit: int | None = None,
     webhook_id: UUID | None = None,
     enqueue: bool = True,
+    slow: Collection[UUID] = (),
+    skip: Collection[UUID] = (),
+    one_each: bool = False,
+    recover: bool = True,
+    healthy_cap: int | None = None,
 ) -> list[UUID]:
     """Claim due deliveries and enqueue one attempt each (after commit; with enqueue=False the
     caller makes them). Bounded, and safe to run concurrently and twice: rows are claimed with
     FOR UPDATE SKIP LOCKED, and an endpoint gets at most WEBHOOKS_MAX_IN_FLIGHT_PER_ENDPOINT
     attempts at once (one while it is failing), so a slow or dead endpoint holds few workers.
     Oldest due first, but no endpoint's backlog takes the whole tick (_due_per_endpoint).
+    A pass (webhooks/passes.py) names the endpoints it saw answer slowly (`slow`: one attempt
+    in flight, as a failing one), those it takes none of this time (`skip`) and, with
+    `one_each`, takes at most one delivery of an endpoint; it runs the repair pass
+    (`_attempts_recover`) once, not at each claim (`recover`); and it counts a healthy
+    endpoint's cap as at least `healthy_cap` (one more than a pass's lane has in flight, so
+    the lane's attempts a killed process left Sending do not hold the endpoint up until the
+    repair pass finds them).
     Returns the attempt ids."""
     now = now or timezone.now()
     limit = limit or settings.WEBHOOKS_DISPATCH_BATCH
     with transaction.atomic():
-        resend = _attempts_recover(now=now, limit=limit) if webhook_id is None else []
+        resend = _attempts_recover(now=now, limit=limit) if webhook_id is None and recover else []
         due = Delivery.objects.filter(status=DeliveryStatus.PENDING, next_attempt_at__lte=now, webhook__active=True)
+        due = due.filter(~Exists(_EARLIER_OF_OBJECT))
         if webhook_id is not None:
             due = due.filter(webhook_id=webhook_id)
-        candidates = list(due.order_by(*_BY_AGE).select_for_update(skip_locked=True, of=("self",))[:limit])
+        if skip:
+            due = due.exclude(webhook_id__in=list(skip))
+        if one_each and transaction.get_connection().features.can_distinct_on_fields:
+            # Lock only each endpoint's oldest due delivery: a pass claims often, and locking a
+            # backlog's rows would make another process's lane skip them (SKIP LOCKED).
+            firsts = due.order_by("webhook_id", *_BY_AGE).distinct("webhook_id").values("id")
+            candidates = list(
+                due.filter(id__in=Subquery(firsts))
+                .order_by(*_BY_AGE)
+                .select_for_update(skip_locked=True, of=("self",))[:limit]
+            )
+        else:
+            candidates = list(due.order_by(*_BY_AGE).select_for_update(skip_locked=True, of=("self",))[:limit])
         if webhook_id is None and len(candidates) == limit:  # more due than a tick takes: one backlog could fill it
             candidates = _due_per_endpoint(due, first=candidates, limit=limit)
         if not candidates:
@@ -209,6 +292,7 @@ def deliveries_dispatch(
         busy = {delivery for delivery, _ in open_attempts}
         claimed: list[DeliveryAttempt] = []
         failed: list[Delivery] = []
+        picked: set[UUID] = set()
         for delivery in candidates:
             webhook = webhooks.get(delivery.webhook_id)
             if webhook is None or delivery.id in busy:
@@ -218,10 +302,15 @@ def deliveries_dispatch(
                 delivery.save(update_fields=["status", "next_attempt_at"])
                 failed.append(delivery)
                 continue
-            cap = 1 if webhook.last_failure_at else settings.WEBHOOKS_MAX_IN_FLIGHT_PER_ENDPOINT
-            if in_flight[webhook.id] >= cap:
+            cap = settings.WEBHOOKS_MAX_IN_FLIGHT_PER_ENDPOINT
+            if webhook.last_failure_at or webhook.id in slow:
+                cap = 1
+            elif healthy_cap is not None:
+                cap = max(cap, healthy_cap)
+            if in_flight[webhook.id] >= cap or (one_each and webhook.id in picked):
                 continue
             in_flight[webhook.id] += 1
+            picked.add(webhook.id)
             delivery.attempt_count += 1
             delivery.total_attempts += 1
             # Should this attempt's result never come, the schedule still holds.
@@ -237,6 +326,16 @@ def deliveries_dispatch(
 
 
 _BY_AGE = ("next_attempt_at", "created_at")
+# An earlier event of the same object still owed to the same endpoint (pending: due, waiting for
+# a retry or under way): the delivery waits until that one succeeded or was given up (Failed),
+# so one endpoint gets one object's events in sequence order. Other objects and endpoints go on.
+# The lane's lease (core.sql.outbox) asks the same.
+_EARLIER_OF_OBJECT = Delivery.objects.filter(
+    webhook_id=OuterRef("webhook_id"),
+    status=DeliveryStatus.PENDING,
+    event__object_id=OuterRef("event__object_id"),
+    event__sequence__lt=OuterRef("event__sequence"),
+)
 # Pages a tick reads past endpoints that already have their share (each page one statement).
 DISPATCH_PAGES = 20
 
@@ -295,112 +394,6 @@ def _attempts_recover(*, now: datetime, limit: int) -> list[UUID]:
     if stale:
         DeliveryAttempt.objects.filter(id__in=stale).update(claimed_at=now)
     return stale
-
-
-# --- One attempt ----------------------------------------------------------------------------
-
-
-def delivery_attempt(*, attempt_id: UUID, now: datetime | None = None) -> DeliveryAttempt | None:
-    """Make one claimed attempt: check the address again, POST once, record the outcome and
-    the next attempt time. Returns None when the attempt was already taken (a duplicate task)."""
-    started = now or timezone.now()
-    taken = DeliveryAttempt.objects.filter(id=attempt_id, state=AttemptState.CLAIMED).update(
-        state=AttemptState.SENDING, started_at=started
-    )
-    if not taken:
-        return None
-    attempt = (
-        DeliveryAttempt.objects.select_related("delivery__webhook", "delivery__event").filter(pk=attempt_id).first()
-    )
-    if attempt is None:
-        return None  # the endpoint was deleted meanwhile
-    delivery, webhook, event = attempt.delivery, attempt.delivery.webhook, attempt.delivery.event
-    if delivery.status != DeliveryStatus.PENDING or not webhook.active:
-        DeliveryAttempt.objects.filter(pk=attempt.pk).update(
-            state=AttemptState.INTERRUPTED, finished_at=started, error="Not sent: the delivery or endpoint changed."
-        )
-        return attempt
-    return attempt_send(attempt=attempt, webhook=webhook, event_type=event.type, event_data=event.data, now=now)
-
-
-def attempt_send(
-    *, attempt: DeliveryAttempt, webhook: Webhook, event_type: str, event_data: Any, now: datetime | None = None
-) -> DeliveryAttempt:
-    """POST an attempt already moved to Sending, signed for `webhook`, and record the outcome."""
-    body = signing.body_encode(event_type, event_data)
-    headers = signing.delivery_headers(
-        secret=webhook.secret,
-        previous_secret=webhook.previous_secret_in_force(attempt.started_at),
-        delivery_id=str(attempt.delivery_id),
-        event_type=event_type,
-        timestamp=int(time.time()),
-        body=body,
-    )
-    try:
-        outcome = outbound.post(
-            webhook.url,
-            body=body,
-            headers=headers,
-            timeout=settings.WEBHOOKS_TIMEOUT_SECONDS,
-            max_bytes=settings.WEBHOOKS_RESPONSE_MAX_BYTES,
-        )
-    except outbound.UrlNotAllowed as exc:
-        # "does not resolve" is a DNS failure; anything else the guard refused (a private address)
-        kind = "DNS" if "does not resolve" in str(exc) else "Not sent"
-        outcome = outbound.Response(None, 0, f"{kind}: {exc}")
-    return _attempt_finish(attempt=attempt, outcome=outcome, now=now)
-
-
-def _attempt_finish(*, attempt: DeliveryAttempt, outcome: outbound.Response, now: datetime | None) -> DeliveryAttempt:
-    now = now or timezone.now()
-    metrics.webhook_delivery_counted(outcome)
-    attempt.state, attempt.finished_at = AttemptState.DONE, now
-    attempt.status_code, attempt.duration_ms = outcome.status_code, outcome.duration_ms
-    attempt.error, attempt.response_excerpt = outcome.error[:500], outcome.excerpt
-    if outcome.ok and backend(connection).leased_batches:  # the one-statement success
-        OUTBOX.attempt_succeeded(
-            attempt_id=attempt.id,
-            now=now,
-            result={
-                "status_code": attempt.status_code,
-                "duration_ms": attempt.duration_ms,
-                "error": attempt.error,
-                "excerpt": attempt.response_excerpt,
-            },
-        )
-        return attempt
-    with transaction.atomic():
-        delivery = Delivery.objects.select_for_update().filter(pk=attempt.delivery_id).first()
-        if delivery is None:
-            return attempt  # the endpoint was deleted while the POST was under way
-        DeliveryAttempt.objects.filter(pk=attempt.pk).update(
-            state=attempt.state,
-            finished_at=attempt.finished_at,
-            status_code=attempt.status_code,
-            duration_ms=attempt.duration_ms,
-            error=attempt.error,
-            response_excerpt=attempt.response_excerpt,
-        )
-        if delivery.status != DeliveryStatus.PENDING:
-            return attempt  # another round already settled it
-        if outcome.ok:  # the embedded default (SQLite): the same success, statement by statement
-            delivery.status, delivery.delivered_at, delivery.next_attempt_at = DeliveryStatus.SUCCEEDED, now, None
-            delivery.save(update_fields=["status", "delivered_at", "next_attempt_at"])
-            Webhook.objects.filter(pk=delivery.webhook_id).filter(
-                Q(consecutive_failures__gt=0) | Q(last_failure_at__isnull=False)
-            ).update(consecutive_failures=0, last_failure_at=None)
-            return attempt
-        webhook = Webhook.objects.select_for_update().get(pk=delivery.webhook_id)
-        webhook.last_failure_at = now
-        webhook.save(update_fields=["last_failure_at"])
-        if delivery.attempt_count >= MAX_ATTEMPTS:
-            delivery.status, delivery.next_attempt_at = DeliveryStatus.FAILED, None
-            delivery.save(update_fields=["status", "next_attempt_at"])
-            _webhook_count_failed_delivery(webhook, now=now)
-        else:
-            delivery.next_attempt_at = now + RETRY_WAITS[delivery.attempt_count - 1]
-            delivery.save(update_fields=["next_attempt_at"])
-        return attempt
 
 
 def _webhook_count_failed_delivery(webhook: Webhook, *, now: datetime) -> None:

@@ -7,7 +7,13 @@ import hashlib
 import hmac
 import json
 import secrets
-from typing import Any
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from core.wire import json_datetime
+
+if TYPE_CHECKING:
+    from webhooks.models import Event
 
 SECRET_PREFIX = "whsec_"
 
@@ -16,9 +22,40 @@ def secret_generate() -> str:
     return SECRET_PREFIX + base64.b64encode(secrets.token_bytes(32)).decode()
 
 
-def body_encode(event_type: str, data: dict[str, Any]) -> bytes:
-    """The exact bytes POSTed (and signed). Same event, same bytes, on every attempt."""
-    return json.dumps({"event": event_type, "data": data}, separators=(",", ":"), ensure_ascii=False).encode()
+def body_encode(
+    event_type: str,
+    data: dict[str, Any],
+    *,
+    event_id: Any = None,
+    created_at: datetime | None = None,
+    sequence: int | None = None,
+    object_id: Any = None,
+) -> bytes:
+    """The exact bytes POSTed (and signed). Same event, same bytes, on every attempt. Beside
+    the spec's `event` and `data`: the event's `id`, `createdAt`, `objectId` and `sequence`
+    (the object's events numbered 1, 2, 3...: a receiver ignores one older than what it has)."""
+    body: dict[str, Any] = {}
+    if event_id is not None:
+        body["id"] = str(event_id)
+    body["event"] = event_type
+    if event_id is not None:
+        body["createdAt"] = json_datetime(created_at)
+        body["objectId"] = None if object_id is None else str(object_id)
+        body["sequence"] = sequence
+    body["data"] = data
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def event_body(event: Event) -> bytes:
+    """The body of a delivery (or a forwarded event) of a webhooks.models.Event."""
+    return body_encode(
+        event.type,
+        event.data,
+        event_id=event.id,
+        created_at=event.created_at,
+        sequence=event.sequence,
+        object_id=event.object_id,
+    )
 
 
 def service_signature(secret: str, body: bytes) -> str:

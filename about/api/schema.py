@@ -3,13 +3,14 @@ Location on 201, paged envelopes, strict object schemas."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
 
 from accounts.authorization import Kind, rule_of_view
 from core.api.throttling import cost_class_of
 
-PAGE_ENVELOPE = {"items", "page", "pageSize", "total"}
+PAGE_ENVELOPE = {"items", "page", "pageSize", "total", "next"}
 
 PROBLEM_REF = {"$ref": "#/components/schemas/Problem"}
 PROBLEM_RESPONSES = {
@@ -55,7 +56,7 @@ def problem_statuses(view, *, method: str, path: str, has_body: bool) -> set[int
 
 class ServiceAutoSchema(AutoSchema):
     def _is_list_view(self, serializer=None) -> bool:
-        """A `list` action answering the paged envelope {items, page, pageSize, total} is one object."""
+        """A `list` action answering the paged envelope {items, page, pageSize, total, next} is one object."""
         if serializer is None:
             serializer = self.get_response_serializers()
         if isinstance(serializer, dict) and serializer:
@@ -80,9 +81,10 @@ class ServiceAutoSchema(AutoSchema):
             operation["security"].append({})  # anonymous callers are welcome (sign-in steps)
         responses = operation.setdefault("responses", {})
         problem_content = {"application/problem+json": {"schema": PROBLEM_REF}}
-        for status in sorted(
-            problem_statuses(self.view, method=method, path=path, has_body="requestBody" in operation)
-        ):
+        statuses = problem_statuses(self.view, method=method, path=path, has_body="requestBody" in operation)
+        if any(parameter.get("name") == "Idempotency-Key" for parameter in operation.get("parameters", [])):
+            statuses |= {409, 422}  # a key still in flight; a key used with another body (docs/idempotency.md)
+        for status in sorted(statuses):
             response = responses.setdefault(str(status), {"description": PROBLEM_RESPONSES[status]})
             response.setdefault("content", problem_content)  # a view's own description keeps its words
         cost = cost_class_of(self.view, method)
@@ -102,6 +104,10 @@ class ServiceAutoSchema(AutoSchema):
             if rule.kind is Kind.STEP_UP:
                 operation["x-step-up"] = True
                 note += " The session must have confirmed a second factor lately (403 step_up_required)."
+        elif rule is not None and rule.anonymous:
+            note = "Open to anyone: no credentials needed."
+        elif rule is not None and rule.takes_keys:
+            note = "Any API key, whatever its scopes, or a logged-in session."
         else:
             note = ""
         if rule is not None and rule.kind is Kind.PERSON:
@@ -193,9 +199,49 @@ PROBLEM_FIELD_ERROR_SCHEMA = {
 }
 
 
+def add_servers(result, generator, request, public):
+    """`servers`: the public address of this deployment (BASE_URL); the paths carry /api/v1."""
+    result["servers"] = [{"url": settings.BASE_URL, "description": "This deployment"}]
+    return result
+
+
 def add_problem_schema(result, generator, request, public):
     """The Problem component every error response refers to."""
     schemas = result.setdefault("components", {}).setdefault("schemas", {})
     schemas["Problem"] = PROBLEM_SCHEMA
     schemas["ProblemFieldError"] = PROBLEM_FIELD_ERROR_SCHEMA
+    return result
+
+
+def define_tags(result, generator, request, public):
+    """`tags`: every tag an operation names, declared once at the top (in order of first use), so
+    that a reader or a generator meets no undeclared tag."""
+    used: dict[str, None] = {}
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            if isinstance(operation, dict):
+                used.update(dict.fromkeys(operation.get("tags", ())))
+    result["tags"] = [{"name": name} for name in sorted(used)]
+    return result
+
+
+_NULL_ENUM = "#/components/schemas/NullEnum"
+
+
+def drop_redundant_nullable(result, generator, request, public):
+    """A nullable choice is `oneOf: [<its enum>, NullEnum]`: NullEnum already admits null, and a
+    `nullable` beside no `type` is meaningless in OpenAPI 3.0 (validators of examples refuse it)."""
+
+    def walk(node):
+        if isinstance(node, dict):
+            options = node.get("oneOf")
+            if node.get("nullable") and "type" not in node and options and {"$ref": _NULL_ENUM} in options:
+                del node["nullable"]
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(result)
     return result

@@ -20,6 +20,15 @@ class SchemaView(SpectacularAPIView):
 
     renderer_classes = [OpenApiJsonRenderer, OpenApiJsonRenderer2, OpenApiYamlRenderer, OpenApiYamlRenderer2]
 
+    def perform_content_negotiation(self, request, force=False):
+        """`?format=yaml` or `?format=json` picks the renderer (the API turns DRF's URL format
+        override off everywhere else); otherwise the Accept header does."""
+        wanted = request.query_params.get("format")
+        for renderer in self.get_renderers():
+            if wanted is not None and renderer.format == wanted:
+                return renderer, renderer.media_type
+        return super().perform_content_negotiation(request, force)
+
 
 _swagger_page = SpectacularSwaggerView.as_view(url_name="schema")
 _schema_document = SchemaView.as_view()
@@ -28,7 +37,9 @@ _schema_document = SchemaView.as_view()
 def swagger(request: HttpRequest, *args, **kwargs) -> HttpResponse:
     """/swagger: the OpenAPI document itself to a client asking for JSON or YAML, the page to browsers."""
     accept = request.headers.get("Accept", "").lower()
-    if ("json" in accept or "yaml" in accept) and "text/html" not in accept:
+    if request.GET.get("format") in ("json", "yaml") or (
+        ("json" in accept or "yaml" in accept) and "text/html" not in accept
+    ):
         return _schema_document(request, *args, **kwargs)
     return _swagger_page(request, *args, **kwargs)
 

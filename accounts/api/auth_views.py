@@ -9,6 +9,8 @@ bodies, which a cross-site form cannot send, so a foreign page cannot start them
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -75,7 +77,7 @@ def step_response(step: Step, *, login_code: bool = False) -> Response:
         if step.status == "emailCodeSent"
         else DETAILS.get(step.status, step.status)
     )
-    body = {"status": step.status, "detail": detail}
+    body: dict[str, Any] = {"status": step.status, "detail": detail}
     if step.user is not None and step.status in ("signedIn", "passkeyAdded", "passwordChanged"):
         body["account"] = AccountSerializer(account_summary(user=step.user)).data
     response = Response(body)
@@ -242,10 +244,14 @@ class MeView(APIView):
     @extend_schema(tags=TAG, summary="The account and credentials behind this request", responses=MeSerializer)
     def get(self, request):
         api_key = request.auth if isinstance(request.auth, ApiKey) else None
-        body = account_summary(user=request.user) | {
+        # A session: who signed in, and the organization and role they work with (accounts.teams).
+        person = request.user if api_key else getattr(request, "person", request.user)
+        body = account_summary(user=person) | {
             "authenticatedWith": "apiKey" if api_key else "session",
             "sessionMethod": None if api_key else sessions.session_method(request),
             "scopes": api_key.scopes if api_key else ALL_SCOPES,
+            "organizationId": request.user.public_id,
+            "role": None if api_key else getattr(request, "role", None),
         }
         return Response(MeSerializer(body).data)
 

@@ -261,3 +261,12 @@ class MeSerializer(AccountSerializer):
         choices=["password", "passkey"], allow_null=True, help_text="How this session signed in (null for a key)"
     )
     scopes = serializers.ListField(child=serializers.CharField(), help_text="The scopes this request may use")
+    organizationId = serializers.UUIDField(
+        help_text="The organization this request works in: a key's own; a session's chosen one (its own account "
+        "unless switched). The account fields above are the person signed in (a session) or the organization (a key)"
+    )
+    role = serializers.ChoiceField(
+        choices=["owner", "admin", "developer", "support", "viewer"],
+        allow_null=True,
+        help_text="A session's role in the organization (null for a key: its scopes decide)",
+    )

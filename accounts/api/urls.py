@@ -2,6 +2,7 @@ from django.urls import path
 from rest_framework.routers import SimpleRouter
 
 from accounts.api import auth_views as auth
+from accounts.api import team_views as team
 from accounts.api.profile_views import MerchantLogoView, MerchantProfileView
 from accounts.api.receiver_lock_views import ReceiverLockView
 from accounts.api.views import ApiKeyViewSet
@@ -37,6 +38,14 @@ urlpatterns = [
     path("auth/totp/disable", auth.TotpDisableView.as_view(), name="auth-totp-disable"),
     path("auth/passkeys", auth.PasskeyListView.as_view(), name="auth-passkeys"),
     path("auth/passkeys/<id:passkey_id>", auth.PasskeyDetailView.as_view(), name="auth-passkey"),
+    path("team/members", team.TeamMembersView.as_view(), name="team-members"),
+    path("team/refund-limit", team.TeamRefundLimitView.as_view(), name="team-refund-limit"),
+    path("team/leave", team.TeamLeaveView.as_view(), name="team-leave"),
+    path("team/second-factor", team.TeamSecondFactorView.as_view(), name="team-second-factor"),
+    path("team/members/<id:person_id>", team.TeamMemberView.as_view(), name="team-member"),
+    path("team/invitations", team.TeamInvitationsView.as_view(), name="team-invitations"),
+    path("team/invitations/accept", team.TeamInvitationAcceptView.as_view(), name="team-invitation-accept"),
+    path("team/invitations/<id:invitation_id>", team.TeamInvitationView.as_view(), name="team-invitation"),
     path("account/profile", MerchantProfileView.as_view(), name="account-profile"),
     path("account/profile/logo", MerchantLogoView.as_view(), name="account-profile-logo"),
     path("account/receiver-lock", ReceiverLockView.as_view(), name="account-receiver-lock"),

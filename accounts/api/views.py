@@ -14,7 +14,9 @@ from accounts.selectors import api_key_list
 from accounts.services import api_key_issue, api_key_revoke
 from accounts.sessions import client_of
 from core.api.pagination import PageQuerySerializer, paged_envelope_serializer, paginate
+from core.api.responses import IDEMPOTENCY_HEADER, idempotency_key_of, outcome_response
 from core.routing import UUID_PATTERN
+from drafts.idempotency import create_once
 
 
 class ApiKeyViewSet(viewsets.ViewSet):
@@ -35,22 +37,34 @@ class ApiKeyViewSet(viewsets.ViewSet):
     @extend_schema(
         summary="Create an API key (the key is shown once; needs step-up, and the owner is emailed)",
         request=CreateApiKeyRequestSerializer,
+        parameters=[IDEMPOTENCY_HEADER],
         responses={200: ApiKeyCreatedSerializer},
     )
     def create(self, request):
-        body = CreateApiKeyRequestSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        issued = api_key_issue(
-            request,
+        def issue() -> dict:
+            body = CreateApiKeyRequestSerializer(data=request.data)
+            body.is_valid(raise_exception=True)
+            issued = api_key_issue(
+                request,
+                user=request.user,
+                client=client_of(request),
+                name=body.validated_data.get("name") or "",
+                scopes=body.validated_data["scopes"],
+                expires_at=body.validated_data.get("expiresAt"),
+                livemode=not body.validated_data["testMode"],
+            )
+            return ApiKeySerializer(issued.api_key).data | {"key": issued.key}
+
+        # The answer holds the key (shown once): kept encrypted under the Idempotency-Key.
+        outcome = create_once(
             user=request.user,
-            client=client_of(request),
-            name=body.validated_data.get("name") or "",
-            scopes=body.validated_data["scopes"],
-            expires_at=body.validated_data.get("expiresAt"),
-            livemode=not body.validated_data["testMode"],
+            key=idempotency_key_of(request),
+            operation="apiKey",
+            body=request.data,
+            make=issue,
+            secret=True,
         )
-        data = ApiKeySerializer(issued.api_key).data | {"key": issued.key}
-        return Response(data)
+        return outcome_response(outcome, url_name="api-key-detail")
 
     @extend_schema(summary="Revoke an API key; answers with the revoked key", responses={200: ApiKeySerializer})
     def destroy(self, request, pk=None):

@@ -15,6 +15,7 @@ from addressbook.api.serializers import (
 from addressbook.models import AddressBookEntry
 from addressbook.selectors import address_book_entry_get, address_book_list
 from core.api.pagination import page_of
+from drafts.idempotency import Outcome, create_once
 
 
 def entry_fields(body) -> dict:
@@ -24,11 +25,12 @@ def entry_fields(body) -> dict:
     data = body.validated_data
     return {
         "network": data["network"],
-        "address": data["address"],
+        "address": data.get("address"),
         "direction": data["direction"],
         "label": data.get("label") or "",
         "verified": data["verified"],
         "is_default": data["isDefault"],
+        "receiving_wallet_id": data.get("receivingWalletId"),
     }
 
 
@@ -38,7 +40,7 @@ def address_book_page_json(*, user, query: dict) -> dict:
     params.is_valid(raise_exception=True)
     wanted = params.validated_data
     entries = address_book_list(user=user, network=wanted.get("network"), direction=wanted.get("direction"))
-    page = page_of(entries, page=wanted["page"], page_size=wanted["pageSize"])
+    page = page_of(entries, wanted, within=address_book_list(user=user, network=None, direction=None))
     return page.envelope(AddressBookEntrySerializer(page.items, many=True).data)
 
 
@@ -88,6 +90,20 @@ def address_book_create_json(*, user, body, request=None) -> dict:
     """POST /address-book: the new entry (the address checked with its network's rules)."""
     entry = address_book_entry_save(user=user, fields=entry_fields(body), request=request)
     return AddressBookEntrySerializer(entry).data
+
+
+def address_book_create_outcome(
+    *, user, body, idempotency_key: str | None, key_field: str = "Idempotency-Key", request=None
+) -> Outcome:
+    """POST /address-book once per Idempotency-Key."""
+    return create_once(
+        user=user,
+        key=idempotency_key,
+        operation="addressBookEntry",
+        body=body,
+        make=lambda: address_book_create_json(user=user, body=body, request=request),
+        key_field=key_field,
+    )
 
 
 def address_book_delete_json(*, user, entry_id) -> dict:

@@ -9,8 +9,20 @@ from payments.enums import Network
 
 
 class AddressBookUpsertRequestSerializer(StrictSerializer):
-    label = serializers.CharField(max_length=200, allow_null=True, allow_blank=True, required=False)
-    address = serializers.CharField(max_length=128, trim_whitespace=False)
+    label = serializers.CharField(max_length=200, allow_null=True, allow_blank=True, required=False)  # type: ignore[assignment]  # a field named "label": the stubs read it as Field.label
+    address = serializers.CharField(
+        max_length=128,
+        trim_whitespace=False,
+        required=False,
+        allow_null=True,
+        help_text="Required unless receivingWalletId is given",
+    )
+    receivingWalletId = serializers.UUIDField(
+        required=False,
+        allow_null=True,
+        help_text="A Receiving entry for the account's receiving wallet instead of one address: as the default, "
+        "each draft and pay-link option naming no receiver gets the wallet's next address",
+    )
     network = StrictChoiceField(choices=Network.choices)
     verified = StrictBooleanField(required=False, default=False)
     direction = StrictChoiceField(choices=AddressDirection.choices)
@@ -21,6 +33,21 @@ class AddressBookUpsertRequestSerializer(StrictSerializer):
         "pay-link options that name no receiverAddress (nor addressBookId) are paid here",
     )
 
+    def validate(self, attrs):
+        if attrs.get("receivingWalletId") is not None and attrs.get("address") is not None:
+            raise serializers.ValidationError(
+                {
+                    "receivingWalletId": [
+                        serializers.ErrorDetail("Give address or receivingWalletId, not both.", "ambiguous")
+                    ]
+                }
+            )
+        if attrs.get("receivingWalletId") is None and attrs.get("address") is None:
+            raise serializers.ValidationError(
+                {"address": [serializers.ErrorDetail("This field is required.", "required")]}
+            )
+        return attrs
+
 
 class AddressBookListQuerySerializer(StrictSerializer, PageQuerySerializer):
     network = serializers.ChoiceField(choices=Network.choices, required=False)
@@ -29,12 +56,17 @@ class AddressBookListQuerySerializer(StrictSerializer, PageQuerySerializer):
 
 class AddressBookEntrySerializer(serializers.Serializer):
     id = serializers.UUIDField()
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # a field named "label": the stubs read it as Field.label
     address = serializers.CharField()
     network = serializers.ChoiceField(choices=Network.choices)
     direction = serializers.ChoiceField(choices=AddressDirection.choices)
     verified = serializers.BooleanField()
     isDefault = serializers.BooleanField(source="is_default")
+    receivingWalletId = serializers.UUIDField(
+        source="receiving_wallet_id",
+        allow_null=True,
+        help_text="The receiving wallet this entry stands for (address: its address 0), or null",
+    )
     usableFrom = serializers.DateTimeField(
         source="usable_from",
         allow_null=True,

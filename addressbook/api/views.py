@@ -5,7 +5,7 @@ from rest_framework import viewsets
 from rest_framework.response import Response
 
 from addressbook.api.edge import (
-    address_book_create_json,
+    address_book_create_outcome,
     address_book_delete_json,
     address_book_entry_save,
     address_book_page_json,
@@ -18,6 +18,7 @@ from addressbook.api.serializers import (
 )
 from addressbook.selectors import address_book_entry_get
 from core.api.pagination import paged_envelope_serializer
+from core.api.responses import IDEMPOTENCY_HEADER, idempotency_key_of, outcome_response
 from core.routing import UUID_PATTERN
 
 
@@ -35,10 +36,14 @@ class AddressBookViewSet(viewsets.ViewSet):
     @extend_schema(
         summary="Add an address (checked with the network's address rules)",
         request=AddressBookUpsertRequestSerializer,
+        parameters=[IDEMPOTENCY_HEADER],
         responses={200: AddressBookEntrySerializer},
     )
     def create(self, request):
-        return Response(address_book_create_json(user=request.user, body=request.data, request=request))
+        outcome = address_book_create_outcome(
+            user=request.user, body=request.data, idempotency_key=idempotency_key_of(request), request=request
+        )
+        return outcome_response(outcome, url_name="address-book-detail")
 
     @extend_schema(summary="Read an address-book entry", responses=AddressBookEntrySerializer)
     def retrieve(self, request, pk=None):

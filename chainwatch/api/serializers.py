@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rest_framework import serializers
 
 from core.api.pagination import PageQuerySerializer, paged_envelope_serializer
@@ -15,7 +17,7 @@ class TransferListQuerySerializer(StrictSerializer, PageQuerySerializer):
     )
 
 
-class UnmatchedTransferSerializer(serializers.Serializer):
+class UnmatchedTransferSerializer(serializers.Serializer[Any]):
     id = serializers.UUIDField()
     network = serializers.ChoiceField(choices=Network.choices)
     currency = serializers.ChoiceField(choices=Currency.choices)
@@ -26,9 +28,23 @@ class UnmatchedTransferSerializer(serializers.Serializer):
     amountSats = serializers.IntegerField(help_text="Base units of the asset")
     amount = serializers.CharField(help_text="Decimal amount in whole asset units")
     blockHeight = serializers.IntegerField(allow_null=True)
-    onChain = serializers.BooleanField(help_text="false once a reorg removed it")
+    onChain = serializers.BooleanField(
+        help_text="false while a reorg has taken it off the chain, until it is mined again (a mempool is not the chain)"
+    )
+    final = serializers.BooleanField(
+        help_text="true once the transfer can no longer leave the chain (the network's finality); "
+        "refund or attach it only then"
+    )
+    revertedAt = serializers.DateTimeField(
+        allow_null=True, help_text="set while a reorg has taken the transfer off the chain before it was final"
+    )
     candidateDraftIds = serializers.ListField(
         child=serializers.UUIDField(), help_text="Your drafts at this address and asset around the time of the transfer"
+    )
+    reason = serializers.ChoiceField(
+        choices=["sentBeforeDraft"],
+        allow_null=True,
+        help_text="sentBeforeDraft: made (mempool entry or block time) before any candidate draft was created",
     )
     matched = serializers.BooleanField()
     matchedDraftId = serializers.UUIDField(allow_null=True)

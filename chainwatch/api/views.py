@@ -3,18 +3,18 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema
 from rest_framework import viewsets
 from rest_framework.decorators import action
+from rest_framework.request import Request
 from rest_framework.response import Response
 
+from accounts.authentication import account_of
+from chainwatch.api.edge import transfer_attach_json, transfer_page_json
 from chainwatch.api.serializers import (
     AttachTransferRequestSerializer,
     TransferListQuerySerializer,
     TransferListResponseSerializer,
 )
-from chainwatch.unmatched import transfer_attach, unmatched_json, unmatched_list
-from core.api.pagination import page_of
 from core.routing import UUID_PATTERN
 from drafts.api.serializers import DraftResponseSerializer
-from drafts.presenters import draft_json
 
 
 class TransferViewSet(viewsets.ViewSet):
@@ -27,13 +27,8 @@ class TransferViewSet(viewsets.ViewSet):
         parameters=[TransferListQuerySerializer],
         responses=TransferListResponseSerializer,
     )
-    def list(self, request):
-        query = TransferListQuerySerializer(data=request.query_params.dict())
-        query.is_valid(raise_exception=True)
-        params = query.validated_data
-        reports = unmatched_list(user=request.user, matched=params.get("matched"))
-        page = page_of(reports, page=params["page"], page_size=params["pageSize"])
-        return Response(page.envelope([unmatched_json(r) for r in page.items]))
+    def list(self, request: Request) -> Response:
+        return Response(transfer_page_json(user=account_of(request), query=request.query_params))
 
     @extend_schema(
         summary="Attach an unmatched transfer to one of your Pending or Expired drafts",
@@ -41,13 +36,5 @@ class TransferViewSet(viewsets.ViewSet):
         responses=DraftResponseSerializer,
     )
     @action(detail=True, methods=["post"])
-    def attach(self, request, pk=None):
-        body = AttachTransferRequestSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        draft = transfer_attach(
-            user=request.user,
-            report_id=pk,
-            draft_id=body.validated_data["draftId"],
-            accept_amount=body.validated_data["acceptAmount"],
-        )
-        return Response(draft_json(draft))
+    def attach(self, request: Request, pk: str) -> Response:
+        return Response(transfer_attach_json(user=account_of(request), transfer_id=pk, body=request.data))

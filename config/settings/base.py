@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import secrets
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from config.settings.database import primary_tuned
+from config.settings.replica import replica_database
 from core.env import (
     env_bool,
     env_int,
@@ -81,6 +84,7 @@ INSTALLED_APPS = [
     "drafts",
     "paylinks",
     "refunds",
+    "attention",
     "notifications",
     "webhooks",
     "chainwatch",
@@ -91,11 +95,13 @@ INSTALLED_APPS = [
     "recurring",
     "demo",
     "about",
+    "audit",
     "core.apps.CoreConfig",  # last: its ready() runs after every other app has imported what it needs
 ]
 
 MIDDLEWARE = [
     "core.requests.RequestIdMiddleware",
+    "audit.context.AuditContextMiddleware",  # who acts, for the audit log: no one until authenticated
     "core.metrics.RequestMetricsMiddleware",  # counts by URL pattern name and status (/metrics)
     "core.api.problems.ApiProblemMiddleware",
     "django.middleware.security.SecurityMiddleware",
@@ -106,6 +112,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "accounts.middleware.CsrfViewMiddleware",
     "accounts.middleware.AuthenticationMiddleware",
+    # With a read replica: whose reads these are, and a writing caller's WAL position (core/replica.py)
+    "core.replica.ReplicaCallerMiddleware",
     # Pages: the authorization table's rule before the view (REST: accounts.permissions.HasScope)
     "accounts.middleware.AuthorizationMiddleware",
     # After authentication: the dashboard speaks the account's language (accounts/languages.py)
@@ -145,22 +153,17 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
-if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # Several gunicorn workers and Celery write at once: WAL lets readers run beside the writer,
-    # IMMEDIATE takes the write lock when a transaction starts (no deadlocking lock upgrade), and
-    # the timeout makes a writer wait for the lock instead of failing with "database is locked".
-    DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {
-            "transaction_mode": "IMMEDIATE",
-            "timeout": env_int("SQLITE_TIMEOUT_SECONDS", 20, minimum=1),
-            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-        }
-    )
-elif env_bool("DATABASE_SERVER_SIDE_BINDING", True):
-    # psycopg 3 sends parameters apart from the SQL and prepares a statement on the server
-    # once a connection has run it `prepare_threshold` times: the hot statements (key look-up,
-    # draft INSERT and SELECT) are parsed and planned once per connection, not per request.
-    DATABASES["default"].setdefault("OPTIONS", {}).update({"server_side_binding": True, "prepare_threshold": 5})
+DATABASE_TRANSACTION_POOLER = env_bool("DATABASE_TRANSACTION_POOLER", False)
+primary_tuned(DATABASES["default"], pooler=DATABASE_TRANSACTION_POOLER)  # config/settings/database.py
+# An optional PostgreSQL streaming replica (hot standby) that serves the reads of lists, exports
+# and charts (core/replica.py). Never a write, never a read inside a transaction; a caller that
+# wrote reads the primary until the replica has replayed its write; a replica down or further
+# behind than DATABASE_REPLICA_MAX_LAG_SECONDS is passed over for the primary.
+DATABASE_REPLICA_URL = env_secret("DATABASE_REPLICA_URL") or ""
+DATABASE_REPLICA_MAX_LAG_SECONDS = env_int("DATABASE_REPLICA_MAX_LAG_SECONDS", 10, minimum=0)
+if DATABASE_REPLICA_URL:
+    DATABASES["replica"] = replica_database(DATABASE_REPLICA_URL, DATABASES["default"])
+    DATABASE_ROUTERS = ["core.replica.ReplicaRouter"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "accounts.User"
 # Who may call what: every route and MCP tool with its rule (config/authorization.py), read and
@@ -231,10 +234,13 @@ CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 120, minimu
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 180, minimum=1)
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+# Leases (core/leases.py) last LEASE_SECONDS unless renewed; their holders renew them every third
+# of it while they work, so work whose process was killed is taken up within this.
+LEASE_SECONDS = env_int("LEASE_SECONDS", 10, minimum=3)
 # Only the beat holding the scheduler lease sends (core/beat.py); a standby takes over
 # within BEAT_LEASE_SECONDS + a third of it once the active one dies.
 CELERY_BEAT_SCHEDULER = "core.beat:LeasedScheduler"
-BEAT_LEASE_SECONDS = env_int("BEAT_LEASE_SECONDS", 30, minimum=3)
+BEAT_LEASE_SECONDS = env_int("BEAT_LEASE_SECONDS", LEASE_SECONDS, minimum=3)
 # Beat jobs are named entries; each app adds its own below.
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {}
 # Keep database connections across tasks (Celery's Django fixup closes them otherwise).
@@ -279,7 +285,7 @@ LANGUAGES = [
 LOCALE_PATHS = [BASE_DIR / "locale"]
 # The languages the dashboard and account pages are translated into: an account whose language
 # is not among them reads those pages in English (its language still picks its PDFs' language).
-DASHBOARD_LANGUAGES = ["en"]
+DASHBOARD_LANGUAGES = [code for code, _name in LANGUAGES]
 LANGUAGE_COOKIE_NAME = "lang"
 LANGUAGE_COOKIE_AGE = 365 * 24 * 3600
 LANGUAGE_COOKIE_SAMESITE = "Lax"
@@ -369,7 +375,7 @@ API_COST_RATE_LIMITS = {
 }
 API_KEYS_PER_ACCOUNT_MAX = env_int("API_KEYS_PER_ACCOUNT_MAX", 25, minimum=1)
 
-REST_FRAMEWORK = {
+REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "accounts.authentication.ApiKeyAuthentication",
         "rest_framework.authentication.SessionAuthentication",
@@ -417,7 +423,9 @@ SPECTACULAR_SETTINGS = {
         "FeePlacement": "payments.enums.FeePlacement",
         "PaymentRequestStatus": "paylinks.models.PaymentRequestStatus",
         "RefundStatus": "refunds.models.RefundStatus",
-        "SettlementCurrency": "drafts.settlement.SETTLEMENT_CURRENCIES",
+        # Fee settlements and pay links take the same four (drafts.settlement, paylinks.services):
+        # one component, as drf-spectacular names one set of values once.
+        "BtcOrStablecoin": "drafts.settlement.SETTLEMENT_CURRENCIES",
         "AddressDirection": "addressbook.models.AddressDirection",
         "RecurrenceInterval": "recurring.models.RecurrenceInterval",
     },
@@ -429,12 +437,21 @@ SPECTACULAR_SETTINGS = {
         "about.api.schema.reject_unknown_properties",
         "about.api.schema.document_location_on_created",
         "about.api.schema.add_problem_schema",
+        "about.api.schema.add_servers",
+        "about.api.schema.define_tags",
+        "about.api.schema.drop_redundant_nullable",
     ],
 }
 
 # --- Health -------------------------------------------------------------------------
 # /metrics answers loopback clients, and anyone sending `Authorization: Bearer <METRICS_TOKEN>`.
 METRICS_TOKEN = env_secret("METRICS_TOKEN") or ""
+# The worker and the chain listener count what only they see (watcher passes, delivery outcomes,
+# task failures). With METRICS_PORT set, each serves its own figures in the Prometheus format on
+# METRICS_ADDRESS:METRICS_PORT (no token: bind it to loopback or a private network), for a
+# machine whose web does not share PROMETHEUS_MULTIPROC_DIR with them (docs/production.md).
+METRICS_PORT = env_int("METRICS_PORT", 0, minimum=0)
+METRICS_ADDRESS = env_str("METRICS_ADDRESS", "127.0.0.1")
 # /healthz answers `status` and `failed` to anyone; its `checks`, `notices` and `detail` to
 # loopback clients and to `Authorization: Bearer <HEALTHZ_TOKEN>` (about/operator.py).
 HEALTHZ_TOKEN = env_secret("HEALTHZ_TOKEN") or ""

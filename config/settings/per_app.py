@@ -124,6 +124,17 @@ RECEIVING_WALLET_GAP_LIMIT = env_int("RECEIVING_WALLET_GAP_LIMIT", 20, minimum=1
 # How long a matched-by-amount draft's amount stays reserved at its address once the draft is
 # paid, expired or cancelled, so a repeated payment can only be that draft's (docs/decisions.md).
 AMOUNT_RESERVATION_DAYS = env_int("AMOUNT_RESERVATION_DAYS", 7, minimum=0)
+# How deep a Confirmed payment is followed for reorgs (docs/decisions.md, Finality): a reversal
+# before then takes the draft back with draft.payment_reverted. FINALITY_DEPTH_<NETWORK> in
+# blocks: Bitcoin 6; EVM 64, the depth of the `finalized` tag (two epochs of 32 slots; Base
+# follows its L1's finality and is watched as deep as CHAINWATCH_REORG_DEPTH remembers), used
+# only where the node answers the `finalized` tag with an error: otherwise that block decides. Solana
+# (`finalized` commitment) and Lightning (settled) are final when Confirmed.
+_FINALITY_DEFAULTS = {"Mainnet": 6, "Testnet": 6, "Signet": 6, "Regtest": 6}
+FINALITY_DEPTHS = {
+    _n: env_int(f"FINALITY_DEPTH_{network_env_suffix(_n)}", _FINALITY_DEFAULTS.get(_n, 64), minimum=0)
+    for _n in ("Mainnet", "Testnet", "Signet", "Regtest", "Ethereum", "Base", "Sepolia", "BaseSepolia")
+}
 
 
 def _fee_address(network: str) -> tuple[str, str]:
@@ -187,6 +198,34 @@ CHAINWATCH_BITCOIN_SOURCE = {
 for _n, _source in CHAINWATCH_BITCOIN_SOURCE.items():
     if _source not in ("", "core", "esplora"):
         raise ImproperlyConfigured(f"BITCOIN_SOURCE_{network_env_suffix(_n)} must be core or esplora.")
+
+
+# Several endpoints per network: RPC_URL_, BITCOIN_RPC_URL_ and ESPLORA_URL_<NETWORK> take a
+# comma-separated list, each URL with its own credentials. Seen comes from any one of them (the
+# first that answers); Confirmed needs CHAINWATCH_QUORUM_<NETWORK> of them to agree on the same
+# transaction, output or log, amount, receiver and block hash at the required depth
+# (chainwatch/quorum.py). Default: all of them when 2 or 3 are configured, a majority above.
+# One endpoint behaves as it always did.
+def _endpoint_count(network: str, kind: str) -> int:
+    return len([u for u in CHAINWATCH_ENDPOINTS[network][kind].split(",") if u.strip()])
+
+
+CHAINWATCH_QUORUM: dict[str, int] = {}
+for _n in CHAINWATCH_ENDPOINTS:
+    _name = f"CHAINWATCH_QUORUM_{network_env_suffix(_n)}"
+    _count = max(_endpoint_count(_n, _kind) for _kind in ("rpc_url", "esplora_url", "bitcoin_rpc_url"))
+    if _name in os.environ:
+        CHAINWATCH_QUORUM[_n] = env_int(_name, 1, minimum=1)
+        if _count and CHAINWATCH_QUORUM[_n] > _count:
+            raise ImproperlyConfigured(
+                f"{_name}={CHAINWATCH_QUORUM[_n]} asks for more endpoints than the {_count} configured."
+            )
+# At most this many transfers waiting for the quorum's confirmations are checked a pass (the
+# oldest first; the rest the next pass). Each endpoint is asked about them in one batch.
+CHAINWATCH_QUORUM_TRANSFERS_PER_PASS = env_int("CHAINWATCH_QUORUM_TRANSFERS_PER_PASS", 500, minimum=1)
+# Where the service emails its operator (endpoints that disagree on a payment). Empty: no email;
+# /healthz and the chainwatch_quorum_disagreements metric still show it.
+OPERATOR_EMAIL = env_str("OPERATOR_EMAIL", "")
 # Token contracts and mints: TOKEN_ADDRESSES in the money-core section (the registry).
 
 CHAINWATCH_INTERVAL_SECONDS = env_int("CHAINWATCH_INTERVAL_SECONDS", 15, minimum=1)
@@ -253,6 +292,13 @@ for _n in ENABLED_NETWORKS:
 # How long the draft created when a payer picks an option stays payable (whole hours; its
 # rate is locked for QUOTE_LOCK_MINUTES, and a late payment is still matched in the grace window).
 PAYLINKS_DRAFT_EXPIRY_HOURS = env_int("PAYLINKS_DRAFT_EXPIRY_HOURS", 1, minimum=1)
+# How many of a receiving wallet's addresses one pay link may take (one per draft a payer's choice makes):
+# an anonymous payer switching options back and forth cannot use up the wallet's gap.
+PAYLINKS_WALLET_ADDRESSES_PER_LINK = env_int("PAYLINKS_WALLET_ADDRESSES_PER_LINK", 3, minimum=1)
+# The pay page's long poll hears changes through PostgreSQL's LISTEN (core/sql/notify.py) on a
+# session connection of its own: behind PgBouncer in transaction mode, a direct address of the
+# server (empty: the default database's).
+LIVE_LISTEN_DATABASE_URL = env_secret("LIVE_LISTEN_DATABASE_URL") or ""
 # Per client IP on the anonymous checkout endpoints and the pay page.
 CHECKOUT_RATE_LIMITS = {
     "read": env_str("CHECKOUT_RATE_LIMIT_READS", "120/min"),
@@ -292,10 +338,43 @@ WEBHOOKS_MAX_IN_FLIGHT_PER_ENDPOINT = env_int("WEBHOOKS_MAX_IN_FLIGHT_PER_ENDPOI
 WEBHOOKS_DISABLE_AFTER_FAILED_DELIVERIES = env_int("WEBHOOKS_DISABLE_AFTER_FAILED_DELIVERIES", 10, minimum=1)
 WEBHOOKS_DISPATCH_INTERVAL_SECONDS = env_int("WEBHOOKS_DISPATCH_INTERVAL_SECONDS", 5, minimum=1)
 WEBHOOKS_DISPATCH_BATCH = env_int("WEBHOOKS_DISPATCH_BATCH", 200, minimum=1)
+# A dispatcher pass (webhooks/passes.py): how long it claims, how many requests it has in flight
+# at once; an endpoint that took WEBHOOKS_SLOW_SECONDS or more is slow (one attempt in flight,
+# no lane, at most 3/4 of a pass's slots for all slow endpoints together) and one that timed out
+# gets WEBHOOKS_SLOW_TIMEOUT_SECONDS until it answers in time again.
+WEBHOOKS_PASS_SECONDS = env_int("WEBHOOKS_PASS_SECONDS", 20, minimum=1)
+WEBHOOKS_PASS_IN_FLIGHT = env_int("WEBHOOKS_PASS_IN_FLIGHT", 200, minimum=4)
+# A healthy endpoint's lane in a pass has up to this many requests in flight (never two of one
+# object's events at once): the endpoint's throughput without more worker processes.
+WEBHOOKS_PER_ENDPOINT_CONCURRENCY = env_int("WEBHOOKS_PER_ENDPOINT_CONCURRENCY", 8, minimum=1)
+WEBHOOKS_SLOW_SECONDS = env_int("WEBHOOKS_SLOW_SECONDS", 2, minimum=1)
+WEBHOOKS_SLOW_TIMEOUT_SECONDS = env_int("WEBHOOKS_SLOW_TIMEOUT_SECONDS", 5, minimum=1)
 # After a secret rotation, deliveries are signed with both secrets this long.
 WEBHOOKS_SECRET_OVERLAP_HOURS = env_int("WEBHOOKS_SECRET_OVERLAP_HOURS", 24, minimum=0)
+# A list's `total` is counted exactly up to LIST_TOTAL_EXACT_UP_TO rows (a bounded count per
+# request); a longer list's whole count is made at most once per LIST_TOTAL_CACHE_SECONDS for
+# the same account, mode and filters (core/api/pagination.py).
+LIST_TOTAL_EXACT_UP_TO = env_int("LIST_TOTAL_EXACT_UP_TO", 10_000, minimum=1)
+LIST_TOTAL_CACHE_SECONDS = env_int("LIST_TOTAL_CACHE_SECONDS", 60, minimum=1)
+# Long polls of GET /api/v1/events/stream (manage.py listen) waiting at once, over every web
+# process: each holds a WSGI worker while it waits; beyond it a poll answers at once.
+EVENTS_STREAM_MAX_WAITERS = env_int("EVENTS_STREAM_MAX_WAITERS", 1, minimum=0)
 NOTIFICATIONS_EMAIL_INTERVAL_SECONDS = env_int("NOTIFICATIONS_EMAIL_INTERVAL_SECONDS", 30, minimum=1)
 NOTIFICATIONS_EMAIL_MAX_ATTEMPTS = env_int("NOTIFICATIONS_EMAIL_MAX_ATTEMPTS", 5, minimum=1)
+# Retention (docs/settings.md, "Retention"; docs/decisions.md): purged hourly in small batches.
+EVENTS_RETENTION_DAYS = env_int("EVENTS_RETENTION_DAYS", 30, minimum=1)
+WEBHOOKS_DELIVERY_RETENTION_DAYS = env_int("WEBHOOKS_DELIVERY_RETENTION_DAYS", 30, minimum=1)
+WEBHOOKS_DELIVERY_ATTEMPT_RETENTION_DAYS = env_int("WEBHOOKS_DELIVERY_ATTEMPT_RETENTION_DAYS", 15, minimum=1)
+UNMATCHED_TRANSFERS_RETENTION_DAYS = env_int("UNMATCHED_TRANSFERS_RETENTION_DAYS", 180, minimum=1)
+RETENTION_PURGE_INTERVAL_SECONDS = env_int("RETENTION_PURGE_INTERVAL_SECONDS", 3600, minimum=60)
+CELERY_BEAT_SCHEDULE["retention-webhooks"] = {
+    "task": "webhooks.purge",
+    "schedule": float(RETENTION_PURGE_INTERVAL_SECONDS),
+}
+CELERY_BEAT_SCHEDULE["retention-unmatched-transfers"] = {
+    "task": "chainwatch.purge_unmatched",
+    "schedule": float(RETENTION_PURGE_INTERVAL_SECONDS),
+}
 CELERY_BEAT_SCHEDULE["webhooks-dispatch-due"] = {
     "task": "webhooks.dispatch_due",
     "schedule": float(WEBHOOKS_DISPATCH_INTERVAL_SECONDS),
@@ -384,3 +463,27 @@ if DEMO_SIMULATE_PAYMENTS:
 
 # --- Suggestions (suggestions/) ------------------------------------------------------------
 SUGGESTIONS_RATE_LIMIT = env_rate("SUGGESTIONS_RATE_LIMIT", "10/hour")
+
+# --- Audit log (audit/) ----------------------------------------------------------------------
+# How long audit entries are kept (default a year); older ones are purged in batches hourly.
+AUDIT_RETENTION_DAYS = env_int("AUDIT_RETENTION_DAYS", 365, minimum=1)
+CELERY_BEAT_SCHEDULE["audit-purge"] = {"task": "audit.purge", "schedule": 3600.0}
+# How long an invitation to an organization's team may be accepted (accounts.invitations).
+TEAM_INVITATION_DAYS = env_int("TEAM_INVITATION_DAYS", 7, minimum=1)
+
+# --- Needs attention (attention/) ------------------------------------------------------------
+# A payment that left the chain stays listed this long once its draft expired (no action left).
+ATTENTION_REVERTED_DAYS = env_int("ATTENTION_REVERTED_DAYS", 7, minimum=1)
+# An active endpoint with this many deliveries in a row given up is listed as failing.
+ATTENTION_WEBHOOK_FAILURES = env_int("ATTENTION_WEBHOOK_FAILURES", 1, minimum=1)
+# An API key that expires within this many days is listed (rotate it).
+ATTENTION_KEY_EXPIRY_DAYS = env_int("ATTENTION_KEY_EXPIRY_DAYS", 14, minimum=1)
+# At most this many items of each kind are listed (the navigation's count is not capped).
+ATTENTION_ITEMS_PER_KIND = env_int("ATTENTION_ITEMS_PER_KIND", 100, minimum=1)
+# The daily digest: the hourly beat entry sends each account's once a UTC day, from this hour.
+ATTENTION_DIGEST_HOUR_UTC = min(env_int("ATTENTION_DIGEST_HOUR_UTC", 7, minimum=0), 23)
+CELERY_BEAT_SCHEDULE["attention-digest"] = {
+    "task": "attention.digest",
+    "schedule": 3600.0,
+    "options": {"expires": 3600.0},
+}

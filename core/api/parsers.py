@@ -10,14 +10,20 @@ refuses by range, so no error text shows interpreter internals.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 from itertools import accumulate
+from typing import IO, TYPE_CHECKING, Any
 
 from django.conf import settings
 from rest_framework.exceptions import ErrorDetail, ParseError, ValidationError
 from rest_framework.negotiation import DefaultContentNegotiation
-from rest_framework.parsers import JSONParser
+from rest_framework.parsers import BaseParser, JSONParser
 from rest_framework.utils.json import strict_constant
+
+if TYPE_CHECKING:  # annotations only: DRF's request imports this module through the settings
+    from rest_framework.renderers import BaseRenderer
+    from rest_framework.request import Request
 
 # Longer integers stay exact as Decimal; int() of thousands of digits is slow and refused by
 # CPython past 4300 digits with a message about sys.set_int_max_str_digits().
@@ -36,8 +42,8 @@ def _parse_int(text: str) -> int | Decimal:
     return int(text)
 
 
-def _no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict:
-    found: dict = {}
+def _no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    found: dict[str, object] = {}
     for key, value in pairs:
         if key in found:
             # A field error naming the key: "last one wins" would act on a value the client may not mean.
@@ -77,7 +83,7 @@ def json_depth(data: str) -> int:
     return max(accumulate(1 if byte in _OPENERS else -1 for byte in brackets))
 
 
-def parse_json(data: str):
+def parse_json(data: str) -> Any:
     """Parse a JSON text strictly (see the module docstring); ParseError says why not."""
     limit = settings.API_MAX_JSON_DEPTH
     # No deeper than the brackets it opens (counting those in strings too): most bodies open
@@ -99,7 +105,9 @@ def parse_json(data: str):
 class StrictJsonParser(JSONParser):
     """The strict parse; each media type is its own subclass (the schema names application/json only)."""
 
-    def parse(self, stream, media_type=None, parser_context=None):
+    def parse(
+        self, stream: IO[Any] | None, media_type: str | None = None, parser_context: Mapping[str, Any] | None = None
+    ) -> Any:
         encoding = (parser_context or {}).get("encoding") or "utf-8"
         raw = stream.read() if stream is not None else b""
         try:
@@ -130,14 +138,17 @@ class JsonNegotiation(DefaultContentNegotiation):
     first renderer's type) picks the first renderer at once, as DRF's negotiation would after
     parsing the header; anything else goes through DRF's (406 for what none can render)."""
 
-    def select_renderer(self, request, renderers, format_suffix=None):
+    def select_renderer(  # type: ignore[override]  # DRF passes the view's list; its stubs say any Iterable
+        self, request: Request, renderers: Sequence[BaseRenderer], format_suffix: str | None = None
+    ) -> tuple[BaseRenderer, str]:
         override = self.settings.URL_FORMAT_OVERRIDE
         if format_suffix is None and renderers and not (override and request.query_params.get(override)):
             if request.META.get("HTTP_ACCEPT", "*/*") in ("*/*", renderers[0].media_type):
                 return renderers[0], renderers[0].media_type
-        return super().select_renderer(request, renderers, format_suffix)
+        chosen: tuple[BaseRenderer, str] = super().select_renderer(request, renderers, format_suffix)
+        return chosen
 
-    def select_parser(self, request, parsers):
+    def select_parser(self, request: Request, parsers: Iterable[BaseParser]) -> BaseParser | None:
         content_type = request.content_type or ""
         if is_json_media_type(content_type):
             for parser in parsers:

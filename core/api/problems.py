@@ -9,6 +9,7 @@ or stack trace ever reaches an API client.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -60,7 +61,8 @@ def validated(serializer_class: type, body: Any) -> dict[str, Any]:
         serializer.is_valid(raise_exception=True)
     except exceptions.ValidationError as exc:
         raise problem_from_validation(exc) from None
-    return serializer.validated_data
+    data: dict[str, Any] = serializer.validated_data
+    return data
 
 
 def problem_response(
@@ -162,11 +164,11 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> HttpRe
 
     if isinstance(exc, Problem):
         set_rollback()
-        headers = {}
+        headers: dict[str, str] = {}
         if isinstance(exc, TooManyRequests) and exc.retry_after is not None:
             headers["Retry-After"] = str(max(1, exc.retry_after))
-        elif getattr(exc, "retry_after", None) is not None:  # a 503 that knows when to come back
-            headers["Retry-After"] = str(max(1, exc.retry_after))
+        elif (retry_after := getattr(exc, "retry_after", None)) is not None:  # a 503 that knows when to come back
+            headers["Retry-After"] = str(max(1, retry_after))
         elif exc.status_code == 503:
             headers["Retry-After"] = retry_after_seconds()
         return problem_response(
@@ -182,23 +184,25 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> HttpRe
     if isinstance(exc, exceptions.ValidationError):
         return _validation_problem(exc)
 
-    headers: dict[str, str] = {}
+    headers = {}
     request = context.get("request")
     if isinstance(exc, (exceptions.NotAuthenticated, exceptions.AuthenticationFailed)) and request is not None:
         view = context.get("view")
         auth_header = view.get_authenticate_header(request) if view is not None else None
         if auth_header:
             headers["WWW-Authenticate"] = auth_header
-    errors, extra = [], getattr(exc, "extra", None)
+    errors: list[dict[str, Any]] = []
+    extra = getattr(exc, "extra", None)
     if isinstance(exc, exceptions.Throttled):
-        if exc.wait is not None:
-            headers["Retry-After"] = str(max(1, int(exc.wait + 0.999)))
+        wait = getattr(exc, "wait", None)  # set by Throttled, missing from its stubs
+        if wait is not None:
+            headers["Retry-After"] = str(max(1, int(wait + 0.999)))
         state = getattr(request, "rate_limit_state", None)
         if state is not None and not state.allowed:
             extra = {"limit": state.policy}  # the budget spent: "read" or "write"
 
-    code = _DRF_CODES.get(type(exc)) or (exc.get_codes() if isinstance(exc.get_codes(), str) else None)
-    code = code or exc.default_code
+    codes = exc.get_codes()
+    code = _DRF_CODES.get(type(exc)) or (codes if isinstance(codes, str) else None) or str(exc.default_code)
     return problem_response(exc.status_code, code, str(exc.detail), errors=errors, extra=extra, headers=headers)
 
 
@@ -215,7 +219,7 @@ class ApiProblemMiddleware:
     problem document; Django's own error pages are core/errors.py's.
     """
 
-    def __init__(self, get_response):
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
@@ -225,8 +229,8 @@ class ApiProblemMiddleware:
             return problem_response(411, "length_required", detail)
         if not _is_api_path(request.path):
             response = self.get_response(request)
-            if response.status_code == 500 and getattr(request, "outage", None) is not None:
-                response = HttpResponse(request.outage.detail, status=503, content_type="text/plain; charset=utf-8")
+            if response.status_code == 500 and (outage := getattr(request, "outage", None)) is not None:
+                response = HttpResponse(outage.detail, status=503, content_type="text/plain; charset=utf-8")
                 response["Retry-After"] = retry_after_seconds()
             elif response.status_code >= 400 and not response.streaming and not response.content:
                 response = _replace_with_problem(response)  # an empty error (a 405) says what it is
@@ -251,7 +255,7 @@ class ApiProblemMiddleware:
             return problem_response(
                 413, "payload_too_large", f"The request body exceeds {settings.API_MAX_BODY_BYTES} bytes."
             )
-        if length and takes_no_body(request.method, request.path) and not is_empty_body(request.body):
+        if length and takes_no_body(request.method or "", request.path) and not is_empty_body(request.body):
             return problem_response(
                 400, "body_not_allowed", f"{request.method} {request.path} takes no request body; send none."
             )

@@ -13,6 +13,9 @@ does, so a body stays a strict JavaScript subset.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import orjson
 from rest_framework.renderers import JSONRenderer
 from rest_framework.utils.encoders import JSONEncoder
@@ -25,8 +28,11 @@ _LINE_SEPARATORS = ((b"\xe2\x80\xa8", b"\\u2028"), (b"\xe2\x80\xa9", b"\\u2029")
 
 
 class JsonRenderer(JSONRenderer):
-    def render(self, data, accepted_media_type=None, renderer_context=None):
-        if data is None or self.get_indent(accepted_media_type, renderer_context or {}) is not None:
+    def render(
+        self, data: Any, accepted_media_type: str | None = None, renderer_context: Mapping[str, Any] | None = None
+    ) -> bytes:
+        # DRF's get_indent takes a None media type (its stubs say str)
+        if data is None or self.get_indent(accepted_media_type, renderer_context or {}) is not None:  # type: ignore[arg-type]
             return super().render(data, accepted_media_type, renderer_context)
         if type(data) is EncodedJson:
             return data.content
@@ -37,7 +43,7 @@ class JsonRenderer(JSONRenderer):
         return super().render(data, accepted_media_type, renderer_context)
 
 
-def _orjson(data) -> bytes | None:
+def _orjson(data: Any) -> bytes | None:
     try:
         content = orjson.dumps(data, default=_DRF_DEFAULT, option=_OPTIONS)
     except orjson.JSONEncodeError:
@@ -48,7 +54,7 @@ def _orjson(data) -> bytes | None:
     return content
 
 
-def encoded(body: dict) -> EncodedJson:
+def encoded(body: dict[str, Any]) -> EncodedJson:
     """`body` with its encoding by the renderer, made once (a draft's answer is both the
     response and the record kept under its Idempotency-Key)."""
     return EncodedJson(body, JsonRenderer().render(body))

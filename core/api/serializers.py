@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from decimal import Decimal
+from typing import Any
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -14,17 +16,17 @@ from core.api.parsers import LongInteger
 _COMPOSITE_FIELDS = (serializers.BaseSerializer, serializers.ListField, serializers.DictField)
 
 
-def _shallow_copy(field: serializers.Field) -> serializers.Field:
+def _shallow_copy(field: serializers.Field[Any, Any, Any, Any]) -> serializers.Field[Any, Any, Any, Any]:
     """copy.copy without its pickle protocol round (__reduce_ex__): a third of its cost."""
     clone = object.__new__(type(field))
     clone.__dict__.update(field.__dict__)
     return clone
 
 
-class StrictSerializer(serializers.Serializer):
+class StrictSerializer(serializers.Serializer[Any]):
     """Rejects unknown properties, as the spec's schemas say (additionalProperties false)."""
 
-    def get_fields(self):
+    def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
         # DRF deep-copies every declared field for each serializer, which runs each field's
         # __init__ again: two thirds of validating a draft body. A plain field is stateless
         # once built (validators and choices are only read), so a shallow copy serves; bind()
@@ -38,15 +40,15 @@ class StrictSerializer(serializers.Serializer):
     # step and a __getitem__ call per field, three times per validation: its plain dict of
     # bound fields (`.fields`) gives the same fields in the same order.
     @property
-    def _writable_fields(self):
+    def _writable_fields(self) -> list[serializers.Field[Any, Any, Any, Any]]:
         return [field for field in self.fields.fields.values() if not field.read_only]
 
-    def _read_only_defaults(self):
+    def _read_only_defaults(self) -> dict[str, Any]:
         if not any(field.read_only for field in self.fields.fields.values()):
             return {}
         return super()._read_only_defaults()
 
-    def to_internal_value(self, data):
+    def to_internal_value(self, data: Any) -> Any:
         if isinstance(data, dict):
             fields = self.fields.fields
             unknown = sorted(data.keys() - fields.keys())
@@ -60,7 +62,9 @@ class StrictSerializer(serializers.Serializer):
         return super().to_internal_value(data)
 
 
-def _control_characters(fields, data) -> dict[str, list[serializers.ErrorDetail]]:
+def _control_characters(
+    fields: Mapping[str, serializers.Field[Any, Any, Any, Any]], data: dict[str, Any]
+) -> dict[str, list[serializers.ErrorDetail]]:
     """Every text field refuses control characters (core.text), before any field trims it;
     a PlainTextField checks itself (multiline or not)."""
     return {
@@ -73,7 +77,9 @@ def _control_characters(fields, data) -> dict[str, list[serializers.ErrorDetail]
     }
 
 
-def _with_allowed_values(fields: dict[str, serializers.Field]) -> dict[str, serializers.Field]:
+def _with_allowed_values(
+    fields: dict[str, serializers.Field[Any, Any, Any, Any]],
+) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
     """An invalid_choice error lists the values the field takes (once per declared field)."""
     for field in fields.values():
         if isinstance(field, serializers.ChoiceField) and not getattr(field, "_lists_choices", False):
@@ -82,7 +88,7 @@ def _with_allowed_values(fields: dict[str, serializers.Field]) -> dict[str, seri
                 **field.error_messages,
                 "invalid_choice": f'"{{input}}" is not a valid choice. Allowed values: {allowed}.',
             }
-            field._lists_choices = True
+            field._lists_choices = True  # type: ignore[attr-defined]  # our mark on the field instance
     return fields
 
 
@@ -94,7 +100,7 @@ class StrictIntegerField(serializers.IntegerField):
 
     default_error_messages = {"invalid": "Must be a JSON integer (no quotes, fraction or exponent)."}
 
-    def to_internal_value(self, data):
+    def to_internal_value(self, data: Any) -> int:
         if isinstance(data, LongInteger):  # more digits than any field's range
             self.fail("max_value" if data > 0 else "min_value", max_value=self.max_value, min_value=self.min_value)
         if isinstance(data, bool) or not isinstance(data, int):
@@ -107,7 +113,7 @@ class StrictDecimalField(serializers.DecimalField):
 
     default_error_messages = {"invalid": "Must be a JSON number (no quotes)."}
 
-    def to_internal_value(self, data):
+    def to_internal_value(self, data: Any) -> Decimal:
         if isinstance(data, bool) or not isinstance(data, int | Decimal):
             self.fail("invalid")
         return super().to_internal_value(data)
@@ -118,7 +124,7 @@ class StrictBooleanField(serializers.BooleanField):
 
     default_error_messages = {"invalid": "Must be true or false."}
 
-    def to_internal_value(self, data):
+    def to_internal_value(self, data: Any) -> bool:
         if not isinstance(data, bool):
             self.fail("invalid")
         return data
@@ -127,7 +133,7 @@ class StrictBooleanField(serializers.BooleanField):
 class StrictChoiceField(serializers.ChoiceField):
     """A JSON string that is exactly one of the choices (DRF also matches str(1) for 1 and the like)."""
 
-    def to_internal_value(self, data):
+    def to_internal_value(self, data: Any) -> str:
         if not isinstance(data, str):
             self.fail("invalid_choice", input=data)
         return super().to_internal_value(data)
@@ -140,11 +146,11 @@ class CurrencyCodeField(serializers.CharField):
 
     default_error_messages = {"invalid_currency": "Must be a three-letter ISO 4217 currency code in upper case (SEK)."}
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("max_length", 3)
         super().__init__(**kwargs)
 
-    def to_internal_value(self, data):
+    def to_internal_value(self, data: Any) -> str:
         if not isinstance(data, str) or not (len(data) == 3 and data.isascii() and data.isupper() and data.isalpha()):
             self.fail("invalid_currency")
         return data
@@ -156,11 +162,11 @@ class PlainTextField(serializers.CharField):
 
     default_error_messages = {text.CODE: text.MESSAGE}
 
-    def __init__(self, *, multiline: bool = False, **kwargs):
+    def __init__(self, *, multiline: bool = False, **kwargs: Any) -> None:
         self.multiline = multiline
         super().__init__(**kwargs)
 
-    def to_internal_value(self, data):
+    def to_internal_value(self, data: Any) -> str:
         if not isinstance(data, str):
             self.fail("invalid")
         if text.has_control_characters(data, multiline=self.multiline):

@@ -18,6 +18,7 @@ of the vendor's name at each call:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import connection as default_connection
 
@@ -34,7 +35,7 @@ _OTHER = Backend(one_statement_writes=False, json_rows=False, leased_batches=Fal
 _CHOSEN: dict[str, Backend] = {}
 
 
-def backend(connection=None) -> Backend:
+def backend(connection: Any = None) -> Backend:
     """The features of `connection`'s database (default: the default database's)."""
     connection = connection or default_connection
     chosen = _CHOSEN.get(connection.alias)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.db import InterfaceError, OperationalError
+from django.db import InterfaceError, OperationalError, connections
 
 from core.sql.state import discardable_connections
 
@@ -18,3 +18,10 @@ def discard_broken_connections() -> None:
     for conn in discardable_connections():
         if not conn.is_usable():
             conn.close()
+
+
+def database_answers(alias: str = "default") -> None:
+    """Ask the database a trivial question; raises what the connection raises when it cannot."""
+    with connections[alias].cursor() as cursor:
+        cursor.execute("SELECT 1")
+        cursor.fetchone()

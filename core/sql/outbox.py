@@ -1,4 +1,4 @@
-"""The webhook outbox's hot statements (webhooks/lanes.py, webhooks.services._attempt_finish),
+"""The webhook outbox's hot statements (webhooks/lanes.py, webhooks.attempts.attempt_record),
 each one round trip on PostgreSQL (FOR UPDATE SKIP LOCKED, data-modifying WITH queries).
 
 Built once per process from the models and states the outbox gives (`Outbox`): every table
@@ -18,7 +18,7 @@ from uuid import UUID
 from django.db import connections, router
 from django.db.models import Model
 
-from core.sql.rows import BuiltOnce, run
+from core.sql.built import BuiltOnce, run
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class OutboxShape:
     delivery: type[Model]  # fields webhook, event, status, attempt_count, total_attempts, next_attempt_at, ...
     attempt: type[Model]  # fields delivery, number, state, finished_at, status_code, ...
     endpoint: type[Model]  # fields active, last_failure_at, consecutive_failures, url, secret, ...
-    event: type[Model]  # fields type, data
+    event: type[Model]  # fields type, data, created_at, object_id, sequence
     pending: str  # a delivery waiting for its next attempt
     succeeded: str  # a delivery done
     open_attempts: tuple[str, ...]  # an attempt claimed or under way
@@ -38,7 +38,7 @@ class OutboxShape:
 class _Names:
     """A model's table and columns, quoted, under an alias: `n.table`, `n["field"]`, `n.bare("field")`."""
 
-    def __init__(self, model: type[Model], connection, alias: str) -> None:
+    def __init__(self, model: type[Model], connection: Any, alias: str) -> None:
         quote = connection.ops.quote_name
         self.alias = alias
         self.table = f"{quote(model._meta.db_table)} AS {alias}"
@@ -46,7 +46,7 @@ class _Names:
         self._columns = {f.name: quote(f.column) for f in model._meta.concrete_fields}
 
     def bare(self, name: str) -> str:
-        return self._columns[name]
+        return str(self._columns[name])
 
     def __getitem__(self, name: str) -> str:
         return f"{self.alias}.{self._columns[name]}"
@@ -68,6 +68,10 @@ class Lease:
     event_data: Any  # JSON text, as the database gives it
     due_at: datetime
     created_at: datetime
+    event_id: UUID
+    event_created_at: datetime
+    event_object_id: UUID | None
+    event_sequence: int
 
 
 class Outbox(BuiltOnce):
@@ -76,16 +80,21 @@ class Outbox(BuiltOnce):
         self.shape = shape
         self.model = shape.delivery
 
-    def _connection(self):
+    def _connection(self) -> Any:
         return connections[router.db_for_write(self.shape.delivery)]
 
-    def _build(self, connection) -> tuple:
+    def _build(self, connection: Any) -> tuple[Any, ...]:
         shape = self.shape
         d, w, a, e = (
             _Names(shape.delivery, connection, "d"),
             _Names(shape.endpoint, connection, "w"),
             _Names(shape.attempt, connection, "a"),
             _Names(shape.event, connection, "e"),
+        )
+        mine, earlier, owed = (
+            _Names(shape.event, connection, "e1"),
+            _Names(shape.event, connection, "e2"),
+            _Names(shape.delivery, connection, "d2"),
         )
         pending, open_states = _literal(shape.pending), ", ".join(map(_literal, shape.open_attempts))
         healthy = f"{w['active']} AND {w['last_failure_at']} IS NULL"
@@ -99,6 +108,13 @@ WITH due AS (
       AND NOT EXISTS (
           SELECT 1 FROM {a.table} WHERE {a["delivery"]} = {d["id"]} AND {a["state"]} IN ({open_states})
       )
+      AND NOT EXISTS (
+          SELECT 1 FROM {mine.table}
+          JOIN {earlier.table}
+            ON {earlier["object_id"]} = {mine["object_id"]} AND {earlier["sequence"]} < {mine["sequence"]}
+          JOIN {owed.table} ON {owed["event"]} = {earlier["id"]} AND {owed["webhook"]} = {d["webhook"]}
+          WHERE {mine["id"]} = {d["event"]} AND {owed["status"]} = {pending}
+      )
     ORDER BY {d["next_attempt_at"]}, {d["created_at"]}
     LIMIT %(limit)s
     FOR UPDATE OF d SKIP LOCKED
@@ -108,7 +124,8 @@ SET {d.bare("next_attempt_at")} = %(until)s
 FROM due, {e.table}
 WHERE {d["id"]} = due.{d.bare("id")} AND {e["id"]} = {d["event"]}
 RETURNING {d["id"]}, {d["attempt_count"]}, {e["type"]}, {e["data"]},
-          due.{d.bare("next_attempt_at")}, due.{d.bare("created_at")}
+          due.{d.bare("next_attempt_at")}, due.{d.bare("created_at")},
+          {e["id"]}, {e["created_at"]}, {e["object_id"]}, {e["sequence"]}
 """  # noqa: S608 (names from the models, states plain words)
         # An attempt's row: the columns it is given, its delivery and number from the count,
         # the rest their defaults.
@@ -157,12 +174,42 @@ UPDATE {w.table} SET {w.bare("consecutive_failures")} = 0, {w.bare("last_failure
 WHERE {w["id"]} IN (SELECT endpoint_id FROM delivered)
   AND ({w["consecutive_failures"]} > 0 OR {w["last_failure_at"]} IS NOT NULL)
 """  # noqa: S608 (names from the models, states plain words)
-        return lease, start, succeeded, defaults
+        # Many successes at once (`attempts_succeeded`): the same three steps, the results
+        # given as rows of VALUES (`{rows}`: one "(%s, %s, %s, %s, %s)" per attempt), typed
+        # by the attempt model's columns.
+        typed = ", ".join(
+            f"%s::{shape.attempt._meta.get_field(name).db_type(connection)}"
+            for name in ("id", "status_code", "duration_ms", "error", "response_excerpt")
+        )
+        many = f"""
+WITH results (attempt_id, status_code, duration_ms, error, excerpt) AS (
+    VALUES {{rows}}
+), done AS (
+    UPDATE {a.table}
+    SET {a.bare("state")} = {_literal(shape.done)}, {a.bare("finished_at")} = %s,
+        {a.bare("status_code")} = results.status_code, {a.bare("duration_ms")} = results.duration_ms,
+        {a.bare("error")} = results.error, {a.bare("response_excerpt")} = results.excerpt
+    FROM results
+    WHERE {a["id"]} = results.attempt_id
+    RETURNING {a["delivery"]} AS delivery_id
+), delivered AS (
+    UPDATE {d.table}
+    SET {d.bare("status")} = {_literal(shape.succeeded)}, {d.bare("delivered_at")} = %s,
+        {d.bare("next_attempt_at")} = NULL
+    WHERE {d["id"]} IN (SELECT delivery_id FROM done) AND {d["status"]} = {pending}
+    RETURNING {d["webhook"]} AS endpoint_id
+)
+UPDATE {w.table} SET {w.bare("consecutive_failures")} = 0, {w.bare("last_failure_at")} = NULL
+WHERE {w["id"]} IN (SELECT DISTINCT endpoint_id FROM delivered)
+  AND ({w["consecutive_failures"]} > 0 OR {w["last_failure_at"]} IS NOT NULL)
+"""  # noqa: S608 (names from the models, states plain words)
+        return lease, start, succeeded, defaults, many, typed
 
     def lease(self, *, webhook_id: UUID, now: datetime, until: datetime, limit: int, max_attempts: int) -> list[Lease]:
         """Lease up to `limit` of a healthy endpoint's due deliveries (next_attempt_at moves to
         `until`), oldest due first; none for an endpoint failing or disabled. Deliveries with an
-        attempt open, or with `max_attempts` made, are left alone."""
+        attempt open, with `max_attempts` made, or with an earlier event of the same object
+        (a lower sequence) still pending for this endpoint are left alone."""
         connection = self._connection()
         params = {"webhook": webhook_id, "now": now, "until": until, "limit": limit, "max_attempts": max_attempts}
         rows = run(connection, self._built_for(connection)[0], params)
@@ -177,7 +224,7 @@ WHERE {w["id"]} IN (SELECT endpoint_id FROM delivered)
         previous_secret_expires_at as stored; None when the lease or the endpoint changed."""
         connection = self._connection()
         defaults = self._built_for(connection)[3]
-        params = {"delivery": delivery_id, "until": until, "next_attempt_at": next_attempt_at}
+        params: dict[str, Any] = {"delivery": delivery_id, "until": until, "next_attempt_at": next_attempt_at}
         for name, field in defaults.items():
             value = attempt[name] if name in attempt else field.get_default()
             params[f"attempt_{name}"] = field.get_db_prep_save(value, connection)
@@ -191,3 +238,15 @@ WHERE {w["id"]} IN (SELECT endpoint_id FROM delivered)
         duration_ms, error, excerpt."""
         connection = self._connection()
         run(connection, self._built_for(connection)[2], {"attempt": attempt_id, "now": now, **result}, fetch=False)
+
+    def attempts_succeeded(self, *, now: datetime, results: Sequence[tuple[UUID, int | None, int, str, str]]) -> None:
+        """Many successes in one statement, each as `attempt_succeeded` records one. `results`:
+        (attempt id, status_code, duration_ms, error, excerpt) of each."""
+        if not results:
+            return
+        connection = self._connection()
+        built = self._built_for(connection)
+        many, typed = built[4], built[5]
+        sql = many.replace("{rows}", ", ".join([f"({typed})"] * len(results)))
+        params: list[Any] = [value for row in results for value in row]
+        run(connection, sql, [*params, now, now], fetch=False)

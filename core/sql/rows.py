@@ -15,25 +15,18 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar, cast
 
 from django.db import connections, router
-from django.db.models import IntegerField, Model
+from django.db.models import Field, ForeignKey, IntegerField, Model
 
 from core.sql.backend import backend
+from core.sql.built import BuiltOnce, column_field, run
 from core.sql.values import JSON, integer_form, jsonb, passed_as_is, row_json
+from core.sql.writes import Refused, Written, rows_write
 
 
-def run(connection, sql: str, params: Sequence[Any], *, fetch: bool = True) -> list[tuple]:
-    """Run one statement through Django's cursor and fetch its rows (`fetch=False`: one that
-    returns none). It never asks the cursor whether there are rows (its `description`, which
-    builds a Column for each column)."""
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchall() if fetch else []
-
-
-def _converters(field, connection, alias: str) -> list:
+def _converters(field: Field[Any, Any], connection: Any, alias: str) -> list[Any]:
     column = field.get_col(alias)
     found = connection.ops.get_db_converters(column) + column.get_db_converters(connection)
     return [(converter, column) for converter in found]
@@ -42,7 +35,7 @@ def _converters(field, connection, alias: str) -> list:
 class _Shape:
     """The columns of one model in a SELECT: where they start and how to read them."""
 
-    def __init__(self, model: type[Model], connection, start: int) -> None:
+    def __init__(self, model: type[Model], connection: Any, start: int) -> None:
         self.model = model
         self.fields = list(model._meta.concrete_fields)
         self.table = model._meta.db_table
@@ -56,7 +49,7 @@ class _Shape:
         quote = connection.ops.quote_name
         self.columns = [f"{quote(self.table)}.{quote(f.column)}" for f in self.fields]
 
-    def instance(self, row: Sequence[Any], connection) -> Model:
+    def instance(self, row: Sequence[Any], connection: Any) -> Model:
         values = list(row[self.start : self.stop])
         for index, converters in self.converters:
             value = values[index]
@@ -66,36 +59,25 @@ class _Shape:
         return self.model.from_db(connection.alias, self.names, values)
 
 
-class BuiltOnce:
-    """A statement built on first use, once per process and database vendor."""
-
-    def __init__(self) -> None:
-        self._built: dict[str, tuple] = {}
-
-    def _build(self, connection) -> tuple:
-        raise NotImplementedError
-
-    def _built_for(self, connection) -> tuple:
-        built = self._built.get(connection.vendor)
-        if built is None:
-            built = self._built[connection.vendor] = self._build(connection)
-        return built
+M = TypeVar("M", bound=Model)
 
 
-class RowReader(BuiltOnce):
+class RowReader(BuiltOnce, Generic[M]):
     """Instances of `model` whose fields `by` equal the given values, optionally with the row
     of one forward foreign key `related` joined and cached on them (like select_related)."""
 
-    def __init__(self, model: type[Model], *, by: Sequence[str], related: str | None = None) -> None:
+    def __init__(self, model: type[M], *, by: Sequence[str], related: str | None = None) -> None:
         super().__init__()
         self.model, self.by, self.related = model, tuple(by), related
 
-    def _build(self, connection) -> tuple:
+    def _build(self, connection: Any) -> tuple[Any, ...]:
         quote = connection.ops.quote_name
         meta = self.model._meta
         shape = _Shape(self.model, connection, 0)
         shapes, joins = [shape], ""
-        link = meta.get_field(self.related) if self.related else None
+        link = (
+            cast("ForeignKey[Any, Any]", meta.get_field(self.related)) if self.related else None
+        )  # a forward foreign key
         if link is not None:
             other = _Shape(link.related_model, connection, shape.stop)
             shapes.append(other)
@@ -103,43 +85,45 @@ class RowReader(BuiltOnce):
                 f" INNER JOIN {quote(other.table)} ON {quote(other.table)}.{quote(link.target_field.column)}"
                 f" = {quote(shape.table)}.{quote(link.column)}"
             )
-        fields = [meta.get_field(name) if name != "pk" else meta.pk for name in self.by]
+        fields = [column_field(self.model, name) if name != "pk" else meta.pk for name in self.by]
         where = " AND ".join(f"{quote(shape.table)}.{quote(f.column)} = %s" for f in fields)
         columns = ", ".join(c for s in shapes for c in s.columns)
         sql = f"SELECT {columns} FROM {quote(shape.table)}{joins} WHERE {where}"  # noqa: S608 (names from the model)
         return sql, fields, shapes, link
 
-    def statement(self, connection, values: Sequence[Any]) -> tuple[str, list]:
+    def statement(self, connection: Any, values: Sequence[Any]) -> tuple[str, list[Any]]:
         sql, fields = self._built_for(connection)[:2]
         return sql, [field.get_db_prep_value(value, connection) for field, value in zip(fields, values, strict=True)]
 
-    def within(self, connection, values: Sequence[Any], *, after: str | None = None) -> tuple[list, str, list]:
+    def within(
+        self, connection: Any, values: Sequence[Any], *, after: str | None = None
+    ) -> tuple[list[Any], str, list[Any]]:
         """For insert_then_fetch: the WITH queries this read adds (none) and its SELECT."""
         sql, params = self.statement(connection, values)
         return [], sql, params
 
-    def fetch(self, *values: Any) -> list[Model]:
+    def fetch(self, *values: Any) -> list[M]:
         connection = connections[router.db_for_read(self.model)]
         sql, params = self.statement(connection, values)
         return self.instances(run(connection, sql, params), connection)
 
-    def instances(self, rows: Sequence[Sequence[Any]], connection) -> list[Model]:
+    def instances(self, rows: Sequence[Sequence[Any]], connection: Any) -> list[M]:
         _, _, shapes, link = self._built_for(connection)
         found = []
         for row in rows:
-            instance = shapes[0].instance(row, connection)
+            instance = cast(M, shapes[0].instance(row, connection))  # the first shape is self.model's
             if link is not None:
                 link.set_cached_value(instance, shapes[1].instance(row, connection))
             found.append(instance)
         return found
 
-    def found_at(self, connection, offset: int) -> int:
+    def found_at(self, connection: Any, offset: int) -> int:
         """The column of the read model's primary key in a row whose first `offset` columns
         are something else (never NULL when the read found a row)."""
         shape = self._built_for(connection)[2][0]
-        return offset + shape.start + shape.fields.index(self.model._meta.pk)
+        return int(offset + shape.start + shape.fields.index(self.model._meta.pk))
 
-    def first(self, *values: Any) -> Model | None:
+    def first(self, *values: Any) -> M | None:
         found = self.fetch(*values)
         return found[0] if found else None
 
@@ -164,24 +148,24 @@ class Select(BuiltOnce):
         self,
         model: type[Model],
         *,
-        columns: Sequence,
-        where: Sequence[tuple],
-        having: tuple | None = None,
+        columns: Sequence[Any],
+        where: Sequence[tuple[Any, ...]],
+        having: tuple[Any, ...] | None = None,
         limit: int | None = None,
-    ):
+    ) -> None:
         super().__init__()
         self.model, self.columns, self.where, self.limit = model, tuple(columns), tuple(where), limit
         self.having = having
 
-    def _field(self, name: str):
+    def _field(self, name: str) -> Any:  # a field of the model (or its key)
         meta = self.model._meta
         return meta.pk if name == "pk" else meta.get_field(name)
 
-    def _build(self, connection) -> tuple:
+    def _build(self, connection: Any) -> tuple[Any, ...]:
         quote = connection.ops.quote_name
         table = self.model._meta.db_table
 
-        def column(field) -> str:
+        def column(field: Field[Any, Any]) -> str:
             return f"{quote(table)}.{quote(field.column)}"
 
         selected, converters = [], []
@@ -194,9 +178,11 @@ class Select(BuiltOnce):
             else:
                 selected.append(f"{self.AGGREGATES[function]}({column(field)})")
                 converters.append([] if function == "count" else _converters(field, connection, table))
-        clauses, fixed, slots = [], [], []
+        clauses: list[str] = []
+        fixed: list[Any] = []
+        slots: list[Any] = []
 
-        def fixed_value(field, value) -> str:
+        def fixed_value(field: Field[Any, Any], value: Any) -> str:
             # Written into the statement when plain, so that a prepared (generic) plan can still
             # use a partial index whose condition names these values; else bound like the rest.
             prepared = field.get_db_prep_value(value, connection)
@@ -238,7 +224,7 @@ class Select(BuiltOnce):
             sql += f" LIMIT {int(self.limit)}"
         return sql, slots, dict(fixed), converters
 
-    def statement(self, connection, values: Sequence[Any]) -> tuple[str, list]:
+    def statement(self, connection: Any, values: Sequence[Any]) -> tuple[str, list[Any]]:
         sql, slots, fixed = self._built_for(connection)[:3]
         given = iter(values)
         params = [
@@ -249,15 +235,15 @@ class Select(BuiltOnce):
             raise TypeError("too many values for this Select")
         return sql, params
 
-    def rows(self, *values: Any) -> list[tuple]:
+    def rows(self, *values: Any) -> list[tuple[Any, ...]]:
         connection = connections[router.db_for_read(self.model)]
         sql, params = self.statement(connection, values)
         return self.converted(run(connection, sql, params), connection)
 
-    def width(self, connection) -> int:
+    def width(self, connection: Any) -> int:
         return len(self._built_for(connection)[3])
 
-    def converted(self, found: Sequence[Sequence[Any]], connection) -> list[tuple]:
+    def converted(self, found: Sequence[Sequence[Any]], connection: Any) -> list[tuple[Any, ...]]:
         converters = self._built_for(connection)[3]
         if not any(converters):
             return [tuple(row) for row in found]
@@ -271,7 +257,7 @@ class Select(BuiltOnce):
         return converted
 
 
-def rows_together(*reads: tuple[Select, Sequence[Any]]) -> list[list[tuple]]:
+def rows_together(*reads: tuple[Select, Sequence[Any]]) -> list[list[tuple[Any, ...]]]:
     """The rows of each (Select, values), as `Select.rows` gives them: on PostgreSQL in one
     round trip (the reads side by side, `FULL JOIN ... ON FALSE`, each row marked with the read
     it comes from), elsewhere one statement each."""
@@ -318,7 +304,7 @@ class RowInserter(BuiltOnce):
         super().__init__()
         self.model, self.on_conflict = model, tuple(on_conflict)
 
-    def _build(self, connection) -> tuple:
+    def _build(self, connection: Any) -> tuple[Any, ...]:
         quote = connection.ops.quote_name
         meta = self.model._meta
         fields = [f for f in meta.concrete_fields if not (f.primary_key and getattr(f, "db_returning", False))]
@@ -327,7 +313,7 @@ class RowInserter(BuiltOnce):
         head = f"INSERT INTO {quote(meta.db_table)} ({columns})"  # noqa: S608 (names from the model)
         tail = ""
         if self.on_conflict:
-            targets = ", ".join(quote(meta.get_field(name).column) for name in self.on_conflict)
+            targets = ", ".join(quote(column_field(self.model, name).column) for name in self.on_conflict)
             tail += f" ON CONFLICT ({targets}) DO NOTHING"
         returning = bool(self.on_conflict) or len(fields) < len(meta.concrete_fields)
         if returning:
@@ -349,7 +335,7 @@ class RowInserter(BuiltOnce):
         ]
         return forms, shapes, returning, [field.column for field in fields] if json_row else None
 
-    def statement(self, connection, instance: Model, *, after: str | None = None) -> tuple[str, list, bool]:
+    def statement(self, connection: Any, instance: Model, *, after: str | None = None) -> tuple[str, list[Any], bool]:
         """The INSERT and its parameters. `after` names a WITH query (PostgreSQL): the row is
         then written only if that query gives a row (INSERT ... SELECT ... FROM it), which
         also makes it run first."""
@@ -360,7 +346,7 @@ class RowInserter(BuiltOnce):
             return sql, [row_json(json_columns, values)], returning
         return sql, values, returning
 
-    def values(self, connection, instance: Model) -> list:
+    def values(self, connection: Any, instance: Model) -> list[Any]:
         """The row's values, field by field, as Django prepares them for the database."""
         fields = self._built_for(connection)[1]
         params = []
@@ -399,7 +385,7 @@ class RowInserter(BuiltOnce):
         return True
 
 
-def writes_in_one_statement(connection) -> bool:
+def writes_in_one_statement(connection: Any) -> bool:
     """Whether insert_then_fetch writes its rows (and its reader's) in one statement."""
     return backend(connection).one_statement_writes
 
@@ -408,75 +394,43 @@ class WriteRefused(Exception):
     """insert_then_fetch wrote nothing: one of its `unless` reads found a row."""
 
 
+class Reader(Protocol[M]):
+    """What insert_then_fetch reads with: a RowReader, or a read that writes rows of its own."""
+
+    @property
+    def model(self) -> type[Model]: ...
+
+    def fetch(self, *values: Any) -> list[M]: ...
+
+    def within(
+        self, connection: Any, values: Sequence[Any], *, after: str | None = None
+    ) -> tuple[list[str], str, list[Any]]: ...
+
+    def instances(self, rows: Sequence[Sequence[Any]], connection: Any) -> list[M]: ...
+
+    def found_at(self, connection: Any, offset: int) -> int: ...
+
+
 def insert_then_fetch(
     inserts: Sequence[tuple[RowInserter, Model]],
-    reader,
+    reader: Reader[M],
     *values: Any,
     unless: Sequence[tuple[Select, Sequence[Any]]] = (),
-) -> list[Model]:
+) -> list[M]:
     """INSERT each (inserter, instance) in order, then read with `reader` (a RowReader, or
     anything with the same `fetch`, `within`, `instances` and `found_at`, such as a read that
-    writes rows of its own): on PostgreSQL all in one statement (each INSERT a data-modifying
-    WITH; foreign keys are checked at its end, or at commit), so one round trip, and outside a
-    transaction still all or nothing; elsewhere one statement each, in the caller's transaction.
+    writes rows of its own), by the write its database does (core.sql.writes: on PostgreSQL
+    one statement, all or nothing even outside a transaction; elsewhere one statement each, in
+    the caller's transaction).
 
     A row its inserter's `on_conflict` refuses stops the rest: neither the rows after it nor
-    the reader's own writes happen, and the read gives []. On PostgreSQL each row after a
-    refusable one is written `INSERT ... SELECT ... FROM` it, which also orders them. As with
-    `RowInserter.insert`, an auto-incremented key comes back onto its instance, and a row not
-    written keeps its instance's `_state.adding` True (the caller decides what that means).
-
-    `unless` holds reads (Select, values) that refuse the whole write when any of them finds a
-    row: then nothing is written and WriteRefused is raised. On PostgreSQL they are checked
-    in the same statement, before its first INSERT and in its snapshot, so a write whose
-    conditions usually hold needs no round trip of its own to check them."""
+    the reader's own writes happen, and the read gives []; a row not written keeps its
+    instance's `_state.adding` True (the caller decides what that means). `unless` holds reads
+    (Select, values) that refuse the whole write when any of them finds a row: then nothing is
+    written and WriteRefused is raised. A caller that would rather be told in the result calls
+    `core.sql.writes.rows_write(connection)` itself (a creation: drafts.creation.draft_write)."""
     connection = connections[router.db_for_write(reader.model)]
-    if not writes_in_one_statement(connection):
-        if any(select.rows(*read_values) for select, read_values in unless):
-            raise WriteRefused()
-        for inserter, instance in inserts:
-            if not inserter.insert(instance):
-                return []
-        return reader.fetch(*values)
-    parts, params, returned = [], [], []
-    guard = None  # the last refusable INSERT so far: the rows after it need its row
-    if unless:  # one row when no refusing read finds any: every INSERT below needs it
-        refusals = []
-        for select, read_values in unless:
-            sql, read_params = select.statement(connection, read_values)
-            refusals.append(f"NOT EXISTS ({sql})")
-            params += read_params
-        parts.append(f"allowed AS (SELECT 1 WHERE {' AND '.join(refusals)})")  # noqa: S608 (no input)
-        returned.append(("(SELECT COUNT(*) FROM allowed)", None))
-        guard = "allowed"
-    for number, (inserter, instance) in enumerate(inserts):
-        name = f"inserted_{number}"
-        sql, insert_params, returning = inserter.statement(connection, instance, after=guard)
-        parts.append(f"{name} AS ({sql})")
-        params += insert_params
-        if returning:  # its key, or NULL when not written, read in the same statement
-            returned.append((f"(SELECT * FROM {name})", instance))  # noqa: S608 (no input)
-        if inserter.on_conflict:
-            guard = name
-    ctes, select_sql, select_params = reader.within(connection, values, after=guard)
-    if returned:  # one row at least, whether or not the read finds any
-        keys = ", ".join(column for column, _ in returned)
-        select_sql = f"SELECT {keys}, fetched.* FROM (SELECT 1) AS one LEFT JOIN ({select_sql}) AS fetched ON TRUE"  # noqa: S608
-    rows = run(connection, f"WITH {', '.join(parts + ctes)} {select_sql}", params + select_params)
-    written = len(inserts)
-    if unless and not rows[0][0]:
+    written = rows_write(connection)(connection, inserts, reader, *values, unless=unless)
+    if isinstance(written, Refused):
         raise WriteRefused()
-    if returned:
-        keys = {id(instance): key for (_, instance), key in zip(returned, rows[0], strict=False) if instance}
-        for index, (_, instance) in enumerate(inserts):
-            if id(instance) not in keys:
-                continue
-            if keys[id(instance)] is None:  # refused, or after a refused row
-                written = min(written, index)
-            elif instance.pk is None:
-                instance.pk = keys[id(instance)]
-        found = reader.found_at(connection, len(returned))
-        rows = [row[len(returned) :] for row in rows if row[found] is not None]
-    for _, instance in inserts[:written]:
-        instance._state.adding, instance._state.db = False, connection.alias
-    return reader.instances(rows, connection) if written == len(inserts) else []
+    return written.found if isinstance(written, Written) else []

@@ -8,6 +8,7 @@ one module. `tests/platform/test_architecture.py` refuses those names anywhere e
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
+from typing import Any
 
 from django.db import connections, models, transaction
 
@@ -25,7 +26,7 @@ def mark_written(instance: models.Model, using: str) -> None:
 
 def in_transaction(using: str | None = None) -> bool:
     """A transaction (or savepoint) is open on the connection."""
-    return transaction.get_connection(using).in_atomic_block
+    return bool(transaction.get_connection(using).in_atomic_block)
 
 
 def on_commit_once(key: Hashable, func: Callable[[], None], using: str | None = None) -> None:
@@ -38,15 +39,15 @@ def on_commit_once(key: Hashable, func: Callable[[], None], using: str | None = 
     transaction.on_commit(func, using=using)
 
 
-def discardable_connections():
+def discardable_connections() -> list[Any]:
     """This thread's opened connections that are outside a transaction (one that is open is
     the caller's to end)."""
     return [c for c in connections.all(initialized_only=True) if c.connection is not None and not c.in_atomic_block]
 
 
-def table(model: type[models.Model], connection) -> str:
+def table(model: type[models.Model], connection: Any) -> str:
     """The model's table name, quoted for the connection's SQL."""
-    return connection.ops.quote_name(model._meta.db_table)
+    return str(connection.ops.quote_name(model._meta.db_table))
 
 
 def table_name(model: type[models.Model]) -> str:

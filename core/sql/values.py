@@ -7,7 +7,7 @@ import json
 import uuid
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import orjson
 from django.db.models import (
@@ -16,6 +16,8 @@ from django.db.models import (
     CharField,
     DateTimeField,
     EmailField,
+    Field,
+    ForeignKey,
     IntegerField,
     JSONField,
     Model,
@@ -32,7 +34,7 @@ from django.db.models import (
 _TEXT_FIELDS = (CharField, TextField, URLField, EmailField, SlugField)
 
 
-def passed_as_is(field, connection) -> type | None:
+def passed_as_is(field: Field[Any, Any], connection: Any) -> type | None:
     """The Python type whose values (and None) this field hands to the database unchanged, so
     an INSERT can skip its get_db_prep_save (a third of the cost of building a draft's 50
     parameters). Only Django's own field classes, exactly; None when every value is prepared.
@@ -46,7 +48,7 @@ def passed_as_is(field, connection) -> type | None:
         return bool
     if connection.vendor != "postgresql":  # elsewhere UUIDs and datetimes are turned into text
         return None
-    if kind is JSONField and field.encoder is None:
+    if kind is JSONField and getattr(field, "encoder", None) is None:
         return JSON
     if kind is UUIDField:
         return uuid.UUID
@@ -65,16 +67,17 @@ _INTEGER_FIELDS = (
 )
 
 
-def integer_form(field, connection) -> type | None:
+def integer_form(field: Field[Any, Any], connection: Any) -> type | None:
     """On PostgreSQL, the psycopg integer type an integer field's int is sent as (int2, int4 or
     int8 by the column's type, as Django's `adapt_integerfield_value` wraps it, so a prepared
     statement keeps its parameter types): wrapped here, Django's three calls a value skipped."""
     if type(field) in _INTEGER_FIELDS and connection.vendor == "postgresql":
-        return connection.ops.integerfield_type_map[field.get_internal_type()]
+        form: type | None = connection.ops.integerfield_type_map[field.get_internal_type()]  # psycopg's backend's
+        return form
     return None
 
 
-def row_json(columns: list[str], values: list[Any]):
+def row_json(columns: list[str], values: list[Any]) -> Any:  # a psycopg Jsonb
     """One row as one jsonb parameter, {column: value}, for `jsonb_populate_record`
     (core.sql.rows.RowInserter on PostgreSQL). The values are Django's prepared ones: a JSON
     column's value goes in as the JSON its field encodes, a Decimal as its exact text, a
@@ -88,7 +91,7 @@ def _row_bytes(row: dict[str, Any]) -> bytes:
     return orjson.dumps(row, default=_row_value)
 
 
-def _row_value(value: Any):
+def _row_value(value: Any) -> Any:
     from psycopg.types.json import Jsonb
 
     if isinstance(value, Decimal):
@@ -103,7 +106,7 @@ class JSON:
     orjson (`jsonb`), not passed as it is."""
 
 
-def jsonb(value: Any):
+def jsonb(value: Any) -> Any:  # a psycopg Jsonb
     from psycopg.types.json import Jsonb
 
     return Jsonb(value, dumps=json_bytes)
@@ -125,14 +128,17 @@ def json_bytes(value: Any) -> bytes:
 _JSON_OPTIONS = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
 
 
-def _not_orjsons(value: Any):
+def _not_orjsons(value: Any) -> Any:
     raise TypeError
 
 
-_LAYOUTS: dict[type[Model], list[tuple]] = {}
+_LAYOUTS: dict[type[Model], list[tuple[Any, ...]]] = {}
 
 
-def unsaved(model: type[Model], **values: Any) -> Model:
+M = TypeVar("M", bound=Model)
+
+
+def unsaved(model: type[M], **values: Any) -> M:
     """A new instance of `model`, unsaved, as `model(**values)` makes it: the fields not given
     take their defaults; a forward foreign key is given as its object (cached on the instance,
     as the ORM does) or as its `_id`. Built from positional arguments, in the model's field
@@ -142,10 +148,11 @@ def unsaved(model: type[Model], **values: Any) -> Model:
     layout = _LAYOUTS.get(model)
     if layout is None:
         layout = _LAYOUTS[model] = [
-            (f.attname, f.name, f.target_field.attname if f.is_relation else None, f.get_default)
+            (f.attname, f.name, f.target_field.attname if isinstance(f, ForeignKey) else None, f.get_default)
             for f in model._meta.concrete_fields
         ]
-    args, related = [], []
+    args: list[Any] = []
+    related: list[tuple[str, Any]] = []
     for attname, name, target, default in layout:
         if attname in values:
             args.append(values.pop(attname))
@@ -159,5 +166,7 @@ def unsaved(model: type[Model], **values: Any) -> Model:
         raise TypeError(f"{model.__name__} has no field {', '.join(sorted(values))}")
     instance = model(*args)
     for name, other in related:
-        model._meta.get_field(name).set_cached_value(instance, other)
+        cast("ForeignKey[Any, Any]", model._meta.get_field(name)).set_cached_value(
+            instance, other
+        )  # a forward foreign key
     return instance

@@ -2,24 +2,25 @@
 
 from __future__ import annotations
 
-import csv
 import json
 
 from django.contrib import messages
-from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.core.paginator import Page, Paginator
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from accounts.modes import livemode_of
 from core.problems import Problem
+from core.replica import replica_read
 from dashboard.drafting import draft_form_context, draft_request_of, fee_preview_text
-from dashboard.forms import (
-    CreateDraftForm,
-    DraftFilterForm,
-)
-from dashboard.security import costly_refusal, merchant_page
+from dashboard.exports import exportable
+from dashboard.forms import CreateDraftForm
+from dashboard.lists import DRAFTS, draft_filter_form
+from dashboard.security import MerchantRequest, costly_refusal, merchant_page
 from dashboard.views.common import PAGE_SIZE, show_problem
 from drafts import creation as draft_creation
 from drafts import services as draft_services
@@ -27,7 +28,8 @@ from drafts.documents import draft_pdf, draft_tx_template
 from drafts.models import Draft
 from drafts.presenters import quote_is_live
 from drafts.requests import Origin
-from drafts.selectors import draft_get, draft_list
+from drafts.selectors import draft_get
+from payments import formatting
 from payments.explorers import explorer_tx_url
 from payments.qr import qr_svg
 from payments.registry import format_amount, get_asset
@@ -37,66 +39,28 @@ PAYABLE_STATUSES = ("Pending", "AmountMismatch")
 PAID_STATUSES = ("Seen", "Confirmed")
 
 
-def _filtered_drafts(request: HttpRequest):
-    form = DraftFilterForm(request.GET or None)
-    filters = dict(form.cleaned_data) if form.is_valid() else {}
-    # A pay link's superseded drafts are listed under the pay link, not here, unless asked for.
-    filters["hideSuperseded"] = not filters.pop("superseded", False)
-    return form, draft_list(user=request.user, filters={k: v for k, v in filters.items() if v})
-
-
 @merchant_page
-def drafts(request: HttpRequest) -> HttpResponse:
-    form, queryset = _filtered_drafts(request)
-    if request.GET.get("format") == "csv":
-        return costly_refusal(request, "csv") or _drafts_csv(queryset)
-    page = Paginator(queryset, PAGE_SIZE).get_page(request.GET.get("page"))
+@exportable(DRAFTS)
+def drafts(request: MerchantRequest) -> HttpResponse:
+    form, queryset = draft_filter_form(request), DRAFTS.filtered(request)
+    page = replica_read(lambda: _read_page(Paginator(queryset, PAGE_SIZE), request.GET.get("page")))
     query = request.GET.copy()
     query.pop("page", None)
     return render(request, "dashboard/drafts.html", {"form": form, "page": page, "query": query.urlencode()})
 
 
-def _drafts_csv(queryset) -> HttpResponse:
-    response = HttpResponse(content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = 'attachment; filename="drafts.csv"'
-    writer = csv.writer(response)
-    writer.writerow(
-        ["id", "createdAt", "createdAtLocal", "status", "network", "currency", "method", "amount", "amountSats",
-         "fiatCurrency", "fiatAmount", "receiverAddress", "paidTxId", "orderId", "memo"]
-    )  # fmt: skip
-    for draft in queryset.iterator():
-        asset = get_asset(draft.currency, draft.network)
-        writer.writerow(
-            [
-                draft.id,
-                draft.created_at.isoformat().replace("+00:00", "Z"),
-                # In the account's time zone (its settings; merchant_page activates it), with the offset.
-                timezone.localtime(draft.created_at).isoformat(timespec="seconds"),
-                draft.status,
-                draft.network,
-                draft.currency,
-                draft.method,
-                format_amount(draft.amount_base_units, asset),
-                draft.amount_base_units,
-                draft.fiat_currency or "",
-                draft.fiat_amount if draft.fiat_amount is not None else "",
-                draft.receiver_address or "",
-                draft.paid_tx_id or "",
-                draft.order_id or "",
-                _csv_safe(draft.memo or ""),
-            ]
-        )
-    return response
-
-
-def _csv_safe(text: str) -> str:
-    # A cell starting with = + - @ is a formula to spreadsheet programs: keep it text.
-    return f"'{text}" if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+def _read_page(paginator: Paginator, number: str | None) -> Page:
+    """The page with its rows read now (so where they are read from is chosen here)."""
+    page = paginator.get_page(number)
+    page.object_list = list(page.object_list)
+    return page
 
 
 @merchant_page
-def draft_new(request: HttpRequest) -> HttpResponse:
-    form = CreateDraftForm(request.POST or None, initial={"fiatCurrency": request.display.currency})
+def draft_new(request: MerchantRequest) -> HttpResponse:
+    form = CreateDraftForm(
+        request.POST or None, initial={"fiatCurrency": request.display.currency}, livemode=livemode_of(request.user)
+    )
     preview = None
     if request.method == "POST" and "refresh" in request.POST:
         form.errors.clear()  # only the lists change: the merchant has not asked for a draft yet
@@ -117,9 +81,9 @@ def draft_new(request: HttpRequest) -> HttpResponse:
 
 
 @merchant_page
-def fee_preview(request: HttpRequest) -> HttpResponse:
+def fee_preview(request: MerchantRequest) -> HttpResponse:
     """The live fee preview of the create form (JSON for app.js): the same planner as creation."""
-    form = CreateDraftForm(request.GET)
+    form = CreateDraftForm(request.GET, livemode=livemode_of(request.user))
     if not form.is_valid():
         return JsonResponse({"text": _("Fill in the network, address and amount to see the fee.")})
     try:
@@ -128,7 +92,7 @@ def fee_preview(request: HttpRequest) -> HttpResponse:
         return JsonResponse({"text": problem.detail})
 
 
-def _own_draft(request: HttpRequest, draft_id) -> Draft:
+def _own_draft(request: MerchantRequest, draft_id) -> Draft:
     return draft_get(user=request.user, draft_id=draft_id)
 
 
@@ -144,7 +108,7 @@ def _quote_legs(draft) -> list[dict]:
 
 
 @merchant_page
-def draft_detail(request: HttpRequest, draft_id) -> HttpResponse:
+def draft_detail(request: MerchantRequest, draft_id) -> HttpResponse:
     draft = _own_draft(request, draft_id)
     events = Event.objects.filter(draft_id=draft.id, user=request.user).order_by("created_at")
     deliveries = (
@@ -159,7 +123,8 @@ def draft_detail(request: HttpRequest, draft_id) -> HttpResponse:
         "dashboard/draft_detail.html",
         {
             "draft": draft,
-            "amount": format_amount(draft.amount_base_units, asset),
+            "amount": format_amount(draft.amount_base_units, asset),  # to copy into a wallet: plain digits
+            "amount_shown": formatting.asset_amount(format_amount(draft.amount_base_units, asset), draft.currency),
             "events": events,
             "deliveries": deliveries,
             # Once paid, the page shows the payment, not a way to pay again.
@@ -183,7 +148,7 @@ def draft_detail(request: HttpRequest, draft_id) -> HttpResponse:
 
 @merchant_page
 @require_POST
-def draft_action(request: HttpRequest, draft_id, action: str) -> HttpResponse:
+def draft_action(request: MerchantRequest, draft_id, action: str) -> HttpResponse:
     draft = _own_draft(request, draft_id)
     operations = {
         "cancel": (draft_services.draft_cancel, _("Draft cancelled.")),
@@ -192,6 +157,28 @@ def draft_action(request: HttpRequest, draft_id, action: str) -> HttpResponse:
     }
     if action not in operations:
         raise Http404
+    if action == "accept" and request.POST.get("confirmed") != "yes":
+        return _accept_confirmation(request, draft)
+    if action == "cancel" and request.POST.get("confirmed") != "yes":
+        return render(
+            request,
+            "dashboard/action_confirm.html",
+            {
+                "title": _("Cancel this draft?"),
+                "explanation": _(
+                    "The payer can no longer pay it and it is no longer watched; a payment that arrives later is "
+                    "reported as a transfer that paid no draft. This cannot be undone."
+                ),
+                "facts": [
+                    (_("Draft"), str(draft.id)),
+                    (_("Amount"), formatting.asset_amount(_format(draft), draft.currency)),
+                ],
+                "action_url": request.path,
+                "confirm_label": _("Yes, cancel the draft"),
+                "danger": True,
+                "back_url": reverse("dashboard:draft", args=[draft.id]),
+            },
+        )
     operation, done = operations[action]
     try:
         operation(draft=draft)
@@ -201,8 +188,33 @@ def draft_action(request: HttpRequest, draft_id, action: str) -> HttpResponse:
     return redirect("dashboard:draft", draft_id=draft.id)
 
 
+def _format(draft: Draft) -> str:
+    return format_amount(draft.amount_base_units, get_asset(draft.currency, draft.network))
+
+
+def _accept_confirmation(request: MerchantRequest, draft: Draft) -> HttpResponse:
+    """The step before accepting a received amount: what arrived against what was billed, and
+    what accepting means; the payment is accepted only by this page's own post."""
+    asset = get_asset(draft.currency, draft.network)
+    received = draft.received_base_units or 0
+    return render(
+        request,
+        "dashboard/accept_confirm.html",
+        {
+            "draft": draft,
+            "received": formatting.asset_amount(format_amount(received, asset), draft.currency),
+            "expected": formatting.asset_amount(format_amount(draft.amount_base_units, asset), draft.currency),
+            "difference": formatting.asset_amount(
+                format_amount(abs(received - draft.amount_base_units), asset), draft.currency
+            ),
+            "short": received < draft.amount_base_units,
+            "can_accept": draft.status == "AmountMismatch",
+        },
+    )
+
+
 @merchant_page
-def draft_pdf_download(request: HttpRequest, draft_id) -> HttpResponse:
+def draft_pdf_download(request: MerchantRequest, draft_id) -> HttpResponse:
     draft = _own_draft(request, draft_id)
     if refused := costly_refusal(request, "pdf"):
         return refused
@@ -212,7 +224,7 @@ def draft_pdf_download(request: HttpRequest, draft_id) -> HttpResponse:
 
 
 @merchant_page
-def draft_template_download(request: HttpRequest, draft_id) -> HttpResponse:
+def draft_template_download(request: MerchantRequest, draft_id) -> HttpResponse:
     draft = _own_draft(request, draft_id)
     if refused := costly_refusal(request, "tx-template"):
         return refused

@@ -4,10 +4,12 @@ the door the API uses too."""
 
 from __future__ import annotations
 
+from typing import cast
+
 from django import forms
 from django.conf import settings
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -19,7 +21,8 @@ from accounts.profiles import (
 )
 from core.problems import Problem
 from core.text import PlainTextForm
-from dashboard.security import merchant_page
+from dashboard.security import MerchantRequest, merchant_page
+from dashboard.views.common import show_problem
 from payments.rates.fiat import FIAT_CURRENCIES
 
 FIELDS = ("display_name", "support_email", "support_url", "display_currency", "time_zone", "language")
@@ -60,11 +63,11 @@ class ProfileForm(PlainTextForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["language"].choices = [(code, name) for code, name in settings.LANGUAGES]
+        cast(forms.ChoiceField, self.fields["language"]).choices = [(code, name) for code, name in settings.LANGUAGES]
 
 
 @merchant_page
-def profile(request: HttpRequest) -> HttpResponse:
+def profile(request: MerchantRequest) -> HttpResponse:
     current = merchant_profile_get(user=request.user)
     initial = {name: getattr(current, name) for name in FIELDS}
     if request.method != "POST":
@@ -84,10 +87,7 @@ def profile(request: HttpRequest) -> HttpResponse:
             changes = {name: data[name] for name in FIELDS}
             merchant_profile_update(user=request.user, changes=changes, names=FORM_NAMES, **extra)
         except Problem as problem:
-            for field, message in problem.fields.items():
-                form.add_error(field if field in form.fields else None, message)
-            if not problem.fields:
-                form.add_error(None, problem.detail)
+            show_problem(form, problem)
         else:
             messages.success(request, _("Saved."))
             return redirect("dashboard:profile")

@@ -5,19 +5,19 @@ from __future__ import annotations
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.formats import date_format
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from accounts.modes import livemode_of
 from accounts.receiver_lock import receiver_lock_get, receiver_lock_set
 from accounts.sessions import client_of
 from accounts.stepup import StepUpRequired
 from addressbook.api.edge import address_book_entry_save, address_book_entry_usable_now
-from addressbook.selectors import address_book_entry_get, address_book_list
+from addressbook.selectors import address_book_entry_get
 from addressbook.services import (
     address_book_default_clear,
     address_book_default_set,
@@ -25,15 +25,18 @@ from addressbook.services import (
 )
 from core.problems import Problem
 from dashboard.drafting import api_draft_body, draft_form_context
+from dashboard.exports import exportable
 from dashboard.forms import (
     AddressBookForm,
     RecurringTemplateForm,
 )
-from dashboard.security import merchant_page
+from dashboard.lists import ADDRESS_BOOK, TEMPLATES
+from dashboard.security import MerchantRequest, merchant_page
 from dashboard.views.common import show_problem
 from dashboard.views.security import step_up_redirect
+from payments import formatting
 from recurring.schedule import run_time
-from recurring.selectors import recurring_template_get, recurring_template_list
+from recurring.selectors import recurring_template_get
 from recurring.services import (
     recurring_template_create,
     recurring_template_delete,
@@ -43,10 +46,12 @@ from recurring.services import (
 
 
 @merchant_page
-def templates(request: HttpRequest) -> HttpResponse:
+@exportable(TEMPLATES)
+def templates(request: MerchantRequest) -> HttpResponse:
     form = RecurringTemplateForm(
         request.POST or None,
         initial={"pricing": "fiat", "timezone": request.display.time_zone, "fiatCurrency": request.display.currency},
+        livemode=livemode_of(request.user),
     )
     if request.method == "POST" and "refresh" in request.POST:
         form.errors.clear()  # only the lists change with the network
@@ -71,7 +76,7 @@ def templates(request: HttpRequest) -> HttpResponse:
                 return redirect("dashboard:templates")
             except Problem as problem:
                 show_problem(form, problem)
-    rows = [(t, _next_runs(t)) for t in recurring_template_list(user=request.user)]
+    rows = [(t, _next_runs(t)) for t in TEMPLATES.filtered(request)]
     return render(request, "dashboard/templates.html", draft_form_context(request, form, rows=rows))
 
 
@@ -86,7 +91,7 @@ def _next_runs(template, count: int = 3) -> list:
 
 @merchant_page
 @require_POST
-def template_action(request: HttpRequest, template_id, action: str) -> HttpResponse:
+def template_action(request: MerchantRequest, template_id, action: str) -> HttpResponse:
     template = recurring_template_get(user=request.user, template_id=template_id)
     operations = {
         "pause": recurring_template_pause,
@@ -104,8 +109,9 @@ def template_action(request: HttpRequest, template_id, action: str) -> HttpRespo
 
 
 @merchant_page
-def address_book(request: HttpRequest) -> HttpResponse:
-    form = AddressBookForm(request.POST or None)
+@exportable(ADDRESS_BOOK)
+def address_book(request: MerchantRequest) -> HttpResponse:
+    form = AddressBookForm(request.POST or None, livemode=livemode_of(request.user))
     if request.method == "POST" and form.is_valid():
         try:
             entry = address_book_entry_save(user=request.user, fields=form.cleaned_data, request=request)
@@ -113,7 +119,7 @@ def address_book(request: HttpRequest) -> HttpResponse:
                 messages.success(
                     request,
                     _("Address saved. Under the receiving-address lock, API keys and agents may use it from %(at)s.")
-                    % {"at": date_format(timezone.localtime(entry.usable_from), "DATETIME_FORMAT")},
+                    % {"at": formatting.local_moment(entry.usable_from)},
                 )
             else:
                 messages.success(request, _("Address saved."))
@@ -124,7 +130,7 @@ def address_book(request: HttpRequest) -> HttpResponse:
             show_problem(form, problem)
     context = {
         "form": form,
-        "entries": address_book_list(user=request.user),
+        "entries": ADDRESS_BOOK.filtered(request),
         "lock": receiver_lock_get(user=request.user),
         "now": timezone.now(),
     }
@@ -133,7 +139,7 @@ def address_book(request: HttpRequest) -> HttpResponse:
 
 @merchant_page
 @require_POST
-def receiver_lock(request: HttpRequest) -> HttpResponse:
+def receiver_lock(request: MerchantRequest) -> HttpResponse:
     """The receiving-address lock's switch: on at once; off after step-up and the waiting time."""
     enabled = request.POST.get("enabled") == "on"
     try:
@@ -143,8 +149,7 @@ def receiver_lock(request: HttpRequest) -> HttpResponse:
     if lock.enabled and lock.off_at:
         messages.success(
             request,
-            _("The receiving-address lock turns off at %(at)s.")
-            % {"at": date_format(timezone.localtime(lock.off_at), "DATETIME_FORMAT")},
+            _("The receiving-address lock turns off at %(at)s.") % {"at": formatting.local_moment(lock.off_at)},
         )
     elif lock.enabled:
         messages.success(request, _("The receiving-address lock is on."))
@@ -155,7 +160,7 @@ def receiver_lock(request: HttpRequest) -> HttpResponse:
 
 @merchant_page
 @require_POST
-def address_book_usable_now(request: HttpRequest, entry_id) -> HttpResponse:
+def address_book_usable_now(request: MerchantRequest, entry_id) -> HttpResponse:
     entry = address_book_entry_get(user=request.user, entry_id=entry_id)
     try:
         address_book_entry_usable_now(request=request, entry=entry)
@@ -167,7 +172,7 @@ def address_book_usable_now(request: HttpRequest, entry_id) -> HttpResponse:
 
 @merchant_page
 @require_POST
-def address_book_default(request: HttpRequest, entry_id) -> HttpResponse:
+def address_book_default(request: MerchantRequest, entry_id) -> HttpResponse:
     entry = address_book_entry_get(user=request.user, entry_id=entry_id)
     try:
         if request.POST.get("clear"):
@@ -184,7 +189,7 @@ def address_book_default(request: HttpRequest, entry_id) -> HttpResponse:
 
 @merchant_page
 @require_POST
-def address_book_delete(request: HttpRequest, entry_id) -> HttpResponse:
+def address_book_delete(request: MerchantRequest, entry_id) -> HttpResponse:
     entry = address_book_entry_get(user=request.user, entry_id=entry_id)
     try:
         address_book_entry_delete(entry=entry)

@@ -4,23 +4,26 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from core.problems import Problem
+from dashboard.exports import exportable
 from dashboard.forms import (
     WebhookForm,
 )
-from dashboard.security import merchant_page
+from dashboard.lists import WEBHOOKS
+from dashboard.security import MerchantRequest, merchant_page
 from dashboard.views.common import PAGE_SIZE, show_problem
 from webhooks import endpoints as webhook_endpoints
 from webhooks.selectors import delivery_list, webhook_list
 
 
 @merchant_page
-def webhooks(request: HttpRequest) -> HttpResponse:
+@exportable(WEBHOOKS)
+def webhooks(request: MerchantRequest) -> HttpResponse:
     form = WebhookForm(request.POST or None)
     created = None
     if request.method == "POST" and form.is_valid():
@@ -34,16 +37,16 @@ def webhooks(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "dashboard/webhooks.html",
-        {"form": form, "created": created, "webhooks": webhook_list(user=request.user)},
+        {"form": form, "created": created, "webhooks": WEBHOOKS.filtered(request)},
     )
 
 
-def _own_webhook(request: HttpRequest, webhook_id):
+def _own_webhook(request: MerchantRequest, webhook_id):
     return get_object_or_404(webhook_list(user=request.user), pk=webhook_id)
 
 
 @merchant_page
-def webhook_detail(request: HttpRequest, webhook_id) -> HttpResponse:
+def webhook_detail(request: MerchantRequest, webhook_id) -> HttpResponse:
     webhook = _own_webhook(request, webhook_id)
     page = Paginator(
         delivery_list(webhook=webhook).select_related("event").prefetch_related("attempts"), PAGE_SIZE
@@ -53,7 +56,7 @@ def webhook_detail(request: HttpRequest, webhook_id) -> HttpResponse:
 
 @merchant_page
 @require_POST
-def webhook_action(request: HttpRequest, webhook_id, action: str) -> HttpResponse:
+def webhook_action(request: MerchantRequest, webhook_id, action: str) -> HttpResponse:
     webhook = _own_webhook(request, webhook_id)
     try:
         if action == "test":
@@ -63,6 +66,9 @@ def webhook_action(request: HttpRequest, webhook_id, action: str) -> HttpRespons
             webhook_endpoints.webhook_delete(webhook=webhook)
             messages.success(request, _("Webhook removed."))
             return redirect("dashboard:webhooks")
+        elif action == "enable":
+            webhook_endpoints.webhook_update(webhook=webhook, active=True)
+            messages.success(request, _("Endpoint enabled again; deliveries that waited are on their way."))
         elif action == "rotate":
             rotated = webhook_endpoints.webhook_rotate_secret(webhook=webhook)
             return render(request, "dashboard/webhook_secret.html", {"webhook": rotated, "secret": rotated.secret})

@@ -38,8 +38,10 @@ def signature_is_valid(body: bytes, *headers: str | None) -> bool:
 
 
 def handle_event(event: str, data: dict, delivery_id: str) -> None:
-    # Your business logic. Deliveries can arrive out of order: reconcile by draftId,
-    # orderId and the exact amount, not by arrival time.
+    # Your business logic. One object's events come in `sequence` order, but a redelivery
+    # can bring an older one: keep the last sequence applied per objectId and ignore a
+    # lower one (docs/webhooks.md, Retries and ordering); reconcile payments by draftId,
+    # orderId and the exact amount.
     print(json.dumps({"handled": event, "delivery": delivery_id, "data": data}), flush=True)
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from core.api.pagination import PageQuerySerializer
+from core.api.pagination import PageQuerySerializer, paged_envelope_serializer
 from core.api.serializers import (
     CurrencyCodeField,
     PlainTextField,
@@ -62,8 +64,8 @@ class CreateDraftRequestSerializer(StrictSerializer):
         "paid at the wallet's next unused address, never reused, and its amount is billed as asked",
     )
 
-    def validate(self, attrs):
-        errors: dict[str, list] = {}
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        errors: dict[str, list[Any]] = {}
         if attrs.get("addressBookId") is not None and attrs.get("receiverAddress") is not None:
             errors["addressBookId"] = [
                 serializers.ErrorDetail("Give receiverAddress or addressBookId, not both.", code="ambiguous")
@@ -101,14 +103,14 @@ class CreateDraftRequestSerializer(StrictSerializer):
 class FeeQuoteRequestSerializer(CreateDraftRequestSerializer):
     """An amount, currency and network (and optionally the method) to price; nothing is created."""
 
-    receiverAddress = None
-    receivingWalletId = None
-    senderAddress = None
-    bolt11 = None
-    lightningAddress = None
-    memo = None
-    expiryHours = None
-    requiredConfirmations = None
+    receiverAddress = None  # type: ignore[assignment]  # None removes the inherited field (DRF)
+    receivingWalletId = None  # type: ignore[assignment]  # None removes the inherited field (DRF)
+    senderAddress = None  # type: ignore[assignment]  # None removes the inherited field (DRF)
+    bolt11 = None  # type: ignore[assignment]  # None removes the inherited field (DRF)
+    lightningAddress = None  # type: ignore[assignment]  # None removes the inherited field (DRF)
+    memo = None  # type: ignore[assignment]  # None removes the inherited field (DRF)
+    expiryHours = None  # type: ignore[assignment]  # None removes the inherited field (DRF)
+    requiredConfirmations = None  # type: ignore[assignment]  # None removes the inherited field (DRF)
 
 
 @extend_schema_field(CreateDraftRequestSerializer)
@@ -131,7 +133,7 @@ class BatchItemsField(serializers.ListField):
 class BatchCreateDraftsRequestSerializer(StrictSerializer):
     items = BatchItemsField(allow_null=True, required=True)
 
-    def validate_items(self, value):
+    def validate_items(self, value: Any) -> Any:
         if not value:  # null or empty
             raise serializers.ValidationError("Send between 1 and 25 items.", code="min_length")
         if len(value) > 25:
@@ -155,8 +157,8 @@ DraftListQuerySerializer._declared_fields["from"] = serializers.DateTimeField(re
 # --- Response shapes (schema) ---------------------------------------------------------
 
 
-class QuoteSourcePriceSerializer(serializers.Serializer):
-    source = serializers.CharField()
+class QuoteSourcePriceSerializer(serializers.Serializer[Any]):
+    source = serializers.CharField()  # type: ignore[assignment]  # a field named "source": the stubs read it as Field.source
     rate = serializers.CharField(required=False, help_text="The source's price (decimal string)")
     asOf = serializers.DateTimeField(required=False, allow_null=True)
     used = serializers.BooleanField()
@@ -165,26 +167,26 @@ class QuoteSourcePriceSerializer(serializers.Serializer):
     )
 
 
-class QuoteLegSerializer(serializers.Serializer):
+class QuoteLegSerializer(serializers.Serializer[Any]):
     asset = serializers.CharField(required=False, help_text="The crypto leg: USD per 1 unit")
     currency = serializers.CharField(required=False, help_text="The fiat leg: units per 1 USD")
     rate = serializers.CharField(help_text="The combined rate (decimal string)")
-    source = serializers.CharField()
+    source = serializers.CharField()  # type: ignore[assignment]  # a field named "source": the stubs read it as Field.source
     agreeing = serializers.IntegerField(help_text="How many sources agreed on it")
     sources = QuoteSourcePriceSerializer(many=True)
 
 
-class QuoteSourcesSerializer(serializers.Serializer):
+class QuoteSourcesSerializer(serializers.Serializer[Any]):
     live = serializers.BooleanField()
     crypto = QuoteLegSerializer()
     fx = QuoteLegSerializer()
 
 
-class QuoteInfoSerializer(serializers.Serializer):
+class QuoteInfoSerializer(serializers.Serializer[Any]):
     rate = serializers.FloatField(help_text="Fiat per 1 whole unit of the asset")
     fiatCurrency = serializers.CharField()
     asset = serializers.CharField()
-    source = serializers.CharField()
+    source = serializers.CharField()  # type: ignore[assignment]  # a field named "source": the stubs read it as Field.source
     live = serializers.BooleanField(
         help_text="False when the rate came from the bundled, dated table (allowed by RATES_BUNDLED_ALLOWED)"
     )
@@ -198,7 +200,7 @@ class QuoteInfoSerializer(serializers.Serializer):
     )
 
 
-class PlatformFeeInfoSerializer(serializers.Serializer):
+class PlatformFeeInfoSerializer(serializers.Serializer[Any]):
     percent = serializers.FloatField()
     feeUsd = serializers.FloatField()
     feeFiat = serializers.FloatField(allow_null=True)
@@ -211,20 +213,20 @@ class PlatformFeeInfoSerializer(serializers.Serializer):
     waived = serializers.BooleanField()
 
 
-class SekValueInfoSerializer(serializers.Serializer):
+class SekValueInfoSerializer(serializers.Serializer[Any]):
     amount = serializers.FloatField()
     rate = serializers.FloatField()
-    source = serializers.CharField()
+    source = serializers.CharField()  # type: ignore[assignment]  # a field named "source": the stubs read it as Field.source
     at = serializers.DateTimeField()
 
 
-class FeeOutputInfoSerializer(serializers.Serializer):
+class FeeOutputInfoSerializer(serializers.Serializer[Any]):
     address = serializers.CharField()
     amountSats = serializers.IntegerField()
     purpose = serializers.ChoiceField(choices=["PlatformFee"])
 
 
-class AmountMismatchInfoSerializer(serializers.Serializer):
+class AmountMismatchInfoSerializer(serializers.Serializer[Any]):
     txId = serializers.CharField(allow_null=True)
     expectedBaseUnits = serializers.IntegerField()
     receivedBaseUnits = serializers.IntegerField()
@@ -236,7 +238,7 @@ class AmountMismatchInfoSerializer(serializers.Serializer):
     acceptedAt = serializers.DateTimeField(allow_null=True)
 
 
-class DraftResponseSerializer(serializers.Serializer):
+class DraftResponseSerializer(serializers.Serializer[Any]):
     """Schema of a draft; drafts.presenters.draft_json builds the actual body."""
 
     id = serializers.UUIDField()
@@ -273,12 +275,24 @@ class DraftResponseSerializer(serializers.Serializer):
     lightningAddress = serializers.CharField(allow_null=True)
     # Beyond the fields the spec shows:
     amount = serializers.CharField(help_text="amountSats as a decimal string in whole asset units")
-    confirmations = serializers.IntegerField()
+    confirmations = serializers.IntegerField(help_text="Keeps counting after Confirmed until final (finalizedAt)")
     receivedAmountSats = serializers.IntegerField(allow_null=True)
-    paidTxIds = serializers.ListField(child=serializers.CharField())
+    paidTxIds = serializers.ListField(child=serializers.CharField(), help_text="Each paying transaction once")
+    finalizedAt = serializers.DateTimeField(
+        allow_null=True, help_text="When the Confirmed payment reached its network's finality depth; watched until then"
+    )
+    paymentReverted = serializers.BooleanField(
+        help_text="True when the payment left the chain (a reorg) after the draft was Seen or Confirmed and the "
+        "draft is not paid again"
+    )
+    paymentRevertedAt = serializers.DateTimeField(allow_null=True)
+    revertedTxIds = serializers.ListField(child=serializers.CharField())
     paidLate = serializers.BooleanField()
     paymentHash = serializers.CharField(allow_null=True)
     solanaReference = serializers.CharField(allow_null=True)
+    transactionRequestUrl = serializers.CharField(
+        allow_null=True, help_text="Solana drafts: the Solana Pay transaction request (solana:https://...)"
+    )
     paymentRequestId = serializers.UUIDField(allow_null=True)
     orderId = serializers.CharField(allow_null=True)
     livemode = serializers.BooleanField(help_text="False for a test-mode object (made with a test key).")
@@ -291,14 +305,10 @@ class DraftResponseSerializer(serializers.Serializer):
     )
 
 
-class DraftListResponseSerializer(serializers.Serializer):
-    items = DraftResponseSerializer(many=True)
-    page = serializers.IntegerField()
-    pageSize = serializers.IntegerField()
-    total = serializers.IntegerField()
+DraftListResponseSerializer = paged_envelope_serializer("DraftListResponse", DraftResponseSerializer)
 
 
-class DraftStatusResponseSerializer(serializers.Serializer):
+class DraftStatusResponseSerializer(serializers.Serializer[Any]):
     id = serializers.UUIDField()
     status = serializers.ChoiceField(choices=DraftStatus.choices)
     txId = serializers.CharField(allow_null=True)
@@ -311,20 +321,20 @@ class DraftStatusResponseSerializer(serializers.Serializer):
     updatedAt = serializers.DateTimeField()
 
 
-class BatchDraftResultSerializer(serializers.Serializer):
+class BatchDraftResultSerializer(serializers.Serializer[Any]):
     index = serializers.IntegerField(help_text="Position of the item in the request")
     draft = DraftResponseSerializer(required=False, help_text="The created draft; absent when the item failed")
     error = serializers.CharField(allow_null=True, help_text="`code: detail (fields)` when the item failed, else null")
 
 
-class TxOutputSerializer(serializers.Serializer):
+class TxOutputSerializer(serializers.Serializer[Any]):
     address = serializers.CharField()
     amountSats = serializers.IntegerField()
     amountBtc = serializers.CharField()
     purpose = serializers.ChoiceField(choices=["Receiver", "PlatformFee"])
 
 
-class TxTemplateResponseSerializer(serializers.Serializer):
+class TxTemplateResponseSerializer(serializers.Serializer[Any]):
     draftId = serializers.UUIDField()
     network = serializers.CharField()
     outputs = TxOutputSerializer(many=True)
@@ -343,7 +353,7 @@ class TxTemplateResponseSerializer(serializers.Serializer):
     )
 
 
-class DraftFeesResponseSerializer(serializers.Serializer):
+class DraftFeesResponseSerializer(serializers.Serializer[Any]):
     draftId = serializers.UUIDField()
     platformFee = PlatformFeeInfoSerializer()
     platformFeeSats = serializers.IntegerField()
@@ -356,7 +366,7 @@ class DraftFeesResponseSerializer(serializers.Serializer):
 # --- Accrued fees and their settlement (a settlement is a kind of draft) ---------------
 
 
-class AccruedFeesResponseSerializer(serializers.Serializer):
+class AccruedFeesResponseSerializer(serializers.Serializer[Any]):
     outstandingUsd = serializers.FloatField()
     draftCount = serializers.IntegerField()
     oldestAccruedAt = serializers.DateTimeField(allow_null=True)
@@ -371,7 +381,7 @@ class SettleAccruedFeesRequestSerializer(StrictSerializer):
     network = StrictChoiceField(choices=Network.choices)
 
 
-class FeeQuoteResponseSerializer(serializers.Serializer):
+class FeeQuoteResponseSerializer(serializers.Serializer[Any]):
     network = serializers.ChoiceField(choices=Network.choices)
     currency = serializers.ChoiceField(choices=Currency.choices)
     paymentMethod = serializers.ChoiceField(choices=Method.choices)

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Any
+from uuid import UUID
+
 from drf_spectacular.utils import extend_schema
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.authentication import account_of
+from accounts.models import User
 from core.api.serializers import StrictChoiceField, StrictIntegerField, StrictSerializer
 from drafts.api.serializers import DraftResponseSerializer
+from drafts.models import Draft
 from drafts.presenters import draft_json
 from drafts.selectors import draft_get
 from drafts.simulation import (
@@ -38,12 +45,12 @@ class SimulatePaymentRequestSerializer(StrictSerializer):
     )
 
 
-def _test_draft(*, user, draft_id):
+def _test_draft(*, user: User, draft_id: UUID | str) -> Draft:
     require_test_mode(user)
     return draft_get(user=user, draft_id=draft_id)
 
 
-def simulate_payment_json(*, user, draft_id, body) -> dict:
+def simulate_payment_json(*, user: User, draft_id: UUID | str, body: Any) -> dict[str, Any]:
     """POST /test-helpers/drafts/{id}/pay; shared by REST and MCP."""
     draft = _test_draft(user=user, draft_id=draft_id)
     request = SimulatePaymentRequestSerializer(data=body)
@@ -52,11 +59,11 @@ def simulate_payment_json(*, user, draft_id, body) -> dict:
     return draft_json(draft_payment_simulate(draft=draft, outcome=outcome, confirmations=depth))
 
 
-def simulate_expiry_json(*, user, draft_id) -> dict:
+def simulate_expiry_json(*, user: User, draft_id: UUID | str) -> dict[str, Any]:
     return draft_json(draft_expire_simulate(draft=_test_draft(user=user, draft_id=draft_id)))
 
 
-def simulate_reorg_json(*, user, draft_id) -> dict:
+def simulate_reorg_json(*, user: User, draft_id: UUID | str) -> dict[str, Any]:
     return draft_json(draft_reorg_simulate(draft=_test_draft(user=user, draft_id=draft_id)))
 
 
@@ -71,16 +78,16 @@ class SimulatePaymentView(TestHelperView):
         request=SimulatePaymentRequestSerializer,
         responses=DraftResponseSerializer,
     )
-    def post(self, request, pk):
-        return Response(simulate_payment_json(user=request.user, draft_id=pk, body=request.data))
+    def post(self, request: Request, pk: str) -> Response:
+        return Response(simulate_payment_json(user=account_of(request), draft_id=pk, body=request.data))
 
 
 class SimulateExpiryView(TestHelperView):
     @extend_schema(
         summary="Test mode: expire a Pending test draft now", request=None, responses=DraftResponseSerializer
     )
-    def post(self, request, pk):
-        return Response(simulate_expiry_json(user=request.user, draft_id=pk))
+    def post(self, request: Request, pk: str) -> Response:
+        return Response(simulate_expiry_json(user=account_of(request), draft_id=pk))
 
 
 class SimulateReorgView(TestHelperView):
@@ -89,5 +96,5 @@ class SimulateReorgView(TestHelperView):
         request=None,
         responses=DraftResponseSerializer,
     )
-    def post(self, request, pk):
-        return Response(simulate_reorg_json(user=request.user, draft_id=pk))
+    def post(self, request: Request, pk: str) -> Response:
+        return Response(simulate_reorg_json(user=account_of(request), draft_id=pk))

@@ -6,10 +6,12 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import viewsets
 from rest_framework.decorators import action
+from rest_framework.request import Request
 from rest_framework.response import Response
 
+from accounts.authentication import account_of
 from accounts.languages import supported
-from core.api.responses import idempotency_key_of, outcome_response
+from core.api.responses import IDEMPOTENCY_HEADER, idempotency_key_of, outcome_response
 from core.problems import Problem
 from core.routing import UUID_PATTERN
 from drafts import services
@@ -67,9 +69,6 @@ CREATE_DRAFT_EXAMPLES = [
         request_only=True,
     ),
 ]
-IDEMPOTENCY_HEADER = OpenApiParameter(
-    "Idempotency-Key", OpenApiTypes.STR, OpenApiParameter.HEADER, description="Makes retries safe (24 h, per account)"
-)
 
 
 class DraftViewSet(viewsets.ViewSet):
@@ -89,8 +88,8 @@ class DraftViewSet(viewsets.ViewSet):
         parameters=[DraftListQuerySerializer],
         responses=DraftListResponseSerializer,
     )
-    def list(self, request):
-        return Response(draft_page_json(user=request.user, query=request.query_params.dict()))
+    def list(self, request: Request) -> Response:
+        return Response(draft_page_json(user=account_of(request), query=request.query_params.dict()))
 
     @extend_schema(
         summary="Create a draft (exact amount or fiat-priced)",
@@ -99,9 +98,9 @@ class DraftViewSet(viewsets.ViewSet):
         parameters=[IDEMPOTENCY_HEADER],
         responses={201: DraftResponseSerializer},
     )
-    def create(self, request):
+    def create(self, request: Request) -> Response:
         outcome = create_draft_outcome(
-            user=request.user, body=request.data, idempotency_key=idempotency_key_of(request)
+            user=account_of(request), body=request.data, idempotency_key=idempotency_key_of(request)
         )
         return outcome_response(outcome, url_name="draft-detail")
 
@@ -111,24 +110,24 @@ class DraftViewSet(viewsets.ViewSet):
         responses=BatchDraftResultSerializer(many=True),
     )
     @action(detail=False, methods=["post"])
-    def batch(self, request):
-        return Response(draft_batch_json(user=request.user, body=request.data))
+    def batch(self, request: Request) -> Response:
+        return Response(draft_batch_json(user=account_of(request), body=request.data))
 
     @extend_schema(summary="Get a draft", responses=DraftResponseSerializer)
-    def retrieve(self, request, pk=None):
-        return Response(draft_json(draft_get(user=request.user, draft_id=pk)))
+    def retrieve(self, request: Request, pk: str) -> Response:
+        return Response(draft_json(draft_get(user=account_of(request), draft_id=pk)))
 
     @extend_schema(
         summary="Status, transaction id and confirmations of a draft", responses=DraftStatusResponseSerializer
     )
     @action(detail=True, methods=["get"])
-    def status(self, request, pk=None):
-        return Response(draft_status_json(draft_get(user=request.user, draft_id=pk)))
+    def status(self, request: Request, pk: str) -> Response:
+        return Response(draft_status_json(draft_get(user=account_of(request), draft_id=pk)))
 
     @extend_schema(summary="Cancel a Pending or AmountMismatch draft", request=None, responses=DraftResponseSerializer)
     @action(detail=True, methods=["post"])
-    def cancel(self, request, pk=None):
-        draft = services.draft_cancel(draft=draft_get(user=request.user, draft_id=pk))
+    def cancel(self, request: Request, pk: str) -> Response:
+        draft = services.draft_cancel(draft=draft_get(user=account_of(request), draft_id=pk))
         return Response(draft_json(draft))
 
     @extend_schema(
@@ -137,8 +136,8 @@ class DraftViewSet(viewsets.ViewSet):
         responses=DraftResponseSerializer,
     )
     @action(detail=True, methods=["post"], url_path="accept-received")
-    def accept_received(self, request, pk=None):
-        draft = services.draft_accept_received(draft=draft_get(user=request.user, draft_id=pk))
+    def accept_received(self, request: Request, pk: str) -> Response:
+        draft = services.draft_accept_received(draft=draft_get(user=account_of(request), draft_id=pk))
         return Response(draft_json(draft))
 
     @extend_schema(
@@ -147,17 +146,17 @@ class DraftViewSet(viewsets.ViewSet):
         responses=DraftResponseSerializer,
     )
     @action(detail=True, methods=["post"])
-    def requote(self, request, pk=None):
-        draft = services.draft_requote(draft=draft_get(user=request.user, draft_id=pk))
+    def requote(self, request: Request, pk: str) -> Response:
+        draft = services.draft_requote(draft=draft_get(user=account_of(request), draft_id=pk))
         return Response(draft_json(draft))
 
     @extend_schema(summary="The fee breakdown of a draft", responses=DraftFeesResponseSerializer)
     @action(detail=True, methods=["get"])
-    def fees(self, request, pk=None):
-        return Response(draft_fees_json(draft_get(user=request.user, draft_id=pk)))
+    def fees(self, request: Request, pk: str) -> Response:
+        return Response(draft_fees_json(draft_get(user=account_of(request), draft_id=pk)))
 
     @extend_schema(
-        summary="The draft as a PDF with its payment QR code",
+        summary="The draft as a PDF: its payment request with the QR code, or its receipt once Confirmed",
         parameters=[
             OpenApiParameter(
                 "lang",
@@ -170,14 +169,14 @@ class DraftViewSet(viewsets.ViewSet):
         responses={(200, "application/pdf"): OpenApiResponse(OpenApiTypes.BINARY)},
     )
     @action(detail=True, methods=["get"])
-    def pdf(self, request, pk=None):
+    def pdf(self, request: Request, pk: str) -> HttpResponse:
         language = None
         if (wanted := request.query_params.get("lang")) is not None:
             language = supported(wanted)
             if language is None:
                 codes = ", ".join(code for code, _name in settings.LANGUAGES)
                 raise Problem(f"lang must be one of: {codes}.", code="invalid_choice", field="lang")
-        draft = draft_get(user=request.user, draft_id=pk)
+        draft = draft_get(user=account_of(request), draft_id=pk)
         response = HttpResponse(draft_pdf(draft, language=language), content_type="application/pdf")
         response["Content-Disposition"] = f'inline; filename="draft-{draft.id}.pdf"'
         return response
@@ -187,5 +186,5 @@ class DraftViewSet(viewsets.ViewSet):
         responses=TxTemplateResponseSerializer,
     )
     @action(detail=True, methods=["get"], url_path="tx-template")
-    def tx_template(self, request, pk=None):
-        return Response(tx_template_json(draft=draft_get(user=request.user, draft_id=pk)))
+    def tx_template(self, request: Request, pk: str) -> Response:
+        return Response(tx_template_json(draft=draft_get(user=account_of(request), draft_id=pk)))

@@ -10,6 +10,7 @@ from drafts.api.serializers import (
     SettleAccruedFeesRequestSerializer,
 )
 from drafts.creation import fee_placement_estimate
+from drafts.idempotency import Outcome, create_once
 from drafts.planning import fee_estimate
 from drafts.presenters import draft_json
 from drafts.requests import DraftRequest
@@ -22,6 +23,19 @@ def settlement_json(*, user, body) -> dict:
     request = SettleAccruedFeesRequestSerializer(data=body)
     request.is_valid(raise_exception=True)
     return draft_json(settlement_open(user=user, **request.validated_data))
+
+
+def settlement_outcome(*, user, body, idempotency_key: str | None, key_field: str = "Idempotency-Key") -> Outcome:
+    """POST /fees/accrued/settle once per Idempotency-Key: 201 and the settlement draft."""
+    return create_once(
+        user=user,
+        key=idempotency_key,
+        operation="settlement",
+        body=body,
+        make=lambda: settlement_json(user=user, body=body),
+        status=201,
+        key_field=key_field,
+    )
 
 
 def fee_quote_json(*, user, body) -> dict:
@@ -39,5 +53,5 @@ def fee_quote_json(*, user, body) -> dict:
         "fiatCurrency": plan.fiat_currency,
         "fiatAmount": json_number(plan.fiat_amount),
         "quote": plan.quote.as_json() | {"nudgeBaseUnits": 0},
-        "platformFee": plan.fee.as_json(fee_placement_estimate(plan=plan, user=user)),
+        "platformFee": plan.fee.as_json(fee_placement_estimate(plan=plan, user=user)) if plan.fee is not None else None,
     }

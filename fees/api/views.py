@@ -4,7 +4,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.api.responses import created_response, resource_url
+from core.api.responses import IDEMPOTENCY_HEADER, idempotency_key_of, outcome_response
 from drafts.api.serializers import (
     AccruedFeesResponseSerializer,
     DraftResponseSerializer,
@@ -12,7 +12,7 @@ from drafts.api.serializers import (
     FeeQuoteResponseSerializer,
     SettleAccruedFeesRequestSerializer,
 )
-from fees.api.edge import fee_quote_json, settlement_json
+from fees.api.edge import fee_quote_json, settlement_outcome
 from fees.api.serializers import FeeScheduleSerializer
 from fees.calculator import fee_schedule
 from fees.ledger import balance_of
@@ -39,11 +39,12 @@ class SettleAccruedFeesView(APIView):
     @extend_schema(
         summary="Open one draft that pays all accrued fees to the operator",
         request=SettleAccruedFeesRequestSerializer,
+        parameters=[IDEMPOTENCY_HEADER],
         responses={201: DraftResponseSerializer},
     )
     def post(self, request):
-        body = settlement_json(user=request.user, body=request.data)
-        return created_response(body, location=resource_url("draft-detail", pk=body["id"]))
+        outcome = settlement_outcome(user=request.user, body=request.data, idempotency_key=idempotency_key_of(request))
+        return outcome_response(outcome, url_name="draft-detail")
 
 
 class FeeQuoteView(APIView):

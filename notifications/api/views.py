@@ -9,7 +9,7 @@ from notifications.api.serializers import (
     NotificationPreferenceSerializer,
     UpdateNotificationPreferenceRequestSerializer,
 )
-from notifications.selectors import notification_email_enabled
+from notifications.selectors import notification_preference_get
 
 
 class NotificationPreferenceView(APIView):
@@ -17,10 +17,10 @@ class NotificationPreferenceView(APIView):
         summary="Read the account's email notification preference", responses=NotificationPreferenceSerializer
     )
     def get(self, request):
-        return Response({"emailEnabled": notification_email_enabled(user=request.user)})
+        return Response(NotificationPreferenceSerializer(notification_preference_get(user=request.user)).data)
 
     @extend_schema(
-        summary="Turn email notifications about drafts on or off",
+        summary="Turn email notifications about drafts, or the daily attention digest, on or off",
         request=UpdateNotificationPreferenceRequestSerializer,
         responses=NotificationPreferenceSerializer,
     )
@@ -28,6 +28,8 @@ class NotificationPreferenceView(APIView):
         body = UpdateNotificationPreferenceRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         preference = services.notification_preference_update(
-            user=request.user, email_enabled=body.validated_data["emailEnabled"]
+            user=request.user,
+            email_enabled=body.validated_data.get("emailEnabled"),
+            attention_digest=body.validated_data.get("attentionDigest"),
         )
         return Response(NotificationPreferenceSerializer(preference).data)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from core.api.pagination import page_of
+from core.api.pagination import Page, page_of
 from core.api.problems import validated
 from drafts.idempotency import KeyClaim, KeyTaken, Outcome, run_idempotently
 from paylinks import services
@@ -17,14 +17,15 @@ from paylinks.presenters import payment_request_json
 from paylinks.selectors import payment_request_list
 
 
-def payment_request_page(*, user, query: dict) -> tuple[list[dict], int]:
-    """GET /payment-requests: one page (a plain array) and the total for X-Total-Count."""
+def payment_request_page(*, user, query: dict) -> tuple[list[dict], Page]:
+    """GET /payment-requests: one page's items (a plain array, as the spec shows it) and the page
+    (its total and next cursor go in headers)."""
     params = PaymentRequestListQuerySerializer(data=query)
     params.is_valid(raise_exception=True)
     filters = params.validated_data
     found = payment_request_list(user=user, filters=filters)
-    page = page_of(found, page=filters["page"], page_size=filters["pageSize"])
-    return [payment_request_json(p) for p in page.items], page.total
+    page = page_of(found, filters, within=payment_request_list(user=user, filters={}))
+    return [payment_request_json(p) for p in page.items], page
 
 
 def payment_request_create_outcome(

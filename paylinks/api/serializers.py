@@ -14,13 +14,15 @@ from core.api.serializers import (
 )
 from drafts.enums import DraftStatus
 from paylinks.models import PaymentRequestStatus
+from paylinks.options import PAY_LINK_CURRENCIES
 from payments.enums import Currency, Method, Network
 
 MAX_EXPIRY_HOURS = 720
 
 
 class PaymentRequestOptionSerializer(StrictSerializer):
-    currency = StrictChoiceField(choices=Currency.choices)
+    # The currencies a pay link takes (paylinks.services): the schema's enum is what is accepted.
+    currency = StrictChoiceField(choices=[(str(c), str(c)) for c in PAY_LINK_CURRENCIES])
     network = StrictChoiceField(choices=Network.choices)
     receiverAddress = serializers.CharField(
         max_length=320,
@@ -34,6 +36,11 @@ class PaymentRequestOptionSerializer(StrictSerializer):
         required=False,
         help_text="A Receiving address-book entry on the same network, instead of receiverAddress",
     )
+    receivingWalletId = serializers.UUIDField(
+        allow_null=True,
+        required=False,
+        help_text="BTC: a receiving wallet instead of receiverAddress; a new address per draft",
+    )
 
     def validate(self, attrs):
         has_address = attrs.get("receiverAddress") is not None
@@ -46,13 +53,24 @@ class PaymentRequestOptionSerializer(StrictSerializer):
                     ]
                 }
             )
+        if attrs.get("receivingWalletId") is not None and (has_address or has_entry):
+            raise serializers.ValidationError(
+                {
+                    "receivingWalletId": [
+                        serializers.ErrorDetail(
+                            "Give receivingWalletId, or receiverAddress or addressBookId, not both.", "ambiguous"
+                        )
+                    ]
+                }
+            )
         return attrs  # neither: the account's default receiving address on the network
 
 
 class CreatePaymentRequestSerializer(StrictSerializer):
     fiatCurrency = CurrencyCodeField()
     fiatAmount = StrictDecimalField(max_digits=20, decimal_places=8, coerce_to_string=False)
-    options = PaymentRequestOptionSerializer(many=True, allow_empty=False, max_length=20)
+    # many=True hands max_length to the list serializer, which the stubs do not say
+    options = PaymentRequestOptionSerializer(many=True, allow_empty=False, max_length=20)  # type: ignore[call-arg]
     orderId = serializers.CharField(max_length=200, allow_null=True, allow_blank=True, required=False)
     memo = serializers.CharField(max_length=500, allow_null=True, allow_blank=True, required=False)
     expiryHours = StrictIntegerField(min_value=1, max_value=MAX_EXPIRY_HOURS, allow_null=True, required=False)
@@ -87,7 +105,12 @@ class CheckoutReceiptSerializer(StrictSerializer):
 class PaymentRequestOptionResponseSerializer(serializers.Serializer):
     currency = serializers.ChoiceField(choices=Currency.choices)
     network = serializers.ChoiceField(choices=Network.choices)
-    receiverAddress = serializers.CharField()
+    receiverAddress = serializers.CharField(
+        allow_null=True, help_text="null for a receiving wallet's option: each draft gets its next address"
+    )
+    receivingWalletId = serializers.UUIDField(
+        required=False, help_text="Only on a receiving wallet's option: the wallet whose next address each draft gets"
+    )
 
 
 class PaymentRequestResponseSerializer(serializers.Serializer):
@@ -111,7 +134,7 @@ class CheckoutOptionSerializer(serializers.Serializer):
     currency = serializers.ChoiceField(choices=Currency.choices)
     network = serializers.ChoiceField(choices=Network.choices)
     method = serializers.ChoiceField(choices=Method.choices)
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # a field named "label": the stubs read it as Field.label
 
 
 class CheckoutSelectionSerializer(serializers.Serializer):

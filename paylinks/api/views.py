@@ -11,9 +11,10 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.api.responses import idempotency_key_of, outcome_response
+from core.api.pagination import PLAIN_ARRAY_HEADERS
+from core.api.responses import IDEMPOTENCY_HEADER, idempotency_key_of, outcome_response
 from core.api.throttling import ApiRateThrottle
-from drafts.api.views import IDEMPOTENCY_HEADER, UUID_PATTERN
+from core.routing import UUID_PATTERN
 from paylinks import services
 from paylinks.api.edge import payment_request_create_outcome, payment_request_page
 from paylinks.api.serializers import (
@@ -35,13 +36,13 @@ class PaymentRequestViewSet(viewsets.ViewSet):
     lookup_value_regex = UUID_PATTERN
 
     @extend_schema(
-        summary="List payment requests, newest first (a plain array; the total is in X-Total-Count)",
-        parameters=[PaymentRequestListQuerySerializer],
+        summary="List payment requests, newest first (a plain array; X-Total-Count, X-Next-Cursor)",
+        parameters=[PaymentRequestListQuerySerializer, *PLAIN_ARRAY_HEADERS],
         responses=PaymentRequestResponseSerializer(many=True),
     )
     def list(self, request):
-        items, total = payment_request_page(user=request.user, query=request.query_params.dict())
-        return Response(items, headers={"X-Total-Count": str(total)})
+        items, page = payment_request_page(user=request.user, query=request.query_params.dict())
+        return Response(items, headers=page.headers())
 
     @extend_schema(
         summary="Create a payment request (pay link) priced in fiat, payable in any of its options",
@@ -123,6 +124,7 @@ class CheckoutSelectView(CheckoutView):
             currency=body.validated_data["currency"],
             network=body.validated_data["network"],
             method=body.validated_data.get("method"),
+            language=translation.get_language() or "",
         )
         return Response(checkout_selection_json(draft))
 

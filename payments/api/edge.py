@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from payments.api.serializers import RatesQuerySerializer
 from payments.selectors import rates_list
 
 
-def rates_json(*, query) -> dict:
+def rates_json(*, query: Mapping[str, Any]) -> dict[str, Any]:
     """GET /rates for the (unvalidated) query parameters; shared by REST and MCP."""
     params = RatesQuerySerializer(data=query)
     params.is_valid(raise_exception=True)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -19,5 +20,5 @@ class RatesView(APIView):
         ],
         responses=RatesResponseSerializer,
     )
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         return Response(rates_json(query=request.query_params))

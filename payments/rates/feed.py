@@ -18,9 +18,9 @@ import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal, localcontext
-from typing import Any
+from typing import Any, TypeGuard
 
 from django.conf import settings
 from django.core.cache import cache
@@ -78,7 +78,7 @@ class Rate:
     live: bool = True
     agreeing: int = 1  # the fewest agreeing sources behind either leg
     # For audit: each leg's combined rate and every source's price (used or why dropped).
-    sources: dict = field(default_factory=dict, compare=False)
+    sources: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)
@@ -87,9 +87,9 @@ class _Entry:
     source: str  # "median of kraken, coinbase, bitstamp", or the bundled snapshot's name
     as_of: datetime | None
     agreeing: int
-    sources: list[dict]  # [{"source", "rate", "asOf", "used", "dropped"}]
+    sources: list[dict[str, Any]]  # [{"source", "rate", "asOf", "used", "dropped"}]
 
-    def audit(self) -> dict:
+    def audit(self) -> dict[str, Any]:
         return {"rate": str(self.rate), "source": self.source, "agreeing": self.agreeing, "sources": self.sources}
 
 
@@ -113,7 +113,7 @@ _memo: dict[str, tuple[float, _Table | None]] = {}
 _last_read: dict[str, _Table | None] = {}
 
 
-def _entry_json(entry: _Entry) -> dict:
+def _entry_json(entry: _Entry) -> dict[str, Any]:
     return {
         "rate": str(entry.rate),
         "source": entry.source,
@@ -179,6 +179,7 @@ def _load(kind: str) -> _Table | None:
 def _bundled(kind: str) -> _Table:
     """The bundled snapshot as a table: never live, used only when RATES_BUNDLED_ALLOWED."""
     quotes = SnapshotProvider(kind).fetch()
+    assert quotes.as_of is not None  # the snapshot is dated
     name = quotes.source
     entries = {
         code: _Entry(
@@ -291,22 +292,31 @@ def refresh_rates() -> dict[str, str]:
     return served
 
 
-def _is_fresh(table: _Table | None, now: datetime) -> bool:
+def _is_fresh(table: _Table | None, now: datetime) -> TypeGuard[_Table]:
     return table is not None and now - table.fetched_at <= timedelta(seconds=settings.RATES_MAX_AGE_SECONDS)
 
 
-def bundled_notice() -> str | None:
-    """A plain sentence when the bundled table is pricing now (allowed and no fresh live table), else None."""
+def bundled_in_use() -> tuple[list[str], date] | None:
+    """(the kinds of rates not live, the bundled table's date) when the bundled table is pricing
+    now (allowed and no fresh live table), else None."""
     if not settings.RATES_BUNDLED_ALLOWED:
         return None
     now = timezone.now()
     stale = [kind for kind in CACHE_KEYS if not _is_fresh(_cached(kind), now)]
     if not stale:
         return None
-    date = _bundled("crypto").fetched_at.date().isoformat()
+    return stale, _bundled("crypto").fetched_at.date()
+
+
+def bundled_notice() -> str | None:
+    """A plain sentence for the operator when the bundled table is pricing now, else None."""
+    in_use = bundled_in_use()
+    if in_use is None:
+        return None
+    stale, dated = in_use
     return (
         f"Prices are not live: with no fresh live {' or '.join(stale)} rates, the bundled rate table "
-        f'dated {date} prices drafts and pay links (RATES_BUNDLED_ALLOWED=true). Payers see "not live".'
+        f'dated {dated.isoformat()} prices drafts and pay links (RATES_BUNDLED_ALLOWED=true). Payers see "not live".'
     )
 
 
@@ -398,7 +408,7 @@ def _crypto_usd(currency: str, *, last_known: bool = False) -> tuple[_Table | No
 
 # The last Rate built per pair, with the entries and tables it was built from: a Rate is a
 # function of those (all immutable), so while the same tables price a pair, it is reused.
-_built: dict[tuple[str, str], tuple[tuple, Rate]] = {}
+_built: dict[tuple[str, str], tuple[tuple[Any, ...], Rate]] = {}
 
 
 def get_rate(currency: str, fiat: str, *, last_known: bool = False) -> Rate:
@@ -420,7 +430,9 @@ def get_rate(currency: str, fiat: str, *, last_known: bool = False) -> Rate:
     return rate
 
 
-def _rate(currency: str, fiat: str, crypto_table, crypto: _Entry, fx_table, fx: _Entry) -> Rate:
+def _rate(
+    currency: str, fiat: str, crypto_table: _Table | None, crypto: _Entry, fx_table: _Table | None, fx: _Entry
+) -> Rate:
     tables = [t for t in (crypto_table, fx_table) if t is not None]
     live = all(t.live for t in tables)
     fetched_at = min((t.fetched_at for t in tables), default=timezone.now())

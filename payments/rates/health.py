@@ -6,6 +6,8 @@ monotonic counters (``payments:rates:count:<event>:<provider>``), ready to be ex
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.cache import cache
 from django.utils import timezone
 
@@ -31,14 +33,14 @@ def count(event: str, provider: str, *, error: str | None = None) -> None:
         cache.set(f"{_PREFIX}:last:{provider}", {"error": error[:300], "at": json_datetime(timezone.now())}, None)
 
 
-def counters(providers: list[str]) -> dict[str, dict]:
+def counters(providers: list[str]) -> dict[str, dict[str, Any]]:
     """{provider: {"failures": n, "outliers": n, "lastError": ..., "lastErrorAt": ...}}."""
     keys = [_key(event, provider) for provider in providers for event in EVENTS]
     lasts = [f"{_PREFIX}:last:{provider}" for provider in providers]
     values = cache.get_many(keys + lasts)
     report = {}
     for provider in providers:
-        entry = {event: int(values.get(_key(event, provider)) or 0) for event in EVENTS}
+        entry: dict[str, Any] = {event: int(values.get(_key(event, provider)) or 0) for event in EVENTS}
         last = values.get(f"{_PREFIX}:last:{provider}")
         entry["lastError"] = last["error"] if last else None
         entry["lastErrorAt"] = last["at"] if last else None
@@ -46,7 +48,7 @@ def counters(providers: list[str]) -> dict[str, dict]:
     return report
 
 
-def rates_health() -> dict:
+def rates_health() -> dict[str, Any]:
     """``/healthz`` ``detail.rates``: whether live rates are fresh, the bundled table's use, the counters."""
     from django.conf import settings
 

@@ -68,7 +68,14 @@ def _error_detail(body: bytes) -> str:
     return " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())[:200]
 
 
-def _get(url: str, *, params=None, headers=None, accept: str = "application/json", kinds=("json",)) -> bytes:
+def _get(
+    url: str,
+    *,
+    params: dict[str, str] | None = None,
+    headers: dict[str, str] | None = None,
+    accept: str = "application/json",
+    kinds: tuple[str, ...] = ("json",),
+) -> bytes:
     """GET a document with a total deadline and a size cap; a non-200 answer is a ProviderError."""
     timeout = settings.RATES_HTTP_TIMEOUT_SECONDS
     deadline = time.monotonic() + timeout
@@ -170,7 +177,7 @@ class KrakenProvider:
     def __init__(self, kind: str = "crypto", base_url: str | None = None) -> None:
         self.base_url = (base_url or settings.RATES_KRAKEN_URL).rstrip("/")
 
-    def _ticker(self, pairs: list[str]) -> dict:
+    def _ticker(self, pairs: list[str]) -> dict[str, Any]:
         data = _get_json(f"{self.base_url}/0/public/Ticker", params={"pair": ",".join(pairs)})
         if not isinstance(data, dict) or not isinstance(data.get("error"), list):
             raise ProviderError("Kraken answer lacks its error list")
@@ -387,7 +394,7 @@ class EcbProvider:
         if day is None:
             raise ProviderError("ECB answer lacks Cube time=")
         try:
-            as_of = datetime.fromisoformat(day.get("time")).replace(tzinfo=UTC) + timedelta(hours=15)
+            as_of = datetime.fromisoformat(day.get("time", "")).replace(tzinfo=UTC) + timedelta(hours=15)
         except ValueError as exc:
             raise ProviderError(f"ECB date is not a date: {day.get('time')!r}") from exc
         per_eur = {"EUR": Decimal(1)}

@@ -1,14 +1,16 @@
 """Template filters over payments.formatting: `{% load localized %}`, then
 `{{ amount|fiat:"EUR" }}`, `{{ amount|asset:"USDC" }}`, `{{ value|rate }}`,
-`{{ when|moment:zone }}`, in the active language."""
+`{{ when|moment:zone }}`, in the active language; the dashboard's shorter `{{ when|when }}`,
+`{{ value|day }}` and `{{ text|number }}`, in the current time zone (the account's)."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
+from decimal import Decimal
 
 from django import template
 from django.conf import settings
-from django.utils import translation
+from django.utils import timezone, translation
 
 from payments import formatting
 
@@ -16,34 +18,59 @@ register = template.Library()
 
 
 @register.filter
-def fiat(amount, currency: str) -> str:
+def fiat(amount: Decimal | int | str, currency: str) -> str:
     if amount in (None, ""):
         return ""
     return formatting.fiat_amount(amount, currency)
 
 
 @register.filter
-def asset(amount, currency: str) -> str:
+def asset(amount: Decimal | str, currency: str) -> str:
     if amount in (None, ""):
         return ""
     return formatting.asset_amount(amount, currency)
 
 
 @register.filter
-def rate(value) -> str:
+def rate(value: Decimal | str) -> str:
     if value in (None, ""):
         return ""
     return formatting.rate(value)
 
 
 @register.filter
-def moment(when, zone: str | None = None) -> str:
+def moment(when: datetime | str | None, zone: str | None = None) -> str:
     """An aware datetime, or an ISO 8601 string as the JSON documents write it."""
     if not when:
         return ""
     if isinstance(when, str):
         when = datetime.fromisoformat(when)
     return formatting.moment(when, zone or None)
+
+
+@register.filter
+def when(value: datetime | str | None, precision: str = "minutes") -> str:
+    """A time in the current zone (the account's on the dashboard), to the minute or, with
+    `"seconds"`, the second, the zone named: "Nov 25, 2026, 9:27 PM UTC". "" for none."""
+    if not value:
+        return ""
+    return formatting.local_moment(value, seconds=precision == "seconds")
+
+
+@register.filter
+def day(value: date | datetime | None) -> str:
+    """A date (or a time's date in the current zone) as the reader writes it: "Nov 25, 2026"."""
+    if not value:
+        return ""
+    return formatting.day(value, timezone.get_current_timezone_name())
+
+
+@register.filter
+def number(value: Decimal | str | None) -> str:
+    """A decimal number with the reader's signs, every place it has kept."""
+    if value in (None, ""):
+        return ""
+    return formatting.decimal_amount(str(value))
 
 
 @register.filter

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from core.api.pagination import paginate
+from drafts.idempotency import Outcome, create_once
 from recurring import services
 from recurring.api.serializers import CreateRecurringTemplateRequestSerializer
 from recurring.presenters import recurring_template_json
@@ -14,6 +15,20 @@ def recurring_template_page_json(*, user, query) -> dict:
     """GET /recurring-templates: one page, newest first."""
     page = paginate(recurring_template_list(user=user), query)
     return page.envelope([recurring_template_json(t) for t in page.items])
+
+
+def recurring_template_create_outcome(
+    *, user, body, idempotency_key: str | None, key_field: str = "Idempotency-Key"
+) -> Outcome:
+    """POST /recurring-templates once per Idempotency-Key."""
+    return create_once(
+        user=user,
+        key=idempotency_key,
+        operation="recurringTemplate",
+        body=body,
+        make=lambda: recurring_template_create_json(user=user, body=body),
+        key_field=key_field,
+    )
 
 
 def recurring_template_create_json(*, user, body) -> dict:

@@ -6,10 +6,11 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from core.api.pagination import PageQuerySerializer, paged_envelope_serializer
+from core.api.responses import IDEMPOTENCY_HEADER, idempotency_key_of, outcome_response
 from core.routing import UUID_PATTERN
 from recurring import services
 from recurring.api.edge import (
-    recurring_template_create_json,
+    recurring_template_create_outcome,
     recurring_template_delete_json,
     recurring_template_page_json,
 )
@@ -32,10 +33,14 @@ class RecurringTemplateViewSet(viewsets.ViewSet):
     @extend_schema(
         summary="Create a template that makes a draft every day, week or month",
         request=CreateRecurringTemplateRequestSerializer,
+        parameters=[IDEMPOTENCY_HEADER],
         responses={200: RecurringTemplateSerializer},
     )
     def create(self, request):
-        return Response(recurring_template_create_json(user=request.user, body=request.data))
+        outcome = recurring_template_create_outcome(
+            user=request.user, body=request.data, idempotency_key=idempotency_key_of(request)
+        )
+        return outcome_response(outcome, url_name="recurring-template-detail")
 
     @extend_schema(summary="Read a recurring template", responses=RecurringTemplateSerializer)
     def retrieve(self, request, pk=None):

@@ -18,13 +18,13 @@ from refunds.presenters import refund_json
 from refunds.selectors import refund_list
 
 
-def refund_page(*, user, query: dict) -> tuple[list[dict], int]:
-    """GET /refunds: one page (a plain array) and the total for X-Total-Count."""
+def refund_page_json(*, user, query: dict) -> dict:
+    """GET /refunds: one page, newest first (core.api.pagination's envelope)."""
     params = RefundListQuerySerializer(data=query)
     params.is_valid(raise_exception=True)
     filters = params.validated_data
-    page = page_of(refund_list(user=user, filters=filters), page=filters["page"], page_size=filters["pageSize"])
-    return [refund_json(r) for r in page.items], page.total
+    page = page_of(refund_list(user=user, filters=filters), filters, within=refund_list(user=user, filters={}))
+    return page.envelope([refund_json(r) for r in page.items])
 
 
 def refund_create_outcome(*, user, body, idempotency_key: str | None, key_field: str = "Idempotency-Key") -> Outcome:

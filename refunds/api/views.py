@@ -10,12 +10,12 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.api.responses import idempotency_key_of, outcome_response
+from core.api.pagination import paged_envelope_serializer
+from core.api.responses import IDEMPOTENCY_HEADER, idempotency_key_of, outcome_response
 from core.routing import UUID_PATTERN
-from drafts.api.views import IDEMPOTENCY_HEADER
 from paylinks.api.views import CheckoutThrottle
 from refunds import services
-from refunds.api.edge import refund_create_outcome, refund_page
+from refunds.api.edge import refund_create_outcome, refund_page_json
 from refunds.api.serializers import (
     CreateRefundSerializer,
     RefundClaimResponseSerializer,
@@ -35,13 +35,12 @@ class RefundViewSet(viewsets.ViewSet):
     problem_statuses = {"create": (404, 409, 422, 503), "approve": (409, 503), "cancel": (409,)}
 
     @extend_schema(
-        summary="List refunds, newest first (a plain array; the total is in X-Total-Count)",
+        summary="List refunds, newest first",
         parameters=[RefundListQuerySerializer],
-        responses=RefundResponseSerializer(many=True),
+        responses=paged_envelope_serializer("RefundList", RefundResponseSerializer),
     )
     def list(self, request):
-        items, total = refund_page(user=request.user, query=request.query_params.dict())
-        return Response(items, headers={"X-Total-Count": str(total)})
+        return Response(refund_page_json(user=request.user, query=request.query_params.dict()))
 
     @extend_schema(
         summary="Issue a refund of a Confirmed draft: a claim link for the customer to name their address",
@@ -67,7 +66,8 @@ class RefundViewSet(viewsets.ViewSet):
     @action(detail=True, methods=["post"])
     def approve(self, request, pk=None):
         refund = refund_get(user=request.user, refund_id=pk)
-        return Response(refund_json(services.refund_approve(refund=refund)))
+        # A session's role (the support limit, refunds.limits); a key has none.
+        return Response(refund_json(services.refund_approve(refund=refund, role=getattr(request, "role", None))))
 
     @extend_schema(
         summary="Cancel an open refund (and its payout draft while unpaid)",

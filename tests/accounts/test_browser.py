@@ -4,7 +4,6 @@ Screenshots at phone and desktop widths go to var/screenshots/ (git-ignored)."""
 
 from __future__ import annotations
 
-import shutil
 import threading
 from pathlib import Path
 
@@ -17,28 +16,7 @@ from tests.accounts.conftest import CODE_RE
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(180)]
 
-CHROMIUM = "/usr/bin/chromium"
 SHOTS = Path(__file__).resolve().parents[2] / "var" / "screenshots"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-
-
-@pytest.fixture
-def chromium():
-    if not shutil.which(CHROMIUM):
-        pytest.fail("chromium is missing: run scripts/system-deps.sh test")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield browser
-        browser.close()
 
 
 def _send_due_emails() -> None:

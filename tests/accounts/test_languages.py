@@ -43,6 +43,7 @@ def test_the_dashboard_ignores_the_browsers_language(browser):
 
 def test_the_dashboard_follows_the_accounts_language_once_it_is_translated(browser, owner, settings):
     profile_set(owner, language="de", time_zone="Europe/Berlin")
+    settings.DASHBOARD_LANGUAGES = ["en"]
 
     untranslated = browser.get("/dashboard/")
     settings.DASHBOARD_LANGUAGES = ["en", "de"]

@@ -37,7 +37,7 @@ def test_an_entry_is_added_with_its_normalised_address_and_listed_in_a_paged_env
     )
     assert entry["createdAt"].endswith("Z")
     listing = api_client.get(URL).json()
-    assert listing == {"items": [entry], "page": 1, "pageSize": 20, "total": 1}
+    assert listing == {"items": [entry], "page": 1, "pageSize": 20, "total": 1, "next": None}
 
 
 def test_the_list_filters_by_network_and_direction(api_client):

@@ -21,7 +21,7 @@ from accounts.authentication import api_key_authenticate
 from accounts.models import User
 from addressbook.models import AddressBookEntry
 from core.problems import Problem
-from mcp_server.tools import create_draft_outcome_for
+from mcp_server.tools import BY_NAME, Call
 from notifications.models import EmailNotification
 from tests.conftest import stepped_up
 from tests.drafts.conftest import ADDRESSES, FEE_ADDRESSES
@@ -173,7 +173,9 @@ def test_an_mcp_tool_is_held_to_the_book_like_rest(make_key, locked):
     api_key, _ = api_key_authenticate(token=make_key("drafts:write"), client_ident="agent")
 
     with pytest.raises(Problem) as refused:
-        create_draft_outcome_for(user=api_key.user, arguments=DRAFT | {"receiverAddress": STRANGER})
+        BY_NAME["create_draft"].run(
+            Call(user=api_key.user, api_key=api_key, arguments=DRAFT | {"receiverAddress": STRANGER})
+        )
 
     assert refused.value.code == "receiver_not_allowed" and refused.value.fields == {"receiverAddress": ANY}
 

@@ -10,16 +10,13 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from django.conf import settings
-from django.db import connection
+
+from tests.bench.run import _base_name, _run
 
 ROOT = Path(__file__).resolve().parents[2]
-PYTHON = str(ROOT / ".venv" / "bin" / "python") if (ROOT / ".venv" / "bin" / "python").exists() else sys.executable
 SMOKE_RUNS = {
     "drafts_bench.py",
     "chainwatch_bench.py",
@@ -27,47 +24,17 @@ SMOKE_RUNS = {
     "mcp_bench.py",
     "embedded_bench.py",
     "detection_bench.py",
+    "retention_bench.py",
+    "scale_bench.py",
+    "live_bench.py",
 }
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 
-def _database_url(name: str) -> str:
-    db = connection.settings_dict
-    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
-    return f"postgres://{db['USER']}{password}@{db['HOST']}:{db['PORT']}/{name}"
-
-
-def _base_name() -> str:
-    """This run's test database name (with its xdist worker's suffix): the benches add their own suffixes to it."""
-    return connection.settings_dict["NAME"]
-
-
-def _run(script: str, *args: str, timeout: float = 800) -> str:
-    env = {
-        **os.environ,
-        "DATABASE_URL": _database_url(_base_name()),
-        "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
-        "CACHE_URL": os.environ.get("CACHE_URL", ""),
-        "PYTHONPATH": str(ROOT),
-    }
-    env.pop("DJANGO_SETTINGS_MODULE", None)  # each bench picks its own settings
-    result = subprocess.run(  # noqa: S603
-        [PYTHON, str(ROOT / "bench" / script), *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-    output = f"{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
-    assert result.returncode == 0, f"{script} exited {result.returncode}:\n{output}"
-    return result.stdout
-
-
 def test_every_bench_has_a_smoke_run_here():
     benches = {path.name for path in (ROOT / "bench").glob("*_bench.py")}
-    assert benches == SMOKE_RUNS, "add a smoke run below for each bench/*_bench.py"
+    assert benches == SMOKE_RUNS, "add a smoke run in tests/bench/ for each bench/*_bench.py"
 
 
 def _drafts_bench(suffix: str, *extra: str) -> str:
@@ -139,14 +106,22 @@ def test_chainwatch_bench_prints_calls_per_pass_and_per_block_and_checks_they_st
     assert minute["per block, 500 ms apart"] <= (1.5 / 0.5 + 1) * 60 / 1.5, out
 
 
-def test_webhooks_bench_prints_delivery_rates_and_isolation():
-    out = _run("webhooks_bench.py", "--events", "4", "--rounds", "1", "--requests", "5")
+def test_webhooks_bench_prints_delivery_rates_isolation_and_fairness():
+    out = _run(
+        "webhooks_bench.py",
+        *("--events", "4", "--rounds", "1", "--requests", "5"),
+        *("--slow-endpoints", "3", "--slow-seconds", "2", "--fair-seconds", "2", "--fair-rate", "5"),
+    )
     rates = re.findall(r"([\d.]+) deliveries/s", out)
     assert len(rates) == 4 and all(float(rate) > 0 for rate in rates), out
     assert "(only " not in out, f"some deliveries did not arrive:\n{out}"
     assert re.search(r"per delivery: +\d+\.\d\d SQL statements, +\d+\.\d\d commits", out), out
     posts = re.findall(r"^  (https?) +receiver .+ ms +CPU: ours +[\d.]+ ms", out, re.M)
     assert posts == ["http", "http", "https", "https"], f"no cost of an outbound POST:\n{out}"
+    healthy = r"^  healthy endpoint (alone|next to 3 endpoints answering after 2 s): +p50 +[\d.]+ s +p99 +[\d.]+ s"
+    fairness = re.findall(healthy + r" +\((\d+) of (\d+) delivered\)", out, re.M)
+    assert [what for what, _, _ in fairness] == ["alone", "next to 3 endpoints answering after 2 s"], out
+    assert all(got == wanted != "0" for _, got, wanted in fairness), f"healthy deliveries missing:\n{out}"
 
 
 def test_mcp_bench_prints_tool_call_and_rest_figures():
@@ -160,32 +135,3 @@ def test_mcp_bench_prints_tool_call_and_rest_figures():
         row = re.search(rf"{re.escape(measurement)}\s+(\d+)\s+[\d.]+\s+[\d.]+\s+0", out)
         assert row and int(row[1]) > 0, f"no figures for {measurement}:\n{out}"
     assert re.search(r"MCP\s+get_draft / REST GET /api/v1/drafts/\{id\}: \d+\.\d\d by req/s", out), out
-
-
-def test_embedded_bench_soaks_make_run_and_loses_nothing():
-    """`make run`'s embedded default (SQLite, the embedded broker) under drafts, their webhooks and
-    sign-ins: nothing lost, no process restarted, every emailed code within 30 s."""
-    # 8 drafts a second: the old filesystem broker (about 2 tasks a second, beat using 1.3) left
-    # the codes minutes behind at this rate.
-    out = _run("embedded_bench.py", "--drafts", "120", "--seconds", "15", "--probe-every", "3")
-    assert re.search(r"^drafts created: +120 \(refused 0\)", out, re.M), out
-    assert re.search(r"^webhooks received: +120 \(lost 0\)", out, re.M), out
-    codes = re.search(r"^sign-in code delay: +p50 ([\d.]+) s +max ([\d.]+) s +\((\d+) codes\)", out, re.M)
-    assert codes and int(codes[3]) >= 2 and float(codes[2]) < 30, out
-    assert re.search(r"^process restarts: +0$", out, re.M), out
-    assert re.search(r"^tracebacks in output: +0 ", out, re.M), out
-    assert re.search(r"^damaged broker files: +0$", out, re.M), out
-    assert re.search(r"^worker tasks: +\d+ \([\d.]+/s\)$", out, re.M), out
-
-
-def test_detection_bench_prints_latency_from_the_block_to_each_place_a_payment_shows():
-    out = _run("detection_bench.py", "--payments", "2")
-    for measurement in (
-        "Seen in the API",
-        "draft.seen at the merchant's receiver",
-        "the pay page's update (long poll)",
-        "Confirmed in the API (12 confirmations)",
-    ):
-        row = re.search(rf"^{re.escape(measurement)}\s+([\d.]+)s\s+([\d.]+)s$", out, re.M)
-        assert row, f"no figures for {measurement}:\n{out}"
-        assert 0 < float(row[1]) <= float(row[2]), out

@@ -9,6 +9,7 @@ import copy
 import hashlib
 import json
 import re
+import time
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -43,6 +44,8 @@ class FakeBitcoin:
     counter: int = 0
     dropped: dict[str, FakeTx] = field(default_factory=dict)
     core_chain: str = "main"  # what getblockchaininfo names the chain
+    # When each block was mined (its header's time) and each transaction entered the mempool.
+    times: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.blocks:
@@ -56,15 +59,18 @@ class FakeBitcoin:
         self.counter += 1
         txid = _hash("tx", self.counter)
         self.mempool[txid] = FakeTx(txid, list(outputs))
+        self.times[txid] = int(time.time())
         return txid
 
-    def mine(self, count: int = 1) -> None:
-        """Blocks of a coinbase (as every real block has) and the whole mempool."""
+    def mine(self, count: int = 1, *, at: int | None = None) -> None:
+        """Blocks of a coinbase (as every real block has) and the whole mempool; `at`: the
+        blocks' header time (unix seconds), now by default."""
         for _ in range(count):
             coinbase = FakeTx(_hash("coinbase", len(self.blocks), self.salt), [(MINER, SUBSIDY)], coinbase=True)
             txs = [coinbase, *self.mempool.values()]
             self.mempool.clear()
             self.blocks.append((_hash("block", len(self.blocks), self.salt), txs))
+            self.times[self.blocks[-1][0]] = at if at is not None else int(time.time())
 
     def reorg(self, depth: int, *, new_blocks: int | None = None, back_to_mempool: bool = False) -> list[FakeTx]:
         """Replace the last `depth` blocks with a longer branch that lacks their transactions."""
@@ -95,6 +101,8 @@ class FakeBitcoin:
     def core_tx(self, tx: FakeTx, height: int | None) -> dict:
         out = copy.deepcopy(CORE["tx"])
         out["txid"] = out["hash"] = tx.txid
+        if tx.coinbase:
+            out["vin"] = [{"coinbase": "03" + tx.txid[:8], "sequence": 4294967295}]
         out["vout"] = []
         for n, (address, sats) in enumerate(tx.outputs):
             vout = copy.deepcopy(CORE["vout"])
@@ -128,12 +136,17 @@ class FakeBitcoin:
                 if block_hash == params[0]:
                     block = copy.deepcopy(CORE["block"])
                     block.update(hash=block_hash, height=height, confirmations=self.height - height + 1, nTx=len(txs))
+                    block["time"] = block["mediantime"] = self.times[block_hash]
                     block["previousblockhash"] = self.blocks[height - 1][0] if height else None
                     block["tx"] = [self.core_tx(tx, height) for tx in txs]
                     return block
             raise RpcError(-5, "Block not found")
         if method == "getrawmempool":
             return list(self.mempool)
+        if method == "getmempoolentry":
+            if params[0] in self.mempool:
+                return dict(CORE["mempoolentry"], time=self.times[params[0]])
+            raise RpcError(-5, "Transaction not in mempool")
         if method == "getrawtransaction":
             if params[0] in self.mempool:
                 return self.core_tx(self.mempool[params[0]], None)
@@ -166,8 +179,14 @@ class FakeBitcoin:
             vout.update(scriptpubkey_address=address, value=sats)
             out["vout"].append(vout)
         if height is not None:
-            out["status"] = dict(ESPLORA["confirmed_status"], block_height=height, block_hash=self.blocks[height][0])
+            out["status"] = self.esplora_status(height)
         return out
+
+    def esplora_status(self, height: int) -> dict:
+        block_hash = self.blocks[height][0]
+        return dict(
+            ESPLORA["confirmed_status"], block_height=height, block_hash=block_hash, block_time=self.times[block_hash]
+        )
 
     def address_history(self, address: str) -> tuple[list[dict], list[dict]]:
         mempool = [self.esplora_tx(tx, None) for tx in reversed(self.mempool.values()) if _pays(tx, address)]
@@ -186,6 +205,7 @@ class FakeBitcoin:
             id=block_hash,
             height=height,
             tx_count=len(txs),
+            timestamp=self.times[block_hash],
             previousblockhash=self.blocks[height - 1][0] if height else None,
         )
 
@@ -231,7 +251,7 @@ class FakeBitcoin:
                 return 404, "Transaction not found"
             if height is None:
                 return 200, {"confirmed": False}
-            return 200, dict(ESPLORA["confirmed_status"], block_height=height, block_hash=self.blocks[height][0])
+            return 200, self.esplora_status(height)
         return 404, "Not found"
 
 
@@ -259,6 +279,10 @@ class FakeSolana:
     transactions: dict[str, dict] = field(default_factory=dict)
     by_slot: dict[int, list[str]] = field(default_factory=dict)  # slot -> signatures in its block
     counter: int = 0
+    blockhash: str = "EkSnNWid2cvwEVnVx9aBqawnmiCNiDgp3gUdkDPTKN1N"
+    times: dict[int, int] = field(default_factory=dict)  # slot -> its block's blockTime (unix seconds)
+    # The next payment's block time (unix seconds), now when None.
+    at: int | None = None
 
     def pay_sol(
         self,
@@ -304,6 +328,35 @@ class FakeSolana:
             post_tokens,
         )
 
+    def add_executed(self, reference: str, effects: dict) -> str:
+        """A transaction a Solana runtime executed (its signature, account keys and balance
+        changes), listed and served as getTransaction shows it."""
+        mint_balances = [
+            [self._balance(b["accountIndex"], b["mint"], b["owner"], int(b["amount"])) for b in effects[side]]
+            for side in ("preTokenBalances", "postTokenBalances")
+        ]
+        self.counter += 1
+        self.slot += 1
+        signature = effects["signature"]
+        tx = copy.deepcopy(SOLANA["transaction"])
+        tx["slot"] = self.slot
+        self.times[self.slot] = self.at if self.at is not None else int(time.time())
+        tx["blockTime"] = self.times[self.slot]
+        tx["meta"].update(
+            preBalances=effects["preBalances"],
+            postBalances=effects["postBalances"],
+            preTokenBalances=mint_balances[0],
+            postTokenBalances=mint_balances[1],
+        )
+        tx["transaction"]["signatures"] = [signature]
+        tx["transaction"]["message"]["accountKeys"] = [dict(SOLANA["account_key"], **k) for k in effects["accountKeys"]]
+        self.transactions[signature] = tx
+        self.by_slot.setdefault(self.slot, []).append(signature)
+        for key in effects["accountKeys"]:
+            entry = dict(SOLANA["signature_entry"], signature=signature, slot=self.slot, blockTime=tx["blockTime"])
+            self.listings.setdefault(key["pubkey"], []).insert(0, entry)
+        return signature
+
     def _balance(self, index: int, mint: str, owner: str, amount: int) -> dict:
         balance = copy.deepcopy(SOLANA["token_balance"])
         balance.update(accountIndex=index, mint=mint, owner=owner)
@@ -317,6 +370,8 @@ class FakeSolana:
         signature = hashlib.sha256(f"sig{self.counter}".encode()).hexdigest()[:64] + "Sig"
         tx = copy.deepcopy(SOLANA["transaction"])
         tx["slot"] = self.slot
+        self.times[self.slot] = self.at if self.at is not None else int(time.time())
+        tx["blockTime"] = self.times[self.slot]
         tx["meta"].update(
             preBalances=pre, postBalances=post, preTokenBalances=pre_tokens, postTokenBalances=post_tokens
         )
@@ -327,7 +382,7 @@ class FakeSolana:
         self.transactions[signature] = tx
         self.by_slot.setdefault(self.slot, []).append(signature)
         for key, _ in keys:
-            entry = dict(SOLANA["signature_entry"], signature=signature, slot=self.slot)
+            entry = dict(SOLANA["signature_entry"], signature=signature, slot=self.slot, blockTime=tx["blockTime"])
             self.listings.setdefault(key, []).insert(0, entry)  # newest first
         return signature
 
@@ -376,6 +431,7 @@ class FakeSolana:
             raise RpcError(-32004, f"Block not available for slot {slot}")
         block = copy.deepcopy(SOLANA["block"])
         block.update(blockHeight=slot - 100, parentSlot=slot - 1, blockhash=_hash("block", slot)[:44])
+        block["blockTime"] = self.times.get(slot, int(time.time()))
         block["previousBlockhash"] = _hash("block", slot - 1)[:44]
         block["transactions"] = []
         for signature in self.by_slot.get(slot, []):
@@ -388,6 +444,11 @@ class FakeSolana:
             return self.slot
         if method == "getGenesisHash":
             return self.genesis
+        if method == "getLatestBlockhash":
+            return {
+                "context": {"slot": self.slot},
+                "value": {"blockhash": self.blockhash, "lastValidBlockHeight": self.slot + 150},
+            }
         if method == "getSignaturesForAddress":
             return self._signatures(params[0], params[1] if len(params) > 1 else {})
         if method == "getTransaction":

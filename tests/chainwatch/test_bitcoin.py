@@ -8,7 +8,7 @@ import pytest
 from django.core.cache import cache
 from django.utils import timezone
 
-from chainwatch.models import Cursor, ObservedTransfer
+from chainwatch.models import Cursor, ObservedTransfer, UnmatchedTransfer
 from chainwatch.tasks import watcher_run
 from drafts.enums import DraftStatus
 from fees.models import AccruedFee
@@ -135,6 +135,29 @@ def test_a_late_payment_in_the_grace_window_is_reported_with_paid_late(owner, bi
     watch()
     draft.refresh_from_db()
     assert draft.status == DraftStatus.CONFIRMED and draft.paid_late is True
+
+
+def test_a_payment_in_a_block_mined_before_the_draft_was_created_pays_nothing_and_is_reported(owner, bitcoin):
+    """Read only after the draft exists (the watcher's first sight of it), yet its block's time
+    says it was made an hour before: it does not pay the draft, and the owner sees why. The
+    payer's next payment, made after the draft, pays it. (Esplora: the status' block_time.)"""
+    watch()
+    hour_ago = int((timezone.now() - timedelta(hours=1)).timestamp())
+    early = bitcoin.pay((RECEIVER, 250_000), (FEE_ADDRESS, 1_000))
+    bitcoin.times[early] = hour_ago
+    bitcoin.mine(2, at=hour_ago)  # settled: reported once at its confirmations
+    draft = btc_draft(owner)
+    watch()
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.PENDING and draft.paid_tx_id is None
+    report = UnmatchedTransfer.objects.get(transfer__txid=early)
+    assert report.reason == "sentBeforeDraft" and report.candidate_draft_ids == [str(draft.id)]
+
+    later = bitcoin.pay((RECEIVER, 250_000), (FEE_ADDRESS, 1_000))
+    bitcoin.mine(2)
+    watch()
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.CONFIRMED and draft.paid_tx_id == later
 
 
 def test_a_reorg_returns_the_draft_to_pending_and_the_payment_reappearing_makes_it_seen_again(owner, bitcoin):

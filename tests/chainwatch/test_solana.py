@@ -7,7 +7,7 @@ import json
 import pytest
 from solders.keypair import Keypair
 
-from chainwatch.models import Cursor, ObservedTransfer
+from chainwatch.models import Cursor, ObservedTransfer, UnmatchedTransfer
 from chainwatch.solana import associated_token_address
 from chainwatch.tasks import watcher_run
 from drafts.enums import DraftStatus
@@ -185,6 +185,42 @@ def test_an_expired_draft_past_the_grace_window_is_no_longer_paid(owner, solana,
     watch()
     draft.refresh_from_db()
     assert draft.status == DraftStatus.EXPIRED
+
+
+@pytest.mark.parametrize("way", ["by receiver", "by block"])
+def test_a_payment_in_a_block_made_before_the_draft_was_created_pays_nothing_and_is_reported(owner, solana, way):
+    """Its reference is the draft's, but its block's `blockTime` is an hour before the draft
+    was created: it pays nothing and the owner is told why; a payment made after pays it.
+    Found by listing the receiver (getTransaction's blockTime) or by reading blocks (getBlock's)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    if way == "by block":
+        watch()  # the cursor exists; more receivers than new slots below
+        for n in range(2, 6):
+            sol_draft(owner, n, receiver_address=str(Keypair().pubkey()))
+    reference = "Ref" + "7" * 40
+    solana.at = int((timezone.now() - timedelta(hours=1)).timestamp())
+    early = solana.pay_sol(reference=reference, receiver=RECEIVER, lamports=1_500_000_000)
+    solana.at = None
+    draft = sol_draft(owner, solana_reference=reference)
+    since = len(solana.server.bodies)
+    watch()
+    assert ("getBlock" in rpc_calls(solana.server, since)) == (way == "by block")
+    solana.finalize(early)
+    watch()
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.PENDING and draft.paid_tx_id is None
+    report = UnmatchedTransfer.objects.get(transfer__txid=early)
+    assert report.reason == "sentBeforeDraft" and report.candidate_draft_ids == [str(draft.id)]
+
+    later = solana.pay_sol(reference=reference, receiver=RECEIVER, lamports=1_500_000_000)
+    watch()
+    solana.finalize(later)
+    watch()
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.CONFIRMED and draft.paid_tx_id == later
 
 
 def test_a_node_of_another_cluster_is_refused(owner, solana):

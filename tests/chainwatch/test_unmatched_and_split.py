@@ -264,3 +264,53 @@ def test_a_split_part_that_leaves_the_chain_frees_both_parts_until_it_comes_back
         "draft.payment_reverted",
         "draft.seen",
     ]
+
+
+def test_the_exact_rest_of_a_short_payment_completes_the_draft_as_a_split(owner):
+    draft = make_draft(owner, amount_base_units=25_000_000, required_confirmations=1)
+    transfer(24_000_000, txid="0xshort", block=100)
+    match_network(network=Network.ETHEREUM, head=HEAD)
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.AMOUNT_MISMATCH
+    transfer(999_999, txid="0xnotquite", block=101)  # not the rest: stays unmatched
+    transfer(1_000_000, txid="0xrest", block=102)
+    match_network(network=Network.ETHEREUM, head=HEAD)
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.CONFIRMED and draft.paid_tx_ids == ["0xshort", "0xrest"]
+    assert draft.received_base_units == 25_000_000 and draft.amount_mismatch is None
+    assert [r.transfer.txid for r in UnmatchedTransfer.objects.all()] == ["0xnotquite"]
+    (seen,) = events("draft.seen")
+    assert seen["txIds"] == ["0xshort", "0xrest"]
+
+
+def test_a_rest_sent_after_the_draft_expired_does_not_complete_it(owner):
+    draft = make_draft(owner, amount_base_units=25_000_000, required_confirmations=1)
+    transfer(24_000_000, txid="0xshort", block=100)
+    match_network(network=Network.ETHEREUM, head=HEAD)
+    late = transfer(1_000_000, txid="0xrest", block=102)
+    ObservedTransfer.objects.filter(pk=late.pk).update(first_seen_at=draft.expires_at + timedelta(minutes=1))
+    match_network(network=Network.ETHEREUM, head=HEAD)
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.AMOUNT_MISMATCH and draft.paid_tx_ids == ["0xshort"]
+
+
+def test_the_rest_of_a_short_solana_payment_completes_it_by_its_reference(owner):
+    reference = "Ref1111111111111111111111111111111111111111"
+    draft = make_draft(
+        owner,
+        network=Network.SOLANA,
+        currency=Currency.SOL,
+        receiver_address="So1Receiver11111111111111111111111111111111",
+        solana_reference=reference,
+        amount_base_units=1_000_000_000,
+        required_confirmations=1,
+    )
+    common = {"network": Network.SOLANA, "currency": Currency.SOL, "token_address": "", "solana_reference": reference}
+    transfer(950_000_000, txid="sigshort", receiver_address=draft.receiver_address, **common)
+    match_network(network=Network.SOLANA, head=HEAD)
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.AMOUNT_MISMATCH
+    transfer(50_000_000, txid="sigrest", block=101, receiver_address=draft.receiver_address, **common)
+    match_network(network=Network.SOLANA, head=HEAD)
+    draft.refresh_from_db()
+    assert draft.status == DraftStatus.CONFIRMED and draft.paid_tx_ids == ["sigshort", "sigrest"]

@@ -6,15 +6,17 @@ var/screenshots/ (git-ignored)."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 from django.conf import settings as django_settings
 from django.test import Client, override_settings
+from django.utils import timezone
 
 from drafts.models import Draft
+from payments.formatting import local_moment
+from tests.browser import axe_serious
 from tests.conftest import stepped_up
 from tests.drafts.conftest import ADDRESSES, FEE_ADDRESSES
 from webhooks.models import Webhook
@@ -22,26 +24,7 @@ from webhooks.models import Webhook
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(240)]
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = "/usr/bin/chromium"
-AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 SHOTS = ROOT / "var" / "screenshots"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]  # fmt: skip
-
-
-@pytest.fixture
-def chromium(monkeypatch):
-    if not shutil.which(CHROMIUM):
-        pytest.fail("chromium is missing: run scripts/system-deps.sh test")
-    if not AXE.exists():
-        pytest.fail("axe-core is missing: run `make test` (npm ci)")
-    from playwright.sync_api import sync_playwright
-
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield browser
-        browser.close()
 
 
 def _signed_in_context(browser, live_server, user, width: int, height: int):
@@ -53,10 +36,7 @@ def _signed_in_context(browser, live_server, user, width: int, height: int):
     return context
 
 
-def _axe_serious(page) -> list[str]:
-    page.add_script_tag(path=str(AXE))
-    result = page.evaluate("async () => (await axe.run(document, {resultTypes: ['violations']})).violations")
-    return [f"{v['id']}: {v['help']}" for v in result if v["impact"] in ("serious", "critical")]
+_axe_serious = axe_serious
 
 
 def _no_horizontal_overflow(page) -> bool:
@@ -102,7 +82,9 @@ def test_a_merchant_creates_a_draft_and_a_webhook_in_the_browser(chromium, live_
         assert Path(download.value.path()).read_bytes().startswith(b"%PDF")
 
         page.goto(f"{live_server.url}/dashboard/drafts/")
-        assert page.get_by_role("link", name=draft.created_at.strftime("%Y-%m-%d %H:%M UTC")).first.is_visible()
+        with timezone.override("UTC"):  # the account's zone (none set: UTC), as the list writes it
+            created = local_moment(draft.created_at)
+        assert page.get_by_role("link", name=created).first.is_visible()
         problems += _axe_serious(page)
         assert _no_horizontal_overflow(page)
         page.screenshot(path=str(SHOTS / f"dashboard-drafts-{name}.png"), full_page=True)

@@ -21,7 +21,6 @@ from tests.dashboard.test_browser import (
     _axe_serious,
     _no_horizontal_overflow,
     _signed_in_context,
-    chromium,  # noqa: F401 - the browser fixture
 )
 from tests.drafts.conftest import ADDRESSES, FEE_ADDRESSES
 from tests.factories import make_draft
@@ -35,7 +34,7 @@ def _chart_labels(page) -> list[dict]:
         """() => Array.from(document.querySelectorAll('.chart svg'))
              .filter(svg => svg.getBoundingClientRect().width > 0)
              .flatMap(svg => Array.from(svg.querySelectorAll('text')))
-             .filter(t => /^\\d\\d \\w+$/.test(t.textContent))
+             .filter(t => /^[A-Za-z]{3,} \\d{1,2}$/.test(t.textContent))  // "Nov 29", as Babel writes it in English
              .map(t => { const r = t.getBoundingClientRect();
                          return {left: r.left, right: r.right, height: r.height,
                                  font: parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a}; })"""
@@ -124,7 +123,8 @@ def test_the_merchant_pages_hold_up_at_phone_and_desktop_widths(chromium, live_s
         page.get_by_label("Receiving address").fill(ADDRESSES["Mainnet"])
         page.get_by_label("Amount of the asset", exact=True).fill("0.0001")
         preview = page.locator("#fee-preview")
-        preview.filter(has_text="10,000 sats").wait_for(timeout=20000)  # the live preview, by app.js
+        preview.filter(has_text="0.00010000 BTC").wait_for(timeout=20000)  # the live preview, by app.js
+        assert "sats" not in preview.inner_text()  # asset units, never base units, on the dashboard
         assert "waived" in preview.inner_text()  # a dust fee, as the draft will record it
         page.screenshot(path=str(shots / f"draft-new-exact-{name}.png"), full_page=True)
 

@@ -4,7 +4,6 @@ import pytest
 from django.test import override_settings
 
 from tests.formats.conftest import lnurl_server, node_key  # noqa: F401 - Lightning fixtures
-from tests.mcp.conftest import mcp_url  # noqa: F401 - the MCP server, for the hostile-input table
 
 # Real, checksum-valid addresses per network.
 ADDRESSES = {

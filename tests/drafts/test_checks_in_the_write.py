@@ -1,5 +1,5 @@
 """A creation's fee-cap and open-amount checks ride in its write on PostgreSQL
-(drafts.creation._write_as_asked): no read before the write when they pass, and, when one
+(drafts.creation._checks_carried): no read before the write when they pass, and, when one
 fails, nothing written by it and the same answer as reading first (402, or the amount nudged)."""
 
 from __future__ import annotations

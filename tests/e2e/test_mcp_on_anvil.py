@@ -34,7 +34,7 @@ def test_a_draft_created_over_mcp_is_confirmed_by_a_payment_on_anvil(ethereum, m
             "receiverAddress": receiver,
             "amountSats": 12_500_000,
             "requiredConfirmations": 3,
-            "idempotency_key": "order-7",
+            "idempotencyKey": "order-7",
         },
     )
     assert not created.is_error, created.structured_content

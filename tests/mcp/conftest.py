@@ -79,14 +79,6 @@ def stop_server(process: subprocess.Popen) -> None:
         process.wait(timeout=10)
 
 
-@pytest.fixture(scope="session")
-def mcp_url(django_db_setup, tmp_path_factory) -> Iterator[str]:
-    """One server for the session (its settings come from the environment, as in production)."""
-    process, url = start_server(tmp_path_factory.mktemp("mcp"))
-    yield url
-    stop_server(process)
-
-
 @pytest.fixture
 def mcp_server_with(tmp_path) -> Iterator[Callable[..., str]]:
     """A server of its own for a test that needs other settings (given as environment variables)."""

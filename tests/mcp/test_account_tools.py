@@ -67,6 +67,67 @@ def test_an_agent_registers_tests_lists_and_deletes_a_webhook(
     assert again.is_error and again.structured_content["status"] == 404
 
 
+def test_an_agent_reads_deliveries_redelivers_rotates_the_secret_and_re_enables_an_endpoint(
+    mcp_server_with,
+    make_key,
+    make_receiver,  # noqa: F811 - the fixture imported above
+    settings,
+):
+    settings.OUTBOUND_ALLOW_LOOPBACK = True  # this process delivers; the server checks the URL
+    url = mcp_server_with(OUTBOUND_ALLOW_LOOPBACK="true")
+    receiver = make_receiver(statuses=[500])  # the first attempt fails, the next ones succeed
+    key = make_key("webhooks:manage")
+    (created,) = session_calls(url, key, [("create_webhook", {"url": receiver.url})])
+    hook = created.structured_content
+    (tested,) = session_calls(url, key, [("test_webhook", {"id": hook["id"]})])
+    deliver_due()
+    assert receiver.wait_for(1)
+
+    listed, failed, succeeded, bogus = session_calls(
+        url,
+        key,
+        [
+            ("list_webhook_deliveries", {"id": hook["id"]}),
+            ("list_webhook_deliveries", {"id": hook["id"], "status": "Pending"}),
+            ("list_webhook_deliveries", {"id": hook["id"], "status": "Succeeded"}),
+            ("list_webhook_deliveries", {"id": hook["id"], "colour": "red"}),
+        ],
+    )
+    page = listed.structured_content
+    assert [item["id"] for item in page["items"]] == [tested.structured_content["id"]]
+    assert page["total"] == 1 and page["next"] is None
+    assert page["items"][0]["attemptLog"][0]["statusCode"] == 500
+    assert failed.structured_content["total"] == 1  # waiting for its retry
+    assert succeeded.structured_content["total"] == 0  # the status filter filters
+    assert bogus.is_error and bogus.structured_content["errors"][0]["field"] == "colour"
+
+    (rotated,) = session_calls(url, key, [("rotate_webhook_secret", {"id": hook["id"], "overlapHours": 0})])
+    new_secret = rotated.structured_content["secret"]
+    assert new_secret.startswith("whsec_") and new_secret != hook["secret"]
+    (again,) = session_calls(
+        url, key, [("redeliver_webhook_delivery", {"id": hook["id"], "deliveryId": tested.structured_content["id"]})]
+    )
+    assert not again.is_error, again.structured_content
+    assert again.structured_content["id"] == tested.structured_content["id"]
+    deliver_due()
+    assert receiver.wait_for(2)
+    request = receiver.requests[1]
+    assert StandardWebhook(new_secret).verify(request.body, request.headers)["event"] == "test"
+
+    Webhook.objects.filter(pk=hook["id"]).update(active=False, disabled_reason="Failed 8 times.")
+    disabled, enabled = session_calls(
+        url,
+        key,
+        [
+            ("redeliver_webhook_delivery", {"id": hook["id"], "deliveryId": tested.structured_content["id"]}),
+            ("enable_webhook", {"id": hook["id"]}),
+        ],
+    )
+    assert disabled.is_error and disabled.structured_content["code"] == "webhook_disabled"
+    assert not enabled.is_error and enabled.structured_content["active"] is True
+    assert Webhook.objects.get(pk=hook["id"]).active
+
+
 def test_a_webhook_url_refused_by_rest_is_refused_naming_the_field(mcp_url, make_key):
     (result,) = session_calls(mcp_url, make_key("webhooks:manage"), [("create_webhook", {"url": "ftp://x"})])
     assert result.is_error

@@ -31,31 +31,80 @@ BASE_USDC = {
 }
 
 
-def test_an_agent_initializes_and_lists_every_tool_with_the_rest_schemas(mcp_url, make_key):
+def listed(url: str, key: str) -> dict:
     async def work(session):
         return await session.list_tools()
 
-    tools = {tool.name: tool for tool in in_session(mcp_url, make_key("drafts:read"), work).tools}
-    assert set(tools) == {tool.name for tool in TOOLS}
+    return {tool.name: tool for tool in in_session(url, key, work).tools}
 
+
+def test_tools_list_shows_only_the_tools_the_keys_scopes_and_mode_allow(mcp_url, make_key):
+    assert set(listed(mcp_url, make_key("drafts:read"))) == {
+        "get_draft",
+        "list_drafts",
+        "get_draft_status",
+        "get_tx_template",
+        "get_draft_fees",
+        "list_unmatched_transfers",
+        "get_attention",
+    }
+    live = set(listed(mcp_url, make_key()))
+    assert live == {tool.name for tool in TOOLS if not tool.test_only}
+    assert {"test_pay_draft", "test_expire_draft", "test_reorg_draft"}.isdisjoint(live)  # live keys cannot call them
+    assert set(listed(mcp_url, make_key(livemode=False))) == {tool.name for tool in TOOLS}
+    webhooks_only = set(listed(mcp_url, make_key("webhooks:manage", livemode=False)))
+    assert webhooks_only == {tool.name for tool in TOOLS if tool.scope == "webhooks:manage"}
+
+
+def test_an_agent_initializes_and_lists_the_tools_with_the_rest_schemas(mcp_url, make_key):
+    tools = listed(mcp_url, make_key())
     create = tools["create_draft"]
     body = schemas.openapi_document()["components"]["schemas"]["CreateDraftRequest"]
     for name, schema in body["properties"].items():  # the REST serializer's fields, as OpenAPI describes them
         mine = create.input_schema["properties"][name]
         if "$ref" not in json.dumps(schema):  # enums are inlined (tests/mcp/test_tool_schemas.py)
-            for keyword in ("type", "maximum", "minimum", "exclusiveMaximum", "format"):
+            rest_types = schema.get("type")
+            rest_types = [t for t in rest_types if t != "null"] if isinstance(rest_types, list) else [rest_types]
+            assert [mine.get("type")] == rest_types, name  # an optional argument is omitted, never null
+            for keyword in ("minimum", "exclusiveMaximum"):
                 assert mine.get(keyword) == schema.get(keyword), (name, keyword)
-    assert "idempotency_key" in create.input_schema["properties"]
+            assert mine.get("format") not in ("double", "float"), name  # money is an exact decimal
+    assert "idempotencyKey" in create.input_schema["properties"]
     assert create.input_schema["additionalProperties"] is False
-    assert create.output_schema["properties"]["paymentUri"]
-    assert "drafts:write" in create.description
+    assert tools["get_draft"].output_schema["properties"]["paymentUri"]
+    assert create.output_schema["required"] == ["id", "status"]  # and get_draft's schema names every field
+    assert all(tool.output_schema for tool in tools.values())
 
     assert tools["get_draft"].input_schema["required"] == ["id"]
     assert tools["get_draft"].annotations.read_only_hint is True
-    assert tools["cancel_draft"].annotations.read_only_hint is False
-    assert tools["cancel_draft"].annotations.destructive_hint is True
-    assert tools["create_draft"].annotations.idempotent_hint is False
-    assert tools["list_webhooks"].description.count("webhooks:manage") == 1
+    assert tools["cancel_draft"].annotations.read_only_hint is not True
+    assert tools["cancel_draft"].annotations.destructive_hint is not False  # the MCP default: destructive
+    assert tools["create_draft"].annotations.idempotent_hint is not True
+
+
+def test_every_argument_is_camel_case_like_the_rest_fields(mcp_url, make_key):
+    import re
+
+    names = {
+        name for tool in listed(mcp_url, make_key(livemode=False)).values() for name in tool.input_schema["properties"]
+    }
+    assert [name for name in sorted(names) if not re.fullmatch(r"[a-z][a-zA-Z0-9]*", name)] == []
+
+
+def test_each_result_carries_its_request_id_and_rate_limit_in_meta(mcp_url, make_key):
+    key = make_key()
+    call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "list_drafts", "arguments": {}}}
+    status, headers, body = raw_post(mcp_url, call, {"Authorization": f"Bearer {key}", "X-Request-Id": "req-42"})
+    assert status == 200 and headers["x-request-id"] == "req-42"
+    meta = json.loads(body)["result"]["_meta"]
+    assert meta["requestId"] == "req-42"
+    assert meta["rateLimit"]["policy"] == "read" and meta["rateLimit"]["limit"] == 600
+    assert 0 <= meta["rateLimit"]["remaining"] < 600 and meta["rateLimit"]["resetSeconds"] >= 0
+    refused = call | {"params": {"name": "create_draft", "arguments": {"network": "Nowhere"}}}
+    _, headers, body = raw_post(mcp_url, refused, {"Authorization": f"Bearer {key}"})
+    result = json.loads(body)["result"]
+    assert result["isError"] is True and result["_meta"]["requestId"] == headers["x-request-id"]
+    assert result["_meta"]["rateLimit"]["policy"] == "write"
 
 
 def test_a_draft_created_over_mcp_is_read_back_with_every_draft_tool(mcp_url, make_key):
@@ -115,7 +164,7 @@ def test_rates_fees_and_webhook_tools_answer(mcp_url, make_key):
     settle = call_tool(mcp_url, key, "settle_accrued_fees", {"currency": "USDC", "network": "Base"})
     assert settle.is_error and settle.structured_content["status"] in (400, 409)
     webhooks = call_tool(mcp_url, key, "list_webhooks").structured_content
-    assert webhooks == {"items": [], "page": 1, "pageSize": 20, "total": 0}
+    assert webhooks == {"items": [], "total": 0, "next": None}
 
 
 def test_a_tool_the_key_has_no_scope_for_is_a_tool_error_naming_the_scope(mcp_url, make_key):
@@ -147,10 +196,10 @@ def test_another_accounts_draft_is_not_found(mcp_url, make_key, other_account):
 
 def test_create_draft_is_idempotent_with_a_key(mcp_url, make_key):
     key = make_key()
-    first = call_tool(mcp_url, key, "create_draft", BASE_USDC | {"idempotency_key": "order-42"})
-    again = call_tool(mcp_url, key, "create_draft", BASE_USDC | {"idempotency_key": "order-42"})
+    first = call_tool(mcp_url, key, "create_draft", BASE_USDC | {"idempotencyKey": "order-42"})
+    again = call_tool(mcp_url, key, "create_draft", BASE_USDC | {"idempotencyKey": "order-42"})
     assert not again.is_error and again.structured_content == first.structured_content
-    other = call_tool(mcp_url, key, "create_draft", BASE_USDC | {"fiatAmount": 26, "idempotency_key": "order-42"})
+    other = call_tool(mcp_url, key, "create_draft", BASE_USDC | {"fiatAmount": 26, "idempotencyKey": "order-42"})
     assert other.is_error and other.structured_content["code"] == "idempotency_key_reused"
 
 
@@ -312,16 +361,17 @@ def test_pay_link_tools_create_read_list_and_cancel_a_payment_request(mcp_url, m
         "options": [{"currency": "USDC", "network": "Base", "receiverAddress": ADDRESSES["Base"]}],
         "orderId": "A-100",
     }
-    created = call_tool(mcp_url, key, "create_payment_request", body | {"idempotency_key": "link-7"})
+    created = call_tool(mcp_url, key, "create_payment_request", body | {"idempotencyKey": "link-7"})
     assert not created.is_error, created.structured_content
     link = created.structured_content
     assert link["status"] == "Open" and link["orderId"] == "A-100" and link["payUrl"]
-    again = call_tool(mcp_url, key, "create_payment_request", body | {"idempotency_key": "link-7"})
+    again = call_tool(mcp_url, key, "create_payment_request", body | {"idempotencyKey": "link-7"})
     assert again.structured_content == link
 
     assert call_tool(mcp_url, key, "get_payment_request", {"id": link["id"]}).structured_content == link
-    listed = call_tool(mcp_url, key, "list_payment_requests").structured_content["result"]
-    assert [item["id"] for item in listed] == [link["id"]]
+    listed = call_tool(mcp_url, key, "list_payment_requests").structured_content
+    assert [item["id"] for item in listed["items"]] == [link["id"]]
+    assert listed["total"] == 1 and listed["next"] is None  # the total REST sends in X-Total-Count
     cancelled = call_tool(mcp_url, key, "cancel_payment_request", {"id": link["id"]}).structured_content
     assert cancelled["status"] == "Cancelled"
 

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests import fresh
+
 ROOT = Path(__file__).resolve().parents[2]
 CODE = "493817"
 SEND = (
@@ -19,9 +21,7 @@ SEND = (
 def send_a_code(tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
     clean = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")}
     clean |= {"ENV_FILE": "", "DJANGO_SETTINGS_MODULE": "config.settings", "VAR_DIR": str(tmp_path / "var")}
-    return subprocess.run(
-        [sys.executable, "-c", SEND], cwd=ROOT, env=clean | env, capture_output=True, text=True, timeout=60
-    )
+    return fresh.run([sys.executable, "-c", SEND], cwd=ROOT, env=clean | env, timeout=60)
 
 
 def run_sh_env_lines() -> list[str]:

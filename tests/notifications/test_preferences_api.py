@@ -8,12 +8,13 @@ pytestmark = pytest.mark.django_db
 
 
 def test_the_notification_preference_is_on_by_default_and_can_be_turned_off(api_client, owner):
-    assert api_client.get("/api/v1/notification-preferences").json() == {"emailEnabled": True}
+    assert api_client.get("/api/v1/notification-preferences").json() == {"emailEnabled": True, "attentionDigest": True}
 
     response = api_client.patch("/api/v1/notification-preferences", {"emailEnabled": False}, format="json")
 
-    assert response.json() == {"emailEnabled": False}
-    assert api_client.get("/api/v1/notification-preferences").json() == {"emailEnabled": False}
+    off = {"emailEnabled": False, "attentionDigest": True}
+    assert response.json() == off
+    assert api_client.get("/api/v1/notification-preferences").json() == off
 
 
 def test_the_preference_needs_the_webhooks_scope(client_with_scopes):

@@ -27,6 +27,7 @@ from rest_framework.test import APIClient
 
 from accounts.profiles import merchant_profile_update
 from drafts.models import Draft
+from drafts.services import PaymentObservation, draft_payment_apply
 from paylinks.models import PaymentRequest
 from payments.enums import Network
 from tests.drafts.conftest import ADDRESSES
@@ -146,10 +147,22 @@ def states(create_link, select, api_client, lnurl_server, make_key, other_accoun
     pay(chosen["draftId"], confirmations=1, received=chosen["amountSats"] - 1_000_000, tx_id=TX_ID)
     found["mismatch"] = short["token"]
 
+    over = create_link()
+    chosen = select(over["token"]).json()
+    pay(chosen["draftId"], confirmations=1, received=chosen["amountSats"] + 1_000_000, tx_id=TX_ID)
+    found["overpaid"] = over["token"]
+
     paid = create_link()
     pay(select(paid["token"]).json()["draftId"], confirmations=12, tx_id=TX_ID)
     PaymentRequest.objects.filter(token=paid["token"]).update(payer_email="payer@example.net")
     found["paid"] = paid["token"]
+
+    reverted = create_link()  # a confirmed payment that left the chain (a reorg), as the watcher reports it
+    reverted_draft = pay(select(reverted["token"]).json()["draftId"], confirmations=12, tx_id=TX_ID)
+    draft_payment_apply(
+        draft_id=reverted_draft.id, observation=PaymentObservation(tx_id=TX_ID, received_base_units=0, vanished=True)
+    )
+    found["reverted"] = reverted["token"]
 
     lapsed = create_link()
     draft_id = select(lapsed["token"]).json()["draftId"]
@@ -182,14 +195,16 @@ def test_every_state_of_the_pay_page_is_translated_in_every_language(states):
         "lightning": "Copy invoice",
         "pending": "Copy address",
         "seen": "Payment seen.",
-        "mismatch": "Do not send another payment.",
+        "mismatch": "Send the missing amount to complete this payment",
+        "overpaid": "Do not send another payment.",
         "paid": "A receipt has been emailed to you.",
+        "reverted": "Your payment is no longer on the chain.",
         "quote-lapsed": "Choose a currency again",
         "expired": "Ask the merchant for a new link.",
         "cancelled": "This payment request was cancelled.",
         "not-found": "Payment link not found",
         "test-mode": "Simulate payment",
-        "named-mismatch": "Corner Coffee will review the difference",
+        "named-mismatch": "Corner Coffee can also accept the amount received as payment in full",
         "named-cancelled": "Back to Corner Coffee",
         "busy": "Too many requests",
     }
@@ -257,8 +272,36 @@ def _pdf_page(language: str) -> str:
         return render_to_string("drafts/draft_pdf.html", context)
 
 
+def _receipt_pdf_page(language: str) -> str:
+    """The receipt's page with every line it can have (the merchant's copy, an accepted amount, late)."""
+    context = {
+        "draft_id": "5d1c9b86-0000-4000-8000-000000000001",
+        "merchant": "Corner Coffee",
+        "support_email": "help@corner.example",
+        "amount": "29.123456 USDC",
+        "paid": "28.123456 USDC",
+        "paid_fiat": "€24.14",
+        "accepted": True,
+        "rate": "0.858400 EUR",
+        "rate_live": False,
+        "network": "Ethereum",
+        "payment_method": "One transfer",
+        "memo": "Two coffees",
+        "order_id": "order-1001",
+        "paid_at": datetime(2027, 1, 14, 9, 30, tzinfo=UTC),
+        "paid_late": True,
+        "transactions": [{"txid": TX_ID, "url": f"https://etherscan.io/tx/{TX_ID}"}],
+        "fee_lines": [{"label": "Service fee", "amount": "0.114460 USDC"}],
+        "merchant_copy": True,
+        "zone": "UTC",
+    }
+    with translation.override(language):
+        context["fee_lines"][0]["label"] = translation.gettext("Service fee")
+        return render_to_string("drafts/receipt_pdf.html", context).replace(f"https://etherscan.io/tx/{TX_ID}", "")
+
+
 def test_the_receipt_email_and_the_pdf_are_translated_in_every_language():
-    english_receipt, english_pdf = _receipt("en"), _pdf_page("en")
+    english_receipt, english_pdf, english_receipt_pdf = _receipt("en"), _pdf_page("en"), _receipt_pdf_page("en")
     problems = {}
     for language in LANGUAGES:
         receipt = _receipt(language)
@@ -269,6 +312,11 @@ def test_the_receipt_email_and_the_pdf_are_translated_in_every_language():
         pdf = _pdf_page(language).replace("One transfer", "").replace("€25.00", "")
         if left := leftovers(english_pdf, pdf, language):
             problems[f"{language} pdf"] = sorted(left)
+        receipt_pdf = _receipt_pdf_page(language)
+        for value in ("One transfer", "€24.14", "29.123456 USDC", "28.123456 USDC", "0.114460 USDC"):
+            receipt_pdf = receipt_pdf.replace(value, "")
+        if left := leftovers(english_receipt_pdf, receipt_pdf, language):
+            problems[f"{language} receipt pdf"] = sorted(left)
     assert problems == {}
 
 

@@ -12,17 +12,16 @@ from playwright.sync_api import expect
 
 from drafts.models import Draft
 from payments.registry import format_amount, get_asset
+from tests.browser import CHROMIUM, axe_serious
 from tests.paylinks import test_pay_page_browser as on_the_pay_page
 from tests.paylinks.conftest import pay
-from tests.paylinks.test_pay_page_browser import DESKTOP, PHONE, axe_serious, create_link
+from tests.paylinks.test_pay_page_browser import DESKTOP, PHONE, create_link
 
-browser_env = on_the_pay_page.browser_env  # the live server and a real Chromium, as there
-chromium = on_the_pay_page.chromium
+browser_env = on_the_pay_page.browser_env  # the live server, as there
 live_asgi = on_the_pay_page.live_asgi
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "var" / "screenshots" / "i18n"
-CHROMIUM = "/usr/bin/chromium"
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),

@@ -129,7 +129,7 @@ def test_a_seen_payment_shows_its_confirmations(browser, create_link, select):
 def test_a_wrong_amount_is_explained_in_plain_words(browser, create_link, select):
     link = create_link()
     chosen = select(link["token"]).json()
-    received = chosen["amountSats"] - 1_000_000  # 1 USDC short, within 10%
+    received = chosen["amountSats"] + 1_000_000  # 1 USDC over, within 10%
     pay(chosen["draftId"], confirmations=1, received=received)
 
     _, html = page(browser, link["token"])
@@ -237,3 +237,21 @@ def test_a_choice_past_its_expiry_asks_to_choose_again_before_the_expiry_task_ru
         _, html = page(browser, link["token"])
 
     assert "Choose a currency again" in text_of(html) and ADDRESSES["Ethereum"] not in html
+
+
+def test_a_solana_draft_is_also_offered_as_a_transaction_request_beside_the_transfer_request(
+    browser, create_link, settings
+):
+    link = create_link()
+    choose(browser, link["token"], "USDC:Ethereum:SingleOutput")
+    assert "transaction request" not in page(browser, link["token"])[1]
+
+    choose(browser, link["token"], "EURC:Solana:SingleOutput")
+    response, html = page(browser, link["token"])
+
+    draft = Draft.objects.get(status="Pending")
+    url = f"solana:{settings.BASE_URL}/api/v1/solana-pay/{draft.id}"
+    assert f'href="{draft.payment_uri.replace("&", "&amp;")}"' in html  # the transfer request stays
+    assert f'href="{url}" id="open-transaction-request"' in html
+    assert "Pay with a Solana wallet app (transaction request)" in text_of(html)
+    assert html.count("<svg") >= 2  # both QR codes

@@ -16,27 +16,18 @@ import zxingcpp
 from django.utils import timezone
 from PIL import Image
 from playwright.sync_api import Error as PlaywrightError
-from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 
 from chainwatch.tasks import chainwatch_run
 from drafts.models import Draft
 from drafts.tasks import expire_drafts
 from paylinks.models import PaymentRequest
+from tests.browser import AXE, CHROMIUM, axe_serious
 from tests.drafts.conftest import ADDRESSES
 from tests.paylinks.conftest import pay
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "pay-page"
-AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"  # vendored through package.json
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 PHONE = {"width": 360, "height": 740}
 DESKTOP = {"width": 1280, "height": 900}
 
@@ -57,14 +48,6 @@ def browser_env(monkeypatch, settings, live_server):
     settings.PAYMENT_URI_LABEL = "Corner Coffee"
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     return live_server
-
-
-@pytest.fixture
-def chromium():
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture
@@ -102,20 +85,15 @@ def live_asgi(browser_env):
         page.route("**/pay/*/live?*", forward)
 
     yield route
-    server.should_exit = True
+    # Without waiting for the long polls still open: their pages are closed (a graceful stop
+    # waited for them, 10 s a test).
+    server.force_exit = server.should_exit = True
     thread.join(10)
     live.reads_close()
 
 
 def shot(page: Page, name: str) -> None:
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
-
-
-def axe_serious(page: Page) -> list[str]:
-    """Serious and critical accessibility violations axe-core finds (contrast, labels, names)."""
-    page.add_script_tag(path=str(AXE))
-    result = page.evaluate("async () => (await axe.run(document, {resultTypes: ['violations']})).violations")
-    return [f"{v['id']}: {v['help']}" for v in result if v["impact"] in ("serious", "critical")]
 
 
 def decode_qr(png: bytes) -> str:
@@ -270,7 +248,7 @@ def test_every_other_state_reads_plainly_on_a_phone_in_light_and_dark(browser_en
     expected = {
         "cancelled": "This payment request was cancelled.",
         "expired": "Do not send a payment for this request.",
-        "mismatch": "Do not send another payment.",
+        "mismatch": "Send the missing amount to complete this payment",
         "quote-lapsed": "Choose a currency again to get a new quote.",
         "pay-solana": "Waiting for your payment.",
         "not-found": "Do not send a payment for this link.",

@@ -52,6 +52,8 @@ def test_the_long_poll_answers_the_moment_the_payment_is_seen(chosen):
         finally:
             connection.close()
 
+    from mcp_server import asgi  # noqa: F401 - imported before the clock starts
+
     threading.Timer(0.5, pay_in_a_while).start()
     started = time.monotonic()
 
@@ -88,7 +90,7 @@ def test_nothing_new_answers_the_same_state_after_the_wait(chosen, monkeypatch):
 
 def test_an_unknown_token_is_a_404_and_too_many_waiters_a_503_the_page_polls_after(chosen, monkeypatch):
     assert asgi_get("/pay/" + "x" * 30 + "/live").status_code == 404
-    monkeypatch.setattr(live, "_waiters", live.MAX_WAITERS)
+    monkeypatch.setattr(live, "_waiters", live.MAX_WAITERS)  # on PostgreSQL: the woken waiters' limit
     busy = asgi_get(f"/pay/{chosen['token']}/live?since=Open:Pending:0")
     assert busy.status_code == 503 and busy.headers["retry-after"] == "5"
 

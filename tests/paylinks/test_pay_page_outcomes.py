@@ -137,7 +137,7 @@ def test_a_seen_payment_shows_n_of_m_and_the_transaction_on_the_explorer(browser
     assert "block explorer" not in html
 
 
-def test_a_short_payment_within_the_window_says_what_arrived_and_that_the_merchant_reviews_it(
+def test_a_short_payment_within_the_window_says_what_arrived_what_is_missing_and_what_the_merchant_can_do(
     browser, create_link, select, profile
 ):
     link = create_link()
@@ -146,9 +146,11 @@ def test_a_short_payment_within_the_window_says_what_arrived_and_that_the_mercha
     pay(str(draft.id), confirmations=1, received=short)
     html, words = text(browser, link["token"])
     assert "A payment arrived, but less than the amount due" in words
-    assert f"We received {short / 10**6:.6f} USDC, but the request was for" in words
-    assert "Corner Coffee will review the difference" in words
-    assert "Send exactly" not in words  # no invitation to pay the full amount again
+    assert f"Received {short / 10**6:.6f} USDC" in words
+    assert f"Missing {(draft.amount_base_units - short) / 10**6:.6f} USDC" in words
+    assert "Send the missing amount to complete this payment" in words
+    assert "Corner Coffee can also accept the amount received as payment in full, or refund it" in words
+    assert 'id="send-heading"' not in html  # no invitation to pay the full amount again
 
 
 def test_a_payer_sees_only_their_own_payment_never_a_transfer_that_pays_nothing(browser, create_link, select, profile):

@@ -20,13 +20,11 @@ from accounts.profiles import merchant_profile_update
 from drafts.models import Draft
 from drafts.tasks import expire_drafts
 from paylinks.models import PaymentRequest
+from tests.browser import AXE, axe_serious
 from tests.paylinks.test_pay_page_browser import (
-    AXE,
     DESKTOP,
     PHONE,
-    axe_serious,
     browser_env,  # noqa: F401 - fixture
-    chromium,  # noqa: F401 - fixture
     create_link,
     live_asgi,  # noqa: F401 - fixture
     watch_ethereum,
@@ -69,7 +67,7 @@ def _choose(api_client, link: dict) -> Draft:
 def test_each_state_tells_the_payer_what_happened_on_a_phone_and_a_desktop(
     browser_env,  # noqa: F811
     live_asgi,  # noqa: F811 - the page's long polls reach the ASGI app, as through nginx
-    chromium,  # noqa: F811
+    chromium,
     api_client,
     ethereum,
     owner,
@@ -137,7 +135,7 @@ def test_each_state_tells_the_payer_what_happened_on_a_phone_and_a_desktop(
     ethereum.mine(2)
     watch_ethereum()
     states["4-confirming"] = (seen["token"], "Payment seen. Confirming:")
-    states["5-short"] = (short["token"], "Corner Coffee will review the difference")
+    states["5-short"] = (short["token"], "Corner Coffee can also accept the amount received as payment in full")
 
     expired, _ = link("expired")
     PaymentRequest.objects.filter(pk=expired["id"]).update(expires_at=timezone.now())
@@ -182,7 +180,7 @@ def test_each_state_tells_the_payer_what_happened_on_a_phone_and_a_desktop(
 
 def test_with_javascript_off_the_waiting_page_refreshes_itself_to_the_news(
     browser_env,  # noqa: F811
-    chromium,  # noqa: F811
+    chromium,
     api_client,
     owner,
 ):

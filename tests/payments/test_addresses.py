@@ -6,6 +6,7 @@ from embit.networks import NETWORKS
 from solders.keypair import Keypair
 
 from payments.addresses import InvalidAddress, validate_address
+from payments.enums import Network
 
 # Published vectors: bitcoin wiki, BIP13, BIP173, BIP350, BIP86.
 BITCOIN_MAINNET = {
@@ -97,7 +98,7 @@ def test_it_lowercases_an_all_uppercase_bech32_address():
 def test_it_rejects_a_mainnet_address_on_testnet(address):
     error = _rejected("Testnet", address)
     assert error.code == "invalid_address"
-    assert "Testnet" in error.errors[0]["message"]
+    assert f"(on {Network.TESTNET.label})" in error.errors[0]["message"]  # the network asked for, by its name
 
 
 @pytest.mark.parametrize("address", [a for items in BITCOIN_TESTNET.values() for a in items])

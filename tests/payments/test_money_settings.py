@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import fresh
+
 ROOT = Path(__file__).resolve().parents[2]
 PRINT = (
     "import django, json; django.setup(); from django.conf import settings as s; "
@@ -23,12 +25,10 @@ def settings_under(env: dict[str, str], *names: str) -> subprocess.CompletedProc
         "VAR_DIR": "/tmp/settings-test-var",
         "DEBUG": "true",
     }
-    return subprocess.run(
+    return fresh.run(
         [sys.executable, "-c", PRINT % (list(names),)],
         cwd=ROOT,
         env=clean | env,
-        capture_output=True,
-        text=True,
         timeout=60,
     )
 

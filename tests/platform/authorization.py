@@ -10,4 +10,5 @@ ROUTES = {
     "test-crash": {"GET": key()},
     "test-public": {"GET": public()},
     "crash": {"GET": public()},  # tests/platform/test_error_documents.py
+    "page-crash": {"GET": public()},  # tests/platform/test_error_pages.py
 }

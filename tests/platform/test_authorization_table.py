@@ -7,6 +7,7 @@ sign-in redirect of a page) or not (whatever the view itself answers: 200, 400, 
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 from dataclasses import dataclass
@@ -123,7 +124,7 @@ def test_a_key_reaches_nothing_but_key_rules():
 
 @pytest.mark.parametrize("tool", TOOLS, ids=lambda tool: tool.name)
 def test_each_tool_has_the_rule_of_the_rest_operation_it_mirrors(tool):
-    path = tool.path.replace("{id}", str(uuid.uuid4()))
+    path = re.sub(r"\{\w+\}", lambda _: str(uuid.uuid4()), tool.path)
     assert tool.rule == rule_for(resolve(path).view_name, tool.method)
 
 
@@ -237,7 +238,8 @@ def test_each_tool_answers_each_key_as_its_rule_says(tool):
     for kind in ("key_without_scope", "key", "test_key"):
         caller = _keyed([] if kind == "key_without_scope" else ALL_SCOPES, livemode=kind != "test_key")
         api_key = caller.user.api_keys.get()
-        result = execute(tool, api_key, {"id": str(uuid.uuid4())} if "{id}" in tool.path else {})
+        ids = {name: str(uuid.uuid4()) for name in re.findall(r"\{(\w+)\}", tool.path)}
+        result = execute(tool, api_key, ids)
         code = (result.structured_content or {}).get("code") if result.is_error else None
         observed = code if code in AUTHORIZATION_CODES else None
         assert observed == expected_refusal(tool.rule, kind, page=False), (kind, result.structured_content)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import subprocess
 from pathlib import Path
 
@@ -52,6 +53,7 @@ def test_a_dump_restored_into_a_new_database_gives_the_draft_back(transactional_
             command = command.replace("payments_restored", restored)  # this run's own name
             ran = subprocess.run(["bash", "-c", command], env=env, capture_output=True, text=True, timeout=120)  # noqa: S603, S607
             assert ran.returncode == 0, f"{command}\n{ran.stderr}"
+        assert stat.S_IMODE((tmp_path / "payments.dump").stat().st_mode) == 0o600  # the owner's alone
         with psycopg.connect(_url(restored)) as copy:
             row = copy.execute(
                 "SELECT receiver_address, amount_base_units, status FROM drafts_draft WHERE id = %s", [draft["id"]]

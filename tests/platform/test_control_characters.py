@@ -11,7 +11,7 @@ from accounts.models import MerchantProfile
 from addressbook.models import AddressBookEntry
 from core.problems import Problem
 from core.text import MESSAGE
-from mcp_server.tools import create_payment_request_for
+from mcp_server.tools import BY_NAME, Call
 from paylinks.models import PaymentRequest
 from recurring.models import RecurringTemplate
 from suggestions.models import Suggestion
@@ -135,7 +135,9 @@ def test_a_pay_link_stored_before_controls_were_refused_shows_them_replaced(api_
 @pytest.mark.parametrize("text", INVISIBLES)
 def test_an_mcp_tool_refuses_invisible_characters_naming_the_field(owner, text):
     with pytest.raises(Problem) as refused:  # the MCP server answers it as a tool error (its document)
-        create_payment_request_for(user=owner, arguments=link_body(memo=f"Two coffees {text}"))
+        BY_NAME["create_payment_request"].run(
+            Call(user=owner, api_key=None, arguments=link_body(memo=f"Two coffees {text}"))
+        )
     document = refused.value.document()
     assert document["status"] == 400
     assert {"field": "memo", "code": "control_characters", "message": MESSAGE} in document["errors"]

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import socket
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 import uuid
 from pathlib import Path
 
@@ -107,8 +111,91 @@ def test_a_celery_worker_logs_json_lines_with_the_task_name_and_id(tmp_path):
             assert worker.poll() is None, log.read_text()
             time.sleep(0.2)
     finally:
-        worker.terminate()
+        worker.terminate()  # SIGTERM: Celery writes its warm shutdown notice straight to standard output
         worker.wait(20)
     entries = _lines(log.read_text())
     ran = [e for e in entries if e["task_id"] == task_id]
     assert ran and all(e["task_name"] == "chainwatch.run" for e in ran), entries
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _get(url: str, **headers: str) -> int:
+    request = urllib.request.Request(url, headers=headers)  # noqa: S310 - loopback only
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310 - loopback only
+            return response.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+@pytest.mark.slow
+def test_every_process_writes_only_json_lines_and_mcp_lines_carry_the_request_id(tmp_path):
+    """The web server (gunicorn), the MCP server (uvicorn), a worker, beat and the chain listener,
+    started as scripts/run.sh and docker-compose.yml start them, with LOG_FORMAT=json: every line
+    of their output is one JSON object."""
+    web_port, mcp_port = _free_port(), _free_port()
+    celery = [str(ROOT / ".venv" / "bin" / "celery"), "-A", "config", "--quiet"]
+    commands = {
+        "web": [
+            str(ROOT / ".venv" / "bin" / "gunicorn"), "config.wsgi:application", "--config", "deploy/gunicorn.conf.py",
+            "--bind", f"127.0.0.1:{web_port}", "--workers", "1", "--access-logfile", "-",
+            "--access-logformat", '%(h)s "%(r)s" %(s)s %(b)s %(M)sms request_id=%({x-request-id}o)s',
+        ],
+        "mcp": [
+            str(ROOT / ".venv" / "bin" / "uvicorn"), "mcp_server.asgi:application", "--host", "127.0.0.1",
+            "--port", str(mcp_port), "--workers", "1", "--no-server-header", "--log-config",
+            "deploy/uvicorn-logging.json",
+        ],
+        "worker": [*celery, "worker", "--loglevel", "INFO", "-c", "1", "-n", f"json-{uuid.uuid4().hex[:6]}@%h"],
+        "beat": [*celery, "beat", "--loglevel", "INFO", f"--schedule={tmp_path / 'schedule'}"],
+        "listener": [sys.executable, "manage.py", "chainwatch_listen"],
+    }  # fmt: skip
+    env = {**_env(), "DEMO_SIMULATE_PAYMENTS": "false", "HEARTBEAT_INTERVAL_SECONDS": "1"}
+    processes = {}
+    try:
+        for name, command in commands.items():
+            out = (tmp_path / f"{name}.out").open("wb")
+            err = (tmp_path / f"{name}.err").open("wb")
+            processes[name] = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=err)
+
+        def output(name: str) -> str:
+            return (tmp_path / f"{name}.out").read_text() + (tmp_path / f"{name}.err").read_text()
+
+        deadline = time.monotonic() + 90
+        while not (_port_open(web_port) and _port_open(mcp_port)):
+            assert time.monotonic() < deadline, {name: output(name)[-2000:] for name in commands}
+            time.sleep(0.3)
+        assert _get(f"http://127.0.0.1:{web_port}/healthz", **{"X-Request-Id": "json-web-1"}) in (200, 503)
+        assert _get(f"http://127.0.0.1:{mcp_port}/mcp", **{"X-Request-Id": "json-mcp-1"}) in (401, 405, 406)
+        # the worker runs what beat sends (config.heartbeat every second)
+        while "config.heartbeat" not in output("worker") or "chainwatch" not in output("listener"):
+            assert time.monotonic() < deadline, {name: output(name)[-2000:] for name in commands}
+            time.sleep(0.3)
+    finally:
+        for process in processes.values():
+            process.send_signal(signal.SIGTERM)
+        for process in processes.values():
+            try:
+                process.wait(60)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(10)
+
+    for name in commands:
+        entries = _lines(output(name))  # every line of stdout and stderr parses as one object
+        assert entries, name
+    mcp = _lines(output("mcp"))
+    assert any(e["request_id"] == "json-mcp-1" for e in mcp), mcp
+    web = _lines(output("web"))
+    assert any("json-web-1" in e["message"] for e in web), web
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket() as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex(("127.0.0.1", port)) == 0

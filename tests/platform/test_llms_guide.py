@@ -50,7 +50,7 @@ def test_the_request_fields_and_idempotency_key_are_explained(anon_client):
     text = llms_text(anon_client)
     schema = BY_NAME["create_draft"].as_mcp().input_schema
     for name in schema["properties"]:
-        if name != "idempotency_key":
+        if name != "idempotencyKey":
             assert re.search(rf"^- `{name}` \(", text, re.MULTILINE), name
     assert re.search(r"^- `network` \(string, required; one of .*Base", text, re.MULTILINE)
     assert "Idempotency-Key: " in text and "POST /api/v1/drafts" in text and "/tx-template" in text
@@ -115,5 +115,5 @@ def test_the_body_rules_and_pay_link_fields_are_stated(anon_client):
     assert "body_not_allowed" in text and "upper case" in text
     pay_links = text.split("## Pay links: POST /api/v1/payment-requests", 1)[1].split("\n## ", 1)[0]
     for field in BY_NAME["create_payment_request"].as_mcp().input_schema["properties"]:
-        if field != "idempotency_key":
+        if field != "idempotencyKey":
             assert f"- `{field}`" in pay_links

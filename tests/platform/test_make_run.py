@@ -15,6 +15,7 @@ import socket
 import subprocess
 import time
 import urllib.request
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -89,7 +90,7 @@ def clean_env(**extra: str) -> dict[str, str]:
 
 
 @pytest.fixture
-def fresh_clone(tmp_path) -> Path:
+def fresh_clone(tmp_path) -> Iterator[Path]:
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True, timeout=120)
     (clone / ".venv").symlink_to(ROOT / ".venv")
@@ -97,7 +98,13 @@ def fresh_clone(tmp_path) -> Path:
     stamp = (ROOT / ".venv" / ".runtime").stat().st_mtime - 60
     for name in ("requirements.txt", "requirements-dev.txt"):
         os.utime(clone / name, (stamp, stamp))
-    return clone
+    yield clone
+    # A test that failed before its stop finished leaves no service running for the rest of
+    # the suite (each test asserts, before this, that its own stop left nothing).
+    for signal_name in ("-TERM", "-KILL"):
+        if subprocess.run(["pkill", signal_name, "-f", str(clone)], check=False).returncode != 0:
+            break
+        time.sleep(5)
 
 
 @pytest.mark.slow

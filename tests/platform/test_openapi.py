@@ -161,7 +161,7 @@ def test_lists_are_described_as_the_paged_envelope_they_return(anon_client, path
 
     component = document["components"]["schemas"][schema["$ref"].rsplit("/", 1)[1]]
     assert component["type"] == "object"
-    assert set(component["properties"]) == set(component["required"]) == {"items", "page", "pageSize", "total"}
+    assert set(component["properties"]) == set(component["required"]) == {"items", "page", "pageSize", "total", "next"}
     assert component["properties"]["items"]["type"] == "array"
 
 
@@ -200,3 +200,48 @@ def test_nullability_follows_the_spec_field_tables(anon_client):
         "differenceFormatted",
         "acceptedAt",
     }
+
+
+def test_the_served_document_is_the_same_after_the_mcp_tools_list_and_api_requests(anon_client, api_client):
+    """One process serves the same document all its life: building MCP's tools/list (which
+    generates the document too) and answering API requests in between change nothing."""
+    from mcp_server import schemas
+    from mcp_server.tools import tool_list
+
+    before = anon_client.get("/api/v1/schema").json()
+    assert tool_list() and schemas.openapi_document()["paths"]
+    for path in ("/api/v1/drafts", "/api/v1/payment-requests", "/api/v1/refunds"):
+        assert api_client.get(path).status_code == 200, path
+        assert api_client.head(path).status_code == 200, path
+    after = anon_client.get("/api/v1/schema").json()
+    assert after == before
+    drafts = after["paths"]["/api/v1/drafts"]
+    assert drafts["get"]["x-required-scopes"] == ["drafts:read"]
+    assert drafts["post"]["x-required-scopes"] == ["drafts:write"]
+    assert "Required API key scope: `drafts:write`." in drafts["post"]["description"]
+
+
+def test_every_viewset_route_finds_its_rule_before_and_after_its_first_request():
+    """DRF adds `head` to a viewset route's actions on its first request (in place): the
+    document's scopes and notes find the route's rule either way."""
+    from accounts.authorization import rule_of_view
+
+    def callbacks(patterns):
+        for pattern in patterns:
+            if isinstance(pattern, URLResolver):
+                yield from callbacks(pattern.url_patterns)
+            elif isinstance(pattern, URLPattern) and "get" in (getattr(pattern.callback, "actions", None) or {}):
+                yield pattern.callback
+
+    checked = 0
+    for callback in callbacks(get_resolver().url_patterns):
+        first = {method: action for method, action in callback.actions.items() if method != "head"}
+        later = {**first, "head": first["get"]}  # as DRF leaves it after a request
+        view = callback.cls(**callback.initkwargs)
+        found = []
+        for actions in (first, later):
+            view.action_map = actions
+            found.append(rule_of_view(view, "GET"))
+        assert found[0] is not None and found[0] == found[1], (callback.cls.__name__, first)
+        checked += 1
+    assert checked > 10

@@ -118,3 +118,20 @@ def test_make_run_serves_its_error_documents_from_where_nginx_workers_can_read_t
             and document.read_bytes() == (ROOT / "deploy/problems" / document.name).read_bytes()
         )
     shutil.rmtree(directory)
+
+
+def test_nginx_conf_lists_each_web_node_of_a_comma_separated_upstream(tmp_path):
+    # Several web nodes behind one nginx (docs/production.md, "Several machines"); nginx accepts it
+    rendered = render_make_run_conf(tmp_path, "export WEB_UPSTREAM=127.0.0.2:8000,127.0.0.3:8000").stdout
+    web = re.search(r"upstream web \{(.*?)\}", rendered, flags=re.S).group(1)
+    assert re.findall(r"server (\S+);", web) == ["127.0.0.2:8000", "127.0.0.3:8000"]
+    mcp = re.search(r"upstream mcp \{(.*?)\}", rendered, flags=re.S).group(1)
+    assert re.findall(r"server (\S+);", mcp) == ["127.0.0.1:9"]  # one node: as before
+    if shutil.which("nginx"):
+        (tmp_path / "nginx.conf").write_text(rendered)
+        checked = subprocess.run(
+            ["nginx", "-t", "-e", "stderr", "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf")],
+            capture_output=True,
+            text=True,
+        )
+        assert checked.returncode == 0, checked.stderr

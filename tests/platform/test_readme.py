@@ -7,6 +7,8 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
 
@@ -26,6 +28,7 @@ def test_the_readme_is_short_and_shows_make_run_then_make_test_first():
     assert [line.split("#", 1)[0].strip() for line in first_block.splitlines()][:2] == ["make run", "make test"]
 
 
+@pytest.mark.slow  # a pytest run of its own, with a new test database
 def test_the_readmes_one_test_command_runs_that_test(tmp_path):
     [command] = [line for line in shell_lines("Tests") if line.startswith(".venv/bin/pytest")]
     node = command.split()[-1]

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests import fresh
+
 ROOT = Path(__file__).resolve().parents[2]
 PRINT = (
     "import django, json; django.setup(); from django.conf import settings as s; "
@@ -22,9 +24,7 @@ def settings_under(env: dict[str, str], *names: str) -> subprocess.CompletedProc
         "VAR_DIR": "/tmp/settings-test-var",
         "FIELD_ENCRYPTION_KEY": "settings-test-" + "f" * 40,
     } | env
-    return subprocess.run(
-        [sys.executable, "-c", PRINT % (list(names),)], cwd=ROOT, env=clean, capture_output=True, text=True, timeout=60
-    )
+    return fresh.run([sys.executable, "-c", PRINT % (list(names),)], cwd=ROOT, env=clean, timeout=60)
 
 
 def test_production_mode_needs_a_secret_key():
@@ -44,9 +44,7 @@ def test_production_mode_needs_a_field_encryption_key_of_some_length():
 def test_debug_mode_without_a_field_encryption_key_starts_and_says_what_it_uses():
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")}
     env |= {"ENV_FILE": "", "VAR_DIR": "/tmp/settings-test-var", "DEBUG": "true", "SECRET_KEY": "d" * 50}
-    result = subprocess.run(
-        [sys.executable, "manage.py", "notices"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
-    )
+    result = fresh.run([sys.executable, "manage.py", "notices"], cwd=ROOT, env=env, timeout=60)
 
     assert result.returncode == 0, result.stderr
     assert "No FIELD_ENCRYPTION_KEY" in result.stdout and "derived from SECRET_KEY" in result.stdout
@@ -190,7 +188,7 @@ def test_on_the_embedded_broker_emails_have_a_queue_and_a_worker_of_their_own():
     }
     for broker, queues in ((None, ["email", "email", "celery"]), ("redis://r:6379/0", ["celery"] * 3)):
         env = clean | ({"CELERY_BROKER_URL": broker} if broker else {})
-        result = subprocess.run([sys.executable, "-c", route], cwd=ROOT, env=env, capture_output=True, text=True)
+        result = fresh.run([sys.executable, "-c", route], cwd=ROOT, env=env)
         assert result.returncode == 0, result.stderr
         assert json.loads(result.stdout.strip().splitlines()[-1]) == queues, broker
     run_sh = (ROOT / "scripts" / "run.sh").read_text()

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import fresh
+
 ROOT = Path(__file__).resolve().parents[2]
 BAD_TOKEN = '{"USDC": {"Ethereum": "0x5FbDB2315678afecb367f032d93F642f64180aa4"}}'  # checksum broken
 
@@ -45,9 +47,7 @@ def run_until_exit(command: list[str], env: dict[str, str], timeout: float = 90)
 @pytest.mark.slow
 def test_a_malformed_token_address_stops_check_the_web_server_and_the_workers(tmp_path):
     env = base_env(tmp_path, TOKEN_ADDRESSES=BAD_TOKEN)
-    check = subprocess.run(
-        [sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
-    )
+    check = fresh.run([sys.executable, "manage.py", "check"], cwd=ROOT, env=env, timeout=60)
     assert check.returncode != 0 and "TOKEN_ADDRESSES" in check.stderr
     assert "USDC on Ethereum" in check.stderr
 
@@ -65,9 +65,7 @@ def test_a_malformed_token_address_stops_check_the_web_server_and_the_workers(tm
 
 def test_a_malformed_fee_tier_stops_check_naming_the_variable(tmp_path):
     env = base_env(tmp_path, FEE_TIERS='[{"upToUsd": 10, "percent": "lots"}]')
-    check = subprocess.run(
-        [sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
-    )
+    check = fresh.run([sys.executable, "manage.py", "check"], cwd=ROOT, env=env, timeout=60)
     assert check.returncode != 0 and "FEE_TIERS" in check.stderr
 
 
@@ -80,12 +78,10 @@ SEPOLIA_ADDRESS = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
 
 @pytest.mark.parametrize("variable", ["FEE_ADDRESS_BASE_SEPOLIA", "FEE_ADDRESS_BASESEPOLIA"])
 def test_fee_addresses_accept_the_snake_case_and_the_older_joined_spelling(tmp_path, variable):
-    result = subprocess.run(
+    result = fresh.run(
         [sys.executable, "-c", PRINT_FEE_ADDRESSES],
         cwd=ROOT,
         env=base_env(tmp_path, **{variable: SEPOLIA_ADDRESS}),
-        capture_output=True,
-        text=True,
         timeout=60,
     )
     assert result.returncode == 0, result.stderr
@@ -98,17 +94,13 @@ def test_two_different_spellings_of_one_fee_address_stop_the_service(tmp_path):
         FEE_ADDRESS_BASE_SEPOLIA=SEPOLIA_ADDRESS,
         FEE_ADDRESS_BASESEPOLIA="0x8617E340B3D01FA5F11F306F4090FD50E238070D",
     )
-    result = subprocess.run(
-        [sys.executable, "-c", PRINT_FEE_ADDRESSES], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
-    )
+    result = fresh.run([sys.executable, "-c", PRINT_FEE_ADDRESSES], cwd=ROOT, env=env, timeout=60)
     assert result.returncode != 0 and "set only FEE_ADDRESS_BASE_SEPOLIA" in result.stderr
 
 
 def test_a_bad_fee_address_is_named_by_the_variable_that_was_set(tmp_path):
     env = base_env(tmp_path, FEE_ADDRESS_BASE_SEPOLIA="0xnot-an-address")
-    check = subprocess.run(
-        [sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
-    )
+    check = fresh.run([sys.executable, "manage.py", "check"], cwd=ROOT, env=env, timeout=60)
     assert check.returncode != 0 and "FEE_ADDRESS_BASE_SEPOLIA='0xnot-an-address'" in check.stderr
 
 
@@ -122,6 +114,7 @@ for _ in range(int(sys.argv[1])):
 """
 
 
+@pytest.mark.slow  # two processes each counting 200 times through the file lock
 def test_the_embedded_cache_counts_together_across_processes(tmp_path):
     env = base_env(tmp_path)
     env.pop("CACHE_URL", None)

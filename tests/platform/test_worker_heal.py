@@ -81,13 +81,17 @@ def test_every_worker_process_succeeds_again_within_10_s_of_a_postgresql_restart
                 time.sleep(0.2)
             pids = set(_answered(results))
             assert len(pids) == PROCESSES, (errors, log.read_text()[-3000:])
-            time.sleep(2)  # every process now holds a kept connection
+            # Every process answers once more, on the connection it now keeps
+            again = time.time()
+            _wait_until(lambda: set(_answered(results, since=again)) >= pids, 60)
 
             database.stop()
-            time.sleep(2)  # tasks fail meanwhile: the database is down
+            # Tasks fail meanwhile: the database is down
+            _wait_until(lambda: "task failed on the database" in log.read_text(), 60)
             database.start()
             back = time.time()
-            time.sleep(12)
+            # Each process succeeds again (at the latest 12 s on, when the figures below are read)
+            _wait_until(lambda: set(_answered(results, since=back)) >= pids, 12)
             stop.set()
             loader.join(timeout=10)
 
@@ -99,6 +103,13 @@ def test_every_worker_process_succeeds_again_within_10_s_of_a_postgresql_restart
         finally:
             stop.set()
             stop_group(worker)
+
+
+def _wait_until(condition, seconds: float) -> None:
+    """Returns when `condition()` holds, or after `seconds` (the assertions that follow then fail)."""
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.1)
 
 
 def _failures_counted(metrics_dir: Path, task: str) -> float:

@@ -30,7 +30,7 @@ def test_a_template_is_created_with_its_first_run_and_listed_in_a_paged_envelope
     assert body["lastRunAt"] is None and body["lastRefusal"] is None
     assert body["draft"]["fiatAmount"] == 49.5  # a JSON number, as its schema says and as it was sent
     assert body["createdAt"] == "2027-01-20T12:00:00Z"
-    assert api_client.get(URL).json() == {"items": [body], "page": 1, "pageSize": 20, "total": 1}
+    assert api_client.get(URL).json() == {"items": [body], "page": 1, "pageSize": 20, "total": 1, "next": None}
     assert api_client.get(f"{URL}/{body['id']}").json() == body
 
 

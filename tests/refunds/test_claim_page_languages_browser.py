@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser import axe_serious
 from tests.paylinks import test_pay_page_browser as on_the_pay_page
-from tests.paylinks.test_pay_page_browser import DESKTOP, PHONE, axe_serious
+from tests.paylinks.test_pay_page_browser import DESKTOP, PHONE
 from tests.refunds.test_claim_page_languages import path_of
 
 browser_env = on_the_pay_page.browser_env
-chromium = on_the_pay_page.chromium
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "var" / "screenshots" / "i18n"

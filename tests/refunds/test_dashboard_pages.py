@@ -11,9 +11,10 @@ import pytest
 from django.test import Client
 
 from drafts.models import Draft
+from payments import formatting
 from refunds.models import Refund
 from refunds.services import refund_claim
-from tests.dashboard.test_browser import _axe_serious, _no_horizontal_overflow, _signed_in_context, chromium  # noqa: F401
+from tests.dashboard.test_browser import _axe_serious, _no_horizontal_overflow, _signed_in_context
 from tests.drafts.conftest import ADDRESSES
 from tests.refunds.conftest import CUSTOMER
 
@@ -123,6 +124,8 @@ def test_the_refund_pages_in_the_browser(chromium, live_server, owner, paid_draf
     check("refund-approved")
 
     page.goto(f"{live_server.url}/dashboard/refunds/")
-    assert page.get_by_role("link", name=refund.created_at.strftime("%Y-%m-%d %H:%M")).is_visible()
+    assert page.get_by_role(
+        "link", name=formatting.moment(refund.created_at, "UTC", "en", skeleton=formatting.MINUTES)
+    ).is_visible()
     check("refunds-list")
     assert problems == []

@@ -13,16 +13,13 @@ from playwright.sync_api import Page, expect
 
 from drafts.models import Draft
 from refunds.models import Refund
+from tests.browser import AXE, CHROMIUM, axe_serious
 from tests.chainwatch.conftest import anvil_factory, ethereum  # noqa: F401 - anvil as Ethereum
 from tests.drafts.conftest import ADDRESSES
-from tests.paylinks.test_pay_page_browser import (  # noqa: F401 - the pay page's browser fixtures
-    AXE,
-    CHROMIUM,
+from tests.paylinks.test_pay_page_browser import (  # noqa: F401 - the pay page's fixtures
     DESKTOP,
     PHONE,
-    axe_serious,
     browser_env,
-    chromium,
     watch_ethereum,
 )
 
@@ -52,7 +49,7 @@ def pay_and_confirm(ethereum, to: str, amount: int) -> None:  # noqa: F811
 @pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["phone", "desktop"])
 def test_a_refund_is_claimed_on_the_page_approved_and_paid_on_anvil(
     browser_env,  # noqa: F811
-    chromium,  # noqa: F811
+    chromium,
     api_client,
     ethereum,  # noqa: F811
     viewport,

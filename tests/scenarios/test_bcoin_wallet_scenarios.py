@@ -5,19 +5,23 @@ task takes them from the mempool to Seen and from blocks to Confirmed."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.utils.dateparse import parse_datetime
 from embit import bip39
 from embit.bip32 import HDKey
 from embit.networks import NETWORKS
 
 from chainwatch.models import Cursor
 from chainwatch.tasks import chainwatch_run
+from notifications.models import EmailNotification
 from tests.scenarios.bcoin.node import BcoinNode
-from tests.scenarios.conftest import events_of, payload
+from tests.scenarios.conftest import deliver_all, events_of, payload
 
 pytestmark = pytest.mark.django_db
 
@@ -157,3 +161,223 @@ def test_the_tx_templates_psbt_completed_by_bitcoinjs_and_broadcast_pays_the_der
     now = status(api_client, made)
     assert now["status"] == "Confirmed" and now["txIds"] == [txid]
     assert payload(made, "draft.confirmed")["platformFee"]["accrued"] is False  # the fee output was paid
+
+
+def drafted(api_client, made: dict) -> dict:
+    return api_client.get(f"/api/v1/drafts/{made['id']}").json()
+
+
+def unmatched(api_client) -> dict[str, dict]:
+    """The merchant's unmatched transfers by txid."""
+    return {t["txId"]: t for t in api_client.get("/api/v1/transfers").json()["items"]}
+
+
+# --- Nothing paid before it was asked (the payment-identity issue) ---------------------------
+
+
+def test_a_transaction_sent_before_its_draft_was_created_pays_nothing_and_is_reported(api_client, node):
+    """Two payers pay the wallet's next addresses before the drafts that get them exist: one is
+    seen by a watcher pass before the draft (in the mempool, paying nothing watched then), the
+    other reaches the node's mempool seconds before the draft is made. Neither pays its draft;
+    both are reported to the merchant as sent before the draft."""
+    tick()
+    shop = wallet(api_client)
+    first_address, second_address = (a["address"] for a in shop["firstAddresses"][:2])
+    seen_first = node.pay((first_address, 100_000))
+    node.in_mempool(seen_first)
+    tick()  # the watcher inspects the mempool: nothing it watches yet
+    sent_before = node.pay((second_address, 100_000))
+    node.in_mempool(sent_before)
+    time.sleep(4)  # the node's entry time is in whole seconds (chainwatch.bitcoin.NODE_TIME_SLACK)
+    first, second = (draft(api_client, shop["id"], 100_000, singleOutput=True) for _ in range(2))
+    assert (first["receiverAddress"], second["receiverAddress"]) == (first_address, second_address)
+
+    tick()
+    node.mine(2)
+    tick()
+    for made in (first, second):
+        now = drafted(api_client, made)
+        assert now["status"] == "Pending" and now["paidTxIds"] == [], now
+        assert events_of(made) == ["draft.created"]
+    reports = unmatched(api_client)
+    for txid, made in ((seen_first, first), (sent_before, second)):
+        assert reports[txid]["candidateDraftIds"] == [made["id"]]
+        assert reports[txid]["reason"] == "sentBeforeDraft" and reports[txid]["matched"] is False
+
+    paid_after = node.pay((second_address, 100_000))  # the payer pays again, now that it was asked
+    node.mine(2)
+    tick()
+    now = drafted(api_client, second)
+    assert now["status"] == "Confirmed" and now["paidTxIds"] == [paid_after]
+
+
+def test_a_coinbase_output_paying_a_draft_confirms_it_only_at_maturity(api_client, node):
+    tick()
+    node.mine(1)  # an empty mempool: the next coinbase is the block reward alone
+    tick()
+    assert node.rpc("getrawmempool") == []
+    shop = wallet(api_client)
+    height = node.rpc("getblockcount") + 1
+    reward = 50 * 10**8 >> (height // 150)  # regtest halves every 150 blocks
+    made = draft(api_client, shop["id"], reward, singleOutput=True)
+
+    node.mine_to(made["receiverAddress"], 1)
+    node.mine(1)
+    tick()
+    now = drafted(api_client, made)
+    assert now["status"] == "Seen" and now["confirmations"] == 2
+    assert now["requiredConfirmations"] == 100  # spendable only after 100 blocks
+    node.mine(97)
+    tick()
+    assert drafted(api_client, made)["status"] == "Seen"
+    node.mine(1)
+    tick()
+    now = drafted(api_client, made)
+    assert now["status"] == "Confirmed" and now["confirmations"] == 100 and now["finalizedAt"] is not None
+    assert events_of(made) == ["draft.created", "draft.seen", "draft.confirmed"]
+
+
+# --- Confirmed stays true or says otherwise ---------------------------------------------------
+
+
+def test_confirmations_keep_counting_after_confirmed_until_the_finality_depth(api_client, node, settings):
+    settings.FINALITY_DEPTHS = {**settings.FINALITY_DEPTHS, "Regtest": 6}
+    tick()
+    shop = wallet(api_client)
+    made = draft(api_client, shop["id"], 100_000, singleOutput=True)
+    txid = node.pay((made["receiverAddress"], 60_000), (made["receiverAddress"], 40_000))  # two outputs, one tx
+    node.mine(2)
+    tick()
+    now = drafted(api_client, made)
+    assert now["status"] == "Confirmed" and now["confirmations"] == 2 and now["finalizedAt"] is None
+    assert now["paidTxIds"] == [txid] and status(api_client, made)["txIds"] == [txid]  # one txid, listed once
+    node.mine(3)
+    tick()
+    assert drafted(api_client, made)["confirmations"] == 5
+    node.mine(1)
+    tick()
+    now = drafted(api_client, made)
+    assert now["confirmations"] == 6 and now["finalizedAt"] is not None and now["paymentReverted"] is False
+    node.mine(2)
+    tick()
+    assert drafted(api_client, made)["confirmations"] == 6  # final: no longer followed
+    assert events_of(made) == ["draft.created", "draft.seen", "draft.confirmed"]
+
+
+def test_a_reorg_deeper_than_the_required_confirmations_reverts_a_confirmed_draft_and_says_so(
+    api_client, node, make_receiver, settings
+):
+    """invalidateblock on the block holding the payment, then a longer fork without it (bcoin's
+    mempool takes nothing back from a disconnected block when it is empty, so the payment is gone)."""
+    settings.OUTBOUND_ALLOW_LOOPBACK = True
+    everything = make_receiver()
+    assert api_client.post("/api/v1/webhooks", {"url": everything.url}, format="json").status_code == 200
+    tick()
+    shop = wallet(api_client)
+    made = draft(api_client, shop["id"], 100_000, singleOutput=True)
+    txid = node.pay((made["receiverAddress"], 100_000))
+    node.in_mempool(txid)
+    tick()
+    first_block, _ = node.mine(2)
+    tick()
+    assert drafted(api_client, made)["status"] == "Confirmed"
+    assert node.rpc("getrawmempool") == []
+
+    node.rpc("invalidateblock", first_block)
+    node.mine(3)  # a longer fork without the payment: 2 confirmations undone, 2 required
+    tick()
+    now = drafted(api_client, made)
+    assert now["status"] == "Pending" and now["paidTxIds"] == [] and now["confirmations"] == 0
+    assert now["paymentReverted"] is True and now["revertedTxIds"] == [txid] and now["paymentRevertedAt"]
+    assert events_of(made) == ["draft.created", "draft.seen", "draft.confirmed", "draft.payment_reverted"]
+    reverted = payload(made, "draft.payment_reverted")
+    assert reverted["previousStatus"] == "Confirmed" and reverted["revertedTxIds"] == [txid]
+    deliver_all()
+    delivered = [json.loads(r.body)["event"] for r in everything.requests]
+    assert delivered[-1] == "draft.payment_reverted"  # every endpoint gets it by default
+    emails = EmailNotification.objects.filter(context__event="draft.payment_reverted")
+    (email,) = emails.filter(context__data__draftId=made["id"])
+    assert email.user.email
+
+    again = node.pay((made["receiverAddress"], 100_000))  # the payer pays anew
+    node.mine(2)
+    tick()
+    now = drafted(api_client, made)
+    assert now["status"] == "Confirmed" and now["paidTxIds"] == [again] and now["paymentReverted"] is False
+
+
+# --- The other payment shapes on derived addresses (the Bitcoin issue) ------------------------
+
+
+def test_a_split_payment_to_a_derived_address_confirms_with_both_transactions(api_client, node):
+    tick()
+    shop = wallet(api_client)
+    made = draft(api_client, shop["id"], 100_000, singleOutput=True)
+    first = node.pay((made["receiverAddress"], 60_000))
+    node.in_mempool(first)
+    tick()
+    assert drafted(api_client, made)["status"] == "Pending"  # a part pays nothing alone
+    second = node.pay((made["receiverAddress"], 40_000))
+    node.mine(2)
+    tick()
+    now = drafted(api_client, made)
+    assert now["status"] == "Confirmed" and sorted(now["paidTxIds"]) == sorted([first, second])
+    assert now["receivedAmountSats"] == 100_000
+    assert events_of(made) == ["draft.created", "draft.seen", "draft.confirmed"]
+    assert first not in unmatched(api_client) and second not in unmatched(api_client)
+
+
+def test_a_derived_address_paid_twice_reports_the_second_payment_on_its_draft(api_client, node):
+    tick()
+    shop = wallet(api_client)
+    made, other = (draft(api_client, shop["id"], 100_000, singleOutput=True) for _ in range(2))
+    paid = node.pay((made["receiverAddress"], 100_000))
+    node.mine(2)
+    tick()
+    again = node.pay((made["receiverAddress"], 100_000))
+    node.mine(2)
+    tick()
+    now = drafted(api_client, made)
+    assert now["status"] == "Confirmed" and now["paidTxIds"] == [paid]
+    assert drafted(api_client, other)["status"] == "Pending"  # the same price elsewhere: untouched
+    assert events_of(made) == ["draft.created", "draft.seen", "draft.confirmed", "draft.paid_again"]
+    assert payload(made, "draft.paid_again")["again"]["txId"] == again
+    report = unmatched(api_client)[again]
+    assert report["candidateDraftIds"] == [made["id"]] and report["matched"] is False
+
+
+def test_a_late_payment_to_an_expired_drafts_derived_address_pays_it_late(api_client, node):
+    from drafts.services import draft_expire
+
+    tick()
+    shop = wallet(api_client)
+    made = draft(api_client, shop["id"], 100_000, singleOutput=True)
+    draft_expire(draft_id=made["id"], now=parse_datetime(made["expiresAt"]) + timedelta(seconds=1))
+    assert drafted(api_client, made)["status"] == "Expired"
+    txid = node.pay((made["receiverAddress"], 100_000))
+    node.mine(2)
+    tick()
+    now = drafted(api_client, made)
+    assert now["status"] == "Confirmed" and now["paidLate"] is True and now["paidTxIds"] == [txid]
+    assert events_of(made) == ["draft.created", "draft.expired", "draft.seen", "draft.confirmed"]
+
+
+def test_a_reorg_before_confirmed_sends_a_derived_address_draft_back_to_pending(api_client, node):
+    tick()
+    shop = wallet(api_client)
+    made = draft(api_client, shop["id"], 100_000, singleOutput=True)
+    txid = node.pay((made["receiverAddress"], 100_000))
+    (block,) = node.mine(1)
+    tick()
+    now = drafted(api_client, made)
+    assert (now["status"], now["confirmations"]) == ("Seen", 1)
+
+    assert node.rpc("getrawmempool") == []  # so bcoin takes nothing back from the block it drops
+    node.rpc("invalidateblock", block)
+    node.mine(2)  # a longer branch without the payment
+    tick()
+    now = drafted(api_client, made)
+    assert now["status"] == "Pending" and now["paidTxIds"] == [] and now["paymentReverted"] is True
+    assert now["revertedTxIds"] == [txid]
+    assert events_of(made) == ["draft.created", "draft.seen", "draft.payment_reverted"]
+    assert payload(made, "draft.payment_reverted")["previousStatus"] == "Seen"

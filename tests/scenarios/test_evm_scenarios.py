@@ -222,9 +222,15 @@ def test_a_draft_paid_twice_reports_the_second_payment_and_the_receiver_gets_eac
 
     deliver_all()
     deliveries = receiver.requests
-    assert [json.loads(r.body)["event"] for r in deliveries] == subscribed
-    events = Event.objects.filter(type__in=subscribed).order_by("created_at", "id")  # paid_again: not asked for
-    for request, event in zip(deliveries, events, strict=True):
+    bodies = [json.loads(r.body) for r in deliveries]
+    # One object's events arrive in its sequence; the transfer's report is another object's.
+    assert sorted(b["event"] for b in bodies) == sorted(subscribed)
+    assert [b["event"] for b in bodies if b["objectId"] == draft["id"]] == subscribed[:3]
+    assert [b["sequence"] for b in bodies if b["objectId"] == draft["id"]] == [1, 2, 3]
+    events = {str(e.id): e for e in Event.objects.filter(type__in=subscribed)}  # paid_again: not asked for
+    assert set(events) == {b["id"] for b in bodies}
+    for request, body in zip(deliveries, bodies, strict=True):
+        event = events[body["id"]]
         headers = {name.lower(): value for name, value in request.headers.items()}
         expected = "sha256=" + hmac.new(hook["secret"].encode(), request.body, hashlib.sha256).hexdigest()
         assert hmac.compare_digest(headers["x-service-signature"], expected)
@@ -232,8 +238,8 @@ def test_a_draft_paid_twice_reports_the_second_payment_and_the_receiver_gets_eac
         StandardWebhook(hook["secret"]).verify(
             request.body, {k: headers[k] for k in ("webhook-id", "webhook-timestamp", "webhook-signature")}
         )
-        assert json.loads(request.body) == {"event": event.type, "data": event.data}
-    unmatched = json.loads(deliveries[-1].body)["data"]
+        assert (body["event"], body["data"]) == (event.type, event.data)
+    unmatched = next(b["data"] for b in bodies if b["event"] == "transfer.unmatched")
     assert unmatched["txId"] == second and unmatched["transferId"] == item["id"]
     assert unmatched["candidateDraftIds"] == [draft["id"]] and unmatched["amountSats"] == USDC_25
     assert len({r.headers["X-Service-Delivery"] for r in deliveries}) == 4
@@ -319,7 +325,15 @@ def test_a_payment_in_a_block_before_the_draft_was_created_does_not_pay_it_even_
         assert chain.status(draft)["status"] == "Pending"
         (item,) = chain.transfers(matched=False)
         assert item["txId"] == tx and item["candidateDraftIds"] == [draft["id"]]
-    assert events_of(draft) == ["draft.created"]
+        assert item["reason"] == "sentBeforeDraft"
+        assert events_of(draft) == ["draft.created"]
+
+        # The payer pays again, after the bill: the chain's clock is where the merchant's is.
+        chain.node.w3.provider.make_request("evm_increaseTime", [180])
+        again = chain.pay(receiver, USDC_25)
+        chain.settle()
+        now = chain.get(draft)
+        assert now["status"] == "Confirmed" and now["paidTxIds"] == [again]
     assert_nothing_counted_twice(chain.network)
 
 

@@ -11,7 +11,7 @@ from django.test import Client
 
 from drafts.models import Draft
 from tests.conftest import stepped_up
-from tests.dashboard.test_browser import _axe_serious, _no_horizontal_overflow, _signed_in_context, chromium  # noqa: F401
+from tests.dashboard.test_browser import _axe_serious, _no_horizontal_overflow, _signed_in_context
 from tests.drafts.conftest import ADDRESSES, FEE_ADDRESSES
 from tests.factories import make_draft
 

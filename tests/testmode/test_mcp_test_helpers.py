@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 
 from tests.drafts.conftest import ADDRESSES
-from tests.mcp.conftest import call_tool, mcp_url  # noqa: F401
+from tests.mcp.conftest import call_tool
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 SEPOLIA = {"network": "Sepolia", "currency": "USDC", "receiverAddress": ADDRESSES["Sepolia"], "amountSats": 5_000_000}
 
 
-def test_an_agent_pays_reorgs_and_expires_test_drafts(mcp_url, make_key):  # noqa: F811
+def test_an_agent_pays_reorgs_and_expires_test_drafts(mcp_url, make_key):
     key = make_key("drafts:read", "drafts:write", livemode=False)
     draft = call_tool(mcp_url, key, "create_draft", SEPOLIA).structured_content
     assert draft["livemode"] is False
@@ -33,14 +33,14 @@ def test_an_agent_pays_reorgs_and_expires_test_drafts(mcp_url, make_key):  # noq
     assert bad.is_error
 
 
-def test_a_live_key_is_refused_by_the_test_tools(mcp_url, make_key):  # noqa: F811
+def test_a_live_key_is_refused_by_the_test_tools(mcp_url, make_key):
     key = make_key("drafts:read", "drafts:write")
     draft = call_tool(mcp_url, key, "create_draft", SEPOLIA | {"amountSats": 7_000_000}).structured_content
     refused = call_tool(mcp_url, key, "test_pay_draft", {"id": draft["id"]})
     assert refused.is_error and refused.structured_content["code"] == "test_mode_only"
 
 
-def test_an_agent_takes_a_test_refund_to_paid_and_never_sees_a_live_one(mcp_url, make_key):  # noqa: F811
+def test_an_agent_takes_a_test_refund_to_paid_and_never_sees_a_live_one(mcp_url, make_key):
     from drafts.models import Draft
     from refunds.services import refund_claim
     from tests.refunds.conftest import CUSTOMER, pay
@@ -55,7 +55,7 @@ def test_an_agent_takes_a_test_refund_to_paid_and_never_sees_a_live_one(mcp_url,
     call_tool(mcp_url, key, "test_pay_draft", {"id": draft["id"]})
     refund = call_tool(mcp_url, key, "create_refund", {"draftId": draft["id"], "full": True}).structured_content
     assert refund["livemode"] is False
-    assert [r["id"] for r in call_tool(mcp_url, key, "list_refunds", {}).structured_content["result"]] == [refund["id"]]
+    assert [r["id"] for r in call_tool(mcp_url, key, "list_refunds", {}).structured_content["items"]] == [refund["id"]]
     for tool in ("get_refund", "approve_refund", "cancel_refund"):
         hidden = call_tool(mcp_url, key, tool, {"id": live["id"]})
         assert hidden.is_error and hidden.structured_content["status"] == 404, (tool, hidden.structured_content)

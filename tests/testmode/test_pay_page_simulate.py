@@ -10,14 +10,12 @@ from django.test import Client
 from playwright.sync_api import expect
 
 from paylinks.models import PaymentRequest
+from tests.browser import CHROMIUM, axe_serious
 from tests.drafts.conftest import ADDRESSES
-from tests.paylinks.test_pay_page_browser import (  # noqa: F401
-    CHROMIUM,
+from tests.paylinks.test_pay_page_browser import (  # noqa: F401 - the pay page's fixtures
     DESKTOP,
     PHONE,
-    axe_serious,
     browser_env,
-    chromium,
     live_asgi,
 )
 

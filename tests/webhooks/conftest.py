@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from django.db import transaction
 
+from webhooks import attempts as webhook_attempts
 from webhooks import endpoints, services
 from webhooks.models import DeliveryAttempt, Webhook
 
@@ -41,13 +43,15 @@ class Received:
 @dataclass
 class Receiver:
     """A real HTTP server. `statuses` answers the next requests in turn, then `status`.
-    With `hold` set, each request waits for `release` before answering; with `keep_alive`
-    it speaks HTTP/1.1 and keeps connections open."""
+    With `hold` set, each request waits for `release` before answering; with `delay`, each
+    answers that many seconds late (a slow receiver); with `keep_alive` it speaks HTTP/1.1 and
+    keeps connections open."""
 
     status: int = 200
     statuses: list[int] = field(default_factory=list)
     requests: list[Received] = field(default_factory=list)
     hold: bool = False
+    delay: float = 0.0
     keep_alive: bool = False
     release: threading.Event = field(default_factory=threading.Event)
     arrived: threading.Condition = field(default_factory=threading.Condition)
@@ -75,6 +79,7 @@ def _serve(receiver: Receiver) -> ThreadingHTTPServer:
                 receiver.arrived.notify_all()
             if receiver.hold:
                 receiver.release.wait(60)
+            time.sleep(receiver.delay)
             try:
                 self.send_response(status)
                 self.send_header("Content-Length", "2")
@@ -141,10 +146,41 @@ def deliver_due(**kwargs) -> list[DeliveryAttempt]:
     """One beat tick, then the claimed attempts, as the Celery worker would run them."""
     attempts = []
     for attempt_id in services.deliveries_dispatch(**kwargs):
-        attempts.append(services.delivery_attempt(attempt_id=attempt_id))
+        attempts.append(webhook_attempts.delivery_attempt(attempt_id=attempt_id))
+    return attempts
+
+
+def deliver_all_due(**kwargs) -> list[DeliveryAttempt]:
+    """Ticks until one claims nothing: an object's later events wait for its earlier ones, so
+    a draft's draft.seen and draft.confirmed take a tick each here (a worker's lane goes on by itself)."""
+    attempts, ticks = [], 0
+    while made := deliver_due(**kwargs):
+        attempts += made
+        ticks += 1
+        assert ticks < 100, "deliveries keep coming due"
     return attempts
 
 
 def record(user, type: str, data: dict, draft_id=None):
     with transaction.atomic():
         return services.event_record(user=user, type=type, data=data, draft_id=draft_id)
+
+
+def deliver_in_a_pass(**kwargs) -> list[DeliveryAttempt]:
+    """One dispatcher pass (webhooks/passes.py, the asyncio sender), in-process, as the
+    `webhooks.dispatch_due` task runs it; returns the attempts it made."""
+    from webhooks import passes
+
+    before = set(DeliveryAttempt.objects.values_list("id", flat=True))
+    passes.pass_run(seconds=kwargs.pop("seconds", 1))
+    return list(DeliveryAttempt.objects.exclude(id__in=before).order_by("claimed_at", "number"))
+
+
+@pytest.fixture(params=["one at a time", "a pass"])
+def send_due(request):
+    """Each way a delivery is made: a worker's attempt (then its lane), and a dispatcher pass."""
+    from webhooks import passes
+
+    passes._seen.clear()
+    yield deliver_in_a_pass if request.param == "a pass" else deliver_due
+    passes._seen.clear()

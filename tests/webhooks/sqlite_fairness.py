@@ -21,6 +21,7 @@ from django.db import transaction  # noqa: E402
 
 from accounts.models import User  # noqa: E402
 from tests.webhooks.conftest import refusing_endpoint  # noqa: E402
+from webhooks import attempts as webhook_attempts  # noqa: E402
 from webhooks import endpoints, services  # noqa: E402
 from webhooks.models import DeliveryAttempt, EventType  # noqa: E402
 
@@ -52,7 +53,9 @@ with refusing_endpoint() as refusing_url:
     with transaction.atomic():
         services.event_record(user=other, type=EventType.DRAFT_SEEN, data={"draftId": "b1"})
 
-    attempts = [services.delivery_attempt(attempt_id=attempt_id) for attempt_id in services.deliveries_dispatch()]
+    attempts = [
+        webhook_attempts.delivery_attempt(attempt_id=attempt_id) for attempt_id in services.deliveries_dispatch()
+    ]
 json.dump(
     {
         "received": received,

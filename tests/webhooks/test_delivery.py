@@ -14,9 +14,11 @@ from django.utils import timezone
 from standardwebhooks.webhooks import Webhook as StandardWebhook
 
 import outbound
+from core.wire import json_datetime
 from tests.factories import draft_payment_observed, make_draft
-from tests.webhooks.conftest import deliver_due, record
-from webhooks import services
+from tests.webhooks.conftest import deliver_all_due, deliver_due, record
+from webhooks import attempts as webhook_attempts
+from webhooks import services, signing
 from webhooks.models import AttemptState, Delivery, DeliveryAttempt, EventType
 
 pytestmark = pytest.mark.django_db
@@ -24,11 +26,11 @@ pytestmark = pytest.mark.django_db
 START = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)  # in the past, so rows stay due afterwards
 
 
-def test_a_delivery_is_a_signed_json_post_with_both_header_schemes(make_webhook, receiver, owner):
+def test_a_delivery_is_a_signed_json_post_with_both_header_schemes(make_webhook, receiver, owner, send_due):
     webhook = make_webhook(receiver.url)
     event = record(owner, EventType.DRAFT_CONFIRMED, {"draftId": "d-1", "status": "Confirmed", "memo": "Grüße"})
 
-    deliver_due()
+    send_due()
 
     assert len(receiver.requests) == 1
     request = receiver.requests[0]
@@ -36,14 +38,22 @@ def test_a_delivery_is_a_signed_json_post_with_both_header_schemes(make_webhook,
     assert request.headers["Content-Type"] == "application/json"
     assert request.headers["X-Service-Event"] == "draft.confirmed"
     assert request.headers["X-Service-Delivery"] == str(delivery.id)
-    assert json.loads(request.body) == {"event": "draft.confirmed", "data": event.data}
+    body = {
+        "id": str(event.id),
+        "event": "draft.confirmed",
+        "createdAt": json_datetime(event.created_at),
+        "objectId": None,  # "d-1" names no object
+        "sequence": 1,
+        "data": event.data,
+    }
+    assert json.loads(request.body) == body
     # The spec's scheme: keyed with the whole secret string, hex, over the raw body.
     expected = "sha256=" + hmac.new(webhook.secret.encode(), request.body, hashlib.sha256).hexdigest()
     assert request.headers["X-Service-Signature"] == expected
     # Standard Webhooks, checked by the reference verifier.
     assert request.headers["webhook-id"] == str(delivery.id)
     verified = StandardWebhook(webhook.secret).verify(request.body, request.headers)
-    assert verified == {"event": "draft.confirmed", "data": event.data}
+    assert verified == body
 
 
 def test_a_wrong_secret_fails_both_signature_checks(make_webhook, receiver, owner):
@@ -51,9 +61,9 @@ def test_a_wrong_secret_fails_both_signature_checks(make_webhook, receiver, owne
     record(owner, EventType.DRAFT_SEEN, {"draftId": "d-1"})
     deliver_due()
     request = receiver.requests[0]
-    wrong = services.signing.secret_generate()
+    wrong = signing.secret_generate()
 
-    assert request.headers["X-Service-Signature"] != services.signing.service_signature(wrong, request.body)
+    assert request.headers["X-Service-Signature"] != signing.service_signature(wrong, request.body)
     with pytest.raises(Exception, match="No matching signature"):
         StandardWebhook(wrong).verify(request.body, request.headers)
 
@@ -81,8 +91,10 @@ def test_a_draft_confirmed_by_the_state_machine_is_delivered_with_its_payload(ma
     draft = make_draft(owner, order_id="order-42")
 
     draft_payment_observed(draft_id=draft.id, tx_id="0xabc", received_base_units=25_000_000, confirmations=12)
-    deliver_due()
+    deliver_all_due()
 
+    assert [r.headers["X-Service-Event"] for r in receiver.requests] == ["draft.seen", "draft.confirmed"]
+    assert [json.loads(r.body)["sequence"] for r in receiver.requests] == [1, 2]  # made without draft.created
     bodies = {json.loads(r.body)["event"]: json.loads(r.body)["data"] for r in receiver.requests}
     assert set(bodies) == {"draft.seen", "draft.confirmed"}
     confirmed = bodies["draft.confirmed"]
@@ -156,26 +168,26 @@ def test_any_2xx_counts_as_delivered(make_webhook, receiver, owner, status):
     assert Delivery.objects.get().status == "Succeeded"
 
 
-def test_a_redirect_is_not_followed_and_counts_as_a_failure(make_webhook, make_receiver, owner):
+def test_a_redirect_is_not_followed_and_counts_as_a_failure(make_webhook, make_receiver, owner, send_due):
     target = make_receiver()
     redirecting = make_receiver(status=307)
     make_webhook(redirecting.url)
     record(owner, EventType.DRAFT_SEEN, {"draftId": "d"})
 
-    deliver_due()
+    send_due()
 
     assert target.requests == []
     assert Delivery.objects.get().status == "Pending"
     assert DeliveryAttempt.objects.get().status_code == 307
 
 
-def test_a_receiver_that_does_not_answer_in_time_is_retried(make_webhook, make_receiver, owner, settings):
+def test_a_receiver_that_does_not_answer_in_time_is_retried(make_webhook, make_receiver, owner, settings, send_due):
     settings.WEBHOOKS_TIMEOUT_SECONDS = 1
     silent = make_receiver(hold=True)
     make_webhook(silent.url)
     record(owner, EventType.DRAFT_SEEN, {"draftId": "d"})
 
-    [attempt] = deliver_due()
+    [attempt] = send_due()
 
     attempt.refresh_from_db()
     assert attempt.status_code is None
@@ -184,7 +196,7 @@ def test_a_receiver_that_does_not_answer_in_time_is_retried(make_webhook, make_r
     assert Delivery.objects.get().status == "Pending"
 
 
-def test_an_endpoint_dripping_its_answer_is_cut_off_at_the_time_out(make_webhook, owner, settings):
+def test_an_endpoint_dripping_its_answer_is_cut_off_at_the_time_out(make_webhook, owner, settings, send_due):
     import socket
     import threading
     import time
@@ -213,7 +225,7 @@ def test_an_endpoint_dripping_its_answer_is_cut_off_at_the_time_out(make_webhook
     record(owner, EventType.DRAFT_SEEN, {"draftId": "d"})
 
     try:
-        [attempt] = deliver_due()
+        [attempt] = send_due()
     finally:
         stop.set()
         listener.close()
@@ -224,13 +236,13 @@ def test_an_endpoint_dripping_its_answer_is_cut_off_at_the_time_out(make_webhook
     assert attempt.duration_ms < 3000
 
 
-def test_the_response_body_read_is_capped(make_webhook, make_receiver, owner, settings):
+def test_the_response_body_read_is_capped(make_webhook, make_receiver, owner, settings, send_due):
     settings.WEBHOOKS_RESPONSE_MAX_BYTES = 1
     receiver = make_receiver(status=500)
     make_webhook(receiver.url)
     record(owner, EventType.DRAFT_SEEN, {"draftId": "d"})
 
-    deliver_due()
+    send_due()
 
     assert DeliveryAttempt.objects.get().response_excerpt == "o"
 
@@ -257,8 +269,8 @@ def test_a_duplicate_task_message_does_not_post_twice(make_webhook, receiver, ow
     record(owner, EventType.DRAFT_SEEN, {"draftId": "d"})
     [attempt_id] = services.deliveries_dispatch()
 
-    first = services.delivery_attempt(attempt_id=attempt_id)
-    second = services.delivery_attempt(attempt_id=attempt_id)
+    first = webhook_attempts.delivery_attempt(attempt_id=attempt_id)
+    second = webhook_attempts.delivery_attempt(attempt_id=attempt_id)
 
     assert first is not None and second is None
     assert len(receiver.requests) == 1
@@ -283,7 +295,7 @@ def test_an_attempt_whose_task_message_was_lost_is_sent_again_by_the_tick_once(m
         assert deliver_due() == []  # due again by the schedule, but its attempt is still owed
         clock.shift(timedelta(seconds=1))
         [again] = deliver_due()
-        assert services.delivery_attempt(attempt_id=lost) is None  # the original message, late
+        assert webhook_attempts.delivery_attempt(attempt_id=lost) is None  # the original message, late
 
     assert again.id == lost and again.number == 1
     assert Delivery.objects.get().status == "Succeeded"
@@ -307,13 +319,15 @@ def test_an_attempt_whose_worker_died_while_sending_is_retried_on_schedule(make_
     assert Delivery.objects.get().status == "Succeeded"
 
 
-def test_a_dns_answer_that_turns_private_after_registration_is_not_called(make_webhook, owner, fake_dns, loopback):
+def test_a_dns_answer_that_turns_private_after_registration_is_not_called(
+    make_webhook, owner, fake_dns, loopback, send_due
+):
     fake_dns.answers["hooks.example.com"] = ["93.184.216.34"]
     webhook = make_webhook("https://hooks.example.com/pay")
     fake_dns.answers["hooks.example.com"] = ["10.0.0.7"]  # rebinding
     record(owner, EventType.DRAFT_CONFIRMED, {"draftId": "d"})
 
-    [attempt] = deliver_due()  # pytest-socket would fail this test on any connection to 10.0.0.7
+    [attempt] = send_due()  # pytest-socket would fail this test on any connection to 10.0.0.7
 
     attempt.refresh_from_db()
     assert fake_dns.calls == ["hooks.example.com", "hooks.example.com"]
@@ -323,7 +337,7 @@ def test_a_dns_answer_that_turns_private_after_registration_is_not_called(make_w
 
 
 def test_the_connection_goes_to_the_address_checked_with_the_name_as_host_header(
-    make_webhook, receiver, owner, fake_dns
+    make_webhook, receiver, owner, fake_dns, send_due
 ):
     class AnswerOnceResolver:
         """Answers 127.0.0.1 once, then a private address: any second lookup would be caught."""
@@ -340,7 +354,7 @@ def test_the_connection_goes_to_the_address_checked_with_the_name_as_host_header
     make_webhook(f"http://localhost:{receiver.port}/hooks")
     record(owner, EventType.DRAFT_SEEN, {"draftId": "d"})
 
-    deliver_due()
+    send_due()
 
     assert len(receiver.requests) == 1
     assert receiver.requests[0].headers["Host"] == f"localhost:{receiver.port}"

@@ -1,5 +1,7 @@
 """A real Celery worker killed (SIGKILL) while the receiver holds the request open: the
-delivery is not lost, and a fresh worker's tick delivers it exactly once more."""
+delivery is not lost, and a fresh worker's tick delivers it exactly once more. A worker (with
+its beat) killed in the middle of a backlog for a slow receiver: a fresh one takes up the
+deliveries within seconds, not after the dead one's leases would have run out."""
 
 from __future__ import annotations
 
@@ -16,8 +18,12 @@ import redis
 from django.conf import settings
 from django.db import connection
 from django.db.models import F
+from django.utils import timezone
 
 from config.celery import app as celery_app
+from core.beat import BEAT_LEASE
+from core.leases import lease_holder
+from core.models import Lease
 from tests.webhooks.conftest import record
 from webhooks import endpoints
 from webhooks.models import AttemptState, Delivery, DeliveryAttempt, DeliveryStatus, EventType
@@ -38,7 +44,7 @@ def _worker_env() -> dict[str, str]:
     }
 
 
-def _start_worker(log: Path) -> subprocess.Popen:
+def _start_worker(log: Path, *options: str, env: dict[str, str] | None = None) -> subprocess.Popen:
     return subprocess.Popen(
         [
             str(ROOT / ".venv" / "bin" / "celery"),
@@ -52,9 +58,10 @@ def _start_worker(log: Path) -> subprocess.Popen:
             "--without-heartbeat",
             "-n",
             f"killtest-{uuid.uuid4().hex[:8]}@%h",
+            *options,
         ],
         cwd=ROOT,
-        env=_worker_env(),
+        env={**_worker_env(), **(env or {})},
         stdout=log.open("ab"),
         stderr=subprocess.STDOUT,
         start_new_session=True,  # its own process group, so kill -9 reaches every process of it
@@ -138,3 +145,54 @@ def test_a_worker_killed_mid_delivery_loses_nothing_and_a_fresh_worker_posts_exa
     assert attempts == [(1, AttemptState.INTERRUPTED, None), (2, AttemptState.DONE, 200)]
     delivery.refresh_from_db()
     assert delivery.status == DeliveryStatus.SUCCEEDED and delivery.total_attempts == 2
+
+
+def test_a_worker_and_its_beat_killed_mid_backlog_are_taken_over_in_seconds(owner, make_receiver, loopback, tmp_path):
+    # Given a backlog for a slow receiver (each POST answered after 0.5 s), being delivered by
+    # a worker with its embedded beat (the dispatcher tick every 5 s); its lane leases the
+    # endpoint's deliveries a batch at a time
+    receiver = make_receiver(delay=0.5)
+    endpoints.webhook_create(user=owner, url=receiver.url, events=None)
+    celery_app.control.purge()
+    Lease.objects.all().delete()
+    total = 40
+    for n in range(total):
+        record(owner, EventType.DRAFT_CONFIRMED, {"draftId": f"d-{n}", "status": "Confirmed"})
+    log = tmp_path / "worker.log"
+    # a healthy endpoint's lane has up to WEBHOOKS_PER_ENDPOINT_CONCURRENCY requests in flight
+    width = 2
+    env = {"DEMO_SIMULATE_PAYMENTS": "false", "WEBHOOKS_PER_ENDPOINT_CONCURRENCY": str(width)}
+    beat = ("--beat", f"--schedule={tmp_path / 'schedule'}")
+    worker = _start_worker(log, *beat, env=env)
+    try:
+        assert receiver.wait_for(5, timeout=90), log.read_text()[-3000:]
+        _wait(lambda: lease_holder(BEAT_LEASE) is not None, 30, "the embedded beat to hold its lease")
+    finally:
+        # When the worker and its beat are killed in the middle of it
+        _kill(worker)
+    killed = time.monotonic()
+    received = len(receiver.requests)
+    assert received < total - 20, "the backlog went out before the kill; make the receiver slower"
+    lost = set(DeliveryAttempt.objects.filter(state=AttemptState.SENDING).values_list("delivery_id", flat=True))
+    assert len(lost) <= width  # the lane's POSTs under way in the solo worker when it died
+    assert lease_holder(BEAT_LEASE) is not None  # the dead beat's lease stays in the database
+    assert Delivery.objects.filter(next_attempt_at__gt=timezone.now()).count() > len(lost)  # a leased batch
+
+    # Then a fresh worker (with its beat) resumes the deliveries within 20 s of the kill
+    fresh = _start_worker(log, *beat, env=env)
+    try:
+        _wait(lambda: len(receiver.requests) > received + 1, 20, "deliveries to resume: " + log.read_text()[-3000:])
+        resumed = time.monotonic() - killed
+        # and every delivery but the lost attempt's (it retries a minute later) goes out, those
+        # the dead lane had leased included: about 20 s of POSTs, nowhere near the old lease
+        # (the lane's time budget and a POST's lease: 55 s)
+        _wait(
+            lambda: Delivery.objects.filter(status=DeliveryStatus.SUCCEEDED).count() >= total - len(lost),
+            120,
+            "the backlog to be delivered: " + log.read_text()[-3000:],
+        )
+        drained = time.monotonic() - killed
+    finally:
+        _kill(fresh)
+    print(f"deliveries resumed {resumed:.1f} s after the kill, the backlog was out after {drained:.1f} s")
+    assert drained < 45, drained

@@ -12,6 +12,7 @@ import time_machine
 
 from tests.concurrency import run_at_once
 from tests.webhooks.conftest import deliver_due, record
+from webhooks import attempts as webhook_attempts
 from webhooks import endpoints, lanes, services, signing
 from webhooks.models import AttemptState, Delivery, DeliveryAttempt, DeliveryStatus, EventType
 
@@ -180,3 +181,32 @@ def test_a_batch_held_when_the_endpoint_starts_failing_elsewhere_is_handed_back_
     assert receiver.requests == []
     assert set(Delivery.objects.values_list("attempt_count", flat=True)) == {0}
     assert deliver_due()  # due again at once, for the failing endpoint's one attempt at a time
+
+
+@pytest.mark.django_db
+def test_successes_recorded_together_settle_each_delivery_and_end_the_failure_streak(make_webhook, receiver, owner):
+    import outbound
+    from webhooks.models import Webhook
+
+    webhook = make_webhook(receiver.url)
+    _events(owner, 3)
+    attempts = [lanes.leased_start(leased)[0] for leased in lanes.deliveries_lease(webhook_id=webhook.id, limit=3)]
+    Webhook.objects.filter(pk=webhook.pk).update(consecutive_failures=2)  # an earlier streak, no failure now
+
+    webhook_attempts.attempts_record_succeeded(
+        [(attempt, outbound.Response(200 + n, 5 + n, "", body=b"ok")) for n, attempt in enumerate(attempts)]
+    )
+
+    assert set(Delivery.objects.values_list("status", flat=True)) == {DeliveryStatus.SUCCEEDED}
+    assert Delivery.objects.filter(delivered_at__isnull=True).count() == 0
+    recorded = {a.id: a for a in DeliveryAttempt.objects.all()}
+    for n, attempt in enumerate(attempts):
+        done = recorded[attempt.id]
+        assert (done.state, done.status_code, done.duration_ms, done.response_excerpt) == (
+            AttemptState.DONE,
+            200 + n,
+            5 + n,
+            "ok",
+        )
+        assert done.finished_at is not None
+    assert Webhook.objects.get(pk=webhook.pk).consecutive_failures == 0

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.webhooks.conftest import deliver_due, record
-from webhooks import endpoints, services
+from webhooks import endpoints, signing
 from webhooks.models import Delivery, EventType
 
 pytestmark = pytest.mark.django_db
@@ -109,7 +109,7 @@ def test_the_example_receiver_ignores_a_duplicate_delivery_id(example, owner):
 def test_the_example_receiver_answers_401_to_a_missing_or_wrong_signature(example):
     webhook, receiver = example
     body = b'{"event":"draft.confirmed","data":{"draftId":"forged"}}'
-    good = services.signing.service_signature(webhook.secret, body)
+    good = signing.service_signature(webhook.secret, body)
 
     missing = receiver.post(body, {"Content-Type": "application/json", "X-Service-Delivery": "x1"})
     wrong = receiver.post(body, {"X-Service-Signature": "sha256=" + "0" * 64, "X-Service-Delivery": "x2"})

@@ -1,5 +1,6 @@
 """HTTPS deliveries connect to the checked IP address but verify the certificate, and send
-SNI, for the endpoint's hostname."""
+SNI, for the endpoint's hostname: made one at a time (a worker's lane) and by a dispatcher
+pass (webhooks/passes.py, the asyncio sender)."""
 
 from __future__ import annotations
 
@@ -15,10 +16,19 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from tests.webhooks.conftest import deliver_due, record
+from tests.webhooks.conftest import deliver_due as deliver_one_at_a_time
+from tests.webhooks.conftest import record
+from webhooks import passes
 from webhooks.models import Delivery, DeliveryAttempt, EventType
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(params=["one at a time", "a pass"])
+def deliver_due(request):
+    if request.param == "a pass":
+        return lambda: passes.pass_run(seconds=1)
+    return deliver_one_at_a_time
 
 
 def _name(common_name: str) -> x509.Name:
@@ -100,7 +110,9 @@ def https_receiver(tmp_path):
         server.server_close()
 
 
-def test_https_delivery_verifies_the_hostname_and_sends_it_as_sni(https_receiver, make_webhook, owner, settings):
+def test_https_delivery_verifies_the_hostname_and_sends_it_as_sni(
+    https_receiver, make_webhook, owner, settings, deliver_due
+):
     port, ca_path, seen = https_receiver("localhost")
     settings.OUTBOUND_CA_BUNDLE = str(ca_path)
     make_webhook(f"https://localhost:{port}/hook")
@@ -113,7 +125,7 @@ def test_https_delivery_verifies_the_hostname_and_sends_it_as_sni(https_receiver
     assert seen["hosts"] == [f"localhost:{port}"]
 
 
-def test_a_certificate_for_another_name_fails_the_attempt(https_receiver, make_webhook, owner, settings):
+def test_a_certificate_for_another_name_fails_the_attempt(https_receiver, make_webhook, owner, settings, deliver_due):
     port, ca_path, seen = https_receiver("other.example")
     settings.OUTBOUND_CA_BUNDLE = str(ca_path)
     make_webhook(f"https://localhost:{port}/hook")
@@ -127,7 +139,9 @@ def test_a_certificate_for_another_name_fails_the_attempt(https_receiver, make_w
     assert seen["hosts"] == []
 
 
-def test_a_certificate_from_an_untrusted_ca_fails_the_attempt(https_receiver, make_webhook, owner, settings):
+def test_a_certificate_from_an_untrusted_ca_fails_the_attempt(
+    https_receiver, make_webhook, owner, settings, deliver_due
+):
     port, _, seen = https_receiver("localhost")
     settings.OUTBOUND_CA_BUNDLE = ""  # certifi's bundle does not know the test CA
     make_webhook(f"https://localhost:{port}/hook")

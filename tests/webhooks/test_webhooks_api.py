@@ -141,7 +141,8 @@ def test_deleting_a_webhook_removes_it_and_answers_200_with_the_deleted_endpoint
 
     assert response.status_code == 200
     assert response.json() == {key: value for key, value in created.items() if key != "secret"}
-    assert api_client.get("/api/v1/webhooks").json() == {"items": [], "page": 1, "pageSize": 20, "total": 0}
+    empty = {"items": [], "page": 1, "pageSize": 20, "total": 0, "next": None}
+    assert api_client.get("/api/v1/webhooks").json() == empty
     assert api_client.delete(f"/api/v1/webhooks/{created['id']}").status_code == 404
 
 

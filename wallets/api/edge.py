@@ -7,6 +7,7 @@ from __future__ import annotations
 from core.api.pagination import page_of
 from core.api.problems import validated
 from core.wire import json_datetime
+from drafts.idempotency import Outcome, create_once
 from drafts.wallets import gap_limit, unused_addresses
 from wallets import services
 from wallets.api.serializers import ReceivingWalletCreateRequestSerializer, ReceivingWalletListQuerySerializer
@@ -37,6 +38,22 @@ def wallet_json(wallet: ReceivingWallet) -> dict:
     }
 
 
+def receiving_wallet_create_outcome(
+    *, user, body, idempotency_key: str | None, key_field: str = "Idempotency-Key"
+) -> Outcome:
+    """POST /receiving-wallets once per Idempotency-Key (a private key is refused before anything);
+    the MCP tool create_receiving_wallet runs it too, its key named by `key_field`."""
+    private_key_check(body)
+    return create_once(
+        user=user,
+        key=idempotency_key,
+        operation="receivingWallet",
+        body=body,
+        make=lambda: receiving_wallet_create_json(user=user, body=body),
+        key_field=key_field,
+    )
+
+
 def receiving_wallet_create_json(*, user, body) -> dict:
     """POST /receiving-wallets: the registered wallet, with its first addresses to compare."""
     private_key_check(body)  # first: no later check may store, log or echo it
@@ -55,7 +72,7 @@ def receiving_wallet_page_json(*, user, query: dict) -> dict:
     """GET /receiving-wallets: one page, newest first (archived ones only when asked)."""
     wanted = validated(ReceivingWalletListQuerySerializer, query)
     wallets = services.receiving_wallet_list(user=user, include_archived=wanted["includeArchived"])
-    page = page_of(wallets, page=wanted["page"], page_size=wanted["pageSize"])
+    page = page_of(wallets, wanted, within=services.receiving_wallet_list(user=user, include_archived=True))
     return page.envelope([wallet_json(w) for w in page.items])
 
 

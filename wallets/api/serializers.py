@@ -22,11 +22,11 @@ class ReceivingWalletCreateRequestSerializer(StrictSerializer):
         required=False,
         help_text="For a bare xpub/tpub: how its addresses are made (wpkh, tr, sh-wpkh)",
     )
-    label = serializers.CharField(max_length=200, allow_null=True, allow_blank=True, required=False)
+    label = serializers.CharField(max_length=200, allow_null=True, allow_blank=True, required=False)  # type: ignore[assignment]  # a field named "label": the stubs read it as Field.label
 
 
 class ReceivingWalletListQuerySerializer(StrictSerializer, PageQuerySerializer):
-    includeArchived = serializers.BooleanField(required=False, default=False)
+    includeArchived = serializers.BooleanField(required=False, default=False, help_text="Archived ones too.")
 
 
 class WalletAddressSerializer(serializers.Serializer):
@@ -38,7 +38,7 @@ class ReceivingWalletSerializer(serializers.Serializer):
     """Schema of a receiving wallet; wallets.api.edge.wallet_json builds the body."""
 
     id = serializers.UUIDField()
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # a field named "label": the stubs read it as Field.label
     network = serializers.CharField()
     descriptor = serializers.CharField(help_text="The receive branch (…/0/*) with its checksum")
     scriptType = serializers.CharField()

@@ -5,10 +5,11 @@ from rest_framework import viewsets
 from rest_framework.response import Response
 
 from core.api.pagination import paged_envelope_serializer
+from core.api.responses import IDEMPOTENCY_HEADER, idempotency_key_of, outcome_response
 from core.routing import UUID_PATTERN
 from wallets.api.edge import (
     receiving_wallet_archive_json,
-    receiving_wallet_create_json,
+    receiving_wallet_create_outcome,
     receiving_wallet_get_json,
     receiving_wallet_page_json,
 )
@@ -34,10 +35,14 @@ class ReceivingWalletViewSet(viewsets.ViewSet):
     @extend_schema(
         summary="Register a receiving wallet by its public descriptor (private keys refused)",
         request=ReceivingWalletCreateRequestSerializer,
+        parameters=[IDEMPOTENCY_HEADER],
         responses={200: ReceivingWalletSerializer},
     )
     def create(self, request):
-        return Response(receiving_wallet_create_json(user=request.user, body=request.data))
+        outcome = receiving_wallet_create_outcome(
+            user=request.user, body=request.data, idempotency_key=idempotency_key_of(request)
+        )
+        return outcome_response(outcome, url_name="receiving-wallets-detail")
 
     @extend_schema(summary="Read a receiving wallet", responses=ReceivingWalletSerializer)
     def retrieve(self, request, pk=None):

@@ -1,14 +1,15 @@
 from __future__ import annotations
 
-from datetime import datetime
+from typing import Any
 
 from django.utils import timezone
 from rest_framework import serializers
 
-from core.api.pagination import paged_envelope_serializer
-from core.api.serializers import StrictBooleanField, StrictIntegerField, StrictSerializer
+from core.api.pagination import PageQuerySerializer, paged_envelope_serializer
+from core.api.serializers import StrictBooleanField, StrictChoiceField, StrictIntegerField, StrictSerializer
 from outbound import MAX_URL_LENGTH
-from webhooks.models import EventType
+from webhooks.models import DeliveryStatus, EventType, Webhook
+from webhooks.selectors import STREAM_WAIT_MAX_SECONDS
 
 MAX_OVERLAP_HOURS = 24 * 7
 
@@ -16,7 +17,7 @@ MAX_OVERLAP_HOURS = 24 * 7
 class EventTypesField(serializers.ListField):
     child = serializers.CharField()
 
-    def to_internal_value(self, data):
+    def to_internal_value(self, data: Any) -> list[str]:
         names = super().to_internal_value(data)
         unknown = sorted({name for name in names if name not in EventType.values})
         if unknown:
@@ -43,7 +44,7 @@ class UpdateWebhookRequestSerializer(StrictSerializer):
     events = EventTypesField(required=False, allow_null=True, allow_empty=True, max_length=len(EventType.values) * 2)
 
 
-class WebhookSerializer(serializers.Serializer):
+class WebhookSerializer(serializers.Serializer[Any]):
     id = serializers.UUIDField()
     url = serializers.CharField()
     events = serializers.SerializerMethodField()
@@ -56,12 +57,13 @@ class WebhookSerializer(serializers.Serializer):
         help_text="While a rotated-out secret still signs deliveries (beside the new one): until when; else null"
     )
 
-    def get_previousSecretExpiresAt(self, webhook) -> datetime | None:
-        if webhook.previous_secret_in_force(timezone.now()) is None:
+    def get_previousSecretExpiresAt(self, webhook: Webhook) -> str | None:
+        expires = webhook.previous_secret_expires_at
+        if webhook.previous_secret_in_force(timezone.now()) is None or expires is None:
             return None
-        return serializers.DateTimeField().to_representation(webhook.previous_secret_expires_at)
+        return serializers.DateTimeField().to_representation(expires)
 
-    def get_events(self, webhook) -> list[str] | None:
+    def get_events(self, webhook: Webhook) -> list[str] | None:
         return list(webhook.events) or None
 
 
@@ -83,7 +85,7 @@ class RotateWebhookSecretRequestSerializer(StrictSerializer):
     )
 
 
-class DeliveryAttemptSerializer(serializers.Serializer):
+class DeliveryAttemptSerializer(serializers.Serializer[Any]):
     number = serializers.IntegerField()
     state = serializers.CharField()
     at = serializers.DateTimeField(source="started_at", allow_null=True)
@@ -92,7 +94,7 @@ class DeliveryAttemptSerializer(serializers.Serializer):
     error = serializers.CharField(allow_blank=True)
 
 
-class DeliverySerializer(serializers.Serializer):
+class DeliverySerializer(serializers.Serializer[Any]):
     id = serializers.UUIDField()
     webhookId = serializers.UUIDField(source="webhook_id")
     eventId = serializers.UUIDField(source="event_id")
@@ -106,3 +108,95 @@ class DeliverySerializer(serializers.Serializer):
 
 
 DeliveryPageSerializer = paged_envelope_serializer("DeliveryPage", DeliverySerializer)
+
+
+class DeliveryListQuerySerializer(StrictSerializer, PageQuerySerializer):
+    status = StrictChoiceField(
+        choices=DeliveryStatus.choices, required=False, help_text="Only deliveries in this status"
+    )
+
+
+# --- Events -----------------------------------------------------------------------------------
+
+
+class EventSerializer(serializers.Serializer[Any]):
+    """An event as the API lists it: the body its deliveries carry, and its mode."""
+
+    id = serializers.UUIDField()
+    event = serializers.CharField(source="type", help_text="The event type (the delivery body's `event`)")
+    createdAt = serializers.DateTimeField(source="created_at")
+    objectId = serializers.UUIDField(
+        source="object_id",
+        allow_null=True,
+        help_text="The object it reports: a draft, payment request, refund or transfer (a test event: the endpoint)",
+    )
+    sequence = serializers.IntegerField(
+        help_text="1, 2, 3... over the object's events; a receiver ignores one lower than the last it applied"
+    )
+    livemode = serializers.BooleanField()
+    # `data` (the event's data) is declared after the class: as a class attribute it would hide, for
+    # the type checker, Serializer's `data` (the output); the metaclass takes declared fields off
+    # the class either way, so the field and the output are the same as if declared here.
+
+
+EventSerializer._declared_fields["data"] = serializers.JSONField()
+
+EventPageSerializer = paged_envelope_serializer("EventPage", EventSerializer)
+
+
+class EventListQuerySerializer(StrictSerializer, PageQuerySerializer):
+    type = serializers.ChoiceField(choices=EventType.choices, required=False, help_text="Only events of this type")
+    objectId = serializers.UUIDField(required=False, help_text="Only the events of this object (e.g. a draft id)")
+    # "from" is a Python keyword: declared below (created at or after it, like GET /drafts).
+    to = serializers.DateTimeField(required=False, help_text="Created at or before this time")
+
+
+EventListQuerySerializer._declared_fields["from"] = serializers.DateTimeField(
+    required=False, help_text="Created at or after this time"
+)
+
+MAX_STREAM_LIMIT = 100
+
+
+class EventTypesQueryField(serializers.CharField):
+    """Event types in a query parameter, separated by commas."""
+
+    # A CharField on the wire (one query parameter) whose value, parsed, is the list of types:
+    # CharField's stubs fix its value type to str.
+    def to_internal_value(self, data: Any) -> list[str]:  # type: ignore[override]  # see above
+        names = [name.strip() for name in super().to_internal_value(data).split(",") if name.strip()]
+        return EventTypesField().to_internal_value(names)
+
+
+class EventStreamQuerySerializer(StrictSerializer):
+    startingAfter = serializers.UUIDField(
+        required=False, help_text="The last event you have: the answer starts after it (default: the first event)"
+    )
+    wait = serializers.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=STREAM_WAIT_MAX_SECONDS,
+        default=0,
+        help_text="Seconds to wait for an event when none is there yet (long poll)",
+    )
+    type = EventTypesQueryField(required=False, max_length=200, help_text="Only these types, separated by commas")
+
+
+class EventStreamSerializer(serializers.Serializer[Any]):
+    items = EventSerializer(many=True, help_text="Oldest first")
+    next = serializers.UUIDField(
+        allow_null=True, help_text="Pass as startingAfter in the next call (the last item, else what you gave)"
+    )
+
+
+class RedeliverEventRequestSerializer(StrictSerializer):
+    webhookId = serializers.UUIDField(
+        required=False,
+        allow_null=True,
+        help_text="Send to this endpoint only (even one that never had the event); default: every endpoint that had it",
+    )
+
+
+class EventRedeliveredSerializer(serializers.Serializer[Any]):
+    eventId = serializers.UUIDField()
+    deliveries = DeliverySerializer(many=True)

@@ -1,60 +1,80 @@
 from __future__ import annotations
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import viewsets
 from rest_framework.decorators import action
+from rest_framework.request import Request
 from rest_framework.response import Response
 
-from core.api.pagination import PageQuerySerializer, paginate
+from accounts.authentication import account_of
+from core.api.pagination import PageQuerySerializer
+from core.api.responses import IDEMPOTENCY_HEADER, idempotency_key_of, outcome_response
 from core.routing import UUID_PATTERN
-from webhooks import endpoints
 from webhooks.api.edge import (
-    webhook_create_json,
+    delivery_page_json,
+    delivery_redeliver_json,
+    event_json,
+    event_page_json,
+    event_redeliver_json,
+    event_stream_json,
+    webhook_create_outcome,
     webhook_delete_json,
     webhook_of,
     webhook_page_json,
+    webhook_rotate_secret_json,
     webhook_test_json,
+    webhook_update_json,
 )
 from webhooks.api.serializers import (
     CreateWebhookRequestSerializer,
+    DeliveryListQuerySerializer,
     DeliveryPageSerializer,
     DeliverySerializer,
+    EventListQuerySerializer,
+    EventPageSerializer,
+    EventRedeliveredSerializer,
+    EventSerializer,
+    EventStreamQuerySerializer,
+    EventStreamSerializer,
+    RedeliverEventRequestSerializer,
     RotateWebhookSecretRequestSerializer,
     UpdateWebhookRequestSerializer,
     WebhookCreatedSerializer,
     WebhookPageSerializer,
     WebhookSerializer,
 )
-from webhooks.models import Delivery
-from webhooks.selectors import delivery_list
+from webhooks.models import Webhook
 
 
 class WebhookViewSet(viewsets.ViewSet):
     lookup_value_regex = UUID_PATTERN
     problem_statuses = {"test": (409,), "redeliver": (409,)}
 
-    def _webhook(self, request, pk):
-        return webhook_of(user=request.user, webhook_id=pk)
+    def _webhook(self, request: Request, pk: str | None) -> Webhook:
+        return webhook_of(user=account_of(request), webhook_id=pk)
 
     @extend_schema(
         summary="List the account's webhook endpoints",
         parameters=[PageQuerySerializer],
         responses=WebhookPageSerializer,
     )
-    def list(self, request):
-        return Response(webhook_page_json(user=request.user, query=request.query_params))
+    def list(self, request: Request) -> Response:
+        return Response(webhook_page_json(user=account_of(request), query=request.query_params))
 
     @extend_schema(
         summary="Register a webhook endpoint (the signing secret is shown once)",
         request=CreateWebhookRequestSerializer,
+        parameters=[IDEMPOTENCY_HEADER],
         responses={200: WebhookCreatedSerializer},
     )
-    def create(self, request):
-        return Response(webhook_create_json(user=request.user, body=request.data))
+    def create(self, request: Request) -> Response:
+        outcome = webhook_create_outcome(
+            user=account_of(request), body=request.data, idempotency_key=idempotency_key_of(request)
+        )
+        return outcome_response(outcome, url_name="webhook-detail")
 
     @extend_schema(summary="Read a webhook endpoint", responses=WebhookSerializer)
-    def retrieve(self, request, pk=None):
+    def retrieve(self, request: Request, pk: str | None = None) -> Response:
         return Response(WebhookSerializer(self._webhook(request, pk)).data)
 
     @extend_schema(
@@ -62,24 +82,14 @@ class WebhookViewSet(viewsets.ViewSet):
         request=UpdateWebhookRequestSerializer,
         responses=WebhookSerializer,
     )
-    def partial_update(self, request, pk=None):
-        webhook = self._webhook(request, pk)
-        body = UpdateWebhookRequestSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        events = body.validated_data.get("events")
-        webhook = endpoints.webhook_update(
-            webhook=webhook,
-            url=body.validated_data.get("url"),
-            active=body.validated_data.get("active"),
-            events=(events or []) if "events" in body.validated_data else None,
-        )
-        return Response(WebhookSerializer(webhook).data)
+    def partial_update(self, request: Request, pk: str | None = None) -> Response:
+        return Response(webhook_update_json(user=account_of(request), webhook_id=pk, body=request.data))
 
     @extend_schema(
         summary="Delete a webhook endpoint; answers with the deleted endpoint", responses={200: WebhookSerializer}
     )
-    def destroy(self, request, pk=None):
-        return Response(webhook_delete_json(user=request.user, webhook_id=pk))
+    def destroy(self, request: Request, pk: str | None = None) -> Response:
+        return Response(webhook_delete_json(user=account_of(request), webhook_id=pk))
 
     @extend_schema(
         summary="Replace the signing secret (the new one is shown once); the old one keeps signing for an overlap",
@@ -87,34 +97,68 @@ class WebhookViewSet(viewsets.ViewSet):
         responses=WebhookCreatedSerializer,
     )
     @action(detail=True, methods=["post"], url_path="rotate-secret")
-    def rotate_secret(self, request, pk=None):
-        webhook = self._webhook(request, pk)
-        body = RotateWebhookSecretRequestSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        webhook = endpoints.webhook_rotate_secret(
-            webhook=webhook, overlap_hours=body.validated_data.get("overlapHours")
-        )
-        return Response(WebhookCreatedSerializer(webhook).data)
+    def rotate_secret(self, request: Request, pk: str | None = None) -> Response:
+        return Response(webhook_rotate_secret_json(user=account_of(request), webhook_id=pk, body=request.data))
 
     @extend_schema(summary="Send a test event to a webhook endpoint", request=None, responses=DeliverySerializer)
     @action(detail=True, methods=["post"])
-    def test(self, request, pk=None):
-        return Response(webhook_test_json(user=request.user, webhook_id=pk))
+    def test(self, request: Request, pk: str | None = None) -> Response:
+        return Response(webhook_test_json(user=account_of(request), webhook_id=pk))
 
     @extend_schema(
         summary="List a webhook endpoint's deliveries and their attempts",
-        parameters=[PageQuerySerializer],
+        parameters=[DeliveryListQuerySerializer],
         responses=DeliveryPageSerializer,
     )
     @action(detail=True, methods=["get"])
-    def deliveries(self, request, pk=None):
-        page = paginate(delivery_list(webhook=self._webhook(request, pk)), request.query_params)
-        return Response(page.envelope(DeliverySerializer(page.items, many=True).data))
+    def deliveries(self, request: Request, pk: str | None = None) -> Response:
+        return Response(delivery_page_json(user=account_of(request), webhook_id=pk, query=request.query_params))
 
     @extend_schema(summary="Deliver an event again", request=None, responses=DeliverySerializer)
-    @action(detail=True, methods=["post"], url_path=f"deliveries/(?P<delivery_id>{UUID_PATTERN})/redeliver")
-    def redeliver(self, request, pk=None, delivery_id=None):
-        delivery = get_object_or_404(Delivery, pk=delivery_id, webhook=self._webhook(request, pk))
-        delivery = endpoints.delivery_redeliver(delivery=delivery)
-        delivery = delivery_list(webhook=delivery.webhook).get(pk=delivery.pk)
-        return Response(DeliverySerializer(delivery).data)
+    @action(detail=True, methods=["post"], url_path=f"deliveries/(?P<deliveryId>{UUID_PATTERN})/redeliver")
+    def redeliver(
+        self,
+        request: Request,
+        pk: str | None = None,
+        deliveryId: str | None = None,  # noqa: N803 - the path parameter, camelCase as every name
+    ) -> Response:
+        return Response(delivery_redeliver_json(user=account_of(request), webhook_id=pk, delivery_id=deliveryId))
+
+
+class EventViewSet(viewsets.ViewSet):
+    """The account's events in the key's mode: list, read, stream (long poll), send again."""
+
+    lookup_value_regex = UUID_PATTERN
+    problem_statuses = {"redeliver": (409,)}
+
+    @extend_schema(
+        summary="List the account's events (the key's mode), newest first",
+        parameters=[EventListQuerySerializer],
+        responses=EventPageSerializer,
+    )
+    def list(self, request: Request) -> Response:
+        return Response(event_page_json(user=account_of(request), query=request.query_params.dict()))
+
+    @extend_schema(summary="Read an event", responses=EventSerializer)
+    def retrieve(self, request: Request, pk: str | None = None) -> Response:
+        return Response(event_json(user=account_of(request), event_id=pk))
+
+    @extend_schema(
+        summary="The events after a cursor, oldest first; waits up to `wait` seconds for one (long poll)",
+        description="What `manage.py listen` and docs/examples/listen.py read. Pass `next` as `startingAfter` "
+        "in the next call. An event shows here about a second after it was recorded.",
+        parameters=[EventStreamQuerySerializer],
+        responses=EventStreamSerializer,
+    )
+    @action(detail=False, methods=["get"])
+    def stream(self, request: Request) -> Response:
+        return Response(event_stream_json(user=account_of(request), query=request.query_params.dict()))
+
+    @extend_schema(
+        summary="Send an event again, to one endpoint or to every endpoint that had it",
+        request=RedeliverEventRequestSerializer,
+        responses=EventRedeliveredSerializer,
+    )
+    @action(detail=True, methods=["post"])
+    def redeliver(self, request: Request, pk: str | None = None) -> Response:
+        return Response(event_redeliver_json(user=account_of(request), event_id=pk, body=request.data))

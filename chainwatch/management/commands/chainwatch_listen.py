@@ -6,18 +6,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+from typing import Any
 
 from django.core.management.base import BaseCommand
 
 from chainwatch import listener
+from core import metrics
 from core.runtime import apply_runtime_guards
 
 
 class Command(BaseCommand):
     help = "Watch the configured chains by subscription (new blocks), polling where none is offered."
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         apply_runtime_guards()
+        metrics.serve_own_port("listener")  # its passes' figures, when METRICS_PORT is set
         asyncio.run(self._run())
 
     async def _run(self) -> None:

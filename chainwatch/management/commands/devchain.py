@@ -6,8 +6,9 @@ import os
 import signal
 import time
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from chainwatch import devchain
 from core.env import LOCAL_ENV_FILE, env_file_set, env_file_values
@@ -23,7 +24,7 @@ class Command(BaseCommand):
     requires_system_checks: list[str] = []
     requires_migrations_checks = False
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--host", default="127.0.0.1")
         parser.add_argument("--sepolia-port", type=int, default=devchain.DEFAULT_PORTS["Sepolia"])
         parser.add_argument("--base-sepolia-port", type=int, default=devchain.DEFAULT_PORTS["BaseSepolia"])
@@ -31,7 +32,7 @@ class Command(BaseCommand):
             "--env-file", type=Path, default=None, help="The settings file to write (default: ENV_FILE, else .env)"
         )
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         env_file = options["env_file"] or (Path(os.environ["ENV_FILE"]) if os.environ.get("ENV_FILE") else None)
         env_file = env_file or LOCAL_ENV_FILE
         ports = {"Sepolia": options["sepolia_port"], "BaseSepolia": options["base_sepolia_port"]}
@@ -47,7 +48,7 @@ class Command(BaseCommand):
             values = devchain.env_values(chains, current=env_file_values(env_file))
             env_file_set(env_file, values, comment=ENV_COMMENT)
             self._summary(chains, env_file)
-            while all(chain.process.poll() is None for chain in chains):
+            while all(chain.process is not None and chain.process.poll() is None for chain in chains):
                 time.sleep(0.5)
             raise CommandError("anvil stopped; the chains are gone.")
         except devchain.DevchainError as exc:

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import time
 import uuid
+from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from web3 import Web3
 
-from chainwatch import devchain
-from drafts.models import Draft, DraftStatus
+from chainwatch import devchain, networks
+from drafts.enums import DraftStatus
+from drafts.models import Draft
 from payments.registry import NETWORKS, format_amount, get_asset
 
 
@@ -20,12 +22,12 @@ class Command(BaseCommand):
         "asset and receiver the draft asks for. Takes a draft id or a pay link's id (its current draft)."
     )
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("id", help="A draft id, or a payment request (pay link) id once the payer picked an asset")
         parser.add_argument("--wait", action="store_true", help="Wait until the watcher has confirmed the draft")
         parser.add_argument("--timeout", type=int, default=120, help="Seconds --wait waits (default 120)")
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         draft = self._draft(options["id"])
         if draft.status != DraftStatus.PENDING:
             raise CommandError(f"The draft {draft.id} is {draft.status}; only a Pending draft is paid.")
@@ -35,14 +37,14 @@ class Command(BaseCommand):
                 f"The draft is on {draft.network}; devpay pays on the local test chains only "
                 f"({', '.join(devchain.DEV_NETWORKS)})."
             )
-        rpc_url = settings.CHAINWATCH_ENDPOINTS.get(draft.network, {}).get("rpc_url")
+        rpc_url = networks.endpoints(draft.network).rpc_url  # the first, when several are configured
         if not rpc_url:
             raise CommandError(f"No RPC_URL for {draft.network}: run `manage.py devchain` and restart the service.")
         self._check_node(rpc_url, info.chain_id, draft.network)
         try:
             tx = devchain.pay(
                 rpc_url=rpc_url,
-                receiver=draft.receiver_address,
+                receiver=draft.receiver_address or "",
                 amount_base_units=draft.amount_base_units,
                 token_address=draft.token_address,
             )

@@ -1,3 +1,5 @@
+from typing import Any
+
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connections, router
 
@@ -11,12 +13,14 @@ class Command(BaseCommand):
         "clear are encrypted). Run it after putting a new key first; then the old key can go."
     )
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         for model, field in encrypted_columns():
             connection = connections[router.db_for_write(model)]
             table = table_name(model)
+            pk, column = model._meta.pk.column, field.column
+            assert pk is not None and column is not None  # concrete fields: each has its column
             try:
-                changed, seen = column_reencrypt(connection, table=table, pk=model._meta.pk.column, column=field.column)
+                changed, seen = column_reencrypt(connection, table=table, pk=pk, column=column)
             except FieldDecryptionError as exc:
                 raise CommandError(str(exc)) from None
             self.stdout.write(f"{table}.{field.column}: {changed} of {seen} re-encrypted")

@@ -12,6 +12,10 @@ getrawmempool, getrawtransaction <txid> true) bcoin answers as Core does.
 
 The wallet pays through bcoin's wallet REST API (`POST /wallet/primary/send`): its RPC
 `getnewaddress` answers mainnet-form addresses, and it takes addresses in its own prefixes.
+
+Two nodes make a network: `BcoinNode(tmp, peer=first)` listens nowhere, connects to `first`
+only (bcoin's `--only`, `first` listening on its own P2P port), mines nothing and starts once it
+has `first`'s tip; blocks mined on either then reach the other (`synced_with` waits for it).
 """
 
 from __future__ import annotations
@@ -115,8 +119,14 @@ class _AdapterHandler(BaseHTTPRequestHandler):
 
 
 class BcoinNode:
-    def __init__(self, tmp: Path) -> None:
-        self.http_port, self.wallet_port = _free_port(), _free_port()
+    def __init__(self, tmp: Path, peer: BcoinNode | None = None) -> None:
+        self.http_port, self.wallet_port, self.p2p_port = _free_port(), _free_port(), _free_port()
+        # The first node listens for its peer; a second connects to the first one only.
+        p2p = (
+            [f"--only=127.0.0.1:{peer.p2p_port}", "--listen=false"]
+            if peer
+            else ["--listen=true", "--host=127.0.0.1", f"--port={self.p2p_port}"]
+        )
         argv = [
             "node",
             str(LAUNCHER),
@@ -125,7 +135,7 @@ class BcoinNode:
             "--index-tx=true",
             "--index-address=true",
             "--workers=false",
-            "--listen=false",
+            *p2p,
             "--log-level=warning",
             f"--prefix={tmp}",
             f"--http-port={self.http_port}",
@@ -141,6 +151,9 @@ class BcoinNode:
         # What the service is given: its Core watcher's URL (credentials as a Core URL has them).
         self.rpc_url = f"http://user:pass@127.0.0.1:{self.adapter.server_address[1]}"
         self.miner = self._wallet("POST", "/wallet/primary/address", {"account": "default"})["address"]
+        if peer:
+            self.synced_with(peer)
+            return
         # Mature coinbases to spend, and segwit active: bcoin's regtest activates it by BIP9
         # signalling, active from height 432 (three windows of 144 blocks); before that its
         # mempool refuses to spend a witness output ("no-witness-yet").
@@ -176,7 +189,44 @@ class BcoinNode:
             raise RuntimeError(f"bcoin's wallet: {method} {path} {body}: {exc.read().decode()[:500]}") from None
 
     def mine(self, blocks: int = 1) -> list[str]:
-        return self.rpc("generatetoaddress", blocks, self.miner)
+        return self._generate(blocks, self.miner)
+
+    def mine_to(self, address: str, blocks: int = 1) -> list[str]:
+        """Blocks whose coinbase pays `address` (a Core regtest address)."""
+        return self._generate(blocks, address_to_scriptpubkey(address).address(BCOIN_REGTEST))
+
+    def _generate(self, blocks: int, to: str) -> list[str]:
+        """bcoin refuses to mine while its mempool still follows a new tip (just after a reorg,
+        on a busy machine: "Mempool/chain tip mismatch"): it is asked again once that is done."""
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                return self.rpc("generatetoaddress", blocks, to)
+            except RuntimeError as exc:
+                if "tip mismatch" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+
+    def tip(self) -> str:
+        return str(self.rpc("getbestblockhash"))
+
+    def synced_with(self, other: BcoinNode) -> str:
+        """Wait until this node's tip is `other`'s (blocks travel between them by P2P)."""
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            tip = other.tip()
+            if self.tip() == tip:
+                return tip
+            time.sleep(0.1)
+        raise RuntimeError(f"bcoin at {self.http_port} did not reach the tip of bcoin at {other.http_port} in 60 s")
+
+    def in_mempool(self, txid: str) -> None:
+        """Wait until the node's mempool holds `txid` (it answers a send a moment before)."""
+        for _ in range(100):
+            if txid in self.rpc("getrawmempool"):
+                return
+            time.sleep(0.1)
+        raise RuntimeError(f"{txid} did not reach bcoin's mempool")
 
     def _funded(self) -> None:
         """The wallet follows the node asynchronously: wait until it has seen the coinbases."""
