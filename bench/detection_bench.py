@@ -22,7 +22,6 @@ import argparse
 import json
 import os
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -41,17 +40,13 @@ os.environ["OUTBOUND_ALLOW_LOOPBACK"] = "true"  # the merchant's receiver is loc
 os.environ["ENABLED_NETWORKS"] = "Ethereum"
 os.environ.setdefault("BENCH_BROKER_PREFIX", f"detection-bench-{uuid.uuid4().hex[:8]}:")
 
+from bench.common import free_port  # noqa: E402
+
 ANVIL = ROOT / "node_modules" / "@foundry-rs" / "anvil-linux-amd64" / "bin" / "anvil"
 TOKEN = ROOT / "chainwatch" / "test_token.json"  # the test ERC-20 (chainwatch/devchain.py)
 BIN = ROOT / ".venv" / "bin"
 PYTHON = str(BIN / "python")
 STEP_TIMEOUT = 20.0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def wait_until(condition, timeout: float, what: str, step: float = 0.02):
@@ -142,6 +137,7 @@ def run(args, w3, token, payer) -> None:
     import django
 
     django.setup()
+
     logging.getLogger("httpx").setLevel(logging.WARNING)
     from django.db import connection
 

@@ -52,6 +52,7 @@ from django.db import connection  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from accounts.models import User  # noqa: E402
+from bench.common import free_port, load_average, own_database  # noqa: E402
 from core.runtime import open_files_raised  # noqa: E402
 from drafts.models import Draft  # noqa: E402
 from drafts.services import PaymentObservation, draft_payment_apply  # noqa: E402
@@ -97,14 +98,6 @@ def links(waiters: int, accounts: int) -> list[tuple[str, str]]:
     Draft.objects.bulk_create([d for d, _ in rows], batch_size=2000)
     PaymentRequest.objects.bulk_create([r for _, r in rows], batch_size=2000)
     return [(r.token, str(d.id)) for d, r in rows]
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def start_uvicorn(port: int) -> subprocess.Popen:
@@ -252,9 +245,7 @@ async def scene(args: argparse.Namespace, pairs: list[tuple[str, str]], server: 
         f"commit -> payer told: p50 {cuts[49] * 1000:.0f} ms  p99 {cuts[98] * 1000:.0f} ms  "
         f"slowest {latencies[-1] * 1000:.0f} ms  within 1 s: {within:.1%}"
     )
-    print(
-        f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (figures on a busy machine are not comparable)"
-    )
+    print(load_average())
 
 
 def measure(args: argparse.Namespace) -> None:
@@ -299,14 +290,8 @@ def main() -> None:
     if connection.vendor != "postgresql":
         raise SystemExit("The live bench measures PostgreSQL's wake-ups: set DATABASE_URL to a PostgreSQL server.")
     open_files_raised()
-    connection.settings_dict.setdefault("TEST", {})["NAME"] = args.db_name
-    old_name = connection.settings_dict["NAME"]
-    connection.creation.create_test_db(verbosity=0, autoclobber=True)
-    try:
+    with own_database(args.db_name):
         measure(args)
-    finally:
-        connection.close()
-        connection.creation.destroy_test_db(old_name, verbosity=0)
 
 
 if __name__ == "__main__":

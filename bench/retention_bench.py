@@ -41,6 +41,7 @@ from django.db import connection, transaction  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from accounts.models import User  # noqa: E402
+from bench.common import load_average, own_database  # noqa: E402
 from webhooks import services  # noqa: E402
 from webhooks.models import AttemptState, Delivery, DeliveryAttempt, DeliveryStatus, Event, EventType, Webhook  # noqa: E402
 from webhooks.retention import outbox_purge  # noqa: E402
@@ -138,9 +139,7 @@ def measure(args: argparse.Namespace) -> None:
     print(f"creation without purge: p50 {p50:.2f} ms  p99 {p99:.2f} ms  ({len(alone)} creations)")
     print(f"creation during purge:  p50 {d50:.2f} ms  p99 {d99:.2f} ms  ({len(during)} creations)")
     print(f"during / without: p50 {d50 / p50:.2f}  p99 {d99 / p99:.2f}")
-    print(
-        f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (figures on a busy machine are not comparable)"
-    )
+    print(load_average())
     assert Event.objects.filter(created_at__lt=timezone.now() - timedelta(days=1)).count() == 0, "aged events remain"
 
 
@@ -159,13 +158,8 @@ def main() -> None:
     args = parser.parse_args()
     if connection.vendor != "postgresql":
         raise SystemExit("The retention bench measures PostgreSQL: set DATABASE_URL to a PostgreSQL server.")
-    connection.settings_dict.setdefault("TEST", {})["NAME"] = args.db_name
-    old_name = connection.settings_dict["NAME"]
-    connection.creation.create_test_db(verbosity=0, autoclobber=True)
-    try:
+    with own_database(args.db_name):
         measure(args)
-    finally:
-        connection.creation.destroy_test_db(old_name, verbosity=0)
 
 
 if __name__ == "__main__":
