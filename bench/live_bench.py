@@ -132,6 +132,12 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU the process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def transactions() -> int:
     """The database's transactions so far (statistics as the server last flushed them)."""
     try:
@@ -215,18 +221,24 @@ async def scene(args: argparse.Namespace, pairs: list[tuple[str, str]], server: 
             f"({(rss - idle_rss) * 1024 / held:.1f} KB each)"
         )
         before, clock = await asyncio.to_thread(transactions), time.perf_counter()
+        cpu_before = cpu_seconds(server.pid)
         await asyncio.sleep(args.idle)
-        rate = (await asyncio.to_thread(transactions) - before) / (time.perf_counter() - clock)
+        elapsed = time.perf_counter() - clock
+        rate = (await asyncio.to_thread(transactions) - before) / elapsed
+        busy = (cpu_seconds(server.pid) - cpu_before) / elapsed
         print(
-            f"database transactions while they wait: {rate:.1f}/s over {args.idle:.0f} s "
-            "(every transaction of the server)"
+            f"while they wait: database transactions {rate:.1f}/s (every transaction of the server), "
+            f"uvicorn CPU {busy:.0%} of a core, over {args.idle:.0f} s"
         )
         paid = pairs[: args.seen]
-        clock = time.perf_counter()
+        clock, server_cpu, clients_cpu = time.perf_counter(), cpu_seconds(server.pid), time.process_time()
         committed = await asyncio.to_thread(committed_elsewhere, paid, args.committers)
         commit_seconds = time.perf_counter() - clock
         paying = tasks[: len(paid)]
         done, pending = await asyncio.wait(paying, timeout=30)
+        elapsed = time.perf_counter() - clock
+        server_cpu = (cpu_seconds(server.pid) - server_cpu) / elapsed
+        clients_cpu = (time.process_time() - clients_cpu) / elapsed
         for task in done:
             task.result()
         for task in tasks:
@@ -239,7 +251,8 @@ async def scene(args: argparse.Namespace, pairs: list[tuple[str, str]], server: 
     within = sum(1 for x in latencies if x <= 1.0) / len(latencies)
     print(
         f"{len(latencies):,} of the {len(pairs):,} drafts marked Seen in {commit_seconds:.1f} s "
-        f"({args.committers} at a time), the others' payers still waiting"
+        f"({args.committers} at a time), the others' payers still waiting; meanwhile CPU of a core: "
+        f"uvicorn {server_cpu:.0%}, the clients {clients_cpu:.0%}"
     )
     print(
         f"commit -> payer told: p50 {cuts[49] * 1000:.0f} ms  p99 {cuts[98] * 1000:.0f} ms  "

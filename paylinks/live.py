@@ -24,8 +24,11 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
+import random
 import re
 import threading
+import time
 import weakref
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -35,7 +38,7 @@ from urllib.parse import parse_qs
 from django.db import InterfaceError, OperationalError, connection
 
 from core.sql import notify
-from paylinks.models import TOKEN_PATTERN, PaymentRequest
+from paylinks.models import TOKEN_PATTERN, PaymentRequest, PaymentRequestStatus
 from paylinks.presenters import checkout_status_json
 
 LIVE_PATH = re.compile(rf"^/pay/(?P<token>{TOKEN_PATTERN})/live$")
@@ -46,8 +49,10 @@ POLLED_MAX_WAITERS = 500  # per process, when waiters must read on a timer
 MAX_WAITERS_PER_ACCOUNT = 2_000  # an account's share of them: four others are always served
 LISTENER_CONNECT_SECONDS = 2.0  # a waiter polls when the listener is not up by then
 LISTENER_RETRY_SECONDS = 1.0
-KNOWN_SECONDS = 60.0  # a state read stays known this long without a NOTIFY (a time-based change
-# such as a link's expiry reaches the page through the expiry task's update, or after this)
+KNOWN_SECONDS = 900.0  # a state read stays known at most this long without a NOTIFY: every change
+# is written, and NOTIFYs; time alone changes only an open link's status at its expiry, and the
+# kept state ends then. Each entry ends at a random point of the last half, so the waiters that
+# arrived together do not all read again together.
 logger = logging.getLogger(__name__)
 HEADERS = [
     (b"content-type", b"application/json"),
@@ -82,9 +87,14 @@ def state_key(document: dict[str, Any]) -> str:
     return f"{document['status']}:{document['draftStatus'] or ''}:{document['confirmations']}"
 
 
-def _read(token: str) -> tuple[int, dict[str, Any]] | None:
+Found = tuple[int, dict[str, Any], float]
+
+
+def _read(token: str) -> Found | None:
     """(the account whose pay link `token` is, the checkout status document as GET
-    /api/v1/checkout/{token}/status answers it), in one read; None for an unknown token."""
+    /api/v1/checkout/{token}/status answers it, the time (epoch seconds) from which time alone
+    would change that document: an open link's expiry, else never), in one read; None for an
+    unknown token."""
     # The read thread keeps its connection (no health check per read, as a request's would make:
     # a second round trip); a connection that failed is closed and the read made once more.
     try:
@@ -94,7 +104,9 @@ def _read(token: str) -> tuple[int, dict[str, Any]] | None:
         payment_request = PaymentRequest.objects.select_related("draft").filter(token=token).first()
     if payment_request is None:
         return None
-    return payment_request.user_id, checkout_status_json(payment_request)
+    document = checkout_status_json(payment_request)
+    changes_at = payment_request.expires_at.timestamp() if document["status"] == PaymentRequestStatus.OPEN else math.inf
+    return payment_request.user_id, document, changes_at
 
 
 class Hub:
@@ -105,7 +117,7 @@ class Hub:
         self.waiting: dict[str, set[asyncio.Future[None]]] = {}
         # What a read found for a token, until its next NOTIFY (or KNOWN_SECONDS): a payer asking
         # again after an unchanged wait is answered from here, so only changes cost a read.
-        self.known: dict[str, tuple[float, tuple[int, dict[str, Any]]]] = {}
+        self.known: dict[str, tuple[float, Found]] = {}  # token -> (kept until, on the loop's clock; found)
         self.task = asyncio.get_running_loop().create_task(self._listen(), name="pay-live-listener")
 
     async def _listen(self) -> None:
@@ -128,17 +140,18 @@ class Hub:
             if not woken.done():
                 woken.set_result(None)
 
-    def remember(self, token: str, found: tuple[int, dict[str, Any]]) -> None:
+    def remember(self, token: str, found: Found) -> None:
         """Keep what a read of `token` found (taken after its watch: a later change forgets it)."""
         if self.ready.is_set():
             self.known.pop(token, None)
-            self.known[token] = (asyncio.get_running_loop().time(), found)
+            keep = min(KNOWN_SECONDS * random.uniform(0.5, 1.0), found[2] - time.time())  # noqa: S311 - a spread, not a secret
+            self.known[token] = (asyncio.get_running_loop().time() + keep, found)
             while len(self.known) > 2 * MAX_WAITERS:  # the oldest first
                 del self.known[next(iter(self.known))]
 
-    def recall(self, token: str) -> tuple[int, dict[str, Any]] | None:
+    def recall(self, token: str) -> Found | None:
         entry = self.known.get(token)
-        if entry is None or asyncio.get_running_loop().time() - entry[0] > KNOWN_SECONDS:
+        if entry is None or asyncio.get_running_loop().time() >= entry[0]:
             return None
         return entry[1]
 
@@ -251,7 +264,7 @@ async def application(scope: dict[str, Any], receive, send) -> None:
         if found is None:
             await _answer(send, 404, {"title": "Not found", "status": 404})
             return
-        owner, read = found
+        owner, read, _ = found
         document: dict[str, Any] | None = read
         if state_key(read) == since:
             if _account_waiters.get(owner, 0) >= MAX_WAITERS_PER_ACCOUNT:

@@ -154,3 +154,37 @@ def pay_and_close(draft_id: str) -> None:
         pay(draft_id, confirmations=1)
     finally:
         connection.close()
+
+
+def test_an_open_links_kept_state_ends_at_its_expiry_though_nothing_is_written(chosen):  # noqa: F811
+    """Time alone changes an open link (Expired at its expiry, before the beat task writes it):
+    the state kept between NOTIFYs ends then, so the waiting page hears it at once."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from mcp_server.asgi import application
+
+    token = chosen["token"]
+    expiry = timezone.now() + timedelta(seconds=2)
+    PaymentRequest.objects.filter(token=token).update(expires_at=expiry)
+
+    async def scene() -> list[str]:
+        seen: list[str] = []
+        transport = httpx.ASGITransport(app=application)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1", timeout=30) as client:
+            while not seen or seen[-1].startswith("Open:"):
+                answer = await client.get(f"/pay/{token}/live?since=Open:Pending:0")
+                seen.append(live.state_key(answer.json()))
+                assert timezone.now() < expiry + timedelta(seconds=3), seen
+        return seen
+
+    original_wait = live.LIVE_WAIT_SECONDS
+    live.LIVE_WAIT_SECONDS = 0.5
+    try:
+        seen = asyncio.run(scene())
+    finally:
+        live.LIVE_WAIT_SECONDS = original_wait
+
+    assert seen[-1] == "Expired:Pending:0"
+    assert timezone.now() >= expiry
