@@ -1,0 +1,201 @@
+"""What a watcher pass reads from the database does not grow with the drafts billed at one
+address (issue 46): the scanners ask the node about each receiving address once, and a
+transfer found is matched to its draft by a look-up of its address and amount."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from chainwatch.models import Cursor
+from chainwatch.tasks import watcher_run
+from drafts.enums import DraftStatus
+from drafts.models import Draft
+from payments.enums import Currency, FeePlacement, Method, Network
+from tests.chainwatch.test_lightning import invoice_secret, ln_draft, provider  # noqa: F401 (a fixture)
+from tests.factories import make_draft
+
+pytestmark = pytest.mark.django_db
+
+MORE = 40  # drafts added at the same address between the two measured passes
+BTC_RECEIVER = "bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4"
+SOL_RECEIVER = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"
+
+
+def draft_rows_read(network: str, family: str) -> int:
+    """Rows of the drafts table the watcher's passes read (as the database returned them)."""
+    rows = 0
+    table = connection.ops.quote_name(Draft._meta.db_table)
+
+    def counting(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        nonlocal rows
+        result = execute(sql, params, many, context)
+        if sql.lstrip().upper().startswith("SELECT") and table in sql:
+            rows += max(context["cursor"].rowcount, 0)
+        return result
+
+    with connection.execute_wrapper(counting):
+        watcher_run(network, family)
+    cursor = Cursor.objects.get(network=network, family=family)
+    assert cursor.last_error == "", cursor.last_error
+    return rows
+
+
+def the_same_with_more_drafts_at_one_address(
+    network: str, family: str, draft: Callable[..., Draft], new_block: Callable[[], None]
+) -> list[Draft]:
+    """One draft at the address, a pass measured; MORE open drafts there and the drafts a pass
+    still follows (late-payable, holding their amount, confirmed but not final), a pass measured:
+    both read as many draft rows. Returns the open drafts."""
+    watcher_run(network, family)  # the cursor starts
+    first = draft(0)
+    new_block()
+    one = draft_rows_read(network, family)
+
+    now = timezone.now()
+    opened = [first] + [draft(n) for n in range(1, MORE + 1)]
+    draft(MORE + 1, status=DraftStatus.EXPIRED, expires_at=now - timedelta(minutes=5))
+    draft(MORE + 2, status=DraftStatus.CANCELLED, amount_held_until=now + timedelta(days=5))
+    draft(MORE + 3, status=DraftStatus.CONFIRMED, confirmed_at=now, paid_tx_id="ab" * 32)
+    new_block()
+    many = draft_rows_read(network, family)
+
+    assert many == one, f"a pass read {one} draft rows with one draft at the address, {many} with {MORE + 4}"
+    return opened
+
+
+def test_a_bitcoin_pass_reads_as_many_draft_rows_for_forty_drafts_at_an_address_as_for_one(owner, bitcoin):
+    def btc_draft(n: int, **fields: Any) -> Draft:
+        return make_draft(
+            owner,
+            **{
+                "network": Network.MAINNET,
+                "currency": Currency.BTC,
+                "method": Method.SINGLE_OUTPUT,
+                "receiver_address": BTC_RECEIVER,
+                "amount_base_units": 250_000 + 1_000 * n,
+                "fee_placement": FeePlacement.ACCRUED,
+                "required_confirmations": 1,
+                **fields,
+            },
+        )
+
+    opened = the_same_with_more_drafts_at_one_address(Network.MAINNET, "bitcoin", btc_draft, lambda: bitcoin.mine(1))
+
+    chosen = opened[MORE // 2]
+    bitcoin.pay((BTC_RECEIVER, chosen.amount_base_units))
+    bitcoin.mine(1)
+    watcher_run(Network.MAINNET, "bitcoin")
+    paid = {d.pk for d in Draft.objects.filter(pk__in=[d.pk for d in opened]).exclude(status=DraftStatus.PENDING)}
+    assert paid == {chosen.pk}
+    chosen.refresh_from_db()
+    assert chosen.status == DraftStatus.CONFIRMED
+
+
+def test_an_evm_pass_reads_as_many_draft_rows_for_forty_drafts_at_an_address_as_for_one(owner, ethereum):
+    receiver = ethereum.new_address()
+
+    def usdc_draft(n: int, **fields: Any) -> Draft:
+        return make_draft(
+            owner,
+            **{
+                "network": Network.ETHEREUM,
+                "currency": Currency.USDC,
+                "receiver_address": receiver,
+                "amount_base_units": 25_000_000 + 1_000 * n,
+                "required_confirmations": 1,
+                **fields,
+            },
+        )
+
+    opened = the_same_with_more_drafts_at_one_address(Network.ETHEREUM, "evm", usdc_draft, lambda: ethereum.mine(1))
+
+    chosen = opened[MORE // 2]
+    ethereum.pay_token(ethereum.token, receiver, chosen.amount_base_units)
+    watcher_run(Network.ETHEREUM, "evm")
+    paid = {d.pk for d in Draft.objects.filter(pk__in=[d.pk for d in opened]).exclude(status=DraftStatus.PENDING)}
+    assert paid == {chosen.pk}
+    chosen.refresh_from_db()
+    assert chosen.status == DraftStatus.CONFIRMED
+
+
+def test_a_solana_pass_reads_as_many_draft_rows_for_forty_drafts_at_an_address_as_for_one(owner, solana):
+    def sol_draft(n: int, **fields: Any) -> Draft:
+        return make_draft(
+            owner,
+            **{
+                "network": Network.SOLANA,
+                "currency": Currency.SOL,
+                "receiver_address": SOL_RECEIVER,
+                "amount_base_units": 1_500_000_000 + n,
+                "solana_reference": f"Ref{n:040d}",
+                "required_confirmations": 1,
+                **fields,
+            },
+        )
+
+    def new_slots() -> None:
+        solana.slot += 10
+
+    opened = the_same_with_more_drafts_at_one_address(Network.SOLANA, "solana", sol_draft, new_slots)
+
+    chosen = opened[MORE // 2]
+    solana.pay_sol(reference=chosen.solana_reference, receiver=SOL_RECEIVER, lamports=chosen.amount_base_units)
+    new_slots()
+    watcher_run(Network.SOLANA, "solana")
+    paid = {d.pk for d in Draft.objects.filter(pk__in=[d.pk for d in opened]).exclude(status=DraftStatus.PENDING)}
+    assert paid == {chosen.pk}
+
+
+def test_a_lightning_pass_reads_the_invoices_alone_not_the_on_chain_drafts_of_its_network(owner, provider):  # noqa: F811
+    preimage, payment_hash = invoice_secret()
+    invoice = ln_draft(owner, payment_hash, lnurl_verify_url=f"{provider.server.url}/verify/{payment_hash}")
+    alone = draft_rows_read(Network.MAINNET, "lightning")
+    for n in range(MORE):
+        make_draft(
+            owner,
+            network=Network.MAINNET,
+            currency=Currency.BTC,
+            receiver_address=BTC_RECEIVER,
+            amount_base_units=250_000 + n,
+            fee_placement=FeePlacement.ACCRUED,
+            required_confirmations=1,
+        )
+    beside = draft_rows_read(Network.MAINNET, "lightning")
+    assert beside == alone, f"{alone} draft rows with the invoice alone, {beside} beside {MORE} on-chain drafts"
+
+    provider.settle(payment_hash, preimage)
+    watcher_run(Network.MAINNET, "lightning")
+    invoice.refresh_from_db()
+    assert invoice.status == DraftStatus.CONFIRMED
+
+
+def test_matching_a_payment_reads_the_drafts_near_its_amount_not_every_draft_at_its_address(owner, bitcoin):
+    def btc_draft(amount: int) -> Draft:
+        return make_draft(
+            owner,
+            network=Network.MAINNET,
+            currency=Currency.BTC,
+            receiver_address=BTC_RECEIVER,
+            amount_base_units=amount,
+            fee_placement=FeePlacement.ACCRUED,
+            required_confirmations=1,
+        )
+
+    watcher_run(Network.MAINNET, "bitcoin")
+    chosen = btc_draft(250_000)
+    far = [btc_draft(1_000_000 + 10_000 * n) for n in range(MORE)]  # none within 10% of the payment
+    bitcoin.pay((BTC_RECEIVER, 250_000))
+    bitcoin.mine(1)
+
+    rows = draft_rows_read(Network.MAINNET, "bitcoin")
+
+    chosen.refresh_from_db()
+    assert chosen.status == DraftStatus.CONFIRMED
+    assert not Draft.objects.filter(pk__in=[d.pk for d in far]).exclude(status=DraftStatus.PENDING).exists()
+    assert rows < MORE, f"the paying pass read {rows} draft rows for {MORE + 1} drafts at the address"
