@@ -46,6 +46,23 @@ def draft_rows_read(network: str, family: str) -> int:
     return rows
 
 
+def drafts_at_one_address(owner, step: int, **defaults: Any) -> Callable[..., Draft]:
+    """The n-th draft at one address: its amount `step` above the one before (and on Solana
+    its own reference)."""
+
+    def draft(n: int, **fields: Any) -> Draft:
+        amount = defaults["amount_base_units"] + step * n
+        reference = {"solana_reference": f"Ref{n:040d}"} if defaults["network"] == Network.SOLANA else {}
+        return make_draft(owner, **{**defaults, **reference, "amount_base_units": amount, **fields})
+
+    return draft
+
+
+def only_the_chosen_is_paid(opened: list[Draft], chosen: Draft) -> None:
+    paid = {d.pk for d in Draft.objects.filter(pk__in=[d.pk for d in opened]).exclude(status=DraftStatus.PENDING)}
+    assert paid == {chosen.pk}
+
+
 def the_same_with_more_drafts_at_one_address(
     network: str, family: str, draft: Callable[..., Draft], new_block: Callable[[], None]
 ) -> list[Draft]:
@@ -70,29 +87,24 @@ def the_same_with_more_drafts_at_one_address(
 
 
 def test_a_bitcoin_pass_reads_as_many_draft_rows_for_forty_drafts_at_an_address_as_for_one(owner, bitcoin):
-    def btc_draft(n: int, **fields: Any) -> Draft:
-        return make_draft(
-            owner,
-            **{
-                "network": Network.MAINNET,
-                "currency": Currency.BTC,
-                "method": Method.SINGLE_OUTPUT,
-                "receiver_address": BTC_RECEIVER,
-                "amount_base_units": 250_000 + 1_000 * n,
-                "fee_placement": FeePlacement.ACCRUED,
-                "required_confirmations": 1,
-                **fields,
-            },
-        )
-
+    btc_draft = drafts_at_one_address(
+        owner,
+        1_000,
+        network=Network.MAINNET,
+        currency=Currency.BTC,
+        method=Method.SINGLE_OUTPUT,
+        receiver_address=BTC_RECEIVER,
+        amount_base_units=250_000,
+        fee_placement=FeePlacement.ACCRUED,
+        required_confirmations=1,
+    )
     opened = the_same_with_more_drafts_at_one_address(Network.MAINNET, "bitcoin", btc_draft, lambda: bitcoin.mine(1))
 
     chosen = opened[MORE // 2]
     bitcoin.pay((BTC_RECEIVER, chosen.amount_base_units))
     bitcoin.mine(1)
     watcher_run(Network.MAINNET, "bitcoin")
-    paid = {d.pk for d in Draft.objects.filter(pk__in=[d.pk for d in opened]).exclude(status=DraftStatus.PENDING)}
-    assert paid == {chosen.pk}
+    only_the_chosen_is_paid(opened, chosen)
     chosen.refresh_from_db()
     assert chosen.status == DraftStatus.CONFIRMED
 
@@ -100,44 +112,35 @@ def test_a_bitcoin_pass_reads_as_many_draft_rows_for_forty_drafts_at_an_address_
 def test_an_evm_pass_reads_as_many_draft_rows_for_forty_drafts_at_an_address_as_for_one(owner, ethereum):
     receiver = ethereum.new_address()
 
-    def usdc_draft(n: int, **fields: Any) -> Draft:
-        return make_draft(
-            owner,
-            **{
-                "network": Network.ETHEREUM,
-                "currency": Currency.USDC,
-                "receiver_address": receiver,
-                "amount_base_units": 25_000_000 + 1_000 * n,
-                "required_confirmations": 1,
-                **fields,
-            },
-        )
-
+    usdc_draft = drafts_at_one_address(
+        owner,
+        1_000,
+        network=Network.ETHEREUM,
+        currency=Currency.USDC,
+        receiver_address=receiver,
+        amount_base_units=25_000_000,
+        required_confirmations=1,
+    )
     opened = the_same_with_more_drafts_at_one_address(Network.ETHEREUM, "evm", usdc_draft, lambda: ethereum.mine(1))
 
     chosen = opened[MORE // 2]
     ethereum.pay_token(ethereum.token, receiver, chosen.amount_base_units)
     watcher_run(Network.ETHEREUM, "evm")
-    paid = {d.pk for d in Draft.objects.filter(pk__in=[d.pk for d in opened]).exclude(status=DraftStatus.PENDING)}
-    assert paid == {chosen.pk}
+    only_the_chosen_is_paid(opened, chosen)
     chosen.refresh_from_db()
     assert chosen.status == DraftStatus.CONFIRMED
 
 
 def test_a_solana_pass_reads_as_many_draft_rows_for_forty_drafts_at_an_address_as_for_one(owner, solana):
-    def sol_draft(n: int, **fields: Any) -> Draft:
-        return make_draft(
-            owner,
-            **{
-                "network": Network.SOLANA,
-                "currency": Currency.SOL,
-                "receiver_address": SOL_RECEIVER,
-                "amount_base_units": 1_500_000_000 + n,
-                "solana_reference": f"Ref{n:040d}",
-                "required_confirmations": 1,
-                **fields,
-            },
-        )
+    sol_draft = drafts_at_one_address(
+        owner,
+        1,
+        network=Network.SOLANA,
+        currency=Currency.SOL,
+        receiver_address=SOL_RECEIVER,
+        amount_base_units=1_500_000_000,
+        required_confirmations=1,
+    )
 
     def new_slots() -> None:
         solana.slot += 10
@@ -148,8 +151,7 @@ def test_a_solana_pass_reads_as_many_draft_rows_for_forty_drafts_at_an_address_a
     solana.pay_sol(reference=chosen.solana_reference, receiver=SOL_RECEIVER, lamports=chosen.amount_base_units)
     new_slots()
     watcher_run(Network.SOLANA, "solana")
-    paid = {d.pk for d in Draft.objects.filter(pk__in=[d.pk for d in opened]).exclude(status=DraftStatus.PENDING)}
-    assert paid == {chosen.pk}
+    only_the_chosen_is_paid(opened, chosen)
 
 
 def test_a_lightning_pass_reads_the_invoices_alone_not_the_on_chain_drafts_of_its_network(owner, provider):  # noqa: F811
