@@ -33,7 +33,7 @@ from chainwatch.networks import token_address
 from drafts import services as draft_services
 from drafts.enums import DraftStatus
 from drafts.models import OPEN_STATUSES, Draft
-from drafts.selectors import watched_drafts
+from drafts.selectors import at_address, watched_drafts
 from payments.enums import Method
 
 logger = logging.getLogger(__name__)
@@ -79,7 +79,7 @@ def find_draft(transfer: ObservedTransfer, *, now: datetime) -> Draft | None:
     # The drafts at the address an amount this close could pay (exact or within 10%), and a
     # receiving wallet's draft there whatever its amount: not every draft billed at the address.
     payable = drafts.filter(
-        receiver_address__iexact=transfer.receiver_address, currency=transfer.currency, status__in=_PAYABLE
+        at_address(transfer.receiver_address), currency=transfer.currency, status__in=_PAYABLE
     ).exclude(method=Method.LIGHTNING)
     low, high = _near_range(transfer.amount_base_units)
     payable = payable.filter(Q(amount_base_units__range=(low, high)) | Q(receiving_wallet_id__isnull=False))
@@ -119,8 +119,8 @@ def _holders(transfer: ObservedTransfer, *, payable: list[Draft]) -> list[Draft]
     at = paid_at(transfer)
     drafts = (
         Draft.objects.filter(
+            at_address(transfer.receiver_address),
             network=transfer.network,
-            receiver_address__iexact=transfer.receiver_address,
             currency=transfer.currency,
             created_at__lte=at,
             amount_base_units__range=_near_range(transfer.amount_base_units),
@@ -262,7 +262,7 @@ def top_up_draft(transfer: ObservedTransfer, *, now: datetime) -> Draft | None:
     if transfer.solana_reference:
         drafts = drafts.filter(solana_reference=transfer.solana_reference)
     else:
-        drafts = drafts.filter(receiver_address__iexact=transfer.receiver_address).exclude(method=Method.LIGHTNING)
+        drafts = drafts.filter(at_address(transfer.receiver_address)).exclude(method=Method.LIGHTNING)
     fitting = [
         d
         for d in drafts
@@ -421,7 +421,7 @@ def _split_candidates(key: tuple[Any, ...], sample: ObservedTransfer, *, now: da
     if key[0] == "reference":
         drafts = drafts.filter(solana_reference=key[1])
     else:
-        drafts = drafts.filter(receiver_address__iexact=sample.receiver_address).exclude(method=Method.LIGHTNING)
+        drafts = drafts.filter(at_address(sample.receiver_address)).exclude(method=Method.LIGHTNING)
     return [d for d in drafts if _same_asset(d, sample)]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
@@ -13,6 +14,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
+from web3 import Web3
 
 from accounts.models import User
 from accounts.modes import livemode_of, owned
@@ -59,6 +61,20 @@ def report_window() -> timedelta:
     a transfer in the first grace window pays the draft late; one in the second, or a second
     payment of a paid draft, is reported unmatched with the draft as candidate (chainwatch.unmatched)."""
     return 2 * timedelta(hours=settings.DRAFT_LATE_PAYMENT_GRACE_HOURS)
+
+
+def at_address(address: str) -> Q:
+    """The drafts billed to `address`, whichever way its letters are cased: as creation stores
+    it (payments.addresses: EIP-55 on EVM, the canonical encoding elsewhere), in lower or upper
+    case. Spelt out rather than compared case-blind, so the look-up is a range of the drafts'
+    (network, receiver_address, ...) indexes, not a scan of every draft of the network."""
+    forms = {address, address.lower(), address.upper()}
+    if _EVM_ADDRESS.fullmatch(address):
+        forms.add(Web3.to_checksum_address(address.lower()))
+    return Q(receiver_address__in=sorted(forms))
+
+
+_EVM_ADDRESS = re.compile(r"0x[0-9a-fA-F]{40}")
 
 
 def reportable_drafts(*, network: str, now: datetime | None = None) -> QuerySet[Draft]:
