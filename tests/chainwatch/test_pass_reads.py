@@ -10,9 +10,11 @@ from typing import Any
 
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from chainwatch.models import Cursor
+from chainwatch.matching import find_draft
+from chainwatch.models import Cursor, ObservedTransfer
 from chainwatch.tasks import watcher_run
 from drafts.enums import DraftStatus
 from drafts.models import Draft
@@ -201,3 +203,51 @@ def test_matching_a_payment_reads_the_drafts_near_its_amount_not_every_draft_at_
     assert chosen.status == DraftStatus.CONFIRMED
     assert not Draft.objects.filter(pk__in=[d.pk for d in far]).exclude(status=DraftStatus.PENDING).exists()
     assert rows < MORE, f"the paying pass read {rows} draft rows for {MORE + 1} drafts at the address"
+
+
+def test_a_transfers_drafts_are_looked_up_on_the_open_amounts_index_not_by_a_scan(owner):
+    """Every other open draft of the network stands beside the address's own, as on a running
+    service: a case-blind comparison (UPPER of every row) would read them all for each transfer."""
+    receiver = "0x52908400098527886E0F7030069857D2E4169EE7"
+    template = make_draft(owner, receiver_address=receiver, amount_base_units=25_000_000)
+    fields = {f.attname: getattr(template, f.attname) for f in Draft._meta.concrete_fields if not f.primary_key}
+    Draft.objects.bulk_create(
+        Draft(**{**fields, "receiver_address": f"0x{n:040x}", "amount_base_units": 25_000_000 + n})
+        for n in range(1, 800)
+    )
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE drafts_draft")
+    paid = ObservedTransfer.objects.create(
+        network=Network.ETHEREUM,
+        txid="0x01",
+        index=0,
+        currency=Currency.USDC,
+        token_address="0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48",
+        receiver_address=receiver.lower(),  # as a node may spell it: still the draft's address
+        amount_base_units=25_000_000,
+        block_height=100,
+        block_hash="0xblock",
+    )
+
+    with CaptureQueriesContext(connection) as queries:
+        assert find_draft(paid, now=timezone.now()) == template
+    # The payable drafts near the amount, then the drafts there that hold it (paid or closed).
+    look_ups = [q["sql"] for q in queries.captured_queries if "BETWEEN" in q["sql"] and "drafts_draft" in q["sql"]]
+    assert len(look_ups) == 2, look_ups
+    payable, holders = (list(_plan_nodes(_plan(look_up))) for look_up in look_ups)
+    assert any(n.get("Index Name") == "draft_open_amounts" for n in payable), payable
+    for nodes in (payable, holders):
+        assert not any(n["Node Type"] == "Seq Scan" for n in nodes), nodes
+
+
+def _plan(sql: str) -> dict[str, Any]:
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN (FORMAT JSON) {sql}")
+        plan = cursor.fetchone()[0]
+    return plan[0]["Plan"] if isinstance(plan, list) else plan
+
+
+def _plan_nodes(node: dict[str, Any]) -> Any:
+    yield node
+    for child in node.get("Plans", []):
+        yield from _plan_nodes(child)
