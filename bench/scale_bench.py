@@ -20,10 +20,12 @@ database's):
   filter, a page deep in the cursor, a search;
 - the dashboard overview of the measured account (a signed-in session);
 - a watcher pass over ten new blocks with one payment to an open draft (anvil as the node): its
-  JSON-RPC calls and time, and whether the payment was matched.
+  JSON-RPC calls, time, the database rows it read, the memory it took above what the process
+  held before (its peak RSS, Linux), and whether the payment was matched.
 
 With `--keep` the loaded database stays; `--full-db <its name>` measures the full side there
-again (after a change of code or indexes: `manage.py migrate` it first) without loading again.
+again (after a change of code or indexes: `manage.py migrate` it first) without loading again;
+its watcher state is cleared first, as the anvil it followed is gone.
 
 It prints p50/p99 per kind and the full/empty ratio of the creation and read rates. The targets
 (issue 46): rates at least 0.9 of the empty database's, list and filter p99 under 50 ms, the
@@ -221,8 +223,25 @@ class Watch:
         self.process.wait()
 
 
-def one_pass(watch: Watch, draft: Draft) -> tuple[int, float, bool]:
-    """Ten new blocks with one payment to `draft` in them: (JSON-RPC calls, seconds, matched)."""
+def _memory_kb(field: str) -> int:
+    """VmRSS (now) or VmHWM (the peak since the last reset) of this process, in KB (Linux)."""
+    status = Path("/proc/self/status").read_text()
+    found = re.search(rf"^{field}:\s+(\d+)", status, re.MULTILINE)
+    return int(found.group(1)) if found else 0
+
+
+def _reset_peak() -> bool:
+    """Start VmHWM again from the current RSS (Linux 4.0+), so the pass's own peak is read."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        return False
+    return True
+
+
+def one_pass(watch: Watch, draft: Draft) -> dict[str, Any]:
+    """Ten new blocks with one payment to `draft` in them: JSON-RPC calls, seconds, database rows
+    the pass read, the peak memory it added (MB; None where the peak cannot be reset) and matched."""
     from chainwatch.networks import EVM
     from chainwatch.tasks import watcher_pass
 
@@ -230,11 +249,40 @@ def one_pass(watch: Watch, draft: Draft) -> tuple[int, float, bool]:
     watch.node.pay_token(watch.token, draft.receiver_address, draft.amount_base_units)
     watch.node.mine(9)
     RPC_CALLS["count"] = 0
+    rows = [0]
+
+    def counting(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        result = execute(sql, params, many, context)
+        if sql.lstrip().upper().startswith(("SELECT", "WITH")):
+            rows[0] += max(context["cursor"].rowcount, 0)
+        return result
+
+    resettable = _reset_peak()
+    before = _memory_kb("VmRSS")
     started = time.perf_counter()
-    watcher_pass(NETWORK.value, EVM)
+    with connection.execute_wrapper(counting):
+        watcher_pass(NETWORK.value, EVM)
     took = time.perf_counter() - started
+    peak = (_memory_kb("VmHWM") - before) / 1024 if resettable else None
     draft.refresh_from_db()
-    return RPC_CALLS["count"], took, draft.status != DraftStatus.PENDING
+    return {
+        "calls": RPC_CALLS["count"],
+        "seconds": took,
+        "rows": rows[0],
+        "peak_mb": peak,
+        "matched": draft.status != DraftStatus.PENDING,
+    }
+
+
+def forget_the_chain() -> None:
+    """The kept database's watcher state followed the anvil of the run that loaded it, gone now:
+    the pass starts again at this run's head (not below it, where the empty phase's payment
+    would pay a draft of the kept database a second time and be reported)."""
+    from chainwatch.models import Cursor, ObservedTransfer, SeenBlock, TransferQuorum, UnmatchedTransfer
+
+    for model in (UnmatchedTransfer, TransferQuorum, ObservedTransfer, SeenBlock, Cursor):
+        model.objects.all().delete()
+    settings.CHAINWATCH_START_LOOKBACK_BLOCKS = 0
 
 
 def phase(label: str, user: User, key: str, watch: Watch, args: argparse.Namespace) -> dict[str, Any]:
@@ -288,8 +336,7 @@ def phase(label: str, user: User, key: str, watch: Watch, args: argparse.Namespa
     )
     target = Draft.objects.filter(user=user, status=DraftStatus.PENDING).order_by("created_at").first()
     assert target is not None
-    calls, seconds, matched = one_pass(watch, target)
-    figures["watcher pass"] = (calls, seconds, matched)
+    figures["watcher pass"] = one_pass(watch, target)
     return figures
 
 
@@ -304,8 +351,12 @@ def report(empty: dict[str, Any], full: dict[str, Any]) -> None:
     for name in ("POST /api/v1/drafts", "GET  /api/v1/drafts/{id}"):
         rate_empty, rate_full = len(empty[name]) / sum(empty[name]), len(full[name]) / sum(full[name])
         print(f"{name} rate: empty {rate_empty:.0f}/s  full {rate_full:.0f}/s  full/empty {rate_full / rate_empty:.2f}")
-    for label, (calls, seconds, matched) in (("empty", empty["watcher pass"]), ("full", full["watcher pass"])):
-        print(f"watcher pass ({label}): {calls} JSON-RPC calls, {seconds * 1000:.0f} ms, payment matched: {matched}")
+    for label, figures in (("empty", empty["watcher pass"]), ("full", full["watcher pass"])):
+        peak = "n/a" if figures["peak_mb"] is None else f"{figures['peak_mb']:.0f} MB"
+        print(
+            f"watcher pass ({label}): {figures['calls']} JSON-RPC calls, {figures['seconds'] * 1000:.0f} ms, "
+            f"{figures['rows']:,} database rows read, peak memory +{peak}, payment matched: {figures['matched']}"
+        )
     print(
         f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (figures on a busy machine are not comparable)"
     )
@@ -328,6 +379,7 @@ def measure(args: argparse.Namespace) -> None:
             connection.close()
             connection.settings_dict["NAME"] = args.full_db
             user = User.objects.get(email="scale-0@example.com")
+            forget_the_chain()
             key = api_key_create(user=user, name="scale", scopes=["drafts:read", "drafts:write"]).key
         else:
             rest = argparse.Namespace(

@@ -27,8 +27,8 @@ from chainwatch.networks import BITCOIN, Endpoints, bitcoin_source, endpoints
 from chainwatch.services import TransferData
 from chainwatch.transport import ChainError, Http, JsonRpc, parse_json
 from chainwatch.watcher import PassReport, ScanResult, _check_reorg, block_pass
-from drafts.selectors import WatchTarget, watch_targets
-from payments.enums import Currency, Method, Network
+from drafts.selectors import WatchedReceiver, watched_receivers
+from payments.enums import Currency, Network
 
 SATS_PER_BTC = 10**8
 # getblockchaininfo "chain" per network (Testnet is testnet4).
@@ -47,12 +47,8 @@ def btc_to_sats(value: Decimal | int) -> int:
     return int(sats)
 
 
-def watched_addresses(targets: list[WatchTarget]) -> set[str]:
-    return {
-        t.receiver_address
-        for t in targets
-        if t.receiver_address and t.currency == Currency.BTC and t.method != Method.LIGHTNING
-    }
+def watched_addresses(watched: list[WatchedReceiver]) -> set[str]:
+    return {t.receiver_address for t in watched if t.currency == Currency.BTC}
 
 
 def _core_address(vout: dict[str, Any]) -> str | None:
@@ -126,11 +122,11 @@ class CoreSource:
         results = self.rpc.batch([("getblockhash", [h]) for h in heights], allow_errors=True)
         return dict(zip(heights, results, strict=True))
 
-    def blocks_per_pass(self, targets: list[WatchTarget]) -> int:
+    def blocks_per_pass(self, watched: list[WatchedReceiver]) -> int:
         return settings.CHAINWATCH_BLOCKS_PER_PASS
 
-    def scan(self, start: int, end: int, targets: list[WatchTarget]) -> ScanResult:
-        addresses = watched_addresses(targets)
+    def scan(self, start: int, end: int, watched: list[WatchedReceiver]) -> ScanResult:
+        addresses = watched_addresses(watched)
         hashes = self.block_hashes(list(range(start, end + 1)))
         in_mempool_since = mempool_first_seen(self.network)
         blocks: dict[int, str] = {}
@@ -188,8 +184,8 @@ class CoreMempool:
     def snapshot(self) -> set[str]:
         return set(self.source.rpc.call("getrawmempool"))
 
-    def record(self, snapshot: set[str], targets: list[WatchTarget], *, caught_up: bool) -> None:
-        addresses = watched_addresses(targets)
+    def record(self, snapshot: set[str], watched: list[WatchedReceiver], *, caught_up: bool) -> None:
+        addresses = watched_addresses(watched)
         now = time.time()
         inspected = mempool_first_seen(self.network)
         new = sorted(snapshot - inspected.keys())[: settings.CHAINWATCH_MEMPOOL_TXS_PER_PASS]
@@ -386,8 +382,8 @@ def esplora_pass(network: str, url: str) -> PassReport:
     client = EsploraClient(url)
     cursor = services.cursor_get(network=network, family=BITCOIN, backend="esplora")
     tip = client.tip_height()
-    # Targets are read after the tip: a draft created later is paid in a later block.
-    targets = watch_targets(network=network)
+    # Receivers are read after the tip: a draft created later is paid in a later block.
+    watched = watched_receivers(network=network)
     if cursor.height is None:
         cursor = services.cursor_start(
             network=network, family=BITCOIN, height=tip, block_hash=client.block_hash(tip) or ""
@@ -403,7 +399,7 @@ def esplora_pass(network: str, url: str) -> PassReport:
 
     height = cursor.height
     assert height is not None  # started above (a rewind keeps it started)
-    addresses = watched_addresses(targets)
+    addresses = watched_addresses(watched)
     plan = esplora_block_plan(client, network, addresses=len(addresses), height=height, tip=tip)
     if plan is None:
         report.notes.append("by address")

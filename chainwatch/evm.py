@@ -28,8 +28,8 @@ from chainwatch.networks import EVM, chain_id_of, token_addresses
 from chainwatch.services import TransferData
 from chainwatch.transport import ChainError, RateLimiter
 from chainwatch.watcher import ScanResult
-from drafts.selectors import WatchTarget
-from payments.enums import Currency, Method
+from drafts.selectors import WatchedReceiver
+from payments.enums import Currency
 
 TRANSFER_TOPIC = "0x" + Web3.keccak(text="Transfer(address,address,uint256)").hex().removeprefix("0x")
 WEI_PER_GWEI = 10**9
@@ -77,13 +77,13 @@ def wei_to_gwei(wei: int) -> tuple[int, bool]:
     return wei // WEI_PER_GWEI, wei % WEI_PER_GWEI == 0
 
 
-def token_targets(network: str, targets: list[WatchTarget]) -> tuple[dict[str, str], set[str]]:
+def token_targets(network: str, watched: list[WatchedReceiver]) -> tuple[dict[str, str], set[str]]:
     """({token contract (lower) -> currency}, receivers (lower)) for the watched token drafts."""
     registry = {addr.lower(): cur for cur, addr in token_addresses(network).items()}
     contracts: dict[str, str] = {}
     receivers: set[str] = set()
-    for t in targets:
-        if t.currency == Currency.ETH or not t.receiver_address:
+    for t in watched:
+        if t.currency == Currency.ETH:
             continue
         contract = (t.token_address or token_addresses(network).get(t.currency) or "").lower()
         if not contract:
@@ -93,11 +93,11 @@ def token_targets(network: str, targets: list[WatchTarget]) -> tuple[dict[str, s
     return contracts, receivers
 
 
-def transfer_log_filter(network: str, targets: list[WatchTarget], max_receivers: int) -> dict[str, Any] | None:
+def transfer_log_filter(network: str, watched: list[WatchedReceiver], max_receivers: int) -> dict[str, Any] | None:
     """The `eth_subscribe` `logs` filter for Transfers to the watched token drafts' receivers
     (topic0 Transfer, topic2 the receiver), or None when no token draft is watched or more
     than `max_receivers` receivers are (a node may refuse a long topic list)."""
-    contracts, receivers = token_targets(network, targets)
+    contracts, receivers = token_targets(network, watched)
     if not contracts or not receivers or len(receivers) > max_receivers:
         return None
     return {
@@ -165,29 +165,22 @@ class EvmSource:
                 out[height] = _hex(found["hash"]) if found else None
         return out
 
-    def _native_targets(self, targets: list[WatchTarget]) -> set[str]:
-        return {
-            t.receiver_address.lower()
-            for t in targets
-            if t.currency == Currency.ETH and t.receiver_address and t.method != Method.LIGHTNING
-        }
+    def _native_targets(self, watched: list[WatchedReceiver]) -> set[str]:
+        return {t.receiver_address.lower() for t in watched if t.currency == Currency.ETH}
 
-    def _token_targets(self, targets: list[WatchTarget]) -> tuple[dict[str, str], set[str]]:
-        return token_targets(self.network, targets)
-
-    def blocks_per_pass(self, targets: list[WatchTarget]) -> int:
-        if self._native_targets(targets):
+    def blocks_per_pass(self, watched: list[WatchedReceiver]) -> int:
+        if self._native_targets(watched):
             return settings.CHAINWATCH_BLOCKS_PER_PASS
         return settings.CHAINWATCH_LOG_BLOCKS_PER_CALL
 
-    def scan(self, start: int, end: int, targets: list[WatchTarget]) -> ScanResult:
+    def scan(self, start: int, end: int, watched: list[WatchedReceiver]) -> ScanResult:
         blocks: dict[int, str] = {}
         transfers: list[TransferData] = []
         notes: list[str] = []
-        contracts, receivers = self._token_targets(targets)
+        contracts, receivers = token_targets(self.network, watched)
         if contracts and receivers:
             transfers += self._token_transfers(start, end, contracts, sorted(receivers), blocks, notes)
-        natives = self._native_targets(targets)
+        natives = self._native_targets(watched)
         end_hash = ""
         if natives:
             found, block_txs = self._native_transfers(start, end, natives, blocks)

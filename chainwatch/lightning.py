@@ -41,8 +41,8 @@ from chainwatch.networks import LIGHTNING
 from chainwatch.services import TransferData
 from chainwatch.transport import ChainError, Http, parse_json
 from chainwatch.watcher import PassReport
-from drafts.selectors import WatchTarget, watch_targets
-from payments.enums import Currency, Method
+from drafts.selectors import WatchTarget, lightning_targets
+from payments.enums import Currency
 
 logger = logging.getLogger(__name__)
 
@@ -282,11 +282,7 @@ def _lud21_due(network: str, targets: list[WatchTarget]) -> list[WatchTarget]:
 def lightning_pass(network: str) -> PassReport:
     providers = LightningProviders()
     cursor = services.cursor_get(network=network, family=LIGHTNING, backend="lightning")
-    targets = [
-        t
-        for t in watch_targets(network=network, reportable=False)
-        if t.method == Method.LIGHTNING and t.payment_hash and t.paid_tx_id is None
-    ]
+    targets = lightning_targets(network=network)
     by_hash = {t.payment_hash.lower(): t for t in targets if t.payment_hash}
     settled: dict[str, Settlement] = {}
     position = cursor.position

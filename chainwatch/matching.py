@@ -33,7 +33,7 @@ from chainwatch.networks import token_address
 from drafts import services as draft_services
 from drafts.enums import DraftStatus
 from drafts.models import OPEN_STATUSES, Draft
-from drafts.selectors import watched_drafts
+from drafts.selectors import at_address, watched_drafts
 from payments.enums import Method
 
 logger = logging.getLogger(__name__)
@@ -76,13 +76,14 @@ def find_draft(transfer: ObservedTransfer, *, now: datetime) -> Draft | None:
         return draft if draft and _same_asset(draft, transfer) else None
     if transfer.index == LIGHTNING_INDEX:
         return drafts.filter(method=Method.LIGHTNING, payment_hash=transfer.txid).first()
-    candidates = [
-        d
-        for d in drafts.filter(receiver_address__iexact=transfer.receiver_address, status__in=_PAYABLE).exclude(
-            method=Method.LIGHTNING
-        )
-        if _same_asset(d, transfer)
-    ]
+    # The drafts at the address an amount this close could pay (exact or within 10%), and a
+    # receiving wallet's draft there whatever its amount: not every draft billed at the address.
+    payable = drafts.filter(
+        at_address(transfer.receiver_address), currency=transfer.currency, status__in=_PAYABLE
+    ).exclude(method=Method.LIGHTNING)
+    low, high = _near_range(transfer.amount_base_units)
+    payable = payable.filter(Q(amount_base_units__range=(low, high)) | Q(receiving_wallet_id__isnull=False))
+    candidates = [d for d in payable if _same_asset(d, transfer)]
     own = [d for d in candidates if d.receiving_wallet_id is not None]
     if own:  # a receiving wallet's fresh address is its draft's alone: matched by address
         candidates = own
@@ -105,20 +106,24 @@ def _is_near(transfer: ObservedTransfer, draft: Draft) -> bool:
     return draft_services.is_within_mismatch_window(draft.amount_base_units, transfer.amount_base_units)
 
 
+def _near_range(amount: int) -> tuple[int, int]:
+    """Bounds (inclusive, a little wide) of the billed amounts `amount` is within 10% of."""
+    percent = draft_services.MISMATCH_WINDOW_PERCENT
+    return amount * 100 // (100 + percent), amount * 100 // (100 - percent) + 1
+
+
 def _holders(transfer: ObservedTransfer, *, payable: list[Draft]) -> list[Draft]:
     """Drafts at the transfer's address and asset, other than the `payable` ones, whose amount
     is still theirs: paid (Seen, AmountMismatch), or closed and holding it (drafts.amounts).
     Only those within 10% of the transfer are read."""
     at = paid_at(transfer)
-    amount = transfer.amount_base_units
     drafts = (
         Draft.objects.filter(
+            at_address(transfer.receiver_address),
             network=transfer.network,
-            receiver_address__iexact=transfer.receiver_address,
             currency=transfer.currency,
             created_at__lte=at,
-            amount_base_units__gte=amount * 10 // 11,
-            amount_base_units__lte=amount * 10 // 9 + 1,
+            amount_base_units__range=_near_range(transfer.amount_base_units),
         )
         .filter(Q(status__in=(DraftStatus.SEEN, DraftStatus.AMOUNT_MISMATCH)) | Q(amount_held_until__gte=at))
         .exclude(pk__in=[d.pk for d in payable])
@@ -257,7 +262,7 @@ def top_up_draft(transfer: ObservedTransfer, *, now: datetime) -> Draft | None:
     if transfer.solana_reference:
         drafts = drafts.filter(solana_reference=transfer.solana_reference)
     else:
-        drafts = drafts.filter(receiver_address__iexact=transfer.receiver_address).exclude(method=Method.LIGHTNING)
+        drafts = drafts.filter(at_address(transfer.receiver_address)).exclude(method=Method.LIGHTNING)
     fitting = [
         d
         for d in drafts
@@ -416,7 +421,7 @@ def _split_candidates(key: tuple[Any, ...], sample: ObservedTransfer, *, now: da
     if key[0] == "reference":
         drafts = drafts.filter(solana_reference=key[1])
     else:
-        drafts = drafts.filter(receiver_address__iexact=sample.receiver_address).exclude(method=Method.LIGHTNING)
+        drafts = drafts.filter(at_address(sample.receiver_address)).exclude(method=Method.LIGHTNING)
     return [d for d in drafts if _same_asset(d, sample)]
 
 

@@ -49,7 +49,7 @@ from django.db import connection
 
 from chainwatch import evm
 from chainwatch.listener import MAX_MESSAGE_BYTES, Subscription, SubscriptionRefused, Wake, refreshed_messages
-from drafts.selectors import watch_targets
+from drafts.selectors import watched_receivers
 
 logger = logging.getLogger(__name__)
 
@@ -130,7 +130,7 @@ def subscription(network: str, ws_url: str) -> Subscription:
 
     def log_filter() -> LogFilter:  # on a thread of the loop's pool: its connection is not kept
         try:
-            return evm.transfer_log_filter(network, watch_targets(network=network), LOGS_MAX_RECEIVERS)
+            return evm.transfer_log_filter(network, watched_receivers(network=network), LOGS_MAX_RECEIVERS)
         finally:
             connection.close()
 

@@ -35,7 +35,7 @@ from chainwatch.networks import SOLANA, token_addresses
 from chainwatch.services import TransferData
 from chainwatch.transport import ChainError, JsonRpc
 from chainwatch.watcher import PassReport
-from drafts.selectors import WatchTarget, watch_targets
+from drafts.selectors import WatchedReceiver, WatchTarget, reference_targets, watched_receivers
 from payments.enums import Currency, Network
 
 GENESIS_HASHES: dict[str, str] = {
@@ -159,20 +159,16 @@ class _Found:
     block_time: int | None = None
 
 
-def _mint(network: str, target: WatchTarget) -> str:
+def _mint(network: str, target: WatchTarget | WatchedReceiver) -> str:
     mint = target.token_address or token_addresses(network).get(target.currency)
     if not mint:
         raise ChainError(f"{network}: no mint configured for {target.currency}")
     return mint
 
 
-def _receivers(network: str, targets: list[WatchTarget]) -> set[tuple[str, str]]:
-    """(receiver, mint or "") of every watched draft: one listing each when watching by receiver."""
-    return {
-        (t.receiver_address, "" if t.currency == Currency.SOL else _mint(network, t))
-        for t in targets
-        if t.receiver_address
-    }
+def _receivers(network: str, watched: list[WatchedReceiver]) -> set[tuple[str, str]]:
+    """(receiver, mint or "") of the watched drafts: one listing each when watching by receiver."""
+    return {(t.receiver_address, "" if t.currency == Currency.SOL else _mint(network, t)) for t in watched}
 
 
 def _listing_addresses(client: SolanaClient, network: str, receivers: set[tuple[str, str]]) -> list[str]:
@@ -190,8 +186,8 @@ def subscription_addresses(network: str, url: str) -> list[str]:
     """The accounts a payment to a payable draft lands on: the wallet (SOL) or its associated
     token account (SPL), as listed by receiver; the listener subscribes to them
     (chainwatch/push_solana.py). A paid draft's second payment, only reported, waits for a pass."""
-    targets = watch_targets(network=network, reportable=False)
-    return _listing_addresses(SolanaClient(url), network, _receivers(network, targets))
+    watched = watched_receivers(network=network, reportable=False)
+    return _listing_addresses(SolanaClient(url), network, _receivers(network, watched))
 
 
 def _first_reference(tx: dict[str, Any], by_reference: dict[str, WatchTarget]) -> WatchTarget | None:
@@ -199,6 +195,13 @@ def _first_reference(tx: dict[str, Any], by_reference: dict[str, WatchTarget]) -
         if key in by_reference:
             return by_reference[key]
     return None
+
+
+def _references_in(network: str, txs: list[dict[str, Any]]) -> dict[str, WatchTarget]:
+    """The drafts whose reference is an account of one of `txs`, by reference: read for the
+    transactions in hand, never the whole list of watched drafts."""
+    keys = {key for tx in txs for key in _account_keys(tx)}
+    return {t.solana_reference: t for t in reference_targets(network=network, keys=keys) if t.solana_reference}
 
 
 def _transfer(network: str, found: _Found) -> TransferData | None:
@@ -257,21 +260,20 @@ def solana_pass(network: str, url: str) -> PassReport:
     client = SolanaClient(url)
     cursor = services.cursor_get(network=network, family=SOLANA, backend="solana-jsonrpc")
     slot = client.slot(network)
-    # Targets are read after the slot: a draft created later is paid in a later slot.
-    targets = [t for t in watch_targets(network=network) if t.solana_reference]
-    by_reference = {t.solana_reference: t for t in targets if t.solana_reference}
-    receivers = _receivers(network, targets)
+    # Receivers are read after the slot: a draft created later is paid in a later slot. Every
+    # Solana draft has its reference; the drafts of the transactions found are read by it.
+    receivers = _receivers(network, watched_receivers(network=network))
     mode = choose_mode(receivers=len(receivers), cursor=cursor.height, slot=slot)
     report = PassReport(network=network, family=SOLANA, head=slot, start=cursor.height, end=slot)
     report.notes.append(f"by {mode}")
 
     if mode == BY_RECEIVER:
         addresses = _listing_addresses(client, network, receivers)
-        found, listed, end = _by_receiver(client, network, addresses, by_reference, cursor.height, slot)
+        found, listed, end = _by_receiver(client, network, addresses, cursor.height, slot)
     else:
         assert cursor.height is not None  # by block only once a slot range exists (choose_mode)
         end = min(slot, cursor.height + settings.CHAINWATCH_BLOCKS_PER_PASS)
-        found, listed = _by_block(client, cursor.height + 1, end, by_reference), {}
+        found, listed = _by_block(client, network, cursor.height + 1, end), {}
 
     transfers = [t for t in (_transfer(network, f) for f in found) if t is not None]
     recorded = {t.txid for t in transfers}
@@ -306,7 +308,6 @@ def _by_receiver(
     client: SolanaClient,
     network: str,
     addresses: list[str],
-    by_reference: dict[str, WatchTarget],
     cursor: int | None,
     slot: int,
 ) -> tuple[list[_Found], dict[str, dict[str, Any]], int]:
@@ -341,9 +342,10 @@ def _by_receiver(
         end = int(fresh[cap]["slot"]) - 1
         fresh = fresh[:cap]
     found = []
-    for entry, tx in zip(fresh, client.transactions([e["signature"] for e in fresh]), strict=True):
-        if not tx or (tx.get("meta") or {}).get("err") is not None:
-            continue
+    fetched = list(zip(fresh, client.transactions([e["signature"] for e in fresh]), strict=True))
+    paid = [(entry, tx) for entry, tx in fetched if tx and (tx.get("meta") or {}).get("err") is None]
+    by_reference = _references_in(network, [tx for _, tx in paid])
+    for entry, tx in paid:
         target = _first_reference(tx, by_reference)
         if target is not None:
             finalized = entry.get("confirmationStatus") == "finalized"
@@ -355,19 +357,22 @@ def _by_receiver(
     return found, {s: e for s, e in listed.items() if s in stored}, end
 
 
-def _by_block(client: SolanaClient, start: int, end: int, by_reference: dict[str, WatchTarget]) -> list[_Found]:
+def _by_block(client: SolanaClient, network: str, start: int, end: int) -> list[_Found]:
     if end < start:
         return []
     slots = client.produced_slots(start, end)
+    succeeded = [
+        (slot, block, tx)
+        for slot, block in zip(slots, client.blocks(slots), strict=True)
+        if block is not None  # None: skipped meanwhile (answered with an error), nothing to read
+        for tx in block.get("transactions") or []
+        if (tx.get("meta") or {}).get("err") is None
+    ]
+    by_reference = _references_in(network, [tx for _, _, tx in succeeded])
     found = []
-    for slot, block in zip(slots, client.blocks(slots), strict=True):
-        if block is None:
-            continue  # skipped meanwhile (answered with an error): nothing to read
-        for tx in block.get("transactions") or []:
-            if (tx.get("meta") or {}).get("err") is not None:
-                continue
-            target = _first_reference(tx, by_reference)
-            if target is not None:
-                signature = tx["transaction"]["signatures"][0]
-                found.append(_Found(target, signature, slot, tx, finalized=False, block_time=block.get("blockTime")))
+    for slot, block, tx in succeeded:
+        target = _first_reference(tx, by_reference)
+        if target is not None:
+            signature = tx["transaction"]["signatures"][0]
+            found.append(_Found(target, signature, slot, tx, finalized=False, block_time=block.get("blockTime")))
     return found

@@ -39,7 +39,7 @@ from drafts import services as draft_services
 from drafts.enums import DraftStatus
 from drafts.events import draft_event_data
 from drafts.models import Draft
-from drafts.selectors import report_window
+from drafts.selectors import at_address, report_window
 from payments.enums import Method
 from payments.registry import format_amount, get_asset
 from webhooks.models import EventType
@@ -79,7 +79,7 @@ def candidate_drafts(transfer: ObservedTransfer) -> list[Draft]:
     """Drafts of any account for this address (or Solana reference) and asset, open around the
     transfer or still holding their amount then (drafts.amounts)."""
     grace = timedelta(hours=settings.DRAFT_LATE_PAYMENT_GRACE_HOURS)
-    where = Q(receiver_address__iexact=transfer.receiver_address)
+    where = at_address(transfer.receiver_address)
     if transfer.solana_reference:
         where |= Q(solana_reference=transfer.solana_reference)
     drafts = (

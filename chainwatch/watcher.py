@@ -1,6 +1,7 @@
 """The pass every block-based watcher (EVM, Bitcoin Core) runs:
 
-1. read the cursor and the watch targets; ask the node for its head;
+1. read the cursor and the watched receivers (one per address and asset, however many
+   drafts are billed there; drafts.selectors.watched_receivers); ask the node for its head;
 2. re-check the remembered block hashes (newest first, then the rest in one batch): if
    the chain moved under us, orphan the transfers above the fork and rewind the cursor;
 3. scan the next bounded range of blocks and store hashes, transfers and the new cursor
@@ -20,7 +21,7 @@ from django.conf import settings
 from chainwatch import services
 from chainwatch.models import ObservedTransfer, SeenBlock
 from chainwatch.services import TransferData
-from drafts.selectors import WatchTarget, watch_targets
+from drafts.selectors import WatchedReceiver, watched_receivers
 
 
 @dataclass
@@ -54,7 +55,7 @@ class PassReport:
 class Mempool(Protocol):
     def snapshot(self) -> set[str]: ...
 
-    def record(self, snapshot: set[str], targets: list[WatchTarget], *, caught_up: bool) -> None: ...
+    def record(self, snapshot: set[str], watched: list[WatchedReceiver], *, caught_up: bool) -> None: ...
 
 
 class BlockHashes(Protocol):
@@ -67,9 +68,9 @@ class BlockSource(BlockHashes, Protocol):
 
     def head(self) -> int: ...
 
-    def blocks_per_pass(self, targets: list[WatchTarget]) -> int: ...
+    def blocks_per_pass(self, watched: list[WatchedReceiver]) -> int: ...
 
-    def scan(self, start: int, end: int, targets: list[WatchTarget]) -> ScanResult: ...
+    def scan(self, start: int, end: int, watched: list[WatchedReceiver]) -> ScanResult: ...
 
 
 def _check_reorg(network: str, family: str, source: BlockHashes, height: int) -> int | None:
@@ -95,7 +96,7 @@ def block_pass(network: str, source: BlockSource, *, mempool: Mempool | None = N
     """One bounded pass. `mempool` (Bitcoin Core) is called after the head is known."""
     family = source.family
     cursor = services.cursor_get(network=network, family=family, backend=source.backend)
-    targets = watch_targets(network=network)
+    watched = watched_receivers(network=network)
     mempool_snapshot = mempool.snapshot() if mempool else None
     head = source.head()
     report = PassReport(network=network, family=family, head=head, start=cursor.height, end=cursor.height)
@@ -116,9 +117,9 @@ def block_pass(network: str, source: BlockSource, *, mempool: Mempool | None = N
         report.notes.append(f"reorg: rewound to {fork}, {len(orphaned)} transfers orphaned")
         cursor.height = fork
 
-    end = min(head, cursor.height + source.blocks_per_pass(targets))
+    end = min(head, cursor.height + source.blocks_per_pass(watched))
     if end > cursor.height:
-        scanned = source.scan(cursor.height + 1, end, targets)
+        scanned = source.scan(cursor.height + 1, end, watched)
         services.blocks_record(
             network=network,
             family=family,
@@ -136,7 +137,7 @@ def block_pass(network: str, source: BlockSource, *, mempool: Mempool | None = N
         services.cursor_progress(network=network, family=family, head=head)
 
     if mempool is not None and mempool_snapshot is not None:
-        mempool.record(mempool_snapshot, targets, caught_up=report.caught_up)
+        mempool.record(mempool_snapshot, watched, caught_up=report.caught_up)
 
     return report
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Collection
 from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
 from typing import Any
@@ -12,17 +14,21 @@ from django.core.exceptions import ValidationError
 from django.db.models import Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
+from web3 import Web3
 
 from accounts.models import User
 from accounts.modes import livemode_of, owned
 from core.sql.rows import RowReader
 from drafts.enums import DraftStatus
 from drafts.models import OPEN_STATUSES, Draft
+from payments.enums import Method
 
 
 @dataclass(frozen=True)
 class WatchTarget:
-    """What a chain watcher needs to know about one draft it should look for."""
+    """What a chain watcher needs to know about one draft it follows on its own: a Lightning
+    invoice (by its payment hash) or a Solana Pay reference. Addresses are watched as
+    `WatchedReceiver`s, one per address and asset."""
 
     draft_id: UUID | str
     network: str
@@ -57,6 +63,20 @@ def report_window() -> timedelta:
     return 2 * timedelta(hours=settings.DRAFT_LATE_PAYMENT_GRACE_HOURS)
 
 
+def at_address(address: str) -> Q:
+    """The drafts billed to `address`, whichever way its letters are cased: as creation stores
+    it (payments.addresses: EIP-55 on EVM, the canonical encoding elsewhere), in lower or upper
+    case. Spelt out rather than compared case-blind, so the look-up is a range of the drafts'
+    (network, receiver_address, ...) indexes, not a scan of every draft of the network."""
+    forms = {address, address.lower(), address.upper()}
+    if _EVM_ADDRESS.fullmatch(address):
+        forms.add(Web3.to_checksum_address(address.lower()))
+    return Q(receiver_address__in=sorted(forms))
+
+
+_EVM_ADDRESS = re.compile(r"0x[0-9a-fA-F]{40}")
+
+
 def reportable_drafts(*, network: str, now: datetime | None = None) -> QuerySet[Draft]:
     """The watched drafts, plus every other draft (paid, cancelled or long expired) inside the
     report window or still holding its amount (drafts.amounts, AMOUNT_RESERVATION_DAYS), and the
@@ -70,12 +90,63 @@ def reportable_drafts(*, network: str, now: datetime | None = None) -> QuerySet[
     )
 
 
-def watch_targets(*, network: str, now: datetime | None = None, reportable: bool = True) -> list[WatchTarget]:
-    """What the watchers look for: by default also the addresses of drafts that can no longer be
-    paid but whose transfers are still reported; `reportable=False` only the payable drafts."""
+@dataclass(frozen=True)
+class WatchedReceiver:
+    """An address and asset a chain watcher asks its node about: one, however many drafts are
+    billed there. A transfer found to it is matched to a draft afterwards, by a look-up of that
+    address and amount (chainwatch.matching)."""
+
+    receiver_address: str
+    currency: str
+    token_address: str | None
+
+
+def watched_receivers(*, network: str, now: datetime | None = None, reportable: bool = True) -> list[WatchedReceiver]:
+    """The distinct (address, currency, token) of the drafts a block watcher looks for (by default
+    also of those that can no longer be paid but whose transfers are still reported; see
+    `reportable_drafts`; `reportable=False` only the payable ones). Grouped in the database, so a
+    pass reads a row per receiving address, not per draft (issue 46: a million open drafts to
+    40,000 addresses are 40,000 rows). Lightning invoices are watched by their hash instead."""
     drafts = reportable_drafts if reportable else watched_drafts
-    # Only the columns a target has, as tuples: a pass over a million open drafts builds no model.
-    return [WatchTarget(*row) for row in drafts(network=network, now=now).values_list(*_TARGET_COLUMNS)]
+    rows = (
+        drafts(network=network, now=now)
+        .filter(receiver_address__isnull=False)
+        .exclude(receiver_address="")
+        .exclude(method=Method.LIGHTNING)
+        .order_by()  # no ordering column joins the DISTINCT
+        .values_list("receiver_address", "currency", "token_address")
+        .distinct()
+    )
+    return [WatchedReceiver(address, currency, token) for address, currency, token in rows if address]
+
+
+def lightning_targets(*, network: str, now: datetime | None = None) -> list[WatchTarget]:
+    """The unpaid Lightning invoices a pass asks about: one target each, as a payment hash is
+    its draft's alone."""
+    drafts = watched_drafts(network=network, now=now).filter(
+        method=Method.LIGHTNING, payment_hash__isnull=False, paid_tx_id__isnull=True
+    )
+    return _targets(drafts)
+
+
+def reference_targets(*, network: str, keys: Collection[str], now: datetime | None = None) -> list[WatchTarget]:
+    """The drafts (watched or still reported) whose Solana Pay reference is one of `keys`, the
+    accounts of the transactions a pass found: the reference tells which draft a transaction
+    pays, so only those of transactions in hand are read (the unique index on the reference)."""
+    found: list[WatchTarget] = []
+    ordered = sorted(set(keys))
+    for start in range(0, len(ordered), _KEYS_PER_QUERY):
+        chunk = ordered[start : start + _KEYS_PER_QUERY]
+        found += _targets(reportable_drafts(network=network, now=now).filter(solana_reference__in=chunk))
+    return found
+
+
+_KEYS_PER_QUERY = 5_000
+
+
+def _targets(drafts: QuerySet[Draft]) -> list[WatchTarget]:
+    # Only the columns a target has, as tuples: no model is built.
+    return [WatchTarget(*row) for row in drafts.order_by().values_list(*_TARGET_COLUMNS)]
 
 
 _TARGET_COLUMNS = ("id", *(f.name for f in fields(WatchTarget)[1:]))

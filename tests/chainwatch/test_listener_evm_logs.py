@@ -16,7 +16,7 @@ from websockets.asyncio.server import serve
 from chainwatch import evm, push_evm
 from chainwatch.evm import TRANSFER_TOPIC, address_topic
 from drafts.enums import DraftStatus
-from drafts.selectors import watch_targets
+from drafts.selectors import watched_receivers
 from payments.enums import Currency, Network
 from tests.chainwatch.conftest import free_port
 from tests.factories import make_draft
@@ -193,7 +193,7 @@ def test_the_logs_filter_names_the_watched_tokens_and_receivers_up_to_the_cap(ow
     for receiver in usdc_to:
         make_draft(owner, currency=Currency.USDC, receiver_address=receiver, amount_base_units=25_000_000)
     make_draft(owner, currency=Currency.ETH, receiver_address=ethereum.new_address(), amount_base_units=10**9)
-    targets = watch_targets(network=Network.ETHEREUM)
+    targets = watched_receivers(network=Network.ETHEREUM)
 
     log_filter = evm.transfer_log_filter(Network.ETHEREUM, targets, max_receivers=2)
 
