@@ -43,6 +43,8 @@ from paylinks.presenters import checkout_status_json
 
 LIVE_PATH = re.compile(rf"^/pay/(?P<token>{TOKEN_PATTERN})/live$")
 LIVE_WAIT_SECONDS = 25.0  # under every proxy's idle timeout (nginx: 60 s)
+LIVE_WAIT_SPREAD = 0.2  # each wait is 20 % shorter or longer at random: pages that arrived together
+# (a burst of payers, every page reconnecting after a restart) do not keep asking again together
 LIVE_CHECK_SECONDS = 0.25  # polled waiters only (no LISTEN)
 MAX_WAITERS = 10_000  # per process, woken by NOTIFY; beyond it the page polls
 POLLED_MAX_WAITERS = 500  # per process, when waiters must read on a timer
@@ -203,7 +205,9 @@ async def _wait(
 ) -> dict[str, Any] | None:
     """`wait_for_change` with the hub, and a watch taken and a document read after it, if any."""
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + (LIVE_WAIT_SECONDS if wait is None else wait)
+    if wait is None:
+        wait = LIVE_WAIT_SECONDS * random.uniform(1 - LIVE_WAIT_SPREAD, 1 + LIVE_WAIT_SPREAD)  # noqa: S311 - a spread
+    deadline = loop.time() + wait
     document = first
     while True:
         # Watched before it is read: a change committed after the read wakes this waiter.

@@ -97,7 +97,7 @@ def waiting(
 def test_a_waiter_reads_once_when_nothing_changes_and_once_more_when_woken(chosen):  # noqa: F811 - the fixture imported above
     token, draft_id = chosen["token"], chosen["draft_id"]
     body, took, reads = waiting(token, "Open:Pending:0", wait=2.0, change_after=None, draft_id=draft_id)
-    assert live.state_key(body) == "Open:Pending:0" and took >= 2.0
+    assert live.state_key(body) == "Open:Pending:0" and took >= 2.0 * (1 - live.LIVE_WAIT_SPREAD)
     assert reads == 1  # polling every LIVE_CHECK_SECONDS would have read 8 times
 
     body, took, reads = waiting(token, "Open:Pending:0", wait=20.0, change_after=1.0, draft_id=draft_id)
@@ -188,3 +188,34 @@ def test_an_open_links_kept_state_ends_at_its_expiry_though_nothing_is_written(c
 
     assert seen[-1] == "Expired:Pending:0"
     assert timezone.now() >= expiry
+
+
+def test_pages_that_arrived_together_do_not_ask_again_together(chosen):  # noqa: F811
+    """Each wait ends at its own point of LIVE_WAIT_SECONDS +- LIVE_WAIT_SPREAD, so a burst of
+    payers (or every page reconnecting after a restart) spreads out instead of asking again as one."""
+    from mcp_server.asgi import application
+
+    token = chosen["token"]
+
+    async def scene() -> list[float]:
+        transport = httpx.ASGITransport(app=application)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1", timeout=30) as client:
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+
+            async def one() -> float:
+                answer = await client.get(f"/pay/{token}/live?since=Open:Pending:0")
+                assert live.state_key(answer.json()) == "Open:Pending:0"
+                return loop.time() - started
+
+            return await asyncio.gather(*(one() for _ in range(20)))
+
+    original_wait = live.LIVE_WAIT_SECONDS
+    live.LIVE_WAIT_SECONDS = 2.0
+    try:
+        ended = sorted(asyncio.run(scene()))
+    finally:
+        live.LIVE_WAIT_SECONDS = original_wait
+
+    assert 2.0 * (1 - live.LIVE_WAIT_SPREAD) <= ended[0] and ended[-1] < 2.0 * (1 + live.LIVE_WAIT_SPREAD) + 1.0
+    assert ended[-1] - ended[0] > 0.3, ended  # twenty waits that ended within a moment of each other
