@@ -35,6 +35,38 @@ def email_shown(context: dict[str, Any], zone: str) -> dict[str, str]:
     }
 
 
+# The times an email's context holds as RFC 3339 (a security notice's, a refused recurring run's),
+# shown to the minute as `shown.<key>`.
+TIMES = ("at", "off_at", "usable_from", "runAt")
+
+
+def _time(value: Any, zone: str) -> str:
+    """A time to the minute in the reader's zone and language; text that is no RFC 3339 time (an
+    email queued before times were kept so) as it is."""
+    if not value:
+        return ""
+    try:
+        return formatting.moment(str(value), zone, skeleton=formatting.MINUTES) or str(value)
+    except ValueError:
+        return str(value)
+
+
+def attention_shown(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The daily digest's items with the amount as the reader writes it, with its asset's code
+    ("1.234,5 USDC" in German), and the network by its display name."""
+    return [
+        {
+            **item,
+            "amount": formatting.asset_amount(item["amount"], item.get("currency") or "") if item.get("amount") else "",
+            "network": formatting.network_name(item.get("network")),
+        }
+        for item in items
+    ]
+
+
 def account_email_context(user, context: dict[str, Any]) -> dict[str, Any]:
     zone = context.get("timeZone") or (merchant_profile_get(user=user).time_zone if user is not None else "UTC")
-    return {"timeZone": zone, "shown": email_shown(context, zone)}
+    shown: dict[str, Any] = email_shown(context, zone)
+    shown |= {key: _time(context.get(key), zone) for key in TIMES}
+    shown["attention"] = attention_shown(context.get("items") or [])
+    return {"timeZone": zone, "shown": shown}

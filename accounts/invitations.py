@@ -62,7 +62,7 @@ def invitation_create(*, organization: User, inviter: User, inviter_role: str, e
     role = role_grant_check(granter_role=inviter_role, role=role)
     email = email_normalize(email)
     if Membership.objects.filter(organization=organization, person__email=email).exists():
-        raise Conflict("This person is already a member.", code="already_member", field="email")
+        raise Conflict(gettext("This person is already a member."), code="already_member", field="email")
     token = secrets.token_urlsafe(32)
     now = timezone.now()
     url = f"{settings.BASE_URL}{ACCEPT_PATH}{token}"

@@ -24,6 +24,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator, validate_email
 from django.db import transaction
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from PIL import Image, UnidentifiedImageError
 
 from accounts.authorization import SessionRequired
@@ -115,9 +116,13 @@ def https_url_check(value: str, *, field: str) -> str:
     try:
         URLValidator(schemes=["https"])(value)
     except ValidationError:
-        raise Problem(f"{field} must be an absolute https:// URL.", code="invalid_url", field=field) from None
+        raise Problem(
+            _("%(field)s must be an absolute https:// URL.") % {"field": field}, code="invalid_url", field=field
+        ) from None
     if urlsplit(value).username is not None or urlsplit(value).password is not None:
-        raise Problem(f"{field} must not carry a user name or password.", code="invalid_url", field=field)
+        raise Problem(
+            _("%(field)s must not carry a user name or password.") % {"field": field}, code="invalid_url", field=field
+        )
     return value
 
 
@@ -127,7 +132,9 @@ def _email(value: Any, field: str) -> str:
         try:
             validate_email(value)
         except ValidationError:
-            raise Problem(f"{field} is not a valid email address.", code="invalid_email", field=field) from None
+            raise Problem(
+                _("%(field)s is not a valid email address.") % {"field": field}, code="invalid_email", field=field
+            ) from None
     return value
 
 

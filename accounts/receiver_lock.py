@@ -29,6 +29,7 @@ from accounts.security_links import change_notice
 from accounts.sessions import Client
 from accounts.stepup import step_up_require
 from audit import services as audit
+from core.wire import json_datetime
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,5 @@ def receiver_lock_set(request, *, user: User, enabled: bool, client: Client) -> 
         )
         if not enabled:
             off_at = fields["receiver_lock_off_at"] or now
-            change_notice(
-                user=user, notice="receiver_lock_off", client=client, off_at=off_at.strftime("%Y-%m-%d %H:%M UTC")
-            )
+            change_notice(user=user, notice="receiver_lock_off", client=client, off_at=json_datetime(off_at))
     return receiver_lock_get(user=user, now=now)

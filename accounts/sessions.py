@@ -20,6 +20,7 @@ from accounts.models import KnownDevice, User
 from accounts.stepup import step_up_record
 from audit import services as audit
 from core.problems import PermissionDenied
+from core.wire import json_datetime
 from notifications import kinds
 from notifications.services import email_enqueue
 
@@ -179,5 +180,5 @@ def notice_context(notice: str, *, client: Client | None = None, at=None, **extr
     if client is not None:
         context.update(ip=client.ip, user_agent=client.user_agent)
     if at is not None:
-        context["at"] = at.strftime("%Y-%m-%d %H:%M UTC")
+        context["at"] = json_datetime(at)  # shown in the reader's zone and language (accounts.emails)
     return context

@@ -201,6 +201,8 @@ PAGES: dict[str, dict[str, Rule]] = {
     "dashboard:refund_new": {"*": session(MONEY)},
     "dashboard:draft_action": {"*": session(MONEY)},
     "dashboard:webhooks": {"*": session(DEVELOPER)},
+    "dashboard:webhook_deliveries": {"GET": session(DEVELOPER)},
+    "dashboard:events": {"GET": session(DEVELOPER)},
     "dashboard:webhook": {"*": session(DEVELOPER)},
     "dashboard:webhook_action": {"*": session(DEVELOPER)},
     "dashboard:api_keys": {"GET": session(DEVELOPER), "POST": step_up(DEVELOPER)},  # POST creates a key

@@ -33,6 +33,8 @@ NAV_GROUPS: list[tuple[Promise, list[tuple[str, Promise]]]] = [
         _("Developers"),
         [
             ("dashboard:webhooks", _("Webhooks")),
+            ("dashboard:webhook_deliveries", _("Deliveries")),
+            ("dashboard:events", _("Events")),
             ("dashboard:api_keys", _("API keys")),
         ],
     ),

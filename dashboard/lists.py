@@ -4,6 +4,9 @@ of its CSV. Filters use the parameters of the list's REST endpoint where one exi
 
 from __future__ import annotations
 
+import json
+import uuid
+
 from django.utils.translation import gettext_lazy as _
 
 from accounts import teams
@@ -28,7 +31,8 @@ from recurring.selectors import recurring_template_list
 from refunds.models import RefundStatus
 from refunds.selectors import refund_list
 from wallets.services import receiving_wallet_list
-from webhooks.selectors import webhook_list
+from webhooks.models import DeliveryStatus, EventType
+from webhooks.selectors import account_delivery_list, event_list, webhook_list
 
 YES_NO = [("true", _("Yes")), ("false", _("No"))]
 
@@ -320,4 +324,83 @@ FEES = ListSpec(
     ],  # fmt: skip
     date_field="accrued_at",
     choices={"status": ("status", AccruedFee.Status.choices)},
+)
+
+
+# Event types by their names, as the webhooks page and the payloads write them.
+EVENT_TYPES = [(value, value) for value in EventType.values]
+
+
+def chosen_webhook(request: MerchantRequest) -> uuid.UUID | None:
+    """`?webhook=`: one endpoint's deliveries (the link on its page); no id lists them all."""
+    try:
+        return uuid.UUID(request.GET.get("webhook", ""))
+    except ValueError:
+        return None
+
+
+def _deliveries(request: MerchantRequest):
+    deliveries = account_delivery_list(user=request.user)
+    chosen = chosen_webhook(request)
+    return deliveries.filter(webhook_id=chosen) if chosen else deliveries
+
+
+def _last_attempt(delivery) -> list:
+    attempts = list(delivery.attempts.all())  # prefetched, in order
+    last = attempts[-1] if attempts else None
+    return [last.status_code or "", last.error] if last else ["", ""]
+
+
+WEBHOOK_DELIVERIES = ListSpec(
+    route="dashboard:webhook_deliveries",
+    filename="webhook-deliveries",
+    header=[
+        "id",
+        "createdAt",
+        "createdAtLocal",
+        "webhookId",
+        "url",
+        "eventId",
+        "eventType",
+        "status",
+        "attempts",
+        "deliveredAt",
+        "nextAttemptAt",
+        "lastStatusCode",
+        "lastError",
+    ],  # fmt: skip
+    base=_deliveries,
+    row=lambda d: [
+        d.id,
+        utc(d.created_at),
+        local(d.created_at),
+        d.webhook_id,
+        d.webhook.url,
+        d.event_id,
+        d.event.type,
+        d.status,
+        d.total_attempts,
+        utc(d.delivered_at),
+        utc(d.next_attempt_at),
+        *_last_attempt(d),
+    ],  # fmt: skip
+    choices={"status": ("status", DeliveryStatus.choices), "type": ("event__type", EVENT_TYPES)},
+)
+
+EVENTS = ListSpec(
+    route="dashboard:events",
+    filename="events",
+    header=["id", "createdAt", "createdAtLocal", "type", "objectId", "draftId", "sequence", "data"],
+    base=lambda request: event_list(user=request.user, filters={}),
+    row=lambda e: [
+        e.id,
+        utc(e.created_at),
+        local(e.created_at),
+        e.type,
+        e.object_id or "",
+        e.draft_id or "",
+        e.sequence,
+        json.dumps(e.data, sort_keys=True, separators=(",", ":")),
+    ],  # fmt: skip
+    choices={"type": ("type", EVENT_TYPES)},
 )

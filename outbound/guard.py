@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.utils.module_loading import import_string
+from django.utils.translation import gettext as _
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -83,7 +84,7 @@ class SystemResolver:
         try:
             infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
         except (socket.gaierror, UnicodeError, OSError) as exc:
-            raise UrlNotAllowed(f"The host {host} does not resolve.") from exc
+            raise UrlNotAllowed(_("The host %(host)s does not resolve.") % {"host": host}) from exc
         found: list[IPAddress] = []
         for info in infos:
             address = ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])
@@ -168,19 +169,19 @@ class CheckedUrl:
         else:
             addresses = (resolve_with or resolver()).resolve(self.hostname, self.port)
             if not addresses:
-                raise UrlNotAllowed(f"The host {self.hostname} does not resolve.")
+                raise UrlNotAllowed(_("The host %(host)s does not resolve.") % {"host": self.hostname})
         if self.loopback:
             if not all(address.is_loopback for address in addresses):
                 raise UrlNotAllowed(f"The host {self.hostname} does not resolve to a loopback address.")
         # The refused address is not named: that would let a caller map internal DNS.
         elif not all(is_public_address(address) for address in addresses):
-            raise UrlNotAllowed("The URL resolves to a private or internal address.")
+            raise UrlNotAllowed(_("The URL resolves to a private or internal address."))
         return self.at(addresses[0])
 
 
 def _parse(url: str, *, allow_loopback: bool) -> CheckedUrl:
     if not isinstance(url, str) or not url:
-        raise UrlNotAllowed("Give an HTTPS URL.")
+        raise UrlNotAllowed(_("Give an HTTPS URL."))
     if len(url) > MAX_URL_LENGTH:
         raise UrlNotAllowed(f"The URL is longer than {MAX_URL_LENGTH} characters.")
     if any(ord(ch) <= 32 or ord(ch) == 127 or ch == "\\" for ch in url) or not url.isascii():
@@ -189,22 +190,22 @@ def _parse(url: str, *, allow_loopback: bool) -> CheckedUrl:
         parts = urlsplit(url)
         port = parts.port
     except ValueError as exc:
-        raise UrlNotAllowed("The URL cannot be parsed.") from exc
+        raise UrlNotAllowed(_("The URL cannot be parsed.")) from exc
     scheme = parts.scheme.lower()
     if parts.username is not None or parts.password is not None or "@" in parts.netloc:
-        raise UrlNotAllowed("The URL may not contain credentials.")
+        raise UrlNotAllowed(_("The URL may not contain credentials."))
     if parts.fragment:
-        raise UrlNotAllowed("The URL may not contain a fragment.")
+        raise UrlNotAllowed(_("The URL may not contain a fragment."))
     hostname = (parts.hostname or "").lower()
     if not hostname:
-        raise UrlNotAllowed("The URL has no host.")
+        raise UrlNotAllowed(_("The URL has no host."))
     loopback = allow_loopback and hostname in LOOPBACK_HOSTS and scheme in ("http", "https")
     if scheme != "https" and not loopback:
-        raise UrlNotAllowed("The URL must use HTTPS.")
+        raise UrlNotAllowed(_("The URL must use HTTPS."))
     if port is None:
         port = 443 if scheme == "https" else 80
     if port == 0:
-        raise UrlNotAllowed("The URL's port is not allowed.")
+        raise UrlNotAllowed(_("The URL's port is not allowed."))
     path = parts.path or "/"
     if parts.query:
         path = f"{path}?{parts.query}"
@@ -227,7 +228,7 @@ def _literal(hostname: str) -> IPAddress | None:
         except ValueError as exc:
             raise UrlNotAllowed("Numeric host names other than a plain dotted IPv4 address are refused.") from exc
     if not all(_LABEL.match(label) for label in labels) or len(hostname) > 253:
-        raise UrlNotAllowed("The URL's host name is not valid.")
+        raise UrlNotAllowed(_("The URL's host name is not valid."))
     return None
 
 
@@ -235,7 +236,7 @@ def _check_name(hostname: str) -> None:
     name = hostname.rstrip(".")
     # A single label ("db", "redis") only means something through a local search domain.
     if name in _BLOCKED_NAMES or name.endswith(_BLOCKED_SUFFIXES) or "." not in name:
-        raise UrlNotAllowed(f"The host {hostname} is internal.")
+        raise UrlNotAllowed(_("The host %(host)s is internal.") % {"host": hostname})
 
 
 def loopback_allowed() -> bool:

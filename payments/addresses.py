@@ -21,6 +21,7 @@ from bitcointx.wallet import (
     P2WPKHCoinAddress,
     P2WSHCoinAddress,
 )
+from django.utils.translation import gettext as _
 from solders.pubkey import Pubkey
 from web3 import Web3
 
@@ -68,10 +69,18 @@ def _check_bitcoin(network: Network, address: str) -> str:
                         CCoinAddress(address)
                     except (CCoinAddressError, ValueError):
                         continue
-                raise AddressError(f"This is a {other.label} address, not a {network.label} address.") from exc
-            raise AddressError(f"Not a valid {network.label} address (bad encoding or checksum).") from exc
+                raise AddressError(
+                    _("This is a %(other)s address, not a %(network)s address.")
+                    % {"other": other.label, "network": network.label}
+                ) from exc
+            raise AddressError(
+                _("Not a valid %(network)s address (bad encoding or checksum).") % {"network": network.label}
+            ) from exc
         if not isinstance(parsed, _BITCOIN_TYPES):
-            raise AddressError(f"Unsupported {network.label} address type; use P2PKH, P2SH, P2WPKH, P2WSH or P2TR.")
+            raise AddressError(
+                _("Unsupported %(network)s address type; use P2PKH, P2SH, P2WPKH, P2WSH or P2TR.")
+                % {"network": network.label}
+            )
         return str(parsed)
 
 
@@ -79,7 +88,9 @@ def _check_solana(network: Network, address: str) -> str:
     try:
         key = Pubkey.from_string(address)
     except (ValueError, TypeError) as exc:
-        raise AddressError(f"Not a valid {network.label} address (base58 32-byte public key expected).") from exc
+        raise AddressError(
+            _("Not a valid %(network)s address (base58 32-byte public key expected).") % {"network": network.label}
+        ) from exc
     if str(key) != address:
         raise AddressError(f"Not a valid {network.label} address (non-canonical base58).")
     return address
@@ -93,13 +104,17 @@ def _eip55(address: str) -> str:
 
 def _check_evm(network: Network, address: str) -> str:
     if not _EVM_HEX.fullmatch(address):
-        raise AddressError(f"Not a valid {network.label} address (0x followed by 40 hex digits expected).")
+        raise AddressError(
+            _("Not a valid %(network)s address (0x followed by 40 hex digits expected).") % {"network": network.label}
+        )
     digits = address[2:]
     checksummed = _eip55(address.lower())
     if digits != digits.lower() and digits != digits.upper() and address != checksummed:
-        raise AddressError(f"Not a valid {network.label} address (EIP-55 checksum mismatch).")
+        raise AddressError(
+            _("Not a valid %(network)s address (EIP-55 checksum mismatch).") % {"network": network.label}
+        )
     if checksummed == _EVM_ZERO:
-        raise AddressError("The zero address burns whatever is sent to it.")
+        raise AddressError(_("The zero address burns whatever is sent to it."))
     return checksummed
 
 
@@ -110,11 +125,11 @@ def check_address(network: str, address: str) -> str:
     except ValueError as exc:
         raise AddressError(f"Unknown network {network!r}.") from exc
     if not isinstance(address, str) or not address:
-        raise AddressError(f"An address on {net.label} is required.")
+        raise AddressError(_("An address on %(network)s is required.") % {"network": net.label})
     if len(address) > MAX_ADDRESS_LENGTH:
         raise AddressError(f"Too long for an address on {net.label}.")
     if address != address.strip():
-        raise AddressError("The address has surrounding whitespace.")
+        raise AddressError(_("The address has surrounding whitespace."))
     if net in _BITCOIN_CHAINS:
         return _check_bitcoin(net, address)
     if net in _SOLANA_NETWORKS:
@@ -130,7 +145,7 @@ def validate_address(network: str, address: str, *, field: str = "receiverAddres
         return check_address(network, address)
     except AddressError as exc:
         named = Network(network).label if network in Network.values else network
-        message = f"{exc} (on {named})"
+        message = _("%(problem)s (on %(network)s)") % {"problem": exc, "network": named}
         raise InvalidAddress(
             f"{field}: {message}",
             errors=[{"field": field, "code": "invalid_address", "message": message}],

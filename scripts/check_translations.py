@@ -70,6 +70,12 @@ DASHBOARD_SOURCES = (
     "addressbook/models.py",
     "core/text.py",
     "payments/formatting.py",
+    # The domain's refusals a merchant's form shows (rendered in the request's language: English on
+    # the API, the account's on its pages).
+    "payments/addresses.py",
+    "outbound/guard.py",
+    "wallets/descriptors.py",
+    "webhooks/endpoints.py",
     # Every email a merchant's people read (the customer's are PAYER_SOURCES above).
     "templates/emails/_attention_kind",
     "templates/emails/attention_digest",

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from django.utils.translation import gettext
 from embit import base58
 from embit.bip32 import HDKey
 from embit.descriptor import Descriptor
@@ -64,8 +65,10 @@ class PrivateKeyRefused(Problem):
 
 def private_key_refused(field: str) -> PrivateKeyRefused:
     return PrivateKeyRefused(
-        "This looks like a private key. The service never takes private keys: give the wallet's public "
-        "descriptor or xpub (docs/bitcoin-wallets.md). Nothing of what you sent was stored.",
+        gettext(
+            "This looks like a private key. The service never takes private keys: give the wallet's public "
+            "descriptor or xpub (docs/bitcoin-wallets.md). Nothing of what you sent was stored."
+        ),
         field=field,
     )
 
@@ -135,7 +138,7 @@ def _key_checked(encoded: str, network: str) -> tuple[HDKey, str]:
     try:
         key = HDKey.from_string(encoded)
     except Exception:  # noqa: BLE001 - embit raises several kinds for a bad key
-        raise _bad("The extended public key is not valid (base58 checksum or length).") from None
+        raise _bad(gettext("The extended public key is not valid (base58 checksum or length).")) from None
     if key.is_private:
         raise private_key_refused("descriptor")
     found = _network_of(key.version)
@@ -173,12 +176,12 @@ def parse_receiving_descriptor(text: str, *, network: str, script_type: str | No
         raise Problem("Receiving wallets are for Bitcoin networks.", code="unsupported_network", field="network")
     text = "".join(text.split())
     if not text:
-        raise _bad("Give an output descriptor or an extended public key.", code="required")
+        raise _bad(gettext("Give an output descriptor or an extended public key."), code="required")
     if "(" not in text:
         return _from_bare_key(text, network=network, script_type=script_type)
     body, _, given = text.partition("#")
     if given and descriptor_checksum(body) != given:
-        raise _bad("The descriptor's checksum (after #) does not match it: it was changed or mistyped.")
+        raise _bad(gettext("The descriptor's checksum (after #) does not match it: it was changed or mistyped."))
     found = [(kind, matched) for kind, shape in _SHAPES if (matched := shape.match(body))]
     if not found:
         raise _bad(

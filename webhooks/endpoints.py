@@ -9,6 +9,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 import outbound
 from accounts.models import User
@@ -141,7 +142,7 @@ def webhook_delete(*, webhook: Webhook) -> None:
 def webhook_send_test(*, webhook: Webhook, now: datetime | None = None) -> Delivery:
     """Record a `test` event and deliver it to this endpoint only."""
     if not webhook.active:
-        raise Conflict("The endpoint is disabled; re-enable it first.", code="webhook_disabled")
+        raise Conflict(_("The endpoint is disabled; re-enable it first."), code="webhook_disabled")
     now = now or timezone.now()
     with transaction.atomic():
         event = event_record(
@@ -166,7 +167,7 @@ def delivery_redeliver(*, delivery: Delivery, now: datetime | None = None) -> De
     with transaction.atomic():
         delivery = Delivery.objects.select_for_update().select_related("webhook").get(pk=delivery.pk)
         if not delivery.webhook.active:
-            raise Conflict("The endpoint is disabled; re-enable it first.", code="webhook_disabled")
+            raise Conflict(_("The endpoint is disabled; re-enable it first."), code="webhook_disabled")
         if delivery.attempts.filter(state__in=OPEN_STATES, claimed_at__gte=now - attempt_lease()).exists():
             raise Conflict("An attempt of this delivery is under way.", code="delivery_in_progress")
         delivery.status, delivery.attempt_count = DeliveryStatus.PENDING, 0
@@ -186,7 +187,9 @@ def event_redeliver(*, event: Event, webhook: Webhook | None = None, now: dateti
         if webhook.user_id != event.user_id or webhook.livemode != event.livemode:
             raise NotFound("You have no endpoint with this id in the event's mode.", field="webhookId")
         if not webhook.active:
-            raise Conflict("The endpoint is disabled; re-enable it first.", code="webhook_disabled", field="webhookId")
+            raise Conflict(
+                _("The endpoint is disabled; re-enable it first."), code="webhook_disabled", field="webhookId"
+            )
         with transaction.atomic():
             delivery, created = Delivery.objects.get_or_create(
                 webhook=webhook, event=event, defaults={"next_attempt_at": now}

@@ -33,6 +33,17 @@ def delivery_list(*, webhook: Webhook) -> QuerySet[Delivery]:
     )
 
 
+def account_delivery_list(*, user: User) -> QuerySet[Delivery]:
+    """Every delivery to the account's endpoints in the caller's mode, newest first (the
+    dashboard's delivery log: filters and CSV)."""
+    return (
+        Delivery.objects.filter(webhook__in=webhook_list(user=user))
+        .select_related("event", "webhook")
+        .prefetch_related(Prefetch("attempts", queryset=DeliveryAttempt.objects.order_by("number")))
+        .order_by("-created_at", "-id")
+    )
+
+
 def delivery_backlog(*, now: datetime) -> tuple[int, object]:
     """Deliveries still pending (due or waiting for a retry), and the due time of the oldest
     one due now to an active endpoint (None when none is due): read by /healthz."""

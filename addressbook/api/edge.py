@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from django.utils import timezone
+
 from accounts.security_links import change_notice
 from accounts.sessions import client_of
 from accounts.stepup import step_up_require
@@ -15,6 +17,7 @@ from addressbook.api.serializers import (
 from addressbook.models import AddressBookEntry
 from addressbook.selectors import address_book_entry_get, address_book_list
 from core.api.pagination import page_of
+from core.wire import json_datetime
 from drafts.idempotency import Outcome, create_once
 
 
@@ -67,7 +70,7 @@ def address_book_entry_save(
             client=client_of(request),
             address=saved.address,
             network=saved.network,
-            usable_from=saved.usable_from.strftime("%Y-%m-%d %H:%M UTC") if saved.usable_from else "now",
+            usable_from=json_datetime(saved.usable_from or timezone.now()),
         )
     return saved
 

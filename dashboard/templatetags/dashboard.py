@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+
 from django import template
 from django.utils.functional import Promise
 from django.utils.translation import gettext as _
@@ -31,6 +33,12 @@ def draft_asset(base_units: int | None, draft) -> str:
     if base_units is None:
         return ""
     return formatting.asset_amount(format_amount(base_units, get_asset(draft.currency, draft.network)), draft.currency)
+
+
+@register.filter
+def as_json(value) -> str:
+    """A payload as the endpoint receives it: JSON, indented (not Python's repr: null, not None)."""
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
 
 
 @register.filter

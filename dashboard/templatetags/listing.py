@@ -16,6 +16,7 @@ LABELS = {
     "paused": _("Paused"),
     "active": _("Active"),
     "role": _("Role"),
+    "type": _("Event"),
 }
 NOT_KEPT = {"page", "format", "csv"}
 

@@ -14,7 +14,7 @@ from dashboard.exports import exportable
 from dashboard.forms import (
     WebhookForm,
 )
-from dashboard.lists import WEBHOOKS
+from dashboard.lists import EVENTS, WEBHOOK_DELIVERIES, WEBHOOKS, chosen_webhook
 from dashboard.security import MerchantRequest, merchant_page
 from dashboard.views.common import PAGE_SIZE, show_problem
 from webhooks import endpoints as webhook_endpoints
@@ -39,6 +39,25 @@ def webhooks(request: MerchantRequest) -> HttpResponse:
         "dashboard/webhooks.html",
         {"form": form, "created": created, "webhooks": WEBHOOKS.filtered(request)},
     )
+
+
+@merchant_page
+@exportable(WEBHOOK_DELIVERIES)
+def webhook_deliveries(request: MerchantRequest) -> HttpResponse:
+    """Every delivery to the account's endpoints (or one endpoint's: `?webhook=`), filtered by
+    status, event type and days, each with its attempts."""
+    page = Paginator(WEBHOOK_DELIVERIES.filtered(request), PAGE_SIZE).get_page(request.GET.get("page"))
+    chosen = chosen_webhook(request)
+    webhook = webhook_list(user=request.user).filter(pk=chosen).first() if chosen else None
+    return render(request, "dashboard/webhook_deliveries.html", {"page": page, "webhook": webhook})
+
+
+@merchant_page
+@exportable(EVENTS)
+def events(request: MerchantRequest) -> HttpResponse:
+    """The account's events (what its endpoints are sent), filtered by type and days."""
+    page = Paginator(EVENTS.filtered(request), PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(request, "dashboard/events.html", {"page": page})
 
 
 def _own_webhook(request: MerchantRequest, webhook_id):

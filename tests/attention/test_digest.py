@@ -35,7 +35,7 @@ def test_an_account_with_items_gets_one_digest_a_day(owner, settings):
         assert digests_send() == 0  # the beat entry runs hourly: once a day
         [email] = digests()
         assert email.to == [owner.email] and "1 thing needs your attention" in email.subject
-        assert "Underpaid: 25.000000 USDC on Ethereum" in email.body
+        assert "Underpaid: 25.000000\u00a0USDC on Ethereum" in email.body
         assert "/dashboard/#attention" in email.body
         clock.shift(timedelta(days=1))
         assert digests_send() == 1  # the next day, still waiting

@@ -25,6 +25,8 @@ from dashboard.exports import LISTS
 from tests.drafts.conftest import ADDRESSES, FEE_ADDRESSES
 from tests.factories import draft_payment_observed
 from tests.platform.test_lists import _make_row
+from webhooks.models import Webhook
+from webhooks.services import event_record
 
 pytestmark = pytest.mark.django_db
 
@@ -56,6 +58,7 @@ REST_OF = {
     "receiving_wallets": "/api/v1/receiving-wallets",
     "templates": "/api/v1/recurring-templates",
     "webhooks": "/api/v1/webhooks",
+    "events": "/api/v1/events",
 }
 
 
@@ -74,6 +77,9 @@ def _make_rows(name: str, owner: User, api_client) -> None:
     elif name == "team":
         someone = User.objects.create_user("viewer@example.com", "a long passphrase here")
         Membership.objects.create(organization=owner, person=someone, role=Role.VIEWER)
+    elif name == "webhook_deliveries":  # an event of the account, delivered to each of its endpoints
+        Webhook.objects.create(user=owner, url="https://hooks.example.com/all", secret="whsec_test")
+        event_record(user=owner, type="draft.created", data={"n": 1})
     elif name == "fees":  # a confirmed draft accrues its fee
         body = {"network": "Base", "currency": "USDC", "receiverAddress": ADDRESSES["Base"], "amountSats": 25_000_000}
         draft = api_client.post("/api/v1/drafts", body, format="json").json()
@@ -166,3 +172,23 @@ def test_the_pager_keeps_the_filters(owner, api_client):
     browser.force_login(owner)
     page = browser.get("/dashboard/pay-links/", {"status": "Open", "from": "2020-01-01"}).content.decode()
     assert 'href="?status=Open&amp;from=2020-01-01&amp;page=2" rel="next"' in page
+
+
+@override_settings(API_COST_RATE_LIMITS={"csv": {"account": "10000/min"}})
+def test_one_endpoints_deliveries_are_filtered_and_exported_from_its_page(owner):
+    shop, backup = (Webhook.objects.create(user=owner, url=f"https://hooks.example.com/{n}", secret="whsec_test")
+                    for n in ("shop", "backup"))  # fmt: skip
+    event_record(user=owner, type="draft.created", data={"n": 1})
+    browser = Client()
+    browser.force_login(owner)
+    detail = browser.get(f"/dashboard/webhooks/{shop.id}/").content.decode()
+    link = unescape(re.search(r'href="(/dashboard/webhooks/deliveries/\?webhook=[^"]+)"', detail).group(1))
+
+    page = browser.get(link).content.decode()
+    path = link.split("?")[0]
+    rows = _rows(browser.get(path + _export_link(browser, path, {"webhook": str(shop.id)})))
+
+    assert shop.url in page and backup.url not in page
+    assert [row[3:5] for row in rows[1:]] == [[str(shop.id), shop.url]]
+    everything = _rows(browser.get("/dashboard/webhooks/deliveries/", {"format": "csv"}))
+    assert sorted(row[4] for row in everything[1:]) == sorted([shop.url, backup.url])

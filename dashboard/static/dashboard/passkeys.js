@@ -1,6 +1,7 @@
 // Passkeys through the account API with this browser session: add one (security page), sign in
 // with one (sign-in page) and confirm it's you (step-up page). Buttons carry data-passkey="add",
-// "sign-in" or "step-up".
+// "sign-in" or "step-up", and what to say when it fails in the page's language (data-text-*,
+// dashboard/_passkey_texts.html): the API's own words are English, the browser's its own.
 (function () {
   "use strict";
   if (!window.PublicKeyCredential) return;
@@ -25,11 +26,15 @@
       credentials: "same-origin",
       headers: { "Content-Type": "application/json", "Accept": "application/json", "X-CSRFToken": csrf() },
       body: JSON.stringify(body || {}),
+    }).catch(function () {
+      var offline = new Error("offline");
+      offline.code = "offline";
+      throw offline;
     }).then(function (response) {
-      return response.json().then(function (data) {
+      return response.json().catch(function () { return {}; }).then(function (data) {
         if (!response.ok) {
-          var error = new Error(data.detail || "The request failed.");
-          error.code = data.code;
+          var error = new Error(data.detail || "");
+          error.code = data.code || "failed";
           throw error;
         }
         return data;
@@ -39,6 +44,21 @@
   function say(button, text) {
     var out = document.getElementById(button.getAttribute("aria-describedby"));
     if (out) out.textContent = text;
+  }
+  // What went wrong, in the page's words: the browser's prompt closed or timed out, the
+  // passkey already added or not accepted, the challenge expired, no connection, or else.
+  var WORDS = {
+    NotAllowedError: "cancelled",
+    AbortError: "cancelled",
+    InvalidStateError: "exists",
+    passkey_exists: "exists",
+    invalid_credentials: "refused",
+    challenge_expired: "expired",
+    offline: "offline",
+  };
+  function wording(button, error) {
+    var word = WORDS[error.code] || WORDS[error.name] || "failed";
+    return button.getAttribute("data-text-" + word) || button.getAttribute("data-text-failed") || "";
   }
 
   function add(button) {
@@ -129,7 +149,7 @@
           window.location.assign("/dashboard/confirm?next=" + encodeURIComponent(window.location.pathname));
           return;
         }
-        say(button, error.message || String(error));
+        say(button, wording(button, error));
         button.disabled = false;
       });
     });
