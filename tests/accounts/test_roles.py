@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Iterator
 
 import pytest
 from django.urls import resolve
@@ -20,6 +21,7 @@ from accounts.stepup import STEP_UP_AT
 from accounts.teams import ORGANIZATION_SESSION_KEY, LastOwner, OwnAccountOwner, member_remove, member_role_set
 from tests.factories import make_draft
 from tests.platform.test_authorization_table import _cases
+from tests.shared_rows import SharedRows, session_client
 
 ROLES = list(Role)
 SESSION_KINDS = (Kind.KEY, Kind.SESSION, Kind.STEP_UP)
@@ -66,16 +68,31 @@ def test_the_table_of_roles():
     assert Work.OWNER not in GRANTS[Role.ADMIN]
 
 
+@pytest.fixture(scope="module")
+def members(django_db_setup, django_db_blocker) -> Iterator[dict[str, str]]:
+    """An organization with a member of each role, each signed in and working in it (the
+    organization chosen in the session), made once for the module's cases
+    (tests/shared_rows.py): role -> session key."""
+    rows = SharedRows(django_db_blocker)
+    with rows.writing():
+        organization = rows.user("org")
+        sessions = {}
+        for role in ROLES:
+            person = rows.user(role)
+            Membership.objects.create(organization=organization, person=person, role=role)
+            sessions[role] = rows.session(person, **{ORGANIZATION_SESSION_KEY: organization.pk})
+    yield sessions
+    rows.remove()
+
+
 @pytest.mark.django_db
 @pytest.mark.parametrize(("name", "path", "method"), _role_cases())
-def test_each_session_route_answers_each_role_as_the_table_says(name, path, method):
+def test_each_session_route_answers_each_role_as_the_table_says(name, path, method, members):
     rule = rule_for(name, method)
     work = work_needed(rule, method)
-    organization = _user("org")
     observed, expected = {}, {}
     for role in ROLES:
-        client, _ = _member_client(organization, role)
-        call = getattr(client, method.lower())
+        call = getattr(session_client(members[role], stepped_up=True), method.lower())
         response = call(path, {}, format="json") if method in ("POST", "PUT", "PATCH") else call(path)
         observed[role] = _code(response) == "role_required"
         expected[role] = work is not None and not may(role, work)

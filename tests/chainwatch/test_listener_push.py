@@ -298,8 +298,18 @@ class SolanaWebSocket:
         self._send("accountSubscribe", address, commitment, account, "accountNotification")
 
     def close(self) -> None:
-        self.loop.call_soon_threadsafe(self.stopped.set)
+        """The node goes away: it drops its connections (a listener the test stopped sent its
+        close frame but its loop ended before it closed the TCP connection, and a graceful close
+        would wait ten seconds for that) and stops serving."""
+
+        def stop() -> None:
+            for client in self.clients:
+                client.transport.abort()
+            self.stopped.set()
+
+        self.loop.call_soon_threadsafe(stop)
         self.thread.join(10)
+        assert not self.thread.is_alive(), "the node did not stop"
 
 
 def wallet_account(lamports: int) -> dict:

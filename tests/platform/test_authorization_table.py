@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 import time
 import uuid
-from dataclasses import dataclass
+from collections.abc import Iterator
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -19,14 +20,14 @@ from django.urls import URLPattern, URLResolver, get_resolver, resolve, reverse
 from rest_framework.test import APIClient
 
 from accounts.authorization import Kind, Rule, rule_for
-from accounts.models import User
+from accounts.models import ApiKey
 from accounts.scopes import ALL_SCOPES
-from accounts.services import api_key_create
 from accounts.sessions import SECOND_FACTOR
 from accounts.stepup import STEP_UP_AT
 from config.authorization import ROUTES
 from mcp_server.server import DRAFT_TEMPLATE, RESOURCES, execute, resource_rule
 from mcp_server.tools import TOOLS
+from tests.shared_rows import SharedRows, key_client, session_client
 
 AUTHORIZATION_CODES = {
     "not_authenticated",
@@ -128,49 +129,33 @@ def test_each_tool_has_the_rule_of_the_rest_operation_it_mirrors(tool):
     assert tool.rule == rule_for(resolve(path).view_name, tool.method)
 
 
-@dataclass
-class Caller:
-    client: APIClient
-    user: User | None = None
-    scopes: tuple[str, ...] = ()
-    livemode: bool = True
+@pytest.fixture(scope="module")
+def callers(django_db_setup, django_db_blocker) -> Iterator[dict[str, Any]]:
+    """A caller of each kind but `none` (a client with no credential), made once for the
+    module's cases (tests/shared_rows.py): a key (with no scope, every scope, every scope in
+    test mode) or a signed-in session's key, each of a user of its own."""
+    rows = SharedRows(django_db_blocker)
+    with rows.writing():
+        made = {
+            "key_without_scope": rows.key(rows.user("key"), []),
+            "key": rows.key(rows.user("key"), ALL_SCOPES),
+            "test_key": rows.key(rows.user("key"), ALL_SCOPES, livemode=False),
+            "session": rows.session(rows.user("person")),
+            "stepped_up_session": rows.session(rows.user("person"), **{STEP_UP_AT: time.time()}),
+            "staff": rows.session(
+                rows.user("staff", is_staff=True), **{SECOND_FACTOR: "totp", STEP_UP_AT: time.time()}
+            ),
+        }
+    yield made
+    rows.remove()
 
 
-def _user(label: str, **extra) -> User:
-    return User.objects.create_user(f"{label}-{uuid.uuid4().hex[:8]}@example.com", "a long enough passphrase", **extra)
-
-
-def _keyed(scopes, *, livemode: bool = True) -> Caller:
-    user = _user("key")
-    client = APIClient()
-    key = api_key_create(user=user, name="t", scopes=list(scopes), livemode=livemode).key
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
-    return Caller(client, user, tuple(scopes), livemode)
-
-
-def _session(*, stepped_up: bool, staff: bool = False) -> Caller:
-    user = _user("staff" if staff else "person", is_staff=staff)
-    client = APIClient()
-    client.force_login(user)
-    session = client.session
-    if staff:
-        session[SECOND_FACTOR] = "totp"
-    if stepped_up:
-        session[STEP_UP_AT] = time.time()
-    session.save()
-    return Caller(client, user)
-
-
-def _caller(kind: str) -> Caller:
+def _client(kind: str, callers: dict[str, Any]) -> APIClient:
     if kind == "none":
-        return Caller(APIClient())
-    if kind == "key_without_scope":
-        return _keyed([])
-    if kind == "key":
-        return _keyed(ALL_SCOPES)
-    if kind == "test_key":
-        return _keyed(ALL_SCOPES, livemode=False)
-    return _session(stepped_up=kind != "session", staff=kind == "staff")
+        return APIClient()
+    if kind in ("key_without_scope", "key", "test_key"):
+        return key_client(callers[kind].key)
+    return session_client(callers[kind], stepped_up=kind != "session")
 
 
 def expected_refusal(rule: Rule, kind: str, *, page: bool) -> str | None:
@@ -214,13 +199,12 @@ def observed_refusal(response, path: str) -> str | None:
 
 @pytest.mark.django_db
 @pytest.mark.parametrize(("name", "path", "method"), _cases())
-def test_each_route_answers_each_caller_as_its_rule_says(name, path, method):
+def test_each_route_answers_each_caller_as_its_rule_says(name, path, method, callers):
     rule = rule_for(name, method)
     page = not hasattr(resolve(path).func, "cls")
     answers = {}
     for kind in CREDENTIALS:
-        caller = _caller(kind)
-        call = getattr(caller.client, method.lower())
+        call = getattr(_client(kind, callers), method.lower())
         response = call(path, {}, format="json") if method in ("POST", "PUT", "PATCH") else call(path)
         answers[kind] = (observed_refusal(response, path), response.status_code)
     assert {kind: answer[0] for kind, answer in answers.items()} == {
@@ -234,10 +218,9 @@ def test_a_method_the_table_does_not_name_is_405(api_client):
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("tool", TOOLS, ids=lambda tool: tool.name)
-def test_each_tool_answers_each_key_as_its_rule_says(tool):
+def test_each_tool_answers_each_key_as_its_rule_says(tool, callers):
     for kind in ("key_without_scope", "key", "test_key"):
-        caller = _keyed([] if kind == "key_without_scope" else ALL_SCOPES, livemode=kind != "test_key")
-        api_key = caller.user.api_keys.get()
+        api_key = ApiKey.objects.get(pk=callers[kind].api_key.pk)
         ids = {name: str(uuid.uuid4()) for name in re.findall(r"\{(\w+)\}", tool.path)}
         result = execute(tool, api_key, ids)
         code = (result.structured_content or {}).get("code") if result.is_error else None
