@@ -144,6 +144,13 @@ class Draft(models.Model):
                 name="draft_held_amounts",
             ),
             models.Index(fields=["user"], condition=Q(is_fee_settlement=True), name="draft_fee_settlements"),
+            # The needs-attention list's reverted payments (attention/): few rows, however many
+            # open drafts the account has.
+            models.Index(
+                fields=["user", "livemode"],
+                condition=Q(payment_reverted_at__isnull=False, paid_tx_id__isnull=True),
+                name="draft_reverted_unpaid",
+            ),
             # Confirmed payments the watchers follow until finality (chainwatch.matching).
             models.Index(
                 fields=["network"],

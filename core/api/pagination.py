@@ -136,7 +136,10 @@ def _page_of(queryset: QuerySet[Any], wanted: dict[str, Any], within: QuerySet[A
     else:
         number = None
         mark = _cursor_row(queryset if within is None else within, after)
-        later = Q(created_at__lt=mark["created_at"]) | Q(created_at=mark["created_at"], pk__lt=mark["pk"])
+        # The first term bounds the index range (the OR alone would be read from the list's start).
+        later = Q(created_at__lte=mark["created_at"]) & (
+            Q(created_at__lt=mark["created_at"]) | Q(created_at=mark["created_at"], pk__lt=mark["pk"])
+        )
         rows = list(ordered.filter(later)[: size + 1])
     more = len(rows) > size
     rows = rows[:size]

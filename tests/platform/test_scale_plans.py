@@ -1,0 +1,85 @@
+"""Two reads the ten-million-draft bench (bench/scale_bench.py) found passing over rows, read
+here as PostgreSQL runs them on an account with many open drafts: a page after a cursor deep in
+the list, and the needs-attention list's drafts. Each must read about what it returns, however
+many drafts come before the cursor or wait open."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from attention.selectors import attention_of
+from drafts.enums import DraftStatus
+from drafts.models import Draft
+from tests.factories import make_draft
+
+pytestmark = pytest.mark.django_db
+
+MANY = 600
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _no_dead_rows(django_db_setup, django_db_blocker):
+    """Plans are read here: rows earlier tests of this worker deleted would sway the planner."""
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE drafts_draft")
+
+
+def _many_open_drafts(owner) -> list[Draft]:
+    template = make_draft(owner, amount_base_units=1_000_000)
+    fields = {f.attname: getattr(template, f.attname) for f in Draft._meta.concrete_fields if not f.primary_key}
+    start = timezone.now()
+    Draft.objects.bulk_create(
+        Draft(**{**fields, "amount_base_units": 1_000_001 + n, "created_at": start - timezone.timedelta(minutes=n)})
+        for n in range(MANY)
+    )
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE drafts_draft")
+    return list(Draft.objects.filter(user=owner).order_by("-created_at", "-id"))
+
+
+def _passed_over(sql: str) -> int:
+    """Rows the statement read and threw away (its scans' filters and rechecks), as EXPLAIN
+    ANALYZE counts them."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {sql}")
+        plan = cursor.fetchone()[0]
+    plan = plan[0]["Plan"] if isinstance(plan, list) else plan
+
+    def nodes(node: dict):
+        yield node
+        for child in node.get("Plans", []):
+            yield from nodes(child)
+
+    return sum(n.get("Rows Removed by Filter", 0) + n.get("Rows Removed by Index Recheck", 0) for n in nodes(plan))
+
+
+def test_a_page_after_a_cursor_deep_in_the_list_reads_from_the_cursor_on(api_client, owner):
+    drafts = _many_open_drafts(owner)
+    cursor = drafts[300]
+
+    with CaptureQueriesContext(connection) as queries:
+        page = api_client.get(f"/api/v1/drafts?startingAfter={cursor.id}&limit=20")
+    assert page.status_code == 200
+    assert [item["id"] for item in page.json()["items"]] == [str(d.id) for d in drafts[301:321]]
+
+    (listing,) = [q["sql"] for q in queries.captured_queries if "ORDER BY" in q["sql"] and "LIMIT 21" in q["sql"]]
+    assert _passed_over(listing) <= 1, listing  # not the 300 drafts before the cursor
+
+
+def test_the_attention_lists_drafts_read_the_reverted_ones_not_every_open_draft(owner):
+    drafts = _many_open_drafts(owner)
+    reverted = drafts[7]
+    Draft.objects.filter(pk=reverted.pk).update(payment_reverted_at=timezone.now())
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE drafts_draft")
+
+    with CaptureQueriesContext(connection) as queries:
+        attention = attention_of(owner)
+    assert [item.id for item in attention.items] == [str(reverted.id)]
+
+    (listing,) = [q["sql"] for q in queries.captured_queries if 'FROM "drafts_draft"' in q["sql"]]
+    assert _passed_over(listing) <= 1, listing  # not the account's 600 open drafts
+    assert Draft.objects.filter(user=owner, status=DraftStatus.PENDING).count() == MANY + 1
