@@ -126,6 +126,9 @@ class Draft(models.Model):
             # counts read from the index alone; a status filter has its own.
             models.Index(fields=["user", "livemode", "-created_at", "-id"], name="draft_account_list"),
             models.Index(fields=["user", "livemode", "status", "-created_at", "-id"], name="draft_account_status"),
+            models.Index(
+                fields=["user", "livemode", "network", "currency", "-created_at", "-id"], name="draft_account_asset"
+            ),
             models.Index(fields=["status", "expires_at"]),
             # Every fiat-priced creation reads the open amounts just above its own to the same
             # address (the unique-amount nudge): only open drafts, so the look-up stays one short

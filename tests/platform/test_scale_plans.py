@@ -83,3 +83,22 @@ def test_the_attention_lists_drafts_read_the_reverted_ones_not_every_open_draft(
     (listing,) = [q["sql"] for q in queries.captured_queries if 'FROM "drafts_draft"' in q["sql"]]
     assert _passed_over(listing) <= 1, listing  # not the account's 600 open drafts
     assert Draft.objects.filter(user=owner, status=DraftStatus.PENDING).count() == MANY + 1
+
+
+def test_a_list_filtered_by_network_and_currency_reads_and_counts_only_those_drafts(api_client, owner):
+    _many_open_drafts(owner)
+    template = make_draft(owner, network="Base", amount_base_units=5_000_000)
+    fields = {f.attname: getattr(template, f.attname) for f in Draft._meta.concrete_fields if not f.primary_key}
+    Draft.objects.bulk_create(Draft(**{**fields, "amount_base_units": 5_000_001 + n}) for n in range(20))
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE drafts_draft")
+
+    with CaptureQueriesContext(connection) as queries:
+        page = api_client.get("/api/v1/drafts?network=Base&currency=USDC&limit=20")
+    assert page.status_code == 200 and page.json()["total"] == 21
+    assert {item["network"] for item in page.json()["items"]} == {"Base"}
+
+    reads = [q["sql"] for q in queries.captured_queries if 'FROM "drafts_draft"' in q["sql"]]
+    assert len(reads) == 2  # the page and its total
+    for sql in reads:
+        assert _passed_over(sql) == 0, sql  # not the account's 600 Ethereum drafts
