@@ -14,6 +14,8 @@ from django.conf import settings
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
+from core.wording import wording_record
+
 # RFC 9457 members: an extension may never overwrite them (a 409 must not say "status": "Cancelled").
 RESERVED_MEMBERS = frozenset({"type", "title", "status", "detail", "instance", "code", "errors", "errorsOmitted"})
 
@@ -64,6 +66,8 @@ class Problem(Exception):
             self.status_code = status_code
         self.code = code or self.default_code
         self.detail = str(detail or self.default_detail)
+        # How the detail was worded, when it was (core.wording): kept to be worded again later.
+        self.wording = wording_record(detail)
         super().__init__(self.detail)
         if errors is None and field is not None:
             errors = [{"field": field, "code": self.code, "message": self.detail}]
