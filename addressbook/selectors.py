@@ -11,8 +11,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from addressbook.models import AddressBookEntry, AddressDirection
-from core.problems import NotFound, PermissionDenied, Problem
-from core.wording import worded
+from core.problems import NotFound, PermissionDenied, Problem, worded
 from payments.addresses import validate_address
 from payments.formatting import network_name
 

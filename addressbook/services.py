@@ -15,8 +15,7 @@ from django.utils.translation import gettext_noop
 from addressbook.models import AddressBookEntry, AddressDirection
 from addressbook.selectors import receiver_lock_active
 from audit import services as audit
-from core.problems import Conflict, Problem
-from core.wording import worded
+from core.problems import Conflict, Problem, worded
 from payments.addresses import validate_address
 from payments.formatting import network_name
 from payments.registry import require_network_enabled

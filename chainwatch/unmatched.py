@@ -34,9 +34,8 @@ from accounts.models import User
 from accounts.modes import livemode_of, owned, test_networks
 from chainwatch.models import LIGHTNING_INDEX, ObservedTransfer, UnmatchedTransfer
 from chainwatch.networks import token_address
-from core.problems import Conflict, NotFound, Problem
+from core.problems import Conflict, NotFound, Problem, worded
 from core.wire import json_datetime
-from core.wording import worded
 from drafts import services as draft_services
 from drafts.enums import DraftStatus
 from drafts.events import draft_event_data

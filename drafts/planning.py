@@ -15,8 +15,7 @@ from uuid import UUID
 from django.conf import settings
 from django.utils.translation import gettext_noop
 
-from core.problems import Problem
-from core.wording import worded
+from core.problems import Problem, worded
 from drafts.requests import DraftRequest
 from fees.calculator import FeeQuote, fee_quote
 from payments.addresses import check_receivable, validate_address
@@ -93,6 +92,19 @@ def _lightning_address(request: DraftRequest) -> str | None:
     return address
 
 
+def _amount_missing() -> Problem:
+    return Problem(
+        worded(
+            gettext_noop("Give %(amount)s, or %(currency)s with %(fiat_amount)s."),
+            amount="amountSats",
+            currency="fiatCurrency",
+            fiat_amount="fiatAmount",
+        ),
+        code="required",
+        field="amountSats",
+    )
+
+
 def _check_amount(amount: int, asset: Asset, field: str, *, fee: FeeQuote | None = None) -> None:
     # The fee may be an output of the same transaction: the two together must stay possible.
     if amount + (fee.fee_base_units if fee is not None else 0) > asset.max_base_units:
@@ -135,16 +147,7 @@ def draft_plan(
         expires_at = min(expires_at, plan_fields["invoice_expires_at"])
     else:
         if amount is None:
-            raise Problem(
-                worded(
-                    gettext_noop("Give %(amount)s, or %(currency)s with %(fiat_amount)s."),
-                    amount="amountSats",
-                    currency="fiatCurrency",
-                    fiat_amount="fiatAmount",
-                ),
-                code="required",
-                field="amountSats",
-            )
+            raise _amount_missing()
         if not request.receiver_address:
             raise Problem(
                 worded(
@@ -198,16 +201,7 @@ def fee_estimate(*, request: DraftRequest, now: datetime) -> DraftPlan:
     asset, method = _asset_and_method(request)
     quote, usd_rate, amount = _price(request, asset, now)
     if amount is None:
-        raise Problem(
-            worded(
-                gettext_noop("Give %(amount)s, or %(currency)s with %(fiat_amount)s."),
-                amount="amountSats",
-                currency="fiatCurrency",
-                fiat_amount="fiatAmount",
-            ),
-            code="required",
-            field="amountSats",
-        )
+        raise _amount_missing()
     return DraftPlan(
         asset=asset,
         method=method,

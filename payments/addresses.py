@@ -25,8 +25,7 @@ from django.utils.translation import gettext_noop
 from solders.pubkey import Pubkey
 from web3 import Web3
 
-from core.problems import Problem
-from core.wording import worded
+from core.problems import Problem, worded
 from payments.enums import Network
 from payments.registry import Asset
 
@@ -232,24 +231,14 @@ def check_receivable(*, asset: Asset, address: str, amount_base_units: int, amou
     if address in tokens:
         token = tokens[address]
         if asset.family == "solana":
-            refuse(
-                worded(
-                    gettext_noop(
-                        "This is the %(currency)s token mint on %(network)s, not a wallet; payments to it are lost."
-                    ),
-                    currency=token.currency,
-                    network=Network(asset.network).label,
-                )
+            what = gettext_noop(
+                "This is the %(currency)s token mint on %(network)s, not a wallet; payments to it are lost."
             )
-        refuse(
-            worded(
-                gettext_noop(
-                    "This is the %(currency)s token contract on %(network)s, not a wallet; payments to it are lost."
-                ),
-                currency=token.currency,
-                network=Network(asset.network).label,
+        else:
+            what = gettext_noop(
+                "This is the %(currency)s token contract on %(network)s, not a wallet; payments to it are lost."
             )
-        )
+        refuse(worded(what, currency=token.currency, network=Network(asset.network).label))
     if asset.family == "solana" and address in SOLANA_PROGRAM_IDS:
         refuse(
             worded(

@@ -8,9 +8,8 @@ from typing import Any
 
 from django.utils.translation import gettext_noop
 
-from core.problems import Problem
+from core.problems import Problem, reworded, worded, wording_record
 from core.wire import json_datetime, json_number
-from core.wording import reworded, worded, wording_record
 from recurring.models import RecurringTemplate
 
 
@@ -34,7 +33,7 @@ def recurring_template_json(template: RecurringTemplate) -> dict[str, Any]:
     }
 
 
-# Where a refusal keeps how its reason was worded (core.wording): the page and the email word it
+# Where a refusal keeps how its reason was worded (core.problems): the page and the email word it
 # again in their reader's language; the API's lastRefusal does not show it.
 WORDING = "wording"
 
