@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from accounts.profiles import merchant_profile_get
+from core.problems import reworded
 from payments import formatting
 
 
@@ -69,4 +70,7 @@ def account_email_context(user, context: dict[str, Any]) -> dict[str, Any]:
     shown: dict[str, Any] = email_shown(context, zone)
     shown |= {key: _time(context.get(key), zone) for key in TIMES}
     shown["attention"] = attention_shown(context.get("items") or [])
+    # A refused recurring run's reason, worded again in the email's language (core.problems); an
+    # email queued before the wording was kept says it in the English it was recorded in.
+    shown["reason"] = reworded(context.get("wording")) or str(context.get("detail") or "")
     return {"timeZone": zone, "shown": shown}

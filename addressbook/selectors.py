@@ -8,10 +8,12 @@ from uuid import UUID
 
 from django.db.models import QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from addressbook.models import AddressBookEntry, AddressDirection
-from core.problems import NotFound, PermissionDenied, Problem
+from core.problems import NotFound, PermissionDenied, Problem, worded
 from payments.addresses import validate_address
+from payments.formatting import network_name
 
 
 def address_book_list(*, user, network: str | None = None, direction: str | None = None) -> QuerySet:
@@ -37,21 +39,37 @@ def address_book_receiver(*, user, entry_id: UUID | str, network: str, field: st
     try:
         entry = AddressBookEntry.objects.get(user=user, pk=entry_id)
     except (AddressBookEntry.DoesNotExist, ValueError):
-        raise Problem("No address-book entry of this account has this id.", code="unknown_entry", field=field) from None
+        raise Problem(
+            worded(gettext_noop("No address-book entry of this account has this id.")),
+            code="unknown_entry",
+            field=field,
+        ) from None
     if entry.network != network:
         raise Problem(
-            f"The address-book entry is on {entry.network}, not {network}.", code="network_mismatch", field=field
+            worded(
+                gettext_noop("The address-book entry is on %(entry_network)s, not %(network)s."),
+                entry_network=network_name(entry.network),
+                network=network_name(network),
+            ),
+            code="network_mismatch",
+            field=field,
         )
     if entry.direction != AddressDirection.RECEIVING:
         raise Problem(
-            "The address-book entry is a Sending address; name a Receiving entry to be paid at.",
+            worded(gettext_noop("The address-book entry is a Sending address; name a Receiving entry to be paid at.")),
             code="not_a_receiving_address",
             field=field,
         )
     if entry.receiving_wallet_id is not None:  # its address 0 must not be paid over and over
         raise Problem(
-            "The address-book entry is a receiving wallet: name it as receivingWalletId "
-            f"({entry.receiving_wallet_id}), and each draft gets its next address.",
+            worded(
+                gettext_noop(
+                    "The address-book entry is a receiving wallet: name it as %(wallet_field)s (%(wallet)s), and "
+                    "each draft gets its next address."
+                ),
+                wallet_field="receivingWalletId",
+                wallet=str(entry.receiving_wallet_id),
+            ),
             code="entry_is_a_wallet",
             field=field,
             extra={"receivingWalletId": str(entry.receiving_wallet_id)},
@@ -96,7 +114,13 @@ def receiver_or_default(*, user, network: str, receiver: str | None, field: str 
     default = default_receiver(user=user, network=network)
     if default is None:
         raise Problem(
-            f"Name the receiving address, or set a default receiving address for {network} in the address book.",
+            worded(
+                gettext_noop(
+                    "Name the receiving address, or set a default receiving address for %(network)s in the "
+                    "address book."
+                ),
+                network=network_name(network),
+            ),
             code="required",
             field=field,
         )
@@ -158,13 +182,24 @@ def receiver_lock_check(
         return
     if entry is not None:
         raise ReceiverNotAllowed(
-            "The receiving-address lock is on and this address-book entry is still in its waiting time; "
-            "API keys and agents may use it from usableFrom (the owner can confirm it earlier from the dashboard).",
+            worded(
+                gettext_noop(
+                    "The receiving-address lock is on and this address-book entry is still in its waiting time; "
+                    "API keys and agents may use it from %(usable_from)s (the owner can confirm it earlier from the "
+                    "dashboard)."
+                ),
+                usable_from="usableFrom",
+            ),
             field=field,
             extra={"usableFrom": entry.usable_from.isoformat().replace("+00:00", "Z") if entry.usable_from else None},
         )
     raise ReceiverNotAllowed(
-        "The receiving-address lock is on: API keys and agents may have payments sent only to Receiving "
-        "addresses of the address book. Add this address from the dashboard (it is usable after a waiting time).",
+        worded(
+            gettext_noop(
+                "The receiving-address lock is on: API keys and agents may have payments sent only to Receiving "
+                "addresses of the address book. Add this address from the dashboard (it is usable after a waiting "
+                "time)."
+            )
+        ),
         field=field,
     )

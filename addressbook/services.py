@@ -10,12 +10,14 @@ from django.core.exceptions import ObjectDoesNotExist
 from django.db import IntegrityError, transaction
 from django.db.models import ProtectedError
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from addressbook.models import AddressBookEntry, AddressDirection
 from addressbook.selectors import receiver_lock_active
 from audit import services as audit
-from core.problems import Conflict, Problem
+from core.problems import Conflict, Problem, worded
 from payments.addresses import validate_address
+from payments.formatting import network_name
 from payments.registry import require_network_enabled
 
 
@@ -26,7 +28,11 @@ class DuplicateEntry(Conflict):
 def _checked(network: str, address: str | None) -> str:
     require_network_enabled(network)
     if not address:
-        raise Problem("Give the address, or receivingWalletId.", code="required", field="address")
+        raise Problem(
+            worded(gettext_noop("Give the address, or %(wallet_field)s."), wallet_field="receivingWalletId"),
+            code="required",
+            field="address",
+        )
     return validate_address(network, address, field="address")
 
 
@@ -40,22 +46,35 @@ def _wallet_checked(*, user, wallet_id, network: str, direction: str) -> Any:
         wallet: Any = wallets._default_manager.get(pk=wallet_id, user=user)
     except (ObjectDoesNotExist, ValueError, TypeError):
         raise Problem(
-            "No receiving wallet of this account has this id.", code="unknown_wallet", field="receivingWalletId"
+            worded(gettext_noop("No receiving wallet of this account has this id.")),
+            code="unknown_wallet",
+            field="receivingWalletId",
         ) from None
     if wallet.network != network:
         raise Problem(
-            f"The receiving wallet is on {wallet.network}, not {network}.",
+            worded(
+                gettext_noop("The receiving wallet is on %(wallet_network)s, not %(network)s."),
+                wallet_network=network_name(wallet.network),
+                network=network_name(network),
+            ),
             code="network_mismatch",
             field="receivingWalletId",
         )
     if direction != AddressDirection.RECEIVING:
-        raise Problem("A receiving wallet is a Receiving entry.", code="not_a_receiving_address", field="direction")
+        raise Problem(
+            worded(gettext_noop("A receiving wallet is a Receiving entry.")),
+            code="not_a_receiving_address",
+            field="direction",
+        )
     return wallet
 
 
 def _duplicate(entry_network: str) -> DuplicateEntry:
     return DuplicateEntry(
-        f"This address is already in the address book for {entry_network}.",
+        worded(
+            gettext_noop("This address is already in the address book for %(network)s."),
+            network=network_name(entry_network),
+        ),
         field="address",
     )
 
@@ -63,7 +82,7 @@ def _duplicate(entry_network: str) -> DuplicateEntry:
 def _check_default(direction: str, is_default: bool) -> None:
     if is_default and direction != AddressDirection.RECEIVING:
         raise Problem(
-            "Only a Receiving address can be the default receiving address.",
+            worded(gettext_noop("Only a Receiving address can be the default receiving address.")),
             code="not_a_receiving_address",
             field="isDefault",
         )
@@ -194,7 +213,7 @@ def address_book_entry_delete(*, entry: AddressBookEntry) -> None:
     except ProtectedError as exc:
         names = sorted({str(obj) for obj in exc.protected_objects})
         raise Conflict(
-            "A recurring template pays this entry; delete or change the template first.",
+            worded(gettext_noop("A recurring template pays this entry; delete or change the template first.")),
             code="entry_in_use",
             extra={"usedBy": names[:10]},
         ) from None

@@ -28,12 +28,13 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from accounts.models import User
 from accounts.modes import livemode_of, owned, test_networks
 from chainwatch.models import LIGHTNING_INDEX, ObservedTransfer, UnmatchedTransfer
 from chainwatch.networks import token_address
-from core.problems import Conflict, NotFound, Problem
+from core.problems import Conflict, NotFound, Problem, worded
 from core.wire import json_datetime
 from drafts import services as draft_services
 from drafts.enums import DraftStatus
@@ -286,23 +287,23 @@ def transfer_attach(
     now = now or timezone.now()
     report = UnmatchedTransfer.objects.select_related("transfer").filter(pk=report_id, user=user).first()
     if report is None:
-        raise NotFound("No such unmatched transfer.")
+        raise NotFound(worded(gettext_noop("No such unmatched transfer.")))
     draft = owned(Draft, user).filter(pk=draft_id).first()
     if draft is None:
-        raise NotFound("No such draft.", field="draftId")
+        raise NotFound(worded(gettext_noop("No such draft.")), field="draftId")
     transfer = report.transfer
     if not candidate_fits(draft, transfer):
         raise Problem(
-            "The transfer went to another address or asset than this draft bills.",
+            worded(gettext_noop("The transfer went to another address or asset than this draft bills.")),
             code="not_this_draft",
             field="draftId",
         )
     with transaction.atomic():
         locked = ObservedTransfer.objects.select_for_update().get(pk=transfer.pk)
         if locked.draft_id is not None or report.matched_at is not None:
-            raise TransferAlreadyMatched("This transfer already pays a draft.")
+            raise TransferAlreadyMatched(worded(gettext_noop("This transfer already pays a draft.")))
         if not on_chain(locked):
-            raise Conflict("This transfer is no longer on chain.", code="transfer_not_on_chain")
+            raise Conflict(worded(gettext_noop("This transfer is no longer on chain.")), code="transfer_not_on_chain")
         observation = draft_services.PaymentObservation(
             tx_id=locked.txid,
             received_base_units=locked.amount_base_units,

@@ -13,12 +13,14 @@ from typing import Any
 from uuid import UUID
 
 from django.conf import settings
+from django.utils.translation import gettext_noop
 
-from core.problems import Problem
+from core.problems import Problem, worded
 from drafts.requests import DraftRequest
 from fees.calculator import FeeQuote, fee_quote
 from payments.addresses import check_receivable, validate_address
 from payments.enums import Currency, Method
+from payments.formatting import network_name
 from payments.lightning import check_invoice_amount, decode_invoice, fetch_invoice_for_lightning_address
 from payments.quotes import Quote, base_units_to_fiat, fiat_to_base_units, quote_lock, sek_value
 from payments.registry import Asset, default_method, get_asset, require_network_enabled
@@ -90,12 +92,28 @@ def _lightning_address(request: DraftRequest) -> str | None:
     return address
 
 
+def _amount_missing() -> Problem:
+    return Problem(
+        worded(
+            gettext_noop("Give %(amount)s, or %(currency)s with %(fiat_amount)s."),
+            amount="amountSats",
+            currency="fiatCurrency",
+            fiat_amount="fiatAmount",
+        ),
+        code="required",
+        field="amountSats",
+    )
+
+
 def _check_amount(amount: int, asset: Asset, field: str, *, fee: FeeQuote | None = None) -> None:
     # The fee may be an output of the same transaction: the two together must stay possible.
     if amount + (fee.fee_base_units if fee is not None else 0) > asset.max_base_units:
         whole = asset.max_base_units // asset.unit
         raise Problem(
-            f"The amount is more than {whole:,} {asset.currency}, above any real payment in this asset.",
+            worded(
+                gettext_noop("The amount is more than %(amount)s, above any real payment in this asset."),
+                amount=f"{whole:,} {asset.currency}",
+            ),
             code="amount_too_large",
             field=field,
         )
@@ -129,11 +147,16 @@ def draft_plan(
         expires_at = min(expires_at, plan_fields["invoice_expires_at"])
     else:
         if amount is None:
-            raise Problem("Give amountSats or fiatCurrency with fiatAmount.", code="required", field="amountSats")
+            raise _amount_missing()
         if not request.receiver_address:
             raise Problem(
-                "Name the address that receives the payment (or set a default receiving address for "
-                f"{network} in the address book).",
+                worded(
+                    gettext_noop(
+                        "Name the address that receives the payment (or set a default receiving address for "
+                        "%(network)s in the address book)."
+                    ),
+                    network=network_name(network),
+                ),
                 code="required",
                 field="receiverAddress",
             )
@@ -142,7 +165,9 @@ def draft_plan(
         if not is_fee_settlement and plan_fields["receiver_address"] == fee_address:
             # One address cannot take both outputs: wallets merge them and the amounts stop matching.
             raise Problem(
-                "The receiver address is the operator's fee address.", code="invalid_address", field="receiverAddress"
+                worded(gettext_noop("The receiver address is the operator's fee address.")),
+                code="invalid_address",
+                field="receiverAddress",
             )
         amount_field = "fiatAmount" if fiat_currency else "amountSats"
         check_receivable(
@@ -176,7 +201,7 @@ def fee_estimate(*, request: DraftRequest, now: datetime) -> DraftPlan:
     asset, method = _asset_and_method(request)
     quote, usd_rate, amount = _price(request, asset, now)
     if amount is None:
-        raise Problem("Give amountSats or fiatCurrency with fiatAmount.", code="required", field="amountSats")
+        raise _amount_missing()
     return DraftPlan(
         asset=asset,
         method=method,
@@ -196,7 +221,7 @@ def _asset_and_method(request: DraftRequest) -> tuple[Asset, str]:
     require_network_enabled(network)
     currency = request.currency or (Currency.BTC if network in BITCOIN_NETWORKS else None)
     if currency is None:
-        raise Problem("Name the currency to pay in.", code="required", field="currency")
+        raise Problem(worded(gettext_noop("Name the currency to pay in.")), code="required", field="currency")
     asset = get_asset(currency, network)
     return asset, _method(asset, request)
 
@@ -214,7 +239,9 @@ def _price(request: DraftRequest, asset: Asset, now: datetime) -> tuple[Quote, D
         amount = fiat_to_base_units(request.fiat_amount, quote.rate, asset.decimals)
         if amount <= 0:
             raise Problem(
-                "fiatAmount is worth less than one base unit of the asset.", code="amount_too_small", field="fiatAmount"
+                worded(gettext_noop("%(field)s is worth less than one base unit of the asset."), field="fiatAmount"),
+                code="amount_too_small",
+                field="fiatAmount",
             )
         _check_amount(amount, asset, "fiatAmount")
     else:

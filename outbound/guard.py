@@ -172,7 +172,9 @@ class CheckedUrl:
                 raise UrlNotAllowed(_("The host %(host)s does not resolve.") % {"host": self.hostname})
         if self.loopback:
             if not all(address.is_loopback for address in addresses):
-                raise UrlNotAllowed(f"The host {self.hostname} does not resolve to a loopback address.")
+                raise UrlNotAllowed(
+                    _("The host %(host)s does not resolve to a loopback address.") % {"host": self.hostname}
+                )
         # The refused address is not named: that would let a caller map internal DNS.
         elif not all(is_public_address(address) for address in addresses):
             raise UrlNotAllowed(_("The URL resolves to a private or internal address."))
@@ -183,9 +185,9 @@ def _parse(url: str, *, allow_loopback: bool) -> CheckedUrl:
     if not isinstance(url, str) or not url:
         raise UrlNotAllowed(_("Give an HTTPS URL."))
     if len(url) > MAX_URL_LENGTH:
-        raise UrlNotAllowed(f"The URL is longer than {MAX_URL_LENGTH} characters.")
+        raise UrlNotAllowed(_("The URL is longer than %(count)s characters.") % {"count": MAX_URL_LENGTH})
     if any(ord(ch) <= 32 or ord(ch) == 127 or ch == "\\" for ch in url) or not url.isascii():
-        raise UrlNotAllowed("The URL contains spaces, control characters, backslashes or non-ASCII characters.")
+        raise UrlNotAllowed(_("The URL contains spaces, control characters, backslashes or non-ASCII characters."))
     try:
         parts = urlsplit(url)
         port = parts.port
@@ -220,13 +222,13 @@ def _literal(hostname: str) -> IPAddress | None:
         try:
             return ipaddress.IPv6Address(hostname)
         except ValueError as exc:
-            raise UrlNotAllowed("The URL's IPv6 address is not valid.") from exc
+            raise UrlNotAllowed(_("The URL's IPv6 address is not valid.")) from exc
     labels = hostname.rstrip(".").split(".") if hostname.rstrip(".") else [""]
     if _NUMERIC_LABEL.match(labels[-1]):
         try:
             return ipaddress.IPv4Address(hostname)
         except ValueError as exc:
-            raise UrlNotAllowed("Numeric host names other than a plain dotted IPv4 address are refused.") from exc
+            raise UrlNotAllowed(_("Numeric host names other than a plain dotted IPv4 address are refused.")) from exc
     if not all(_LABEL.match(label) for label in labels) or len(hostname) > 253:
         raise UrlNotAllowed(_("The URL's host name is not valid."))
     return None

@@ -21,11 +21,11 @@ from bitcointx.wallet import (
     P2WPKHCoinAddress,
     P2WSHCoinAddress,
 )
-from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 from solders.pubkey import Pubkey
 from web3 import Web3
 
-from core.problems import Problem
+from core.problems import Problem, worded
 from payments.enums import Network
 from payments.registry import Asset
 
@@ -70,16 +70,23 @@ def _check_bitcoin(network: Network, address: str) -> str:
                     except (CCoinAddressError, ValueError):
                         continue
                 raise AddressError(
-                    _("This is a %(other)s address, not a %(network)s address.")
-                    % {"other": other.label, "network": network.label}
+                    worded(
+                        gettext_noop("This is a %(other)s address, not a %(network)s address."),
+                        other=other.label,
+                        network=network.label,
+                    )
                 ) from exc
             raise AddressError(
-                _("Not a valid %(network)s address (bad encoding or checksum).") % {"network": network.label}
+                worded(
+                    gettext_noop("Not a valid %(network)s address (bad encoding or checksum)."), network=network.label
+                )
             ) from exc
         if not isinstance(parsed, _BITCOIN_TYPES):
             raise AddressError(
-                _("Unsupported %(network)s address type; use P2PKH, P2SH, P2WPKH, P2WSH or P2TR.")
-                % {"network": network.label}
+                worded(
+                    gettext_noop("Unsupported %(network)s address type; use P2PKH, P2SH, P2WPKH, P2WSH or P2TR."),
+                    network=network.label,
+                )
             )
         return str(parsed)
 
@@ -89,10 +96,15 @@ def _check_solana(network: Network, address: str) -> str:
         key = Pubkey.from_string(address)
     except (ValueError, TypeError) as exc:
         raise AddressError(
-            _("Not a valid %(network)s address (base58 32-byte public key expected).") % {"network": network.label}
+            worded(
+                gettext_noop("Not a valid %(network)s address (base58 32-byte public key expected)."),
+                network=network.label,
+            )
         ) from exc
     if str(key) != address:
-        raise AddressError(f"Not a valid {network.label} address (non-canonical base58).")
+        raise AddressError(
+            worded(gettext_noop("Not a valid %(network)s address (non-canonical base58)."), network=network.label)
+        )
     return address
 
 
@@ -105,16 +117,19 @@ def _eip55(address: str) -> str:
 def _check_evm(network: Network, address: str) -> str:
     if not _EVM_HEX.fullmatch(address):
         raise AddressError(
-            _("Not a valid %(network)s address (0x followed by 40 hex digits expected).") % {"network": network.label}
+            worded(
+                gettext_noop("Not a valid %(network)s address (0x followed by 40 hex digits expected)."),
+                network=network.label,
+            )
         )
     digits = address[2:]
     checksummed = _eip55(address.lower())
     if digits != digits.lower() and digits != digits.upper() and address != checksummed:
         raise AddressError(
-            _("Not a valid %(network)s address (EIP-55 checksum mismatch).") % {"network": network.label}
+            worded(gettext_noop("Not a valid %(network)s address (EIP-55 checksum mismatch)."), network=network.label)
         )
     if checksummed == _EVM_ZERO:
-        raise AddressError(_("The zero address burns whatever is sent to it."))
+        raise AddressError(worded(gettext_noop("The zero address burns whatever is sent to it.")))
     return checksummed
 
 
@@ -125,11 +140,11 @@ def check_address(network: str, address: str) -> str:
     except ValueError as exc:
         raise AddressError(f"Unknown network {network!r}.") from exc
     if not isinstance(address, str) or not address:
-        raise AddressError(_("An address on %(network)s is required.") % {"network": net.label})
+        raise AddressError(worded(gettext_noop("An address on %(network)s is required."), network=net.label))
     if len(address) > MAX_ADDRESS_LENGTH:
-        raise AddressError(f"Too long for an address on {net.label}.")
+        raise AddressError(worded(gettext_noop("Too long for an address on %(network)s."), network=net.label))
     if address != address.strip():
-        raise AddressError(_("The address has surrounding whitespace."))
+        raise AddressError(worded(gettext_noop("The address has surrounding whitespace.")))
     if net in _BITCOIN_CHAINS:
         return _check_bitcoin(net, address)
     if net in _SOLANA_NETWORKS:
@@ -145,9 +160,15 @@ def validate_address(network: str, address: str, *, field: str = "receiverAddres
         return check_address(network, address)
     except AddressError as exc:
         named = Network(network).label if network in Network.values else network
-        message = _("%(problem)s (on %(network)s)") % {"problem": exc, "network": named}
+        problem = exc.args[0] if exc.args else str(exc)
+        # Said once: most reasons name the network already ("Not a valid Ethereum address (...)").
+        message = (
+            problem
+            if named in str(problem)
+            else worded(gettext_noop("%(problem)s (on %(network)s)"), problem=problem, network=named)
+        )
         raise InvalidAddress(
-            f"{field}: {message}",
+            worded(gettext_noop("%(field)s: %(problem)s"), field=field, problem=message),
             errors=[{"field": field, "code": "invalid_address", "message": message}],
             extra={"network": str(network)},
         ) from exc
@@ -203,20 +224,36 @@ def check_receivable(*, asset: Asset, address: str, amount_base_units: int, amou
     from payments.registry import all_assets
 
     def refuse(message: str, *, code: str = "unpayable_receiver", field: str = "receiverAddress") -> None:
-        raise Problem(f"{field}: {message}", code=code, errors=[{"field": field, "code": code, "message": message}])
+        detail = worded(gettext_noop("%(field)s: %(problem)s"), field=field, problem=message)
+        raise Problem(detail, code=code, errors=[{"field": field, "code": code, "message": message}])
 
     tokens = {a.token_address: a for a in all_assets() if a.network == asset.network and a.kind == "token"}
     if address in tokens:
         token = tokens[address]
-        what = "mint" if asset.family == "solana" else "contract"
-        refuse(f"This is the {token.currency} token {what} on {asset.network}, not a wallet; payments to it are lost.")
+        if asset.family == "solana":
+            what = gettext_noop(
+                "This is the %(currency)s token mint on %(network)s, not a wallet; payments to it are lost."
+            )
+        else:
+            what = gettext_noop(
+                "This is the %(currency)s token contract on %(network)s, not a wallet; payments to it are lost."
+            )
+        refuse(worded(what, currency=token.currency, network=Network(asset.network).label))
     if asset.family == "solana" and address in SOLANA_PROGRAM_IDS:
-        refuse(f"This is {SOLANA_PROGRAM_IDS[address]}, not a wallet; payments to it are lost.")
+        refuse(
+            worded(
+                gettext_noop("This is %(program)s, not a wallet; payments to it are lost."),
+                program=SOLANA_PROGRAM_IDS[address],
+            )
+        )
     if asset.family == "evm" and int(address, 16) < _EVM_RESERVED_BELOW:
-        refuse("This is a reserved precompile address, not a wallet; payments to it are lost.")
+        refuse(worded(gettext_noop("This is a reserved precompile address, not a wallet; payments to it are lost.")))
     if asset.family == "bitcoin" and amount_base_units < BITCOIN_DUST_LIMIT_SATS:
         refuse(
-            f"A Bitcoin output below {BITCOIN_DUST_LIMIT_SATS} sats is dust: wallets and nodes refuse to send it.",
+            worded(
+                gettext_noop("A Bitcoin output below %(limit)s sats is dust: wallets and nodes refuse to send it."),
+                limit=BITCOIN_DUST_LIMIT_SATS,
+            ),
             code="amount_below_dust",
             field=amount_field,
         )

@@ -6,6 +6,9 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
+from core.problems import Problem, reworded, worded, wording_record
 from core.wire import json_datetime, json_number
 from recurring.models import RecurringTemplate
 
@@ -22,12 +25,45 @@ def recurring_template_json(template: RecurringTemplate) -> dict[str, Any]:
         "paused": template.paused,
         "draft": draft_body_json(template.draft),
         "lastDraftId": str(template.last_draft_id) if template.last_draft_id else None,
-        "lastRefusal": template.last_refusal,
+        "lastRefusal": refusal_json(template.last_refusal),
         "refusedRuns": template.refused_runs,
         "skippedRuns": template.skipped_runs,
         "createdAt": json_datetime(template.created_at),
         "livemode": template.livemode,
     }
+
+
+# Where a refusal keeps how its reason was worded (core.problems): the page and the email word it
+# again in their reader's language; the API's lastRefusal does not show it.
+WORDING = "wording"
+
+
+def refusal_wording(problem: Problem) -> dict[str, Any] | None:
+    """How a run's refusal is worded for the merchant, kept to be worded again in the reader's
+    language: the problem's own wording, or for outstanding fees (whose API words name the
+    settle request) a sentence that sends the merchant to the Fees page."""
+    if problem.code == "fees_outstanding" and "outstandingUsd" in problem.extra:
+        return wording_record(
+            worded(
+                gettext_noop("Accrued fees of %(amount)s USD must be settled first, on the Fees page."),
+                amount=f"{Decimal(str(problem.extra['outstandingUsd'])):.2f}",
+            )
+        )
+    return problem.wording
+
+
+def refusal_json(refusal: dict[str, Any] | None) -> dict[str, Any] | None:
+    if refusal is None:
+        return None
+    return {key: value for key, value in refusal.items() if key != WORDING}
+
+
+def refusal_reason(refusal: dict[str, Any] | None) -> str:
+    """Why a run made no draft, in the language in force; a refusal recorded before its wording
+    was kept (or whose message has changed since) in the English it was recorded in."""
+    if not refusal:
+        return ""
+    return reworded(refusal.get(WORDING)) or str(refusal.get("detail") or "")
 
 
 def draft_body_json(draft: dict[str, Any]) -> dict[str, Any]:

@@ -43,6 +43,7 @@ from drafts.wallets import wallet_draft_write, wallet_standin
 from notifications.kinds import RECURRING_RUN_REFUSED
 from notifications.services import email_enqueue
 from recurring.models import RecurrenceInterval, RecurringTemplate
+from recurring.presenters import WORDING, refusal_wording
 from recurring.schedule import first_index_at_or_after, run_time, zone_get
 
 logger = logging.getLogger(__name__)
@@ -271,6 +272,9 @@ def _refuse(*, template_id: UUID, run_index: int, run_at: datetime, problem: Pro
             "runAt": json_datetime(run_at),
             "at": json_datetime(now),
         }
+        wording = refusal_wording(problem)
+        if wording is not None:  # worded again in the reader's language (recurring.presenters)
+            locked.last_refusal[WORDING] = wording
         locked.refused_runs += 1
         _move_to(locked, run_index + 1)
         locked.claimed_until = None
@@ -286,6 +290,7 @@ def _refuse(*, template_id: UUID, run_index: int, run_at: datetime, problem: Pro
                 "runAt": locked.last_refusal["runAt"],
                 "code": problem.code,
                 "detail": problem.detail,
+                "wording": wording,
             },
         )
 

@@ -76,6 +76,12 @@ DASHBOARD_SOURCES = (
     "outbound/guard.py",
     "wallets/descriptors.py",
     "webhooks/endpoints.py",
+    "addressbook/selectors.py",
+    "addressbook/services.py",
+    "drafts/planning.py",
+    "chainwatch/unmatched.py",
+    # A recurring run's refusal, worded again on the Recurring page and in its email.
+    "recurring/presenters.py",
     # Every email a merchant's people read (the customer's are PAYER_SOURCES above).
     "templates/emails/_attention_kind",
     "templates/emails/attention_digest",

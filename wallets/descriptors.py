@@ -25,6 +25,7 @@ from embit.descriptor.checksum import checksum as descriptor_checksum
 from embit.networks import NETWORKS as EMBIT_NETWORKS
 
 from core.problems import Problem
+from payments.enums import Network
 
 # The embit parameters of each Bitcoin network (address prefixes, extended-key versions).
 _EMBIT_NETWORK = {"Mainnet": "main", "Testnet": "test", "Signet": "signet", "Regtest": "regtest"}
@@ -143,13 +144,19 @@ def _key_checked(encoded: str, network: str) -> tuple[HDKey, str]:
         raise private_key_refused("descriptor")
     found = _network_of(key.version)
     if found is None:
-        raise _bad("The extended key's version is not a known xpub, ypub, zpub, tpub, upub or vpub.")
+        raise _bad(gettext("The extended key's version is not a known xpub, ypub, zpub, tpub, upub or vpub."))
     wanted = "main" if network == "Mainnet" else "test"
     if found[0] != wanted:
-        other = "a main-network (xpub/ypub/zpub)" if found[0] == "main" else "a test-network (tpub/upub/vpub)"
+        if wanted == "main":
+            mismatch = gettext(
+                "This is a test-network key (tpub, upub or vpub); a %(network)s wallet needs an xpub, ypub or zpub."
+            )
+        else:
+            mismatch = gettext(
+                "This is a main-network key (xpub, ypub or zpub); a %(network)s wallet needs a tpub, upub or vpub."
+            )
         raise Problem(
-            f"This is {other} key; a {network} wallet needs "
-            + ("an xpub, ypub or zpub." if wanted == "main" else "a tpub, upub or vpub."),
+            mismatch % {"network": Network(network).label if network in Network.values else network},
             code="network_mismatch",
             field="descriptor",
         )
@@ -173,7 +180,9 @@ def parse_receiving_descriptor(text: str, *, network: str, script_type: str | No
     receive-branch descriptor with its checksum, or a Problem naming `descriptor`/`scriptType`."""
     private_key_check(text)
     if network not in _EMBIT_NETWORK:
-        raise Problem("Receiving wallets are for Bitcoin networks.", code="unsupported_network", field="network")
+        raise Problem(
+            gettext("Receiving wallets are for Bitcoin networks."), code="unsupported_network", field="network"
+        )
     text = "".join(text.split())
     if not text:
         raise _bad(gettext("Give an output descriptor or an extended public key."), code="required")
@@ -185,19 +194,26 @@ def parse_receiving_descriptor(text: str, *, network: str, script_type: str | No
     found = [(kind, matched) for kind, shape in _SHAPES if (matched := shape.match(body))]
     if not found:
         raise _bad(
-            "Give a single-key descriptor: wpkh(...), tr(...) or sh(wpkh(...)) with one extended public key "
-            "ending in /0/* or /<0;1>/*."
+            gettext(
+                "Give a single-key descriptor: wpkh(...), tr(...) or sh(wpkh(...)) with one extended public key "
+                "ending in /0/* or /<0;1>/*."
+            )
         )
     kind, match = found[0]
     if script_type is not None and script_type != kind:
         raise Problem(
-            f"scriptType {script_type} does not match the descriptor ({kind}).", code="ambiguous", field="scriptType"
+            gettext("%(field)s %(script_type)s does not match the descriptor (%(kind)s).")
+            % {"field": "scriptType", "script_type": script_type, "kind": kind},
+            code="ambiguous",
+            field="scriptType",
         )
     expression = _KEY_EXPRESSION.match(match.group("key"))
     if expression is None:
         raise _bad(
-            "The key must be an extended public key, optionally with its origin [fingerprint/path], ending in "
-            "the receive branch /0/* (or /<0;1>/*)."
+            gettext(
+                "The key must be an extended public key, optionally with its origin [fingerprint/path], ending in "
+                "the receive branch /0/* (or /<0;1>/*)."
+            )
         )
     key, _ = _key_checked(expression.group("xkey"), network)
     steps = (expression.group("steps") or "") + "/0/*"
@@ -205,7 +221,7 @@ def parse_receiving_descriptor(text: str, *, network: str, script_type: str | No
     if expression.group("fingerprint"):
         origin = f"[{expression.group('fingerprint').lower()}{_hardened(expression.group('path'))}]"
     if any(step[-1:] in ("'", "h", "H") for step in steps.split("/")):
-        raise _bad("A hardened step after the extended public key cannot be derived without the private key.")
+        raise _bad(gettext("A hardened step after the extended public key cannot be derived without the private key."))
     return _made(kind, f"{origin}{_as_xpub(key, network)}{steps}", network, expression.group("fingerprint"), origin)
 
 
@@ -218,15 +234,19 @@ def _from_bare_key(text: str, *, network: str, script_type: str | None) -> Recei
     implied = {"ypub": ScriptType.SH_WPKH, "zpub": ScriptType.WPKH}.get(kind)
     if implied is not None and script_type is not None and script_type != implied:
         raise Problem(
-            f"This key's prefix means {implied}; scriptType {script_type} contradicts it.",
+            gettext("This key's prefix means %(implied)s; %(field)s %(script_type)s contradicts it.")
+            % {"implied": implied, "field": "scriptType", "script_type": script_type},
             code="ambiguous",
             field="scriptType",
         )
     chosen = implied or script_type
     if chosen is None:
         raise Problem(
-            "An xpub or tpub does not say how its addresses are made: give scriptType (wpkh, tr or sh-wpkh), or "
-            "the wallet's output descriptor.",
+            gettext(
+                "An xpub or tpub does not say how its addresses are made: give %(field)s (wpkh, tr or sh-wpkh), or "
+                "the wallet's output descriptor."
+            )
+            % {"field": "scriptType"},
             code="required",
             field="scriptType",
         )
@@ -239,7 +259,7 @@ def _made(kind: str, key_expression: str, network: str, fingerprint: str | None,
         parsed = Descriptor.from_string(body)
         parsed.derive(0).address(EMBIT_NETWORKS[_EMBIT_NETWORK[network]])
     except Exception:  # noqa: BLE001 - embit raises several kinds for a descriptor it cannot use
-        raise _bad("The descriptor could not be read.") from None
+        raise _bad(gettext("The descriptor could not be read.")) from None
     if any(key.is_private for key in parsed.keys):
         raise private_key_refused("descriptor")
     path = origin[9:-1] if origin else ""

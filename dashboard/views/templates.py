@@ -35,6 +35,7 @@ from dashboard.security import MerchantRequest, merchant_page
 from dashboard.views.common import show_problem
 from dashboard.views.security import step_up_redirect
 from payments import formatting
+from recurring.presenters import refusal_reason
 from recurring.schedule import run_time
 from recurring.selectors import recurring_template_get
 from recurring.services import (
@@ -76,7 +77,7 @@ def templates(request: MerchantRequest) -> HttpResponse:
                 return redirect("dashboard:templates")
             except Problem as problem:
                 show_problem(form, problem)
-    rows = [(t, _next_runs(t)) for t in TEMPLATES.filtered(request)]
+    rows = [(t, _next_runs(t), refusal_reason(t.last_refusal)) for t in TEMPLATES.filtered(request)]
     return render(request, "dashboard/templates.html", draft_form_context(request, form, rows=rows))
 
 

@@ -98,7 +98,25 @@ def test_it_lowercases_an_all_uppercase_bech32_address():
 def test_it_rejects_a_mainnet_address_on_testnet(address):
     error = _rejected("Testnet", address)
     assert error.code == "invalid_address"
-    assert f"(on {Network.TESTNET.label})" in error.errors[0]["message"]  # the network asked for, by its name
+    message = error.errors[0]["message"]
+    assert f"not a {Network.TESTNET.label} address" in message  # the network asked for, by its name
+    assert "(on " not in message  # and once
+
+
+@pytest.mark.parametrize(
+    ("network", "address"),
+    [("Ethereum", "0xnot-an-address"), ("Solana", "not-base58!"), ("Mainnet", "bc1qnot-an-address")],
+)
+def test_an_invalid_address_names_its_network_once(network, address):
+    message = _rejected(network, address).errors[0]["message"]
+
+    assert message.count(Network(network).label) == 1, message
+
+
+def test_a_reason_that_names_no_network_is_told_the_network():
+    message = _rejected("Ethereum", "0x" + "0" * 40).errors[0]["message"]
+
+    assert message == "The zero address burns whatever is sent to it. (on Ethereum)"
 
 
 @pytest.mark.parametrize("address", [a for items in BITCOIN_TESTNET.values() for a in items])

@@ -198,7 +198,8 @@ def test_a_blocked_account_gets_its_refusal_recorded_and_an_email_and_the_schedu
     assert len(mail.outbox) == 1
     assert mail.outbox[0].to == [owner.email]
     assert "Rent" in mail.outbox[0].subject
-    assert "fees/accrued/settle" in mail.outbox[0].body
+    assert "Accrued fees of 30.00 USD must be settled first, on the Fees page." in mail.outbox[0].body
+    assert "fees_outstanding" not in mail.outbox[0].body
 
     # Settled: the next run makes its draft and clears the refusal.
     AccruedFee.objects.update(status="Settled")
