@@ -15,9 +15,10 @@ from uuid import UUID
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from accounts.modes import livemode_of
-from core.problems import PaymentRequired
+from core.problems import PaymentRequired, worded, wording_record
 from core.sql.rows import Select
 from core.wire import json_datetime, json_number
 from fees.models import AccruedFee
@@ -26,7 +27,19 @@ Status = AccruedFee.Status
 
 
 class FeesOutstanding(PaymentRequired):
+    """Its detail names the API's settle request; a merchant's page or email says where to settle
+    instead (its `wording`, worded again in the reader's language)."""
+
     default_code = "fees_outstanding"
+
+    def __init__(self, detail: str, *, outstanding_usd: Decimal, extra: dict) -> None:
+        super().__init__(detail, extra=extra)
+        self.wording = wording_record(
+            worded(
+                gettext_noop("Accrued fees of %(amount)s USD must be settled first, on the Fees page."),
+                amount=f"{outstanding_usd.quantize(Decimal('0.01'))}",
+            )
+        )
 
 
 @dataclass(frozen=True)
@@ -129,6 +142,7 @@ def ensure_not_blocked(user, *, totals: list[tuple] | None = None) -> None:
         raise FeesOutstanding(
             f"Accrued fees of {balance.outstanding_usd.quantize(Decimal('0.01'))} USD must be settled first "
             "(POST /api/v1/fees/accrued/settle). MultiOutput drafts remain available.",
+            outstanding_usd=balance.outstanding_usd,
             extra={
                 "outstandingUsd": json_number(balance.outstanding_usd),
                 "maxOutstandingUsd": json_number(settings.FEE_MAX_OUTSTANDING_USD),

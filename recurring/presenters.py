@@ -6,9 +6,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from django.utils.translation import gettext_noop
-
-from core.problems import Problem, reworded, worded, wording_record
+from core.problems import Problem, reworded
 from core.wire import json_datetime, json_number
 from recurring.models import RecurringTemplate
 
@@ -40,15 +38,7 @@ WORDING = "wording"
 
 def refusal_wording(problem: Problem) -> dict[str, Any] | None:
     """How a run's refusal is worded for the merchant, kept to be worded again in the reader's
-    language: the problem's own wording, or for outstanding fees (whose API words name the
-    settle request) a sentence that sends the merchant to the Fees page."""
-    if problem.code == "fees_outstanding" and "outstandingUsd" in problem.extra:
-        return wording_record(
-            worded(
-                gettext_noop("Accrued fees of %(amount)s USD must be settled first, on the Fees page."),
-                amount=f"{Decimal(str(problem.extra['outstandingUsd'])):.2f}",
-            )
-        )
+    language (outstanding fees: a sentence that sends the merchant to the Fees page, fees.ledger)."""
     return problem.wording
 
 

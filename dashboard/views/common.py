@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 
 from accounts import teams
 from accounts.sessions import session_sign_out
-from core.problems import NotFound, Problem
+from core.problems import NotFound, Problem, reworded
 from dashboard.security import TEST_MODE_SESSION_KEY, MerchantRequest, merchant_page, page_headers
 
 PAGE_SIZE = 20
@@ -78,7 +78,7 @@ def show_problem(form, problem: Problem) -> None:
             None,
             field_worded(
                 form,
-                problem.detail,
+                reworded(problem.wording) or problem.detail,
                 {field: form.field_for(field) if hasattr(form, "field_for") else field for field in problem.fields},
             ),
         )

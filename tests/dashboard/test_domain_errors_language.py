@@ -220,3 +220,21 @@ def test_a_refusal_recorded_before_its_wording_was_kept_still_shows_its_english(
     merchant_profile_update(user=owner, changes={"language": "de"})
 
     assert "Accrued fees of 30.00 USD must be settled first." in seen_text(refusal_shown(browser))
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_draft_refused_for_outstanding_fees_sends_the_merchant_to_the_fees_page_in_their_language(
+    browser, owner, language
+):
+    paid = make_draft(owner, status="Confirmed", fee_usd=Decimal("30"))
+    AccruedFee.objects.create(user=owner, draft=paid, fee_usd=Decimal("30"), fee_base_units=30_000_000,
+                              currency="USDC", network="Ethereum", accrued_at=paid.created_at)  # fmt: skip
+    body = {"network": "Ethereum", "currency": "USDC", "receiverAddress": ADDRESSES["Ethereum"], **EXACT}
+    merchant_profile_update(user=owner, changes={"language": "en"})
+    english = refusals(browser, "/dashboard/drafts/new", body, "en")
+    merchant_profile_update(user=owner, changes={"language": language})
+    translated = refusals(browser, "/dashboard/drafts/new", body, language)
+
+    assert "Fees page" in seen_text(english) and "/api/v1/" not in english  # the page, not the API's request
+    assert "/api/v1/" not in translated
+    assert_translated(owner, english, translated, language)
