@@ -24,5 +24,10 @@ def test_scale_bench_prints_empty_and_full_figures_side_by_side():
         row = re.search(rf"^.*{re.escape(name)}.*?\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)$", out, re.M)
         assert row and all(float(v) > 0 for v in row.groups()), f"no figures for {name}:\n{out}"
     assert re.search(r"POST /api/v1/drafts rate: empty \d+/s\s+full \d+/s\s+full/empty [\d.]+", out), out
-    passes = re.findall(r"watcher pass \((empty|full)\): (\d+) JSON-RPC calls, \d+ ms, payment matched: (\w+)", out)
-    assert [(label, matched) for label, _calls, matched in passes] == [("empty", "True"), ("full", "True")], out
+    passes = re.findall(
+        r"watcher pass \((empty|full)\): (\d+) JSON-RPC calls, \d+ ms, ([\d,]+) database rows read, "
+        r"peak memory \+\d+ MB, payment matched: (\w+)",
+        out,
+    )
+    assert [(label, matched) for label, _calls, _rows, matched in passes] == [("empty", "True"), ("full", "True")], out
+    assert all(int(rows.replace(",", "")) > 0 for _label, _calls, rows, _matched in passes), out
