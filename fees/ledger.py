@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
+from typing import Any
 from uuid import UUID
 
 from django.conf import settings
@@ -32,14 +33,15 @@ class FeesOutstanding(PaymentRequired):
 
     default_code = "fees_outstanding"
 
-    def __init__(self, detail: str, *, outstanding_usd: Decimal, extra: dict) -> None:
-        super().__init__(detail, extra=extra)
-        self.wording = wording_record(
-            worded(
-                gettext_noop("Accrued fees of %(amount)s USD must be settled first, on the Fees page."),
-                amount=f"{outstanding_usd.quantize(Decimal('0.01'))}",
+    def __init__(self, detail: str | None = None, *, outstanding_usd: Decimal | None = None, **options: Any) -> None:
+        super().__init__(detail, **options)
+        if outstanding_usd is not None:
+            self.wording = wording_record(
+                worded(
+                    gettext_noop("Accrued fees of %(amount)s USD must be settled first, on the Fees page."),
+                    amount=f"{outstanding_usd.quantize(Decimal('0.01'))}",
+                )
             )
-        )
 
 
 @dataclass(frozen=True)
