@@ -26,6 +26,7 @@ from web3 import Web3
 from accounts.models import User
 from accounts.scopes import ALL_SCOPES
 from accounts.services import api_key_create
+from chainwatch.models import Cursor, ObservedTransfer
 from core.beat import BEAT_LEASE
 from core.leases import lease_holder
 from core.models import Lease
@@ -67,6 +68,25 @@ def _wait(condition, timeout: float, what) -> float:
             raise AssertionError(f"timed out after {timeout} s waiting for {what() if callable(what) else what}")
         time.sleep(0.2)
     return time.monotonic() - started
+
+
+def _stuck(ids: list[str], nodes: dict[str, Node]) -> str:
+    """The drafts' statuses, those not Confirmed with their payment, and the end of each live
+    node's log: what a failure needs to be understood after the test's files are gone."""
+    statuses = Counter(Draft.objects.filter(id__in=ids).values_list("status", flat=True))
+    open_ones = list(
+        Draft.objects.filter(id__in=ids)
+        .exclude(status="Confirmed")
+        .values("id", "status", "paid_tx_id", "confirmations", "receiver_address")
+    )
+    transfers = list(
+        ObservedTransfer.objects.filter(receiver_address__in=[d["receiver_address"] for d in open_ones]).values(
+            "txid", "block_height", "orphaned", "draft_id", "receiver_address"
+        )
+    )
+    cursors = list(Cursor.objects.values("network", "family", "height", "head", "last_error"))
+    tails = {n: node.text()[-3000:] for n, node in nodes.items() if node.process.poll() is None}
+    return f"{statuses}; not Confirmed: {open_ones}; their transfers: {transfers}; cursors: {cursors}; logs: {tails}"
 
 
 def _holder_pid(name: str) -> int | None:
@@ -196,7 +216,7 @@ def test_nodes_of_each_kind_killed_mid_run_lose_no_payment_and_deliver_each_even
         _wait(
             lambda: Draft.objects.filter(id__in=ids, status="Confirmed").count() == len(ids),
             120,
-            lambda: Counter(Draft.objects.filter(id__in=ids).values_list("status", flat=True)),
+            lambda: _stuck(ids, nodes),
         )
         confirmed_after = time.monotonic() - killed
 
