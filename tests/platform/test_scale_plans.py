@@ -10,6 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from accounts.models import User
 from attention.selectors import attention_of
 from drafts.enums import DraftStatus
 from drafts.models import Draft
@@ -18,6 +19,7 @@ from tests.factories import make_draft
 pytestmark = pytest.mark.django_db
 
 MANY = 600
+OTHERS = 20_000
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -102,3 +104,38 @@ def test_a_list_filtered_by_network_and_currency_reads_and_counts_only_those_dra
     assert len(reads) == 2  # the page and its total
     for sql in reads:
         assert _passed_over(sql) == 0, sql  # not the account's 600 Ethereum drafts
+
+
+def test_a_search_reads_the_drafts_it_finds_not_every_draft_of_the_account(api_client, owner):
+    others = User.objects.create_user("others@example.com", "a long enough passphrase")
+    template = make_draft(others, amount_base_units=9_000_000)
+    fields = {f.attname: getattr(template, f.attname) for f in Draft._meta.concrete_fields if not f.primary_key}
+    Draft.objects.bulk_create(  # other accounts' drafts: the table is not the account's alone
+        Draft(**{**fields, "amount_base_units": 9_000_001 + n, "memo": f"order {n}", "order_id": f"order-{n}"})
+        for n in range(OTHERS)
+    )
+    drafts = _many_open_drafts(owner)
+    for n, draft in enumerate(drafts):
+        draft.memo, draft.order_id = f"order {n}", f"order-{n}"
+    Draft.objects.bulk_update(drafts, ["memo", "order_id"])
+    paid = drafts[400]
+    Draft.objects.filter(pk=paid.pk).update(paid_tx_id="0xAbCd" + "e" * 60)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE drafts_draft")
+
+    searches = {
+        "ORDER 42": {f"order {n}" for n in (42, *range(420, 430))},  # the memo contains it, any case
+        "order-7": {"order 7"},  # the order id
+        "0xabcd" + "E" * 60: {"order 400"},  # the payment's transaction, any case
+        str(drafts[5].id): {"order 5"},
+    }
+    for q, memos in searches.items():
+        with CaptureQueriesContext(connection) as queries:
+            page = api_client.get("/api/v1/drafts", {"q": q, "limit": 20})
+        assert page.status_code == 200
+        assert {item["memo"] for item in page.json()["items"]} == memos, q
+
+        (listing,) = [s["sql"] for s in queries.captured_queries if "ORDER BY" in s["sql"] and "LIMIT 21" in s["sql"]]
+        # Not the account's 600 drafts: at most the trigram index's near misses ("order 70".."79"
+        # for "order-7"), rechecked.
+        assert _passed_over(listing) <= 20, (q, listing)
