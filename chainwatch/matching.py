@@ -24,6 +24,7 @@ from typing import Any
 from uuid import UUID
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
@@ -206,7 +207,17 @@ def _is_exact_part(transfer: ObservedTransfer) -> bool:
 def _apply(
     draft: Draft, transfers: list[ObservedTransfer], *, head: int | None, finalized: int | None = None, now: datetime
 ) -> Draft:
-    """Hand the observation to the drafts door and record the link on the transfers it took."""
+    """Hand the observation to the drafts door and record the link on the transfers it took, in
+    one transaction: a process that dies between the two leaves neither (the next pass applies
+    the transfer again), never a paid draft whose transfer is not linked to it (that transfer
+    would then look like a repeat of the draft's payment and never confirm it)."""
+    with transaction.atomic():
+        return _apply_and_link(draft, transfers, head=head, finalized=finalized, now=now)
+
+
+def _apply_and_link(
+    draft: Draft, transfers: list[ObservedTransfer], *, head: int | None, finalized: int | None, now: datetime
+) -> Draft:
     transfers = sorted(transfers, key=lambda t: (t.txid != draft.paid_tx_id, t.first_seen_at, t.pk))
     result = draft_services.draft_payment_apply(
         draft_id=draft.id, observation=_observation(transfers, draft, head, finalized), now=now

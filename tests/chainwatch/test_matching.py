@@ -105,3 +105,38 @@ def test_network_names_map_to_setting_suffixes():
         "BASE_SEPOLIA",
         "SOLANA_DEVNET",
     ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_pass_that_dies_after_the_door_leaves_the_draft_as_it_was_and_the_next_pass_confirms_it(owner):
+    """The draft's transition and the transfer's link to it are one transaction: a pass that
+    fails between them (here the database refuses the link) leaves the draft Pending, and the
+    next pass takes the transfer again and confirms it. A draft left Seen with its transfer
+    unlinked would stay Seen: the transfer then looks like a repeat of the draft's payment."""
+    from django.db import connection
+
+    draft = make_draft(owner, required_confirmations=2)
+    row = transfer(25_000_000, block=100)
+    with connection.cursor() as cursor:  # the link's UPDATE fails, as a process killed there would
+        cursor.execute(
+            "CREATE FUNCTION refuse_link() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN RAISE EXCEPTION 'the pass dies here'; END $$"
+        )
+        cursor.execute(
+            "CREATE TRIGGER refuse_link BEFORE UPDATE OF draft_id ON chainwatch_observedtransfer "
+            "FOR EACH ROW WHEN (NEW.draft_id IS NOT NULL) EXECUTE FUNCTION refuse_link()"
+        )
+    try:
+        with pytest.raises(Exception, match="the pass dies here"):
+            match_network(network=Network.ETHEREUM, head=100)
+        draft.refresh_from_db()
+        assert draft.status == DraftStatus.PENDING and draft.paid_tx_id is None
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("DROP TRIGGER refuse_link ON chainwatch_observedtransfer")
+            cursor.execute("DROP FUNCTION refuse_link()")
+
+    match_network(network=Network.ETHEREUM, head=101)
+    draft.refresh_from_db()
+    row.refresh_from_db()
+    assert draft.status == DraftStatus.CONFIRMED and row.draft_id == draft.id
