@@ -36,7 +36,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -50,16 +49,14 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.common import free_port  # noqa: E402
+
 EMAIL = "soak@example.com"
 PASSWORD = "soak-" + "p" * 20  # noqa: S105 - a throwaway account of a throwaway run
 TRACEBACK = "Traceback (most recent call last)"
 RECEIVER = "0x8617E340B3D01FA5F11F306F4090FD50E238070D"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def copy_tree(target: Path) -> None:

@@ -56,6 +56,8 @@ os.environ["API_RATE_LIMIT_WRITES"] = "100000000/min"
 
 import django  # noqa: E402
 
+from bench.common import load_average  # noqa: E402
+
 django.setup()
 
 import urllib3.connection  # noqa: E402
@@ -357,9 +359,7 @@ def report(empty: dict[str, Any], full: dict[str, Any]) -> None:
             f"watcher pass ({label}): {figures['calls']} JSON-RPC calls, {figures['seconds'] * 1000:.0f} ms, "
             f"{figures['rows']:,} database rows read, peak memory +{peak}, payment matched: {figures['matched']}"
         )
-    print(
-        f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (figures on a busy machine are not comparable)"
-    )
+    print(load_average())
 
 
 def measure(args: argparse.Namespace) -> None:
