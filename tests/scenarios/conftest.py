@@ -150,6 +150,30 @@ def ethereum_chain(nodes, settings, api_client) -> Chain:
     return chain_for("Ethereum", nodes, settings, api_client)
 
 
+def two_payers_at(api, *, currency: str, network: str, receiver: str, orders: tuple[str, str]):
+    """Two pay links of one shop at one receiving address, each chosen by the same payer (as two
+    customers' pages would): the payer's client, the links' tokens and the drafts (as the
+    merchant's API shows them)."""
+    payer = APIClient()
+    tokens, drafts = [], []
+    for order in orders:
+        body = {
+            "fiatCurrency": "USD",
+            "fiatAmount": 12.34,
+            "options": [{"currency": currency, "network": network, "receiverAddress": receiver}],
+            "orderId": order,
+        }
+        link = api.post("/api/v1/payment-requests", body, format="json")
+        assert link.status_code == 201, link.json()
+        chosen = payer.post(
+            f"/api/v1/checkout/{link.json()['token']}/select", {"currency": currency, "network": network}, format="json"
+        )
+        assert chosen.status_code in (200, 201), chosen.json()
+        tokens.append(link.json()["token"])
+        drafts.append(api.get(f"/api/v1/drafts/{chosen.json()['draftId']}").json())
+    return payer, tokens, drafts
+
+
 # --- What every scenario ends with --------------------------------------------------------
 
 

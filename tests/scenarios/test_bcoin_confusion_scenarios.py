@@ -10,9 +10,8 @@ from __future__ import annotations
 import pytest
 from embit.networks import NETWORKS
 from embit.script import p2wpkh
-from rest_framework.test import APIClient
 
-from tests.scenarios.conftest import events_of, payload
+from tests.scenarios.conftest import events_of, payload, two_payers_at
 from tests.scenarios.test_bcoin_wallet_scenarios import (  # noqa: F401 - the node and the watcher's settings
     ROOT_KEY,
     _watched,
@@ -115,23 +114,9 @@ def test_a_payers_checkout_shows_only_their_own_payment_never_another_transfer_t
     merchant's, in the unmatched-transfers API and the dashboard."""
     tick()
     shop = shared_address()
-    payer = APIClient()
-    tokens, drafts = [], []
-    for order in ("B-1", "B-2"):
-        body = {
-            "fiatCurrency": "USD",
-            "fiatAmount": 12.34,
-            "options": [{"currency": "BTC", "network": "Regtest", "receiverAddress": shop}],
-            "orderId": order,
-        }
-        link = api_client.post("/api/v1/payment-requests", body, format="json")
-        assert link.status_code == 201, link.json()
-        chosen = payer.post(
-            f"/api/v1/checkout/{link.json()['token']}/select", {"currency": "BTC", "network": "Regtest"}, format="json"
-        )
-        assert chosen.status_code in (200, 201), chosen.json()
-        tokens.append(link.json()["token"])
-        drafts.append(api_client.get(f"/api/v1/drafts/{chosen.json()['draftId']}").json())
+    payer, tokens, drafts = two_payers_at(
+        api_client, currency="BTC", network="Regtest", receiver=shop, orders=("B-1", "B-2")
+    )
     assert drafts[0]["receiverAddress"] == drafts[1]["receiverAddress"] == shop
     near = drafts[1]["amountSats"] * 97 // 100  # within 10% of both drafts: not guessed
     strangers = [node.pay((shop, near)), node.pay((shop, 777_777))]

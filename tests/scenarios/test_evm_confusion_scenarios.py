@@ -7,9 +7,8 @@ rest, and a payer's checkout status never shows another payer's transfer to the 
 from __future__ import annotations
 
 import pytest
-from rest_framework.test import APIClient
 
-from tests.scenarios.conftest import assert_nothing_counted_twice, events_of, unmatched_events
+from tests.scenarios.conftest import assert_nothing_counted_twice, events_of, two_payers_at, unmatched_events
 
 pytestmark = pytest.mark.django_db
 
@@ -85,26 +84,11 @@ def test_a_short_payment_is_completed_by_exactly_the_rest_as_a_split_of_the_same
 def test_a_payers_checkout_status_shows_only_their_own_transfer_never_one_to_the_shared_address(ethereum_chain):
     chain = ethereum_chain
     shop = chain.new_address()
-    payer = APIClient()
-    tokens, drafts = [], []
-    for order in ("A-1", "A-2"):
-        body = {
-            "fiatCurrency": "USD",
-            "fiatAmount": 12.34,
-            "options": [{"currency": "USDC", "network": chain.network, "receiverAddress": shop}],
-            "orderId": order,
-        }
-        link = chain.api.post("/api/v1/payment-requests", body, format="json")
-        assert link.status_code == 201, link.json()
-        token = link.json()["token"]
-        chosen = payer.post(
-            f"/api/v1/checkout/{token}/select", {"currency": "USDC", "network": chain.network}, format="json"
-        )
-        assert chosen.status_code in (200, 201), chosen.json()
-        tokens.append(token)
-        drafts.append(chosen.json())
+    payer, tokens, drafts = two_payers_at(
+        chain.api, currency="USDC", network=chain.network, receiver=shop, orders=("A-1", "A-2")
+    )
     stranger = chain.pay(shop, 20_000_000)  # pays nothing: someone else's transfer to the address
-    mine = chain.pay(shop, chain.api.get(f"/api/v1/drafts/{drafts[0]['draftId']}").json()["amountSats"])
+    mine = chain.pay(shop, drafts[0]["amountSats"])
     chain.settle()
 
     (item,) = chain.transfers(matched=False)

@@ -6,10 +6,9 @@ each paid by their own reference, a repeated payment of one never paying the oth
 from __future__ import annotations
 
 import pytest
-from rest_framework.test import APIClient
 
 from payments.registry import get_asset
-from tests.scenarios.conftest import events_of, payload
+from tests.scenarios.conftest import events_of, payload, two_payers_at
 from tests.scenarios.test_bitcoin_solana_scenarios import (  # noqa: F401 - the operator's settings
     SOL_RECEIVER,
     _operator,
@@ -71,23 +70,9 @@ def test_solana_a_payers_checkout_shows_only_their_own_payment_never_another_tra
     status API and page show only the transfer attached to their own draft; the reported ones are
     the merchant's (unmatched-transfers API, dashboard); the stranger's carries no reference of
     ours, so it pays nothing and is nobody's business here (chainwatch.solana)."""
-    payer = APIClient()
-    tokens, drafts = [], []
-    for order in ("S-1", "S-2"):
-        body = {
-            "fiatCurrency": "USD",
-            "fiatAmount": 12.34,
-            "options": [{"currency": "USDC", "network": "Solana", "receiverAddress": SOL_RECEIVER}],
-            "orderId": order,
-        }
-        link = api_client.post("/api/v1/payment-requests", body, format="json")
-        assert link.status_code == 201, link.json()
-        chosen = payer.post(
-            f"/api/v1/checkout/{link.json()['token']}/select", {"currency": "USDC", "network": "Solana"}, format="json"
-        )
-        assert chosen.status_code in (200, 201), chosen.json()
-        tokens.append(link.json()["token"])
-        drafts.append(api_client.get(f"/api/v1/drafts/{chosen.json()['draftId']}").json())
+    payer, tokens, drafts = two_payers_at(
+        api_client, currency="USDC", network="Solana", receiver=SOL_RECEIVER, orders=("S-1", "S-2")
+    )
     first_reference, second_reference = (d["solanaReference"] for d in drafts)
     mine = sol_pay(solana, first_reference, "USDC", drafts[0]["amountSats"])
     solana.finalize(mine)
