@@ -264,6 +264,18 @@ class Stack:
         alerts = self.api("/api/v1/alerts")["data"]["alerts"]
         return {a["state"] for a in alerts if a["labels"]["alertname"] == alert}
 
+    def firing_instances(self, alert: str) -> set[str]:
+        alerts = self.api("/api/v1/alerts")["data"]["alerts"]
+        return {
+            a["labels"].get("instance", "")
+            for a in alerts
+            if a["labels"]["alertname"] == alert and a["state"] == "firing"
+        }
+
+    def instance(self, name: str) -> str:
+        """A process's scrape target, as Prometheus labels it."""
+        return f"127.0.0.1:{ {'web': self.web_port, 'worker': self.worker_port, 'listener': self.listener_port}[name] }"
+
     def targets_up(self) -> set[str]:
         active = self.api("/api/v1/targets")["data"]["activeTargets"]
         return {t["labels"]["instance"] for t in active if t["health"] == "up"}

@@ -48,18 +48,18 @@ DRAFT = {"network": "Base", "currency": "USDC", "receiverAddress": "0x8617E340B3
 
 @dataclass
 class Case:
-    alert: str
-    reads: str  # a PromQL selector that must have a sample before the break (the rule has data)
+    """One stack and one break, and the alerts that break must fire: rules watching the same
+    failure (the database cut, the node down, the worker stopped, the rate provider down) share
+    a stack, so the suite starts one service per failure, not one per rule."""
+
+    name: str
+    alerts: dict[str, str]  # each alert, and a PromQL selector that must have a sample before the break
     env: dict[str, str] = field(default_factory=dict)
     anvil: bool = False
     provider: bool = False
     own_cache: bool = False  # a Redis of the test's own for the cache, that the break stops
     seconds: float = 90  # from the break to firing
-    name: str = ""  # the test id, when an alert has more than one case
-
-    @property
-    def id(self) -> str:
-        return self.name or self.alert
+    instances: tuple[str, ...] = ()  # processes whose own scrape target the alerts must name
 
 
 class Load:
@@ -102,13 +102,26 @@ def call(stack: Stack, key: str, method: str, path: str, body: dict | None = Non
 
 
 CASES = [
-    Case("ServerErrors", 'http_requests_total{route="draft-list"}'),
-    Case("SlowDraftCreation", 'http_request_duration_seconds_bucket{route="draft-list",method="POST"}'),
-    Case("WatcherFailing", "chainwatch_last_pass_timestamp_seconds", anvil=True),
-    Case("WatcherStalled", "chainwatch_last_pass_timestamp_seconds", anvil=True),
+    Case(
+        "DatabaseCut",
+        # The database cut does not do: beat, unable to renew its lease, sends nothing to fail.
+        {"ServerErrors": 'http_requests_total{route="draft-list"}', "BacklogUnreadable": "backlog_read_ok"},
+    ),
+    Case(
+        "SlowDraftCreation",
+        {"SlowDraftCreation": 'http_request_duration_seconds_bucket{route="draft-list",method="POST"}'},
+    ),
+    Case(
+        "NodeDown",
+        {
+            "WatcherFailing": "chainwatch_last_pass_timestamp_seconds",
+            "WatcherStalled": "chainwatch_last_pass_timestamp_seconds",
+        },
+        anvil=True,
+    ),
     Case(
         "WatcherLagging",
-        "chainwatch_lag_blocks",
+        {"WatcherLagging": "chainwatch_lag_blocks"},
         anvil=True,
         env={
             "CHAINWATCH_BLOCKS_PER_PASS": "1",
@@ -116,11 +129,17 @@ CASES = [
             "CHAINWATCH_LOG_BLOCKS_PER_CALL": "1",
         },
     ),
-    Case("WebhookBacklog", "webhook_oldest_due_delivery_seconds"),
-    Case("WebhooksFailing", 'webhook_deliveries_total{outcome="succeeded"}'),
+    Case(
+        "WorkerStopped",
+        {
+            "WorkerStopped": 'heartbeat_age_seconds{process="worker"}',
+            "WebhookBacklog": "webhook_oldest_due_delivery_seconds",
+        },
+    ),
+    Case("WebhooksFailing", {"WebhooksFailing": 'webhook_deliveries_total{outcome="succeeded"}'}),
     Case(
         "EmailBacklog",
-        "email_outbox_pending",
+        {"EmailBacklog": "email_outbox_pending"},
         env={
             "TESTS_EMAIL_BACKEND": "django.core.mail.backends.smtp.EmailBackend",
             "EMAIL_HOST": "127.0.0.1",
@@ -128,28 +147,27 @@ CASES = [
             "EMAIL_TIMEOUT": "1",
         },  # fmt: skip
     ),
-    # The database cut does not do: beat, unable to renew its lease, sends nothing to fail.
-    # The cache stopped does: the heartbeat task raises on each tick.
-    Case("TasksFailing", 'heartbeat_age_seconds{process="worker"}', own_cache=True),
-    Case("BeatStopped", 'heartbeat_age_seconds{process="beat"}'),
-    Case("WorkerStopped", 'heartbeat_age_seconds{process="worker"}'),
-    Case("BacklogUnreadable", "backlog_read_ok"),
-    Case("MetricsDown", "up"),
-    Case("MetricsDown", "up", name="MetricsDown-listener"),
-    Case("RatesNotLive", "rates_live == 1", provider=True),
-    Case("RateProviderFailing", "rates_provider_failures_total", provider=True),
+    # The cache stopped: the heartbeat task raises on each tick.
+    Case("TasksFailing", {"TasksFailing": 'heartbeat_age_seconds{process="worker"}'}, own_cache=True),
+    Case("BeatStopped", {"BeatStopped": 'heartbeat_age_seconds{process="beat"}'}),
+    Case("MetricsDown", {"MetricsDown": "up"}, instances=("web", "listener")),
+    Case(
+        "RatesDown",
+        {"RatesNotLive": "rates_live == 1", "RateProviderFailing": "rates_provider_failures_total"},
+        provider=True,
+    ),
 ]
 
 
 def test_every_rule_of_the_file_has_a_case_and_promtool_passes_it():
     named = {line.split(":", 1)[1].strip() for line in RULES.read_text().splitlines() if "- alert:" in line}
-    assert named == {case.alert for case in CASES}
+    assert named == {alert for case in CASES for alert in case.alerts}
     checked = subprocess.run(["promtool", "check", "rules", str(RULES)], capture_output=True, text=True)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert f"SUCCESS: {len(named)} rules found" in checked.stdout
 
 
-@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
 def test_the_alert_fires_when_what_it_watches_breaks(case: Case, owner, tmp_path, settings):
     settings.OUTBOUND_ALLOW_LOOPBACK = True  # the webhook endpoints are local receivers
     key = api_key_create(user=owner, name="alerts", scopes=list(ALL_SCOPES)).key
@@ -194,18 +212,28 @@ def test_the_alert_fires_when_what_it_watches_breaks(case: Case, owner, tmp_path
             call(stack, key, "GET", "/api/v1/drafts")
         stack.start_prometheus(THRESHOLDS)
         wait_for(lambda: len(stack.targets_up()) == 3, 60, "every target scraped", stack)
-        breaks = BREAKS[case.id]
+        breaks = BREAKS[case.name]
         broken = breaks(stack, key, owner, anvil, provider, before=True)
         if broken:
             cleanup.append(broken)
-        # Before: the rule's metric has data, and the alert is neither pending nor firing.
-        wait_for(lambda: stack.query(case.reads), 90, f"a sample of {case.reads}", stack)
+        # Before: each rule's metric has data, and no alert is pending or firing.
+        for reads in case.alerts.values():
+            wait_for(lambda reads=reads: stack.query(reads), 90, f"a sample of {reads}", stack)
         time.sleep(4)
-        assert not stack.alert_states(case.alert), stack.api("/api/v1/alerts")
+        assert not any(stack.alert_states(alert) for alert in case.alerts), stack.api("/api/v1/alerts")
         stopped = breaks(stack, key, owner, anvil, provider, before=False)
         if stopped:
             cleanup.append(stopped)
-        wait_for(lambda: "firing" in stack.alert_states(case.alert), case.seconds, f"{case.alert} firing", stack)
+        instances = {stack.instance(name) for name in case.instances}
+        for alert in case.alerts:
+            wait_for(
+                lambda alert=alert: (
+                    "firing" in stack.alert_states(alert) and instances <= stack.firing_instances(alert)
+                ),
+                case.seconds,
+                f"{alert} firing" + (f" for {sorted(instances)}" if instances else ""),
+                stack,
+            )
     finally:
         for undo in reversed(cleanup):
             undo()
@@ -228,7 +256,9 @@ def server_errors(stack, key, owner, anvil, provider, *, before):
     if before:
         load = Load(lambda n: call(stack, key, "GET", "/api/v1/drafts"), 0.2)
         return load.stop
-    stack.relay.cut()  # PostgreSQL unreachable: the API answers 503
+    # PostgreSQL unreachable: the API answers 503, and every task touching the database raises;
+    # /metrics cannot read the backlogs.
+    stack.relay.cut()
 
 
 def slow_creation(stack, key, owner, anvil, provider, *, before):
@@ -272,6 +302,7 @@ def watcher_lagging(stack, key, owner, anvil, provider, *, before):
 
 
 def webhook_backlog(stack, key, owner, anvil, provider, *, before):
+    """The worker stopped: its heartbeat ages, and a due delivery waits."""
     if before:
         receiver = Receiver()
         server = _serve(receiver)
@@ -301,20 +332,16 @@ def email_backlog(stack, key, owner, anvil, provider, *, before):
                           dedup_key=f"alerts-{n}")  # fmt: skip
 
 
-def database_cut(stack, key, owner, anvil, provider, *, before):
-    if not before:
-        stack.relay.cut()  # every task touching the database raises; /metrics cannot read the backlogs
-
-
 def cache_down(stack, key, owner, anvil, provider, *, before):
     if not before:
         stack.cache.stop()  # the heartbeat task cannot note its time: it raises on every tick
 
 
-def stop(name: str):
+def stop(*names: str):
     def breaks(stack, key, owner, anvil, provider, *, before):
         if not before:
-            stack.stop(name)
+            for name in names:
+                stack.stop(name)
 
     return breaks
 
@@ -334,20 +361,15 @@ def provider_down(stack, key, owner, anvil, provider, *, before):
 
 
 BREAKS = {
-    "ServerErrors": server_errors,
+    "DatabaseCut": server_errors,
     "SlowDraftCreation": slow_creation,
-    "WatcherFailing": watcher_node_down,
-    "WatcherStalled": watcher_node_down,
+    "NodeDown": watcher_node_down,
     "WatcherLagging": watcher_lagging,
-    "WebhookBacklog": webhook_backlog,
+    "WorkerStopped": webhook_backlog,
     "WebhooksFailing": webhooks_failing,
     "EmailBacklog": email_backlog,
     "TasksFailing": cache_down,
     "BeatStopped": stop("beat"),
-    "WorkerStopped": stop("worker"),
-    "BacklogUnreadable": database_cut,
-    "MetricsDown": stop("web"),
-    "MetricsDown-listener": stop("listener"),
-    "RatesNotLive": provider_down,
-    "RateProviderFailing": provider_down,
+    "MetricsDown": stop("web", "listener"),
+    "RatesDown": provider_down,
 }
