@@ -152,7 +152,16 @@ class Stack:
         path.mkdir()
         return str(path)
 
-    def start_web(self) -> None:
+    def start_all(self) -> None:
+        """Web, the worker, beat and the listener started together (their imports overlap),
+        then each waited for."""
+        for start in (self.start_web, self.start_worker, self.start_beat, self.start_listener):
+            start(wait=False)
+        wait_for_port(self.web_port, process=self.processes["web"])
+        wait_for_port(self.worker_port, process=self.processes["worker"])
+        wait_for_port(self.listener_port, process=self.processes["listener"])
+
+    def start_web(self, *, wait: bool = True) -> None:
         web = self._start(
             "web",
             [
@@ -169,9 +178,10 @@ class Stack:
             ],  # fmt: skip
             {"PROMETHEUS_MULTIPROC_DIR": self._metrics_dir("web")},
         )
-        wait_for_port(self.web_port, process=web)
+        if wait:
+            wait_for_port(self.web_port, process=web)
 
-    def start_worker(self) -> None:
+    def start_worker(self, *, wait: bool = True) -> None:
         worker = self._start(
             "worker",
             [
@@ -192,9 +202,10 @@ class Stack:
             ],  # fmt: skip
             {"PROMETHEUS_MULTIPROC_DIR": self._metrics_dir("worker"), "METRICS_PORT": str(self.worker_port)},
         )
-        wait_for_port(self.worker_port, process=worker)
+        if wait:
+            wait_for_port(self.worker_port, process=worker)
 
-    def start_beat(self) -> None:
+    def start_beat(self, *, wait: bool = True) -> None:
         self._start(
             "beat",
             [
@@ -210,13 +221,14 @@ class Stack:
             {},
         )
 
-    def start_listener(self) -> None:
+    def start_listener(self, *, wait: bool = True) -> None:
         listener = self._start(
             "listener",
             [str(BIN / "python"), "manage.py", "chainwatch_listen"],
             {"METRICS_PORT": str(self.listener_port)},
         )
-        wait_for_port(self.listener_port, process=listener)
+        if wait:
+            wait_for_port(self.listener_port, process=listener)
 
     def stop(self, name: str) -> None:
         stop_group(self.processes[name])

@@ -203,10 +203,7 @@ def test_the_alert_fires_when_what_it_watches_breaks(case: Case, owner, tmp_path
     stack = Stack(tmp_path, env)
     stack.cache = cache
     try:
-        stack.start_web()
-        stack.start_worker()
-        stack.start_beat()
-        stack.start_listener()
+        stack.start_all()
         for n in range(10):  # each gunicorn worker past its first, slow requests before any scrape
             call(stack, key, "POST", "/api/v1/drafts", DRAFT | {"amountSats": 4_000_000 + n})
             call(stack, key, "GET", "/api/v1/drafts")
