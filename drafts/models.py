@@ -163,13 +163,10 @@ class Draft(models.Model):
             ),
             # Looked up by equality only: no second, LIKE-shaped index as db_index=True would add.
             models.Index(fields=["payment_hash"], name="draft_payment_hash"),
-            # The list's search (drafts.selectors.draft_list `q`): one index per branch of its OR,
-            # so the few matching rows are read; the memo's trigram index is PostgreSQL's alone
-            # (drafts 0020, outside the model state).
-            models.Index(
-                Upper("receiver_address"), condition=Q(receiver_address__isnull=False), name="draft_search_receiver"
-            ),
-            models.Index(Upper("paid_tx_id"), condition=Q(paid_tx_id__isnull=False), name="draft_search_paid_tx"),
+            # The list's search (drafts.selectors.draft_list `q`): one index per exact branch of
+            # its OR (the memo's is a range of draft_account_list), so the few matching rows are read.
+            models.Index(Upper("receiver_address"), name="draft_search_receiver"),
+            models.Index(Upper("paid_tx_id"), name="draft_search_paid_tx"),
             models.Index(fields=["order_id"], condition=Q(order_id__isnull=False), name="draft_search_order_id"),
             models.Index(
                 fields=["receiving_wallet_id", "derivation_index"],

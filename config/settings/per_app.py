@@ -356,6 +356,9 @@ WEBHOOKS_SECRET_OVERLAP_HOURS = env_int("WEBHOOKS_SECRET_OVERLAP_HOURS", 24, min
 # the same account, mode and filters (core/api/pagination.py).
 LIST_TOTAL_EXACT_UP_TO = env_int("LIST_TOTAL_EXACT_UP_TO", 10_000, minimum=1)
 LIST_TOTAL_CACHE_SECONDS = env_int("LIST_TOTAL_CACHE_SECONDS", 60, minimum=1)
+# The drafts list's search reads memos among the account's newest DRAFT_SEARCH_MEMO_WITHIN drafts;
+# ids, addresses, transactions and order ids among all (drafts.selectors.draft_list).
+DRAFT_SEARCH_MEMO_WITHIN = env_int("DRAFT_SEARCH_MEMO_WITHIN", 5_000, minimum=1)
 # Long polls of GET /api/v1/events/stream (manage.py listen) waiting at once, over every web
 # process: each holds a WSGI worker while it waits; beyond it a poll answers at once.
 EVENTS_STREAM_MAX_WAITERS = env_int("EVENTS_STREAM_MAX_WAITERS", 1, minimum=0)
