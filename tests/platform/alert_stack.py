@@ -286,7 +286,8 @@ class Stack:
 
     def instance(self, name: str) -> str:
         """A process's scrape target, as Prometheus labels it."""
-        return f"127.0.0.1:{ {'web': self.web_port, 'worker': self.worker_port, 'listener': self.listener_port}[name] }"
+        ports = {"web": self.web_port, "worker": self.worker_port, "listener": self.listener_port}
+        return f"127.0.0.1:{ports[name]}"
 
     def targets_up(self) -> set[str]:
         active = self.api("/api/v1/targets")["data"]["activeTargets"]
