@@ -31,7 +31,7 @@ from rest_framework import exceptions  # noqa: E402
 from core.api.parsers import MAX_INT_DIGITS, LongInteger, is_json_media_type, parse_json  # noqa: E402
 from core.api.throttling import ApiRateThrottle  # noqa: E402
 from core.requests import REQUEST_ID_HEADER, request_id_begin  # noqa: E402
-from core.runtime import apply_runtime_guards, open_files_raised  # noqa: E402
+from core.runtime import apply_runtime_guards, open_files_raised, start_up_frozen  # noqa: E402
 from mcp_server.server import PATH, build_app, problem_of, request_state  # noqa: E402
 from paylinks import live  # noqa: E402
 
@@ -210,3 +210,4 @@ def client_ident(scope: dict[str, Any]) -> str:
 application = McpApplication()
 apply_runtime_guards()  # after every import: a sane recursion limit (py_ecc raises it on import)
 open_files_raised()  # a long poll holds a connection, a file: up to the hard limit (paylinks/live.py)
+start_up_frozen()  # last: what start-up made is out of the collector's way (core.runtime)
