@@ -80,9 +80,11 @@ def _stuck(ids: list[str], nodes: dict[str, Node]) -> str:
         .values("id", "status", "paid_tx_id", "confirmations", "receiver_address")
     )
     transfers = list(
-        ObservedTransfer.objects.filter(receiver_address__in=[d["receiver_address"] for d in open_ones]).values(
-            "txid", "block_height", "orphaned", "draft_id", "receiver_address"
-        )
+        ObservedTransfer.objects.filter(
+            receiver_address__in=[
+                form for d in open_ones for form in (d["receiver_address"], d["receiver_address"].lower())
+            ]
+        ).values("txid", "block_height", "orphaned", "draft_id", "receiver_address")
     )
     cursors = list(Cursor.objects.values("network", "family", "height", "head", "last_error"))
     tails = {n: node.text()[-3000:] for n, node in nodes.items() if node.process.poll() is None}
