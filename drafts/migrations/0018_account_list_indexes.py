@@ -28,6 +28,23 @@ def _indexes(apps, schema_editor, add: list, drop: list) -> None:
             schema_editor.remove_index(model, index)
 
 
+def added_concurrently(indexes: list) -> migrations.SeparateDatabaseAndState:
+    """The operation of a later migration that only adds `indexes` to the drafts table:
+    CONCURRENTLY on PostgreSQL (its migration must be `atomic = False`), as Django adds them
+    elsewhere; the model state gains them either way."""
+
+    def forwards(apps, schema_editor) -> None:
+        _indexes(apps, schema_editor, add=indexes, drop=[])
+
+    def backwards(apps, schema_editor) -> None:
+        _indexes(apps, schema_editor, add=[], drop=indexes)
+
+    return migrations.SeparateDatabaseAndState(
+        database_operations=[migrations.RunPython(forwards, backwards)],
+        state_operations=[migrations.AddIndex(model_name="draft", index=index) for index in indexes],
+    )
+
+
 def forwards(apps, schema_editor) -> None:
     _indexes(apps, schema_editor, add=NEW, drop=[OLD])
 

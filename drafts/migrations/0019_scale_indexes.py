@@ -18,15 +18,7 @@ NEW = [
     ),
     models.Index(fields=["user", "livemode", "network", "currency", "-created_at", "-id"], name="draft_account_asset"),
 ]
-_indexes = importlib.import_module("drafts.migrations.0018_account_list_indexes")._indexes
-
-
-def forwards(apps, schema_editor) -> None:
-    _indexes(apps, schema_editor, add=NEW, drop=[])
-
-
-def backwards(apps, schema_editor) -> None:
-    _indexes(apps, schema_editor, add=[], drop=NEW)
+added_concurrently = importlib.import_module("drafts.migrations.0018_account_list_indexes").added_concurrently
 
 
 class Migration(migrations.Migration):
@@ -34,9 +26,4 @@ class Migration(migrations.Migration):
 
     dependencies = [("drafts", "0018_account_list_indexes")]
 
-    operations = [
-        migrations.SeparateDatabaseAndState(
-            database_operations=[migrations.RunPython(forwards, backwards)],
-            state_operations=[migrations.AddIndex(model_name="draft", index=index) for index in NEW],
-        ),
-    ]
+    operations = [added_concurrently(NEW)]

@@ -18,15 +18,7 @@ NEW = [
     models.Index(Upper("paid_tx_id"), name="draft_search_paid_tx"),
     models.Index(fields=["order_id"], condition=Q(order_id__isnull=False), name="draft_search_order_id"),
 ]
-_indexes = importlib.import_module("drafts.migrations.0018_account_list_indexes")._indexes
-
-
-def forwards(apps, schema_editor) -> None:
-    _indexes(apps, schema_editor, add=NEW, drop=[])
-
-
-def backwards(apps, schema_editor) -> None:
-    _indexes(apps, schema_editor, add=[], drop=NEW)
+added_concurrently = importlib.import_module("drafts.migrations.0018_account_list_indexes").added_concurrently
 
 
 class Migration(migrations.Migration):
@@ -34,9 +26,4 @@ class Migration(migrations.Migration):
 
     dependencies = [("drafts", "0019_scale_indexes")]
 
-    operations = [
-        migrations.SeparateDatabaseAndState(
-            database_operations=[migrations.RunPython(forwards, backwards)],
-            state_operations=[migrations.AddIndex(model_name="draft", index=index) for index in NEW],
-        ),
-    ]
+    operations = [added_concurrently(NEW)]
