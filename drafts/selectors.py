@@ -14,7 +14,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
-from web3 import Web3
+from eth_utils import to_checksum_address
 
 from accounts.models import User
 from accounts.modes import livemode_of, owned
@@ -70,7 +70,7 @@ def at_address(address: str) -> Q:
     (network, receiver_address, ...) indexes, not a scan of every draft of the network."""
     forms = {address, address.lower(), address.upper()}
     if _EVM_ADDRESS.fullmatch(address):
-        forms.add(Web3.to_checksum_address(address.lower()))
+        forms.add(to_checksum_address(address.lower()))
     return Q(receiver_address__in=sorted(forms))
 
 

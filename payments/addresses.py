@@ -22,8 +22,8 @@ from bitcointx.wallet import (
     P2WSHCoinAddress,
 )
 from django.utils.translation import gettext_noop
+from eth_utils import to_checksum_address
 from solders.pubkey import Pubkey
-from web3 import Web3
 
 from core.problems import Problem, worded
 from payments.enums import Network
@@ -111,7 +111,7 @@ def _check_solana(network: Network, address: str) -> str:
 @functools.lru_cache(maxsize=4096)
 def _eip55(address: str) -> str:
     """The EIP-55 form of a lower-case address (a Keccak hash: merchants reuse a few receivers)."""
-    return Web3.to_checksum_address(address)
+    return to_checksum_address(address)
 
 
 def _check_evm(network: Network, address: str) -> str:
