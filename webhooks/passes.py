@@ -18,7 +18,8 @@ WEBHOOKS_PASS_SECONDS the pass, every POLL_SECONDS or as soon as an answer comes
   PostgreSQL, each attempt started in one statement), up to WEBHOOKS_PER_ENDPOINT_CONCURRENCY
   requests in flight and never two of one object's events (the lease holds only an object's
   earliest owed event; the lane skips an object it has in flight), widening only while half
-  the pass's slots are free;
+  the pass's slots are free (on SQLite, which has no lanes, its next delivery is claimed at
+  once instead of at the next claim round);
 - records the successes it finds answered together in one statement
   (`attempts.attempts_record_succeeded`), before their lanes go on.
 
@@ -146,6 +147,9 @@ class _Pass:
         self.report = PassReport()
         self.leases = backend(connection).leased_batches
         self.recovered = False
+        # Without leased batches (SQLite) an endpoint's next delivery is claimed as soon as its
+        # last one succeeded, not at the next POLL_SECONDS: one at a time, at the pace it answers.
+        self.claim_now = False
 
     def launch(self, attempt: DeliveryAttempt, webhook: Webhook, event: Event, lane: _Lane | None) -> str:
         """Send an attempt; returns its flight's key (its event's object)."""
@@ -232,6 +236,7 @@ class _Pass:
         if not (outcome.ok and self.leases) or endpoint_slow(flight.webhook_id):
             if lane is not None:
                 lane.close()
+            self.claim_now = self.claim_now or (outcome.ok and not self.leases and not endpoint_slow(flight.webhook_id))
             return
         if lane is None:
             lane = _Lane(flight.webhook_id, started=time.monotonic())
@@ -311,8 +316,9 @@ def pass_run(*, seconds: float | None = None) -> PassReport:
             claimed = 0
             free = settings.WEBHOOKS_PASS_IN_FLIGHT - len(work.flights)
             now = time.monotonic()
-            if now - claimed_at >= POLL_SECONDS:  # claims go every POLL_SECONDS, not after each answer
+            if now - claimed_at >= POLL_SECONDS or work.claim_now:  # every POLL_SECONDS, not after each answer
                 claimed_at = now
+                work.claim_now = False
                 if now < claim_until:
                     if free > 0:
                         claimed = work.claim(free)

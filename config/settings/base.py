@@ -8,6 +8,7 @@ from typing import Any
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+from whitenoise.compress import Compressor
 
 from config.settings.database import primary_tuned
 from config.settings.replica import replica_database
@@ -296,6 +297,9 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
+# Source maps (two thirds of the collected bytes: the API reference's bundles) are read only by
+# a browser's developer tools: served as they are, not compressed at every collectstatic.
+WHITENOISE_SKIP_COMPRESS_EXTENSIONS = (*Compressor.SKIP_COMPRESS_EXTENSIONS, "map")
 
 # --- Email ------------------------------------------------------------------------
 # Never the console by default: emails carry sign-in and reset codes, and only a backend the

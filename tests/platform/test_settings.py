@@ -194,3 +194,16 @@ def test_on_the_embedded_broker_emails_have_a_queue_and_a_worker_of_their_own():
     run_sh = (ROOT / "scripts" / "run.sh").read_text()
     assert re.search(r"celery -A config (\S+ )?worker .*--concurrency 1 -Q email\b", run_sh)
     assert re.search(r"celery -A config (\S+ )?worker .*\\\n\s+-Q celery,email\b", run_sh)
+
+
+def test_collected_scripts_and_styles_are_compressed_and_source_maps_are_not(settings):
+    """Payers' phones get the pages' scripts and styles brotli- and gzip-compressed (whitenoise at
+    collectstatic); source maps, two thirds of the collected bytes and read only by developer
+    tools, are served as they are rather than compressed at every start."""
+    from whitenoise.compress import Compressor
+
+    compressor = Compressor(extensions=settings.WHITENOISE_SKIP_COMPRESS_EXTENSIONS, quiet=True)
+    assert compressor.should_compress("paylinks/pay.css")
+    assert compressor.should_compress("drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js")
+    assert not compressor.should_compress("drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js.map")
+    assert not compressor.should_compress("paylinks/logo.png")

@@ -1,6 +1,7 @@
 """Run as a script against an SQLite database (see test_delivery_on_sqlite.py): records two
 (or EVENTS) events for an endpoint served on 127.0.0.1, runs the dispatcher and a delivery task's lane as
-the Celery task does, and prints what the receiver got and what the outbox recorded."""
+the Celery task does (or, with PASS_SECONDS, one dispatcher pass claiming for that long, its
+claims POLL_SECONDS apart), and prints what the receiver got and what the outbox recorded."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from django.core.management import call_command  # noqa: E402
 from django.db import transaction  # noqa: E402
 
 from accounts.models import User  # noqa: E402
-from webhooks import lanes, services, signing  # noqa: E402
+from webhooks import lanes, passes, services, signing  # noqa: E402
 from webhooks.models import Delivery, DeliveryAttempt, EventType, Webhook  # noqa: E402
 
 received: list[str] = []
@@ -46,8 +47,12 @@ Webhook.objects.create(
 with transaction.atomic():
     for n in range(int(os.environ.get("EVENTS", "2"))):
         services.event_record(user=user, type=EventType.DRAFT_EXPIRED, data={"n": n})
-attempt_ids = services.deliveries_dispatch(enqueue=False)
-made = sum(lanes.lane_run(attempt_id=attempt_id) for attempt_id in attempt_ids)
+if "PASS_SECONDS" in os.environ:
+    passes.POLL_SECONDS = float(os.environ["POLL_SECONDS"])
+    made = passes.pass_run(seconds=float(os.environ["PASS_SECONDS"])).attempts
+else:
+    attempt_ids = services.deliveries_dispatch(enqueue=False)
+    made = sum(lanes.lane_run(attempt_id=attempt_id) for attempt_id in attempt_ids)
 json.dump(
     {
         "made": made,

@@ -41,3 +41,20 @@ def test_a_lane_with_more_due_than_the_endpoint_cap_goes_on_one_attempt_at_a_tim
     outcome = run_on_sqlite("tests.webhooks.sqlite_delivery", tmp_path, OUTBOUND_ALLOW_LOOPBACK="true", EVENTS="5")
     assert outcome["received"] == 5 and outcome["made"] == 5
     assert outcome["deliveries"] == ["Succeeded"] * 5
+
+
+def test_a_pass_sends_an_endpoints_next_delivery_as_soon_as_the_last_succeeded_on_sqlite(tmp_path):
+    """Without PostgreSQL's lanes an endpoint gets one request at a time; the next is claimed
+    when the last one's success is recorded, not at the pass's next claim round (POLL_SECONDS):
+    `make run` delivered about 5 webhooks a second to an endpoint, 514 in 70 s after a burst.
+    Claim rounds 3 s apart in a pass claiming for 2 s: one round, and all ten delivered."""
+    outcome = run_on_sqlite(
+        "tests.webhooks.sqlite_delivery",
+        tmp_path,
+        OUTBOUND_ALLOW_LOOPBACK="true",
+        EVENTS="10",
+        PASS_SECONDS="2",
+        POLL_SECONDS="3",
+    )
+    assert outcome["received"] == 10 and outcome["made"] == 10
+    assert outcome["deliveries"] == ["Succeeded"] * 10
