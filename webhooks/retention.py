@@ -12,7 +12,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
+from functools import partial
+from typing import Any
 
 from django.conf import settings
 from django.db.models import Exists, OuterRef, QuerySet
@@ -43,11 +46,15 @@ def events_expired(now: datetime | None = None) -> QuerySet[Event]:
 
 
 def outbox_purge(
-    *, now: datetime | None = None, batch: int = BATCH, max_batches: int = MAX_BATCHES
+    *, now: datetime | None = None, batch: int = BATCH, max_batches: int = MAX_BATCHES, pause_ratio: float | None = None
 ) -> dict[str, PurgeReport]:
     """Purge attempts, then deliveries, then events past their age; what went, per kind."""
+    kinds: dict[str, Callable[[datetime | None], QuerySet[Any]]] = {
+        "attempts": attempts_expired,
+        "deliveries": deliveries_expired,
+        "events": events_expired,
+    }
     return {
-        "attempts": purge_in_batches(lambda: attempts_expired(now), batch=batch, max_batches=max_batches),
-        "deliveries": purge_in_batches(lambda: deliveries_expired(now), batch=batch, max_batches=max_batches),
-        "events": purge_in_batches(lambda: events_expired(now), batch=batch, max_batches=max_batches),
+        kind: purge_in_batches(partial(expired, now), batch=batch, max_batches=max_batches, pause_ratio=pause_ratio)
+        for kind, expired in kinds.items()
     }

@@ -1,6 +1,7 @@
 """bench/retention_bench.py runs end to end at a tiny size (the 1,000,000-row run is by hand)."""
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -24,3 +25,4 @@ def test_the_retention_benchmark_reports_the_longest_purge_statement_and_creatio
     assert "'events': 5000" in result.stdout
     assert "longest purge statement:" in result.stdout
     assert "creation during purge:" in result.stdout
+    assert re.search(r"paused \d+\.\d s \(ratio 1\.0\)", result.stdout), result.stdout  # paced as in production

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 
 import pytest
@@ -102,8 +103,25 @@ def test_batches_are_bounded_by_a_limited_locking_select(owner, settings):
         report = outbox_purge(now=NOW, batch=5)["events"]
     assert (report.deleted, report.batch_sizes) == (23, [5, 5, 5, 5, 3])
     locks = [q["sql"] for q in queries if "SKIP LOCKED" in q["sql"] and 'FROM "webhooks_event"' in q["sql"]]
-    assert len(locks) == 6 and all("LIMIT 5" in sql for sql in locks)  # 5 batches, then one finding none
+    assert len(locks) == 5 and all("LIMIT 5" in sql for sql in locks)  # the short fifth batch ends the run
     assert Event.objects.count() == 1
+
+
+def test_the_purge_pauses_after_each_full_batch_in_proportion_to_its_time(owner, settings):
+    """Creations beside the purge keep their latency: after each batch the purge waits
+    RETENTION_PURGE_PAUSE_RATIO times as long as the batch took (not after the last, short one)."""
+    settings.EVENTS_RETENTION_DAYS = 30
+    settings.RETENTION_PURGE_PAUSE_RATIO = 3
+    Event.objects.bulk_create(Event(user=owner, type="draft.created", data={}, created_at=ago(40)) for _ in range(12))
+    started = time.monotonic()
+    report = outbox_purge(now=NOW, batch=5)["events"]
+    took = time.monotonic() - started
+    assert report.batch_sizes == [5, 5, 2]
+    assert report.paused_seconds > 0 and took >= report.paused_seconds
+    assert report.paused_seconds <= 3 * 2 * report.longest_batch_seconds + 1e-9  # two pauses, none after the last
+    settings.RETENTION_PURGE_PAUSE_RATIO = 0
+    Event.objects.bulk_create(Event(user=owner, type="draft.created", data={}, created_at=ago(40)) for _ in range(12))
+    assert outbox_purge(now=NOW, batch=5)["events"].paused_seconds == 0
 
 
 def test_a_run_stops_after_its_batch_limit_and_the_next_goes_on(owner, settings):
