@@ -7,7 +7,8 @@ delete those rows (and what cascades from them), commit. No statement touches mo
 batch of rows, so no lock is held for long and writers never wait behind the purge. After each
 batch the purge waits RETENTION_PURGE_PAUSE_RATIO times as long as the batch took (as
 pt-archiver's `--sleep-coef`): at the default 1 it takes at most half of one database
-connection's time, and the creations beside it keep their latency. A run stops after
+connection's time, and the creations beside it keep their median latency and see half the
+added tail they saw without the pause (docs/performance.md). A run stops after
 `max_batches` so one beat tick cannot run for ever; the next tick goes on.
 The apps' purges (webhooks/retention.py, chainwatch/retention.py, drafts/idempotency.py) say
 which rows may go; settings and their defaults are in docs/settings.md ("Retention").

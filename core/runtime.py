@@ -15,6 +15,7 @@ import importlib.machinery
 import sys
 from collections.abc import Sequence
 from types import ModuleType
+from typing import Any
 
 SANE_RECURSION_LIMIT = 1000
 # Modules known to change the recursion limit when imported.
@@ -26,6 +27,9 @@ class _LimitKeepingLoader(importlib.abc.Loader):
 
     def __init__(self, loader: importlib.abc.Loader) -> None:
         self.loader = loader
+
+    def __getattr__(self, name: str) -> Any:  # the rest of the loader's API (resources, code)
+        return getattr(self.loader, name)
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
         return self.loader.create_module(spec)
