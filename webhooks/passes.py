@@ -233,10 +233,12 @@ class _Pass:
         lane = flight.lane
         if lane is not None:
             lane.flying.discard(flight.key)
-        if not (outcome.ok and self.leases) or endpoint_slow(flight.webhook_id):
+        slow = endpoint_slow(flight.webhook_id)
+        if not (outcome.ok and self.leases) or slow:
             if lane is not None:
                 lane.close()
-            self.claim_now = self.claim_now or (outcome.ok and not self.leases and not endpoint_slow(flight.webhook_id))
+            if outcome.ok and not slow:  # no lanes here (SQLite): the endpoint's next at once
+                self.claim_now = True
             return
         if lane is None:
             lane = _Lane(flight.webhook_id, started=time.monotonic())
