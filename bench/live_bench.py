@@ -182,6 +182,8 @@ def mark_seen(database: str, pairs: list[tuple[str, str]], committers: int) -> d
             )
             draft = draft_payment_apply(draft_id=uuid.UUID(draft_id), observation=seen_on_chain)  # the watchers' door
             assert draft.status != "Pending"
+            # Read when the committing thread runs again: under contention a payer may be
+            # told first, so a latency can come out a few milliseconds below zero.
             committed[token] = time.time()
         finally:
             connection.close()
