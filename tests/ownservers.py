@@ -10,8 +10,10 @@ import os
 import shutil
 import signal
 import socket
+import socketserver
 import subprocess
 import tempfile
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,6 +27,14 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def serve_in_background(server: socketserver.BaseServer) -> threading.Thread:
+    """Serves on a daemon thread that notices `server.shutdown()` within 50 ms (socketserver's
+    default poll makes every shutdown wait up to half a second: a test's teardown, each time)."""
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    return thread
 
 
 def wait_for_port(port: int, limit: float = 60, *, process: subprocess.Popen | None = None) -> None:

@@ -26,4 +26,6 @@ def test_live_bench_holds_the_waiters_and_tells_each_payer_of_the_payment():
     quiet = re.search(r"while they wait: database transactions ([\d.]+)/s", out)
     assert quiet and float(quiet[1]) < 50, out  # 200 waiters reading every 0.25 s would be 800/s
     assert re.search(r"uvicorn CPU \d+% of a core", out), out
-    assert re.search(r"commit -> payer told: p50 -?\d+ ms\s+p99 -?\d+ ms\s+slowest -?\d+ ms\s+within 1 s: [\d.]+%", out), out
+    assert re.search(
+        r"commit -> payer told: p50 -?\d+ ms\s+p99 -?\d+ ms\s+slowest -?\d+ ms\s+within 1 s: [\d.]+%", out
+    ), out

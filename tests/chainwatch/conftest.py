@@ -22,6 +22,7 @@ from chainwatch import listener, traces
 from chainwatch.devchain import TOKEN_ARTIFACT
 from payments.enums import Network
 from tests.chainwatch import payer_contract
+from tests.ownservers import serve_in_background
 
 REPO = Path(__file__).resolve().parents[2]
 ANVIL = REPO / "node_modules" / "@foundry-rs" / "anvil-linux-amd64" / "bin" / "anvil"
@@ -224,8 +225,7 @@ class FakeServer:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+        self.thread = serve_in_background(self.server)
 
     def close(self) -> None:
         self.server.shutdown()

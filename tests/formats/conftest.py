@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -21,6 +20,8 @@ import bolt11
 import pytest
 from bolt11 import Bolt11, MilliSatoshi, TagChar, Tags
 from coincurve import PrivateKey
+
+from tests.ownservers import serve_in_background
 
 INVOICE_DATE = 1_800_000_000  # 2027-01-15, fixed so expiry checks need no clock
 
@@ -202,8 +203,7 @@ def lnurl_server(settings) -> Iterator[LnurlServer]:
     httpd.daemon_threads = True
     lnurl = LnurlServer(port=httpd.server_address[1])
     httpd.lnurl = lnurl  # type: ignore[attr-defined]
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
+    serve_in_background(httpd)
     try:
         yield lnurl
     finally:

@@ -16,6 +16,7 @@ import pytest
 
 import outbound
 from outbound import keepalive, transport
+from tests.ownservers import serve_in_background
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -44,7 +45,7 @@ def server(settings, fake_dns) -> Iterator[ThreadingHTTPServer]:
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     httpd.daemon_threads = True
     httpd.peers = []  # type: ignore[attr-defined]
-    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    serve_in_background(httpd)
     yield httpd
     httpd.shutdown()
     httpd.server_close()

@@ -4,7 +4,6 @@ bounded in time. A real HTTP server on 127.0.0.1 answers."""
 from __future__ import annotations
 
 import socket
-import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -12,6 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 import outbound
+from tests.ownservers import serve_in_background
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -59,8 +59,7 @@ def server(settings) -> Iterator[ThreadingHTTPServer]:
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     httpd.daemon_threads = True
     httpd.seen = []  # type: ignore[attr-defined]
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
+    serve_in_background(httpd)
     yield httpd
     httpd.shutdown()
     httpd.server_close()

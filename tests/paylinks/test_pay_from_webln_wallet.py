@@ -6,7 +6,6 @@ WebLN keeps its invoice. The EVM wallets: test_pay_from_browser_wallet.py."""
 from __future__ import annotations
 
 import json
-import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -17,6 +16,7 @@ from playwright.sync_api import expect
 
 from drafts.models import Draft
 from tests.e2e.test_lnbits import LNbits, lnbits  # noqa: F401 - a real LNbits, as the Lightning e2e test runs it
+from tests.ownservers import serve_in_background
 from tests.paylinks.test_pay_from_browser_wallet import (
     WEBLN,
     audited,
@@ -79,8 +79,7 @@ def lightning_address(lnbits, settings):  # noqa: F811
             self.wfile.write(data)
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    serve_in_background(server)
     yield f"shop@127.0.0.1:{server.server_address[1]}"
     server.shutdown()
     server.server_close()

@@ -1,13 +1,14 @@
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+
+from tests.ownservers import serve_in_background
 
 
 @dataclass
@@ -58,7 +59,7 @@ def _start(server_state_holder: list) -> tuple[ThreadingHTTPServer, FakeProvider
     httpd.daemon_threads = True
     state = FakeProviderServer(url=f"http://127.0.0.1:{httpd.server_address[1]}")
     server_state_holder.append(state)
-    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    serve_in_background(httpd)
     return httpd, state
 
 

@@ -15,6 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from django.db import transaction
 
+from tests.ownservers import serve_in_background
 from webhooks import attempts as webhook_attempts
 from webhooks import endpoints, services
 from webhooks.models import DeliveryAttempt, Webhook
@@ -94,7 +95,7 @@ def _serve(receiver: Receiver) -> ThreadingHTTPServer:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     receiver.port = server.server_address[1]
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    serve_in_background(server)
     return server
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import datetime as dt
 import ssl
-import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from tests.ownservers import serve_in_background
 from tests.webhooks.conftest import deliver_due as deliver_one_at_a_time
 from tests.webhooks.conftest import record
 from webhooks import passes
@@ -100,7 +100,7 @@ def https_receiver(tmp_path):
         server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         server.socket = context.wrap_socket(server.socket, server_side=True)
         server.daemon_threads = True
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        serve_in_background(server)
         servers.append(server)
         return server.server_address[1], ca_path, seen
 

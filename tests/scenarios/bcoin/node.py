@@ -25,7 +25,6 @@ import json
 import os
 import socket
 import subprocess
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -34,6 +33,8 @@ from pathlib import Path
 
 from embit.networks import NETWORKS
 from embit.script import Script, address_to_scriptpubkey
+
+from tests.ownservers import serve_in_background
 
 ROOT = Path(__file__).resolve().parents[3]
 LAUNCHER = Path(__file__).with_name("launch.cjs")
@@ -147,7 +148,7 @@ class BcoinNode:
         self.node_url = f"http://127.0.0.1:{self.http_port}/"
         self._wait()
         self.adapter = RpcAdapter(self.node_url)
-        threading.Thread(target=self.adapter.serve_forever, daemon=True).start()
+        serve_in_background(self.adapter)
         # What the service is given: its Core watcher's URL (credentials as a Core URL has them).
         self.rpc_url = f"http://user:pass@127.0.0.1:{self.adapter.server_address[1]}"
         self.miner = self._wallet("POST", "/wallet/primary/address", {"account": "default"})["address"]
