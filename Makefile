@@ -67,6 +67,11 @@ devchain: $(VENV)/.runtime node_modules/.installed
 TEST_WORKERS ?= auto
 PYTEST_PARALLEL := $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
+# Bytecode caches (__pycache__, ignored by git) are written even where the environment says not
+# to: the hundreds of processes the suite starts would each compile the project's modules again
+# (about 0.25 s of CPU a start), and each worker rewrite every test file's asserts at collection.
+test test-fast: export PYTHONDONTWRITEBYTECODE :=
+
 test: system-deps test-services lnbits $(VENV)/.dev node_modules/.installed
 	$(PYTEST_PARALLEL)
 

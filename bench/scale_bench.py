@@ -27,7 +27,9 @@ With `--keep` the loaded database stays; `--full-db <its name>` measures the ful
 again (after a change of code or indexes: `manage.py migrate` it first) without loading again;
 its watcher state is cleared first, as the anvil it followed is gone.
 
-It prints p50/p99 per kind and the full/empty ratio of the creation and read rates. The targets
+Creation and reads by id are measured at the end, on both databases in turn (`--rounds`, the
+empty side kept as a copy made before the load), so that what the machine does meanwhile falls
+on both sides alike. It prints p50/p99 per kind and the full/empty ratio of those two rates. The targets
 (issue 46): rates at least 0.9 of the empty database's, list and filter p99 under 50 ms, the
 overview under 200 ms, watcher calls per pass the same. Figures taken while other work runs on the
 machine are not comparable with them: the load average is printed beside them.
@@ -98,10 +100,43 @@ def address(account: int, n: int) -> str:
 
 def make_accounts(count: int) -> list[User]:
     users = [User.objects.create_user(f"scale-{n}@example.com") for n in range(count)]
+    accounts_table(users)
+    return users
+
+
+def accounts_table(users: list[User]) -> None:
+    """The load's numbering of the accounts, in a temporary table of this session."""
     with connection.cursor() as cursor:
         cursor.execute("CREATE TEMPORARY TABLE bench_accounts (n integer PRIMARY KEY, user_id bigint NOT NULL)")
         cursor.executemany("INSERT INTO bench_accounts VALUES (%s, %s)", [(n, u.pk) for n, u in enumerate(users)])
-    return users
+
+
+def use(database: str) -> None:
+    """This process's queries go to `database` from now on (a new session)."""
+    connection.close()
+    connection.settings_dict["NAME"] = database
+
+
+def copy_database(source: str, copy: str) -> None:
+    """`copy` made from `source` by PostgreSQL (CREATE DATABASE ... TEMPLATE), with no session
+    open on `source` meanwhile."""
+    use("postgres")
+    with connection.cursor() as cursor:
+        # Sessions a watcher pass's threads left open on the bench's own database.
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+            [source],
+        )
+        cursor.execute(
+            f"CREATE DATABASE {connection.ops.quote_name(copy)} TEMPLATE {connection.ops.quote_name(source)}"
+        )
+    use(source)
+
+
+def drop_database(name: str) -> None:
+    use("postgres")
+    with connection.cursor() as cursor:
+        cursor.execute(f"DROP DATABASE IF EXISTS {connection.ops.quote_name(name)}")
 
 
 def _literal(field: models.Field) -> tuple[str, list[Any]]:
@@ -289,28 +324,53 @@ def forget_the_chain() -> None:
     settings.CHAINWATCH_START_LOOKBACK_BLOCKS = 0
 
 
-def phase(label: str, user: User, key: str, watch: Watch, args: argparse.Namespace) -> dict[str, Any]:
-    # The drafts an earlier phase or run created ask the amounts this one asks at the same
-    # addresses: still open, they would send every creation to its second try (a nudged amount),
-    # which is not what a full table costs.
-    Draft.objects.filter(user=user, memo__startswith="scale ").delete()
-    api = Client(HTTP_HOST="127.0.0.1", HTTP_AUTHORIZATION=f"Bearer {key}")
-    session = Client(HTTP_HOST="127.0.0.1")
-    session.force_login(user)
+class Side:
+    """One database of the comparison, with the measured account and its key there."""
 
-    def create(n: int) -> None:
-        body = {
-            "network": NETWORK.value,
-            "currency": Currency.USDC.value,
-            "receiverAddress": address(0, n % ADDRESSES_PER_ACCOUNT),
-            "fiatCurrency": "EUR",
-            "fiatAmount": round(10 + (n % 500) * 0.01, 2),  # a JSON number, as the API requires
-            "memo": f"scale {n}",
-        }
-        expect(api.post("/api/v1/drafts", data=body, content_type="application/json"), 201, "creation")
+    def __init__(self, database: str, user: User, key: str) -> None:
+        self.database, self.user, self.key = database, user, key
+        self.api = Client(HTTP_HOST="127.0.0.1", HTTP_AUTHORIZATION=f"Bearer {key}")
 
-    create(-1)  # warm: imports, connections, rate cache, the key's once-a-minute touch
-    figures: dict[str, Any] = {}
+
+def creation_body(n: int) -> dict[str, Any]:
+    return {
+        "network": NETWORK.value,
+        "currency": Currency.USDC.value,
+        "receiverAddress": address(0, n % ADDRESSES_PER_ACCOUNT),
+        "fiatCurrency": "EUR",
+        "fiatAmount": round(10 + (n % 500) * 0.01, 2),  # a JSON number, as the API requires
+        "memo": f"scale {n}",
+    }
+
+
+def alternating(sides: dict[str, Side], args: argparse.Namespace) -> dict[str, dict[str, list[float]]]:
+    """Creation and a read by id, measured on each side in turn for `args.rounds` rounds (the
+    side going first alternating too), so that what the machine does meanwhile falls on both
+    sides alike: measured one side after the other, the creation's ratio moved between 0.62
+    and 1.27 in two runs of the same code on the same databases."""
+    figures: dict[str, dict[str, list[float]]] = {label: {} for label in sides}
+    ids: dict[str, list[str]] = {}
+    for label, side in sides.items():
+        use(side.database)
+        # The drafts an earlier run created ask the amounts this one asks at the same addresses:
+        # still open, they would send every creation to its second try (a nudged amount), which
+        # is not what a full table costs.
+        Draft.objects.filter(user=side.user, memo__startswith="scale ").delete()
+        drafts = Draft.objects.filter(user=side.user).order_by("?").values_list("id", flat=True)
+        ids[label] = [str(i) for i in drafts[: args.samples]]
+    per_round = max(1, args.samples // args.rounds)
+    for round_ in range(args.rounds):
+        order = list(sides.items()) if round_ % 2 == 0 else list(reversed(sides.items()))
+        for label, side in order:
+            use(side.database)
+            for name, timings in turn(side, ids[label], round_ * (per_round + 3), per_round).items():
+                figures[label].setdefault(name, []).extend(timings)
+    return figures
+
+
+def turn(side: Side, ids: list[str], first: int, samples: int) -> dict[str, list[float]]:
+    """`samples` creations (their bodies numbered from `first`) and reads by id on the database
+    in use, each after its warm-up (this session's statements and caches)."""
     statements: list[float] = []
 
     def timing(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
@@ -321,13 +381,28 @@ def phase(label: str, user: User, key: str, watch: Watch, args: argparse.Namespa
             if sql.lstrip().upper().startswith(("INSERT", "WITH")):
                 statements.append(time.perf_counter() - started)
 
+    def create(n: int) -> None:
+        body = creation_body(first + n)
+        expect(side.api.post("/api/v1/drafts", data=body, content_type="application/json"), 201, "creation")
+
+    def read(n: int) -> None:
+        expect(side.api.get(f"/api/v1/drafts/{ids[n % len(ids)]}"), 200, "read")
+
     with connection.execute_wrapper(timing):
-        figures["POST /api/v1/drafts"] = timed(create, args.samples)
-    figures["  its INSERT (carries the amount check)"] = statements
-    ids = [str(i) for i in Draft.objects.filter(user=user).order_by("?").values_list("id", flat=True)[: args.samples]]
-    figures["GET  /api/v1/drafts/{id}"] = timed(
-        lambda n: expect(api.get(f"/api/v1/drafts/{ids[n % len(ids)]}"), 200, "read"), args.samples
-    )
+        posts = timed(create, samples)
+    return {
+        "POST /api/v1/drafts": posts,
+        "  its INSERT (carries the amount check)": statements,
+        "GET  /api/v1/drafts/{id}": timed(read, samples),
+    }
+
+
+def phase(label: str, user: User, key: str, watch: Watch, args: argparse.Namespace) -> dict[str, Any]:
+    """Lists, the overview and a watcher pass on the database in use."""
+    api = Client(HTTP_HOST="127.0.0.1", HTTP_AUTHORIZATION=f"Bearer {key}")
+    session = Client(HTTP_HOST="127.0.0.1")
+    session.force_login(user)
+    figures: dict[str, Any] = {}
     deep = Draft.objects.filter(user=user).order_by("-created_at", "-id").values_list("id", flat=True)
     middle = str(deep[min(deep.count() - 1, args.deep)])
     lists = {
@@ -348,7 +423,7 @@ def phase(label: str, user: User, key: str, watch: Watch, args: argparse.Namespa
     return figures
 
 
-def report(empty: dict[str, Any], full: dict[str, Any]) -> None:
+def report(empty: dict[str, Any], full: dict[str, Any], rounds: int) -> None:
     print(f"\n{'':44} {'empty p50':>10} {'p99':>8}   {'full p50':>10} {'p99':>8}  (ms)")
     for name, timings in empty.items():
         if name == "watcher pass":
@@ -358,7 +433,10 @@ def report(empty: dict[str, Any], full: dict[str, Any]) -> None:
         print(f"{name:44} {e50:10.2f} {e99:8.2f}   {f50:10.2f} {f99:8.2f}")
     for name in ("POST /api/v1/drafts", "GET  /api/v1/drafts/{id}"):
         rate_empty, rate_full = len(empty[name]) / sum(empty[name]), len(full[name]) / sum(full[name])
-        print(f"{name} rate: empty {rate_empty:.0f}/s  full {rate_full:.0f}/s  full/empty {rate_full / rate_empty:.2f}")
+        print(
+            f"{name} rate: empty {rate_empty:.0f}/s  full {rate_full:.0f}/s  full/empty {rate_full / rate_empty:.2f} "
+            f"(the two sides in turn, {rounds} rounds)"
+        )
     for label, figures in (("empty", empty["watcher pass"]), ("full", full["watcher pass"])):
         peak = "n/a" if figures["peak_mb"] is None else f"{figures['peak_mb']:.0f} MB"
         print(
@@ -371,32 +449,46 @@ def report(empty: dict[str, Any], full: dict[str, Any]) -> None:
 def measure(args: argparse.Namespace) -> None:
     random.seed(1)
     started = time.perf_counter()
+    fresh = connection.settings_dict["NAME"]
     users = make_accounts(args.accounts)
     user = users[0]
     key = api_key_create(user=user, name="scale", scopes=["drafts:read", "drafts:write"]).key
     print(f"{args.accounts:,} accounts in {time.perf_counter() - started:.1f} s", flush=True)
     watch = Watch()
+    copy = ""
     try:
         # A few drafts for the empty phase's read, lists and watcher pass; the rest after it.
         few = argparse.Namespace(drafts=BIG_SHARE * 10, open=BIG_SHARE, accounts=args.accounts)
         load(few, watch.token.address)
         empty = phase("empty", user, key, watch, args)
         if args.full_db:  # drafts loaded by an earlier run (--keep): measured there
-            connection.close()
-            connection.settings_dict["NAME"] = args.full_db
+            sides = {"empty": Side(fresh, user, key)}
+            use(args.full_db)
             user = User.objects.get(email="scale-0@example.com")
             forget_the_chain()
             key = api_key_create(user=user, name="scale", scopes=["drafts:read", "drafts:write"]).key
         else:
+            # The empty side kept as it is, for creation and reads measured in turn with the full one.
+            copy = f"{fresh}_empty"[:63]
+            copy_database(fresh, copy)
+            sides = {"empty": Side(copy, user, key)}
+            accounts_table(users)
             rest = argparse.Namespace(
                 drafts=args.drafts - few.drafts, open=args.open - few.open, accounts=args.accounts
             )
             load(rest, watch.token.address, first=few.drafts + 1)
         full = phase("full", user, key, watch, args)
+        sides["full"] = Side(connection.settings_dict["NAME"], user, key)
+        both = alternating(sides, args)
+        empty, full = {**both["empty"], **empty}, {**both["full"], **full}
+        use(sides["full"].database)
+        print(f"drafts: {Draft.objects.count():,}, open: {Draft.objects.filter(status=DraftStatus.PENDING).count():,}")
     finally:
         watch.close()
-    print(f"drafts: {Draft.objects.count():,}, open: {Draft.objects.filter(status=DraftStatus.PENDING).count():,}")
-    report(empty, full)
+        if copy:
+            drop_database(copy)
+            use(fresh)
+    report(empty, full, args.rounds)
 
 
 def main() -> None:
@@ -405,6 +497,7 @@ def main() -> None:
     parser.add_argument("--open", type=int, default=1_000_000, help="of which open (Pending)")
     parser.add_argument("--accounts", type=int, default=10_000, help="accounts owning them")
     parser.add_argument("--samples", type=int, default=300, help="requests of each kind per phase")
+    parser.add_argument("--rounds", type=int, default=10, help="turns of creation and reads on each side")
     parser.add_argument("--deep", type=int, default=50_000, help="the cursor page read deep in the list")
     parser.add_argument("--db-name", default=f"scale_bench_{os.getpid()}", help="the fresh database")
     parser.add_argument("--keep", action="store_true", help="keep the database at the end (for --full-db)")
