@@ -41,6 +41,7 @@ def test_every_id_in_the_openapi_document_is_a_string(anon_client):
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
 def test_existing_accounts_get_a_uuid_each_when_the_column_arrives():
     before, after = [("accounts", "0001_initial")], [("accounts", "0002_user_public_id")]
     executor = MigrationExecutor(connection)

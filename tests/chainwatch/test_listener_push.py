@@ -115,6 +115,7 @@ def test_bitcoin_core_zmq_rawtx_shows_a_payment_and_hashblock_confirms_it_at_onc
     assert changed_within(draft, DraftStatus.CONFIRMED, 5) < 1.5
 
 
+@pytest.mark.slow
 def test_a_burst_of_rawtx_inside_the_throttle_window_gives_one_delayed_wake(settings):
     settings.CHAINWATCH_POLL_MIN_SECONDS = 1  # the rawtx throttle
     publisher = ZmqPublisher()
@@ -162,6 +163,7 @@ async def until(condition, timeout: float = 5) -> None:
         await asyncio.sleep(0.01)
 
 
+@pytest.mark.slow
 def test_a_payment_announced_inside_the_rawtx_throttle_window_is_seen_when_it_ends(
     owner, core_with_zmq, running, settings
 ):

@@ -282,6 +282,7 @@ def test_a_real_payment_on_both_endpoints_confirms_as_with_one(owner, twins, fak
     assert not EmailNotification.objects.filter(kind=WATCHERS_DISAGREE).exists()
 
 
+@pytest.mark.slow
 def test_an_endpoint_that_stops_answering_delays_confirmed_and_nothing_else(owner, twins, settings):
     """The issue asks for a 60 s stop; 6 s shows the same (the delay follows the stop's length)
     and keeps the suite short."""

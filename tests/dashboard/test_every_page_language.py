@@ -207,6 +207,7 @@ def signed_in_and_out(client: Client, objects: dict[str, str]) -> tuple[dict[str
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("language", [code for code in LANGUAGES if code != "en"])
+@pytest.mark.slow
 def test_no_english_left_on_any_page(owner, objects, language):
     """The server's HTML of each page in the language against the same page in English: the
     account's language is switched before each request, so the English reference is English."""

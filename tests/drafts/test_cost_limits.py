@@ -49,6 +49,7 @@ def btc_draft_id(api_client) -> str:
     return api_client.post("/api/v1/drafts", body, format="json").json()["id"]
 
 
+@pytest.mark.slow
 def test_eighty_pdfs_from_one_key_meet_a_429_with_retry_after(api_client, draft_id, other_account, make_key):
     # The read budget is set far above 80 (tests/drafts/conftest.py): only the PDF class stops this.
     statuses = []

@@ -29,6 +29,7 @@ def _migrate(targets):
     return executor.loader.project_state([t for t in targets if t[1] is not None]).apps
 
 
+@pytest.mark.slow
 def test_the_move_copies_outbox_rows_and_keeps_preferences():
     from accounts.models import User
 

@@ -187,6 +187,7 @@ def page(token: str, language: str) -> str:
     return response.content.decode()
 
 
+@pytest.mark.slow
 def test_every_state_of_the_pay_page_is_translated_in_every_language(states):
     english = {name: page(token, "en") for name, token in states.items()}
     english["busy"] = _busy("en")

@@ -33,6 +33,7 @@ def heard(conn: psycopg.Connection, seconds: float = 2.0) -> list[str]:
     return [n.payload for n in conn.notifies(timeout=seconds, stop_after=10)]
 
 
+@pytest.mark.slow
 def test_a_committed_change_of_a_pay_links_draft_or_request_notifies_its_token_and_a_rolled_back_one_does_not(chosen):  # noqa: F811 - the fixture imported above
     conn = listening()
     try:
@@ -94,6 +95,7 @@ def waiting(
     return body, took, reads["count"]
 
 
+@pytest.mark.slow
 def test_a_waiter_reads_once_when_nothing_changes_and_once_more_when_woken(chosen):  # noqa: F811 - the fixture imported above
     token, draft_id = chosen["token"], chosen["draft_id"]
     body, took, reads = waiting(token, "Open:Pending:0", wait=2.0, change_after=None, draft_id=draft_id)
@@ -105,6 +107,7 @@ def test_a_waiter_reads_once_when_nothing_changes_and_once_more_when_woken(chose
     assert 1.0 <= took < 3.0 and reads == 2  # the arrival's read, and the one the NOTIFY woke
 
 
+@pytest.mark.slow
 def test_without_a_listener_a_waiter_polls_and_still_hears_of_the_payment(chosen, settings):  # noqa: F811 - the fixture imported above
     settings.LIVE_LISTEN_DATABASE_URL = "postgresql://postgres@127.0.0.1:1/nowhere"  # nothing listens there
 
@@ -156,6 +159,7 @@ def pay_and_close(draft_id: str) -> None:
         connection.close()
 
 
+@pytest.mark.slow
 def test_an_open_links_kept_state_ends_at_its_expiry_though_nothing_is_written(chosen):  # noqa: F811
     """Time alone changes an open link (Expired at its expiry, before the beat task writes it):
     the state kept between NOTIFYs ends then, so the waiting page hears it at once."""
@@ -190,6 +194,7 @@ def test_an_open_links_kept_state_ends_at_its_expiry_though_nothing_is_written(c
     assert timezone.now() >= expiry
 
 
+@pytest.mark.slow
 def test_pages_that_arrived_together_do_not_ask_again_together(chosen):  # noqa: F811
     """Each wait ends at its own point of LIVE_WAIT_SECONDS +- LIVE_WAIT_SPREAD, so a burst of
     payers (or every page reconnecting after a restart) spreads out instead of asking again as one."""

@@ -120,6 +120,7 @@ def test_the_operators_token_in_the_authorization_header_opens_the_detail_from_a
 
 
 @override_settings(CELERY_BROKER_URL="redis://127.0.0.1:1/0", HEALTHZ_BROKER_TIMEOUT_SECONDS=1)
+@pytest.mark.slow
 def test_a_503_says_when_to_ask_again_and_tells_the_public_only_what_failed(settings):
     public = Client(REMOTE_ADDR="203.0.113.7").get("/healthz")
     assert public.status_code == 503 and public.json() == {"status": "fail", "failed": ["broker"]}

@@ -59,6 +59,7 @@ def _parses(line: str) -> bool:
         return False
 
 
+@pytest.mark.slow
 def test_a_request_logs_json_lines_with_its_request_id_and_account_and_no_key(owner, make_key):
     key = make_key()
     missing = uuid.uuid4()

@@ -341,6 +341,7 @@ def test_make_run_keeps_env_and_var_to_this_user_also_when_left_readable_before(
         process.wait(timeout=60)
 
 
+@pytest.mark.slow
 def test_the_quick_start_example_environment_turns_the_notices_off(fresh_clone):
     """The example environment of a local test setup (docs/local-chain.md, what `make devchain`
     writes) names a fee address and a node for every network it enables, so nothing is left off."""

@@ -42,6 +42,7 @@ def test_leases_are_ten_seconds_unless_set():
     assert settings.BEAT_LEASE_SECONDS == 10
 
 
+@pytest.mark.slow
 def test_a_lease_kept_by_its_holder_outlives_its_length_and_frees_once_dropped(settings):
     settings.LEASE_SECONDS = 3
     holder = holder_name()
@@ -58,6 +59,7 @@ def test_a_lease_kept_by_its_holder_outlives_its_length_and_frees_once_dropped(s
     assert lease_holder("work") is None
 
 
+@pytest.mark.slow
 def test_a_process_killed_while_holding_a_kept_lease_frees_it_within_the_lease(settings):
     # A real process takes and keeps a periodic task's lease (as a worker's run does), then is killed.
     work = "scheduled:webhooks.dispatch_due:[[], {}]"
@@ -124,6 +126,7 @@ def test_a_restored_database_does_not_keep_the_beat_waiting_for_its_old_lease(tm
     assert lease_holder(BEAT_LEASE) is None
 
 
+@pytest.mark.slow
 def test_a_standby_beat_takes_over_once_the_lease_of_a_dead_one_runs_out(tmp_path, settings):
     settings.BEAT_LEASE_SECONDS = 3
     from config.celery import app
@@ -149,6 +152,7 @@ class Passes:
         return 0
 
 
+@pytest.mark.slow
 def test_two_listeners_run_a_watcher_once_and_the_standby_takes_over_within_a_lease(settings):
     settings.LEASE_SECONDS = 3
     settings.CHAINWATCH_POLL_MIN_SECONDS = 0.2
@@ -188,6 +192,7 @@ def test_two_listeners_run_a_watcher_once_and_the_standby_takes_over_within_a_le
     assert lease_holder(first.lease_name) is None  # the second stopped cleanly: given up
 
 
+@pytest.mark.slow
 def test_a_listener_that_loses_its_lease_alive_closes_its_subscription_and_reopens_it_when_it_leads_again(settings):
     # A listener whose lease another one took (its own renewals failed for longer than the lease:
     # the database away, the process paused) keeps no connection to the node while it stands by.
