@@ -349,6 +349,7 @@ def alternating(sides: dict[str, Side], args: argparse.Namespace) -> dict[str, d
     sides alike: measured one side after the other, the creation's ratio moved between 0.62
     and 1.27 in two runs of the same code on the same databases."""
     figures: dict[str, dict[str, list[float]]] = {label: {} for label in sides}
+    per_round = max(1, args.samples // args.rounds)
     ids: dict[str, list[str]] = {}
     for label, side in sides.items():
         use(side.database)
@@ -357,8 +358,7 @@ def alternating(sides: dict[str, Side], args: argparse.Namespace) -> dict[str, d
         # is not what a full table costs.
         Draft.objects.filter(user=side.user, memo__startswith="scale ").delete()
         drafts = Draft.objects.filter(user=side.user).order_by("?").values_list("id", flat=True)
-        ids[label] = [str(i) for i in drafts[: args.samples]]
-    per_round = max(1, args.samples // args.rounds)
+        ids[label] = [str(i) for i in drafts[: args.rounds * (per_round + 3)]]
     for round_ in range(args.rounds):
         order = list(sides.items()) if round_ % 2 == 0 else list(reversed(sides.items()))
         for label, side in order:
@@ -385,8 +385,8 @@ def turn(side: Side, ids: list[str], first: int, samples: int) -> dict[str, list
         body = creation_body(first + n)
         expect(side.api.post("/api/v1/drafts", data=body, content_type="application/json"), 201, "creation")
 
-    def read(n: int) -> None:
-        expect(side.api.get(f"/api/v1/drafts/{ids[n % len(ids)]}"), 200, "read")
+    def read(n: int) -> None:  # drafts not read before in this run, as the creations' numbers
+        expect(side.api.get(f"/api/v1/drafts/{ids[(first + n) % len(ids)]}"), 200, "read")
 
     with connection.execute_wrapper(timing):
         posts = timed(create, samples)

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, overload
-from uuid import UUID, uuid4
+from uuid import UUID
 
 from django.conf import settings
 from django.db import connections, router, transaction
@@ -30,6 +30,7 @@ from prometheus_client import Counter
 from accounts.models import User
 from accounts.modes import livemode_of, network_check
 from core import metrics
+from core.ids import time_ordered_uuid
 from core.sql.rows import RowInserter, Select, rows_together, writes_in_one_statement
 from core.sql.state import in_transaction
 from core.sql.values import unsaved
@@ -280,7 +281,7 @@ def _amount_picked(*, user: User, plan: DraftPlan, now: datetime, accrues: bool)
 def _draft_for(*, user: User, plan: DraftPlan, origin: Origin, now: datetime, amount: int, nudge: int) -> Draft:
     """The draft of one try, unsaved: its fee placed (a dust fee may claim the day's waiver,
     a write in the try's transaction) and built."""
-    draft_id = uuid4()
+    draft_id = time_ordered_uuid()  # core/ids.py: the key the drafts' primary key index takes last
     placement, fee_address = _fee_placement(user=user, plan=plan, draft_id=draft_id)  # may claim a dust waiver
     return draft_build(
         user=user,

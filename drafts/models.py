@@ -1,13 +1,12 @@
 from __future__ import annotations
 
-import uuid
-
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Upper
 from django.utils import timezone
 
+from core.ids import time_ordered_uuid
 from drafts.enums import DraftStatus
 from drafts.requests import OriginKind
 from payments.enums import Currency, FeePlacement, Method, Network
@@ -30,7 +29,7 @@ TUPLE_MATCHED_NETWORKS = (
 class Draft(models.Model):
     """A payment instruction: what to pay, to whom, and what has been seen on chain."""
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    id = models.UUIDField(primary_key=True, default=time_ordered_uuid, editable=False)  # core/ids.py
     # Indexed by (user, -created_at) below: a plain user index would only slow every INSERT.
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="drafts", db_index=False)
 
