@@ -16,3 +16,10 @@ def time_ordered_uuid() -> uuid.UUID:
     auto_explain; docs/performance.md). Still unguessable (74 random bits); the time it reveals is
     the draft's own `createdAt`."""
     return compat.uuid7()
+
+
+def short_id(value: object) -> str:
+    """The last 8 characters of an id, as pages and email subjects show it beside the whole id's
+    link: the random end, where a time-ordered id's start is its time, the same for every draft
+    made within the same minute."""
+    return str(value)[-8:]

@@ -11,6 +11,7 @@ from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
 from accounts.scopes import Scope
+from core.ids import short_id
 from core.text import PlainTextForm
 from dashboard.draft_forms import TEST_NETWORKS_ONLY, CreateDraftForm, TaggedSelect, mode_networks, offer_networks
 from drafts.enums import DraftStatus
@@ -238,11 +239,11 @@ class AttachForm(PlainTextForm):
 
 
 def _attach_label(draft) -> str:
-    """ "3f2a9c1e · 25.000000 USDC (€49.90) · Pending · Invoice 7": what tells drafts apart."""
+    """ "9c1e3f2a · 25.000000 USDC (€49.90) · Pending · Invoice 7": what tells drafts apart."""
     amount = f"{format_amount(draft.amount_base_units, get_asset(draft.currency, draft.network))} {draft.currency}"
     if draft.fiat_amount is not None and draft.fiat_currency:
         amount += f" ({formatting.fiat_amount(draft.fiat_amount, draft.fiat_currency)})"
-    parts = [str(draft.id)[:8], amount, draft.get_status_display()]
+    parts = [short_id(draft.id), amount, draft.get_status_display()]
     if draft.memo:
         parts.append(draft.memo)
     return " · ".join(parts)

@@ -15,6 +15,7 @@ from django.test import Client, override_settings
 from django.utils import timezone
 
 from addressbook.models import AddressBookEntry
+from core.ids import short_id
 from dashboard import charts
 from dashboard.forms import SettleForm
 from dashboard.preferences import Display, display_of
@@ -304,11 +305,11 @@ def test_the_transfers_page_offers_only_attachable_drafts_with_their_amounts(bro
     assert UnmatchedTransfer.objects.get().candidate_draft_ids == [str(draft.id)]
 
     offered = browser.get("/dashboard/transfers/").content.decode()
-    assert f"{str(draft.id)[:8]} · 25.000000 USDC · Pending · Invoice 9" in offered
+    assert f"{short_id(draft.id)} · 25.000000 USDC · Pending · Invoice 9" in offered
 
     Draft.objects.filter(pk=draft.pk).update(status=DraftStatus.CONFIRMED)
     page = browser.get("/dashboard/transfers/").content.decode()
-    assert "0xfar" in page and str(draft.id)[:8] not in page and "Attach to this draft" not in page
+    assert "0xfar" in page and short_id(draft.id) not in page and "Attach to this draft" not in page
 
 
 def test_another_account_cannot_touch_an_entrys_default(owner, other_account, client):

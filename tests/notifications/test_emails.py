@@ -12,6 +12,7 @@ import pytest
 from aiosmtpd.controller import Controller
 from django.core import mail
 
+from core.ids import short_id
 from notifications.models import EmailNotification
 from notifications.services import email_enqueue, emails_send_due, notification_preference_update
 from tests.factories import draft_payment_observed, make_draft
@@ -57,7 +58,7 @@ def test_a_confirmed_draft_sends_its_owner_one_email_over_smtp(smtp_server, owne
 
     subjects = [m["Subject"] for m in smtp_server.messages]
     assert sorted(subjects) == sorted(
-        [f"Payment seen for draft {str(draft.id)[:8]}", f"Payment confirmed for draft {str(draft.id)[:8]}"]
+        [f"Payment seen for draft {short_id(draft.id)}", f"Payment confirmed for draft {short_id(draft.id)}"]
     )
     confirmed = next(m for m in smtp_server.messages if "confirmed" in m["Subject"])
     assert confirmed["To"] == owner.email

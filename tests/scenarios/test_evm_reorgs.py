@@ -7,6 +7,7 @@ import json
 import pytest
 import requests
 
+from core.ids import short_id
 from notifications.emails import email_render
 from notifications.models import EmailNotification
 from tests.scenarios.conftest import (
@@ -88,7 +89,7 @@ def test_a_reorg_that_drops_a_seen_payment_tells_every_endpoint_and_emails_the_m
     assert [json.loads(r.body)["event"] for r in everything.requests][-1] == "draft.payment_reverted"
     (email,) = EmailNotification.objects.filter(context__event="draft.payment_reverted")
     subject, text, _ = email_render(email)
-    assert draft["id"][:8] in subject and "left the chain" in subject
+    assert short_id(draft["id"]) in subject and "left the chain" in subject
     assert tx in text and "Pending again" in text
 
 
