@@ -115,6 +115,7 @@ def axe_serious(page) -> list[str]:
     """Serious and critical accessibility violations axe-core finds (contrast, labels, names)."""
     if not AXE.exists():
         pytest.fail("axe-core is missing: run `make test` (npm ci)")
-    page.add_script_tag(path=str(AXE))
+    if not page.evaluate("() => typeof axe !== 'undefined'"):  # once per document
+        page.add_script_tag(path=str(AXE))
     result = page.evaluate("async () => (await axe.run(document, {resultTypes: ['violations']})).violations")
     return [f"{v['id']}: {v['help']}" for v in result if v["impact"] in ("serious", "critical")]

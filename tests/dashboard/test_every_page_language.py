@@ -235,30 +235,44 @@ def test_no_english_left_on_any_page(owner, objects, language):
     assert found == [], "\n".join(found)
 
 
+# Each page is loaded once per language, at the phone's width, then looked at again at the
+# desktop's (the viewport resized, as a window is): the page's layout at both, one request.
+WIDTHS = ((360, 780), (1280, 860))
+
+
+def looked_at(page, path: str) -> list[str]:
+    """At each width of WIDTHS: the page does not scroll sideways, and what axe-core finds."""
+    problems = []
+    for width, height in WIDTHS:
+        page.set_viewport_size({"width": width, "height": height})
+        if not _no_horizontal_overflow(page):
+            problems.append(f"{path} scrolls sideways at {width}px")
+        problems.extend(f"{path} at {width}px: {p}" for p in _axe_serious(page))
+    return problems
+
+
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("language", LANGUAGES)
-@pytest.mark.parametrize(("width", "height"), [(360, 780), (1280, 860)])
-def test_every_dashboard_and_account_page_in_the_merchants_language(
-    chromium, live_server, owner, objects, language, width, height
-):
+def test_every_dashboard_and_account_page_in_the_merchants_language(chromium, live_server, owner, objects, language):
     signed_in, signed_out = signed_in_and_out(merchant_client(owner, language), objects)
     problems: list[str] = []
+    width, height = WIDTHS[0]
     context = _signed_in_context(chromium, live_server, owner, width, height)
     page = context.new_page()
     for path in sorted(signed_in.values()):
+        page.set_viewport_size({"width": width, "height": height})
         page.goto(f"{live_server.url}{path}")
         assert page.locator("html").get_attribute("lang") == language, path
         assert page.locator("html").get_attribute("dir") == ("rtl" if language == "ar" else "ltr"), path
-        assert _no_horizontal_overflow(page), f"{path} scrolls sideways at {width}px"
-        problems.extend(f"{path}: {p}" for p in _axe_serious(page))
+        problems += looked_at(page, path)
     visitor = chromium.new_context(viewport={"width": width, "height": height}, bypass_csp=True)
     host = urlsplit(live_server.url).hostname
     visitor.add_cookies([{"name": settings.LANGUAGE_COOKIE_NAME, "value": language, "domain": host, "path": "/"}])
     page = visitor.new_page()
     for path in sorted(signed_out.values()):
+        page.set_viewport_size({"width": width, "height": height})
         page.goto(f"{live_server.url}{path}")
         assert page.locator("html").get_attribute("lang") == language, path
-        assert _no_horizontal_overflow(page), f"{path} scrolls sideways at {width}px"
-        problems.extend(f"{path}: {p}" for p in _axe_serious(page))
+        problems += looked_at(page, path)
     assert problems == []

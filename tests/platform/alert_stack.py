@@ -30,14 +30,15 @@ RULES = ROOT / "deploy" / "prometheus-rules.yml"
 
 
 class Relay:
-    """A TCP relay to PostgreSQL. `cut()` closes every relayed connection and refuses new ones
-    (the database unreachable, as a network partition or a stopped server is to the service)."""
+    """A TCP relay to a port (PostgreSQL's, web's). `cut()` closes every relayed connection and
+    refuses new ones (the database unreachable, as a network partition or a stopped server is
+    to the service); one made with `open_at_start=False` refuses until `open` is set."""
 
-    def __init__(self, host: str, port: int) -> None:
+    def __init__(self, host: str, port: int, *, open_at_start: bool = True) -> None:
         self.target = (host, port)
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
-        self.open = True
+        self.open = open_at_start
         self.sockets: list[socket.socket] = []
         self.lock = threading.Lock()
         threading.Thread(target=self._accept, daemon=True).start()
@@ -111,6 +112,10 @@ class Stack:
         db = connection.settings_dict
         self.relay = Relay(db["HOST"] or "127.0.0.1", int(db["PORT"] or 5432))
         self.web_port, self.worker_port, self.listener_port, self.prom_port = (free_port() for _ in range(4))
+        # Prometheus reaches web through a relay that refuses until `scraped_from_now()`: it can
+        # start with the processes (it applies its targets only after 5 s) while the test's first,
+        # slow requests are not yet in any sample it takes.
+        self.web_scrape = Relay("127.0.0.1", self.web_port, open_at_start=False)
         self.env = {
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "tests.settings",
@@ -236,7 +241,7 @@ class Stack:
     def start_prometheus(self, thresholds: dict[str, tuple[str, str]]) -> None:
         rules = self.tmp / "rules.yml"
         rules_for_a_test(rules, thresholds)
-        targets = [f"127.0.0.1:{p}" for p in (self.web_port, self.worker_port, self.listener_port)]
+        targets = [self.instance(name) for name in ("web", "worker", "listener")]
         config = {
             "global": {"scrape_interval": "1s", "evaluation_interval": "1s", "scrape_timeout": "1s"},
             "rule_files": [str(rules)],
@@ -286,8 +291,12 @@ class Stack:
 
     def instance(self, name: str) -> str:
         """A process's scrape target, as Prometheus labels it."""
-        ports = {"web": self.web_port, "worker": self.worker_port, "listener": self.listener_port}
+        ports = {"web": self.web_scrape.port, "worker": self.worker_port, "listener": self.listener_port}
         return f"127.0.0.1:{ports[name]}"
+
+    def scraped_from_now(self) -> None:
+        """Web's /metrics reachable by Prometheus from now on."""
+        self.web_scrape.open = True
 
     def targets_up(self) -> set[str]:
         active = self.api("/api/v1/targets")["data"]["activeTargets"]
@@ -300,6 +309,7 @@ class Stack:
         for process in reversed(list(self.processes.values())):
             stop_group(process)
         self.relay.close()
+        self.web_scrape.close()
 
 
 def wait_for(condition, seconds: float, what: str, stack: Stack | None = None):

@@ -203,11 +203,12 @@ def test_the_alert_fires_when_what_it_watches_breaks(case: Case, owner, tmp_path
     stack = Stack(tmp_path, env)
     stack.cache = cache
     try:
+        stack.start_prometheus(THRESHOLDS)  # it scrapes web only once the first requests are done
         stack.start_all()
         for n in range(10):  # each gunicorn worker past its first, slow requests before any scrape
             call(stack, key, "POST", "/api/v1/drafts", DRAFT | {"amountSats": 4_000_000 + n})
             call(stack, key, "GET", "/api/v1/drafts")
-        stack.start_prometheus(THRESHOLDS)
+        stack.scraped_from_now()
         wait_for(lambda: len(stack.targets_up()) == 3, 60, "every target scraped", stack)
         breaks = BREAKS[case.name]
         broken = breaks(stack, key, owner, anvil, provider, before=True)
