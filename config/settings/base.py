@@ -74,7 +74,7 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
-    "django.contrib.staticfiles",
+    "core.apps.StaticFilesConfig",  # django.contrib.staticfiles, collecting less (core/apps.py)
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",

@@ -207,3 +207,20 @@ def test_collected_scripts_and_styles_are_compressed_and_source_maps_are_not(set
     assert compressor.should_compress("drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js")
     assert not compressor.should_compress("drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js.map")
     assert not compressor.should_compress("paylinks/logo.png")
+
+
+def test_collectstatic_collects_what_pages_load_and_not_the_unused_api_browser_or_redoc(settings, tmp_path):
+    """`collectstatic` (at every start of `make run`, in the image) copies and compresses the
+    pages' files and the API reference's (/swagger), not DRF's browsable-API assets or ReDoc's
+    bundle, which no page of the service loads."""
+    from django.core.management import call_command
+
+    root = settings.STATIC_ROOT = tmp_path / "static"
+    plain = {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}  # what is collected, not compressed
+    settings.STORAGES = {**settings.STORAGES, "staticfiles": plain}
+    call_command("collectstatic", interactive=False, verbosity=0)
+    collected = {path.relative_to(root).as_posix() for path in root.rglob("*") if path.is_file()}
+    swagger = "drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js"
+    assert {"paylinks/pay.css", "dashboard/app.js", swagger} <= collected
+    assert any(path.startswith("admin/") for path in collected)
+    assert not [path for path in collected if path.startswith("rest_framework/") or "/redoc/" in path]
