@@ -296,52 +296,6 @@ def test_the_readme_commands_work_verbatim_on_a_fresh_clone(fresh_clone, tmp_pat
 
 
 @pytest.mark.slow
-def test_make_run_keeps_env_and_var_to_this_user_also_when_left_readable_before(fresh_clone, tmp_path):
-    """.env holds the keys and var/ the SQLite database and the broker's messages: `make run`
-    makes them this user's only, also where an earlier run left them readable by everyone, and
-    gives an earlier .env the FIELD_ENCRYPTION_KEY it lacks."""
-    env_file = fresh_clone / ".env"
-    env_file.write_text(
-        f"SECRET_KEY={'s' * 50}\nDEBUG=false\nSECURE_SSL_REDIRECT=false\nSESSION_COOKIE_SECURE=false\n"
-        "CSRF_COOKIE_SECURE=false\nSECURE_HSTS_SECONDS=0\n"
-    )
-    var = fresh_clone / "var"
-    (var / "broker").mkdir(parents=True)
-    (var / "db.sqlite3").touch()  # an empty file is an empty SQLite database
-    for path, mode in ((env_file, 0o644), (var, 0o755), (var / "broker", 0o777), (var / "db.sqlite3", 0o644)):
-        path.chmod(mode)
-    port = free_port()
-    log = tmp_path / "make-run.log"
-    with open(log, "wb") as out:
-        process = subprocess.Popen(
-            ["make", "run"],
-            cwd=fresh_clone,
-            env=clean_env(PORT=str(port)),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    try:
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline and process.poll() is None and "Press Ctrl-C" not in log.read_text():
-            time.sleep(0.5)
-        assert fetch(f"http://127.0.0.1:{port}/healthz")[0] == 200, log.read_text()[-3000:]
-
-        assert "FIELD_ENCRYPTION_KEY=" in env_file.read_text()
-        loose = [
-            f"{path.relative_to(fresh_clone)} {oct(path.stat().st_mode & 0o777)}"
-            for path in [env_file, var, *var.rglob("*")]
-            if not path.is_symlink() and path.stat().st_mode & 0o077
-        ]
-        assert not loose, loose
-        assert (var / "db.sqlite3").stat().st_size > 0  # migrated: the file in use is the one tightened
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGINT)
-        process.wait(timeout=60)
-
-
-@pytest.mark.slow
 def test_the_quick_start_example_environment_turns_the_notices_off(fresh_clone):
     """The example environment of a local test setup (docs/local-chain.md, what `make devchain`
     writes) names a fee address and a node for every network it enables, so nothing is left off."""
@@ -372,8 +326,42 @@ def _session_processes(session: int) -> dict[int, tuple[int, str]]:
     return {int(pid): (int(ppid), args) for pid, ppid, sid, args in rows if int(sid) == session}
 
 
+def leave_env_and_var_readable(clone: Path) -> None:
+    """What an earlier run may have left: a .env (without FIELD_ENCRYPTION_KEY) and var/ (the
+    SQLite file, the broker's directory) readable or writable by every local user."""
+    env_file = clone / ".env"
+    env_file.write_text(
+        f"SECRET_KEY={'s' * 50}\nDEBUG=false\nSECURE_SSL_REDIRECT=false\nSESSION_COOKIE_SECURE=false\n"
+        "CSRF_COOKIE_SECURE=false\nSECURE_HSTS_SECONDS=0\n"
+        "ENABLED_NETWORKS=Mainnet,Solana,Ethereum,Base,Testnet,SolanaDevnet,Sepolia,BaseSepolia\n"
+    )
+    var = clone / "var"
+    (var / "broker").mkdir(parents=True)
+    (var / "db.sqlite3").touch()  # an empty file is an empty SQLite database
+    for path, mode in ((env_file, 0o644), (var, 0o755), (var / "broker", 0o777), (var / "db.sqlite3", 0o644)):
+        path.chmod(mode)
+
+
+def assert_env_and_var_are_this_users(clone: Path) -> None:
+    """.env holds the keys and var/ the SQLite database and the broker's messages: this user's
+    only, and an earlier .env has been given the FIELD_ENCRYPTION_KEY it lacked."""
+    env_file, var = clone / ".env", clone / "var"
+    assert "FIELD_ENCRYPTION_KEY=" in env_file.read_text()
+    loose = [
+        f"{path.relative_to(clone)} {oct(path.stat().st_mode & 0o777)}"
+        for path in [env_file, var, *var.rglob("*")]
+        if not path.is_symlink() and path.stat().st_mode & 0o077
+    ]
+    assert not loose, loose
+    assert (var / "db.sqlite3").stat().st_size > 0  # migrated: the file in use is the one tightened
+
+
 @pytest.mark.slow
-def test_a_process_that_dies_under_make_run_is_started_again_and_the_rest_keeps_serving(fresh_clone, tmp_path):
+def test_make_run_tightens_what_an_earlier_run_left_and_starts_a_process_that_dies_again(fresh_clone, tmp_path):
+    """One `make run` (each start costs a migration and a collectstatic) over what an earlier run
+    left readable by everyone: .env and var/ are made this user's; then its worker is killed: it
+    is started again, the rest keeps serving, and Ctrl-C leaves no process behind."""
+    leave_env_and_var_readable(fresh_clone)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     log = tmp_path / "make-run.log"
@@ -391,6 +379,7 @@ def test_a_process_that_dies_under_make_run_is_started_again_and_the_rest_keeps_
         while time.monotonic() < deadline and process.poll() is None and "Press Ctrl-C" not in log.read_text():
             time.sleep(0.5)
         assert fetch(f"{base}/healthz")[0] == 200, log.read_text()[-3000:]
+        assert_env_and_var_are_this_users(fresh_clone)
 
         def worker_masters() -> list[int]:
             """The main worker's main process (its pool processes are its children)."""
