@@ -74,7 +74,7 @@ def live_server_process(transactional_db, tmp_path):
     }
     log = (tmp_path / "gunicorn.log").open("w")
     process = subprocess.Popen(
-        [str(BIN / "gunicorn"), "config.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "1", "--timeout", "60"]
+        [str(BIN / "gunicorn"), "config.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "2", "--timeout", "60"]
         # A request line as long as production's gunicorn takes (deploy/gunicorn.conf.py).
         + ["--limit-request-line", "8190"],
         cwd=ROOT,
@@ -126,7 +126,7 @@ def schemathesis(base: str, headers: list[str], operations: list[str], *, includ
             "--generation-deterministic",
             "--no-shrink",
             "--workers",
-            "1",
+            "2",
             "--checks",
             CHECKS,
             *[arg for header in headers for arg in ("--header", header)],
