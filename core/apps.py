@@ -1,5 +1,4 @@
 from django.apps import AppConfig
-from django.contrib.staticfiles import apps as staticfiles
 
 
 class CoreConfig(AppConfig):
@@ -17,12 +16,3 @@ class CoreConfig(AppConfig):
 
         driver_tune()
         apply_runtime_guards()
-
-
-class StaticFilesConfig(staticfiles.StaticFilesConfig):
-    """django.contrib.staticfiles, collecting only what a page of the service loads: not the
-    assets of DRF's browsable API (the API answers JSON only) nor ReDoc's bundle (/swagger is the
-    API's page), which every `collectstatic` would otherwise copy and compress (about 6 s of CPU
-    at each start of `make run`; docs/decisions.md)."""
-
-    ignore_patterns = [*staticfiles.StaticFilesConfig.ignore_patterns, "rest_framework", "redoc"]
